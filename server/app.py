@@ -1,0 +1,96 @@
+"""create_app(settings) -> the Starlette app: routes, the security front door, the lifespan."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from server.errors import ApiError, StorageError, UnavailableError
+from server.models.base import ChatBackend
+from server.models.openai_compat import OpenAICompatBackend
+from server.models.registry import ModelRegistry
+from server.routes import conversations, status
+from server.security import SecurityMiddleware
+from server.services import Services
+from server.settings import Settings
+from server.store import Store
+from server.turns import RunManager
+
+log = logging.getLogger(__name__)
+
+
+def default_backends(settings: Settings) -> list[ChatBackend]:
+    return [OpenAICompatBackend(upstream) for upstream in settings.upstreams]
+
+
+def create_app(settings: Settings, backends: list[ChatBackend] | None = None) -> Starlette:
+    store = Store(settings.db_path)
+    models = ModelRegistry(default_backends(settings) if backends is None else backends)
+    runs = RunManager(store, settings.limits)
+    svc = Services(settings=settings, store=store, models=models, runs=runs)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        recovered = await store.open()
+        if recovered:
+            log.warning("marked %d reply(ies) cut by a crash as interrupted", recovered)
+        try:
+            async with runs.running():
+                yield
+        finally:
+            await models.aclose()
+            await store.close()
+
+    app = Starlette(
+        routes=[*status.routes, *conversations.routes],
+        middleware=[
+            Middleware(SecurityMiddleware, token=settings.token, bind_host=settings.host),
+        ],
+        exception_handlers={
+            ApiError: _api_error,
+            StorageError: _storage_error,
+            HTTPException: _http_error,
+            Exception: _unexpected_error,
+        },
+        lifespan=lifespan,
+    )
+    app.state.services = svc
+    return app
+
+
+def error_response(error: ApiError) -> JSONResponse:
+    return JSONResponse(error.to_json(), status_code=error.status)
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    if not isinstance(exc, ApiError):
+        return await _unexpected_error(request, exc)
+    return error_response(exc)
+
+
+async def _storage_error(request: Request, exc: Exception) -> Response:
+    log.error("storage error on %s %s: %s", request.method, request.url.path, exc)
+    return error_response(UnavailableError(str(exc), code="storage_error"))
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    status_code = exc.status_code if isinstance(exc, HTTPException) else 500
+    codes = {404: "not_found", 405: "method_not_allowed"}
+    error = ApiError(
+        str(getattr(exc, "detail", "error")), code=codes.get(status_code, "http_error")
+    )
+    error.status = status_code
+    error.type = "invalid_request_error" if status_code < 500 else "server_error"
+    return error_response(error)
+
+
+async def _unexpected_error(request: Request, exc: Exception) -> Response:
+    log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+    return error_response(ApiError("internal error; see the server log"))

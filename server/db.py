@@ -1,0 +1,124 @@
+"""The one SQLite connection and the one thread that uses it.
+
+Every read and write runs on a single dedicated thread, so the event loop never blocks on
+disk and writes never contend with each other inside the process. WAL with
+`synchronous=NORMAL`: an app crash never loses a commit; a power loss may roll back the
+last few (see docs/reliability.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import ParamSpec, TypeVar
+
+from server.errors import StorageError
+from server.migrations import migrate
+
+log = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+BUSY_TIMEOUT_MS = 5000
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating if needed) and migrate the database at `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # isolation_level=None: we issue BEGIN/COMMIT ourselves, so one logical write is
+    # exactly one transaction.
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+    if str(mode).lower() != "wal":
+        log.warning("SQLite refused WAL mode (got %s); continuing", mode)
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    migrate(conn)
+    return conn
+
+
+@contextlib.contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any error."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+class Database:
+    """Runs functions of a connection on the database thread."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="parley-db")
+        self._conn: sqlite3.Connection | None = None
+
+    async def open(self) -> None:
+        def _open() -> None:
+            self._conn = connect(self.path)
+
+        try:
+            await asyncio.wrap_future(self._pool.submit(_open))
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot open the database at {self.path}: {exc}") from exc
+
+    def _call(self, fn: Callable[..., T], *args: object) -> T:  # runs on the database thread
+        if self._conn is None:
+            raise StorageError("the database is not open")
+        try:
+            return fn(self._conn, *args)
+        except sqlite3.Error as exc:
+            raise StorageError(_describe(exc)) from exc
+
+    async def run(self, fn: Callable[..., T], *args: object) -> T:
+        """Run `fn(conn, *args)` on the database thread and return its result.
+
+        Raises StorageError for any SQLite failure.
+        """
+        return await asyncio.wrap_future(self._pool.submit(self._call, fn, *args))
+
+    def submit(self, fn: Callable[..., object], *args: object) -> concurrent.futures.Future[object]:
+        """Queue `fn(conn, *args)` without waiting (checkpoints). Failures are logged."""
+        future = self._pool.submit(self._call, fn, *args)
+        future.add_done_callback(_log_failure)
+        return future
+
+    async def close(self) -> None:
+        def _close() -> None:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+        await asyncio.wrap_future(self._pool.submit(_close))
+        self._pool.shutdown(wait=True)
+
+
+def _describe(exc: sqlite3.Error) -> str:
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return f"the database is busy (another program holds it): {text}"
+    if "full" in text:
+        return f"the disk is full; nothing was deleted: {text}"
+    if "readonly" in text or "read-only" in text:
+        return f"the database is read-only: {text}"
+    return f"database error: {text}"
+
+
+def _log_failure(future: concurrent.futures.Future[object]) -> None:
+    if future.cancelled():
+        return
+    exc = future.exception()
+    if exc is not None:
+        log.error("background database write failed: %s", exc)

@@ -1,0 +1,102 @@
+"""Reading a JSON request body once, at the boundary, with every check a client can fail."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from starlette.requests import Request
+
+from server.errors import BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError
+
+
+async def read_object(request: Request, max_bytes: int) -> dict[str, Any]:
+    """The body as a JSON object. Raises 415, 413 or 400 errors."""
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type != "application/json":
+        raise UnsupportedMediaTypeError(
+            "send the body as JSON with 'Content-Type: application/json'"
+        )
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        raise PayloadTooLargeError(f"the body is larger than {max_bytes} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > max_bytes:
+            raise PayloadTooLargeError(f"the body is larger than {max_bytes} bytes")
+    return parse_object(bytes(body))
+
+
+def parse_object(raw: bytes) -> dict[str, Any]:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadRequestError(f"the body is not valid UTF-8 (byte {exc.start})") from exc
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError as exc:
+        raise BadRequestError("the JSON is nested too deeply") from exc
+    except ValueError as exc:
+        raise BadRequestError(f"the body is not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise BadRequestError("the body must be a JSON object")
+    return value
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def text_field(
+    body: dict[str, Any],
+    key: str,
+    *,
+    max_chars: int,
+    required: bool = False,
+    allow_empty: bool = True,
+) -> str | None:
+    """A string field: no lone surrogates, no NUL, within `max_chars`."""
+    if key not in body or body[key] is None:
+        if required:
+            raise BadRequestError(f"'{key}' is required", code="missing_field")
+        return None
+    value = body[key]
+    if not isinstance(value, str):
+        raise BadRequestError(f"'{key}' must be a string", code="invalid_field")
+    if len(value) > max_chars:
+        raise BadRequestError(
+            f"'{key}' is longer than {max_chars} characters", code="invalid_field"
+        )
+    if not allow_empty and not value.strip():
+        raise BadRequestError(f"'{key}' must not be empty", code="invalid_field")
+    check_text(value, key)
+    return value
+
+
+def check_text(value: str, what: str) -> None:
+    if "\x00" in value:
+        raise BadRequestError(f"'{what}' contains a NUL character", code="invalid_field")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise BadRequestError(
+            f"'{what}' contains an unpaired surrogate (\\u{ord(value[exc.start]):04x})",
+            code="invalid_field",
+        ) from exc
+
+
+def number_field(
+    body: dict[str, Any], key: str, *, low: float, high: float, integer: bool = False
+) -> float | None:
+    if key not in body or body[key] is None:
+        return None
+    value = body[key]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise BadRequestError(f"'{key}' must be a number", code="invalid_field")
+    if integer and not isinstance(value, int):
+        raise BadRequestError(f"'{key}' must be an integer", code="invalid_field")
+    if not math.isfinite(value) or not low <= value <= high:
+        raise BadRequestError(f"'{key}' must be between {low} and {high}", code="invalid_field")
+    return value

@@ -1,0 +1,138 @@
+"""Schema migrations: an ordered list of named functions.
+
+Each migration runs in the same transaction as the row that records it, so a crash
+mid-migration leaves the database exactly as it was before that migration.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+
+from server.errors import StorageError
+
+
+def _initial_schema(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        """
+        CREATE TABLE conversations (
+            id TEXT PRIMARY KEY,
+            title TEXT NOT NULL DEFAULT '',
+            model TEXT,
+            system TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        )
+        """
+    )
+    conn.execute(
+        """
+        CREATE TABLE messages (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+            content TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL
+                CHECK (status IN ('streaming', 'completed', 'interrupted', 'error')),
+            ended_by TEXT CHECK (ended_by IN ('client_hangup', 'shutdown', 'error', 'crash')),
+            error TEXT,
+            model TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            completed_at REAL,
+            usage TEXT
+        )
+        """
+    )
+    conn.execute("CREATE INDEX messages_by_conversation ON messages(conversation_id, seq)")
+    conn.execute("CREATE INDEX messages_streaming ON messages(status) WHERE status = 'streaming'")
+    conn.execute("CREATE INDEX conversations_by_updated ON conversations(updated_at DESC)")
+    # External-content FTS5 index kept in step by triggers: deleting a message deletes
+    # its index entry in the same transaction.
+    conn.execute(
+        """
+        CREATE VIRTUAL TABLE messages_fts USING fts5(
+            content, content='messages', content_rowid='seq',
+            tokenize='unicode61 remove_diacritics 2'
+        )
+        """
+    )
+    conn.execute(
+        """
+        CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+            INSERT INTO messages_fts(rowid, content) VALUES (new.seq, new.content);
+        END
+        """
+    )
+    conn.execute(
+        """
+        CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+            INSERT INTO messages_fts(messages_fts, rowid, content)
+                VALUES ('delete', old.seq, old.content);
+        END
+        """
+    )
+    conn.execute(
+        """
+        CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+            INSERT INTO messages_fts(messages_fts, rowid, content)
+                VALUES ('delete', old.seq, old.content);
+            INSERT INTO messages_fts(rowid, content) VALUES (new.seq, new.content);
+        END
+        """
+    )
+
+
+MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
+    ("0001_initial_schema", _initial_schema),
+]
+
+
+def applied(conn: sqlite3.Connection) -> set[str]:
+    rows = conn.execute("SELECT name FROM schema_migrations").fetchall()
+    return {row[0] for row in rows}
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply every migration not yet recorded; return the names applied."""
+    _require_fts5(conn)
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL)"
+    )
+    done = applied(conn)
+    known = {name for name, _ in MIGRATIONS}
+    unknown = done - known
+    if unknown:
+        raise StorageError(
+            "the database was written by a newer Parley (unknown migrations: "
+            f"{', '.join(sorted(unknown))}); refusing to touch it"
+        )
+    ran = []
+    for name, step in MIGRATIONS:
+        if name in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            step(conn)
+            conn.execute(
+                "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
+                (name, time.time()),
+            )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        ran.append(name)
+    return ran
+
+
+def _require_fts5(conn: sqlite3.Connection) -> None:
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp._fts5_probe USING fts5(x)")
+        conn.execute("DROP TABLE temp._fts5_probe")
+    except sqlite3.OperationalError as exc:
+        raise StorageError(
+            f"this Python's SQLite lacks FTS5 ({exc}); Parley needs it for search"
+        ) from exc

@@ -1,0 +1,116 @@
+"""The protocol every chat backend implements, and the signal that stops its real work."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from server.types import ChatMessage, FinishReason, Usage
+
+ModelState = Literal["loading", "ready", "error"]
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    messages: list[ChatMessage]
+    max_tokens: int | None = None
+    temperature: float | None = None
+    stop: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class StreamEnd:
+    """The backend finished the reply on its own (not interrupted, not failed)."""
+
+    finish_reason: FinishReason
+    usage: Usage | None = None
+
+
+StreamEvent = TextDelta | StreamEnd
+
+
+class StopSignal:
+    """Asks a backend's real work (a thread, an upstream socket) to stop, and learns when it has.
+
+    `request()` may be called from any thread. The backend calls `confirm_stopped()` once its
+    work has really ended (the generation thread returned, the upstream socket is closed);
+    that may also happen on any thread.
+    """
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._requested = threading.Event()
+        self._stopped = asyncio.Event()
+        self._callbacks: list[Callable[[], None]] = []
+
+    def request(self) -> None:
+        self._requested.set()
+
+    @property
+    def requested(self) -> bool:
+        return self._requested.is_set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped.is_set()
+
+    def confirm_stopped(self) -> None:
+        # RuntimeError: the loop is closed, so nobody is waiting any more.
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._mark_stopped)
+
+    def when_stopped(self, callback: Callable[[], None]) -> None:
+        """Run `callback` on the loop once the work has stopped (at once if it has)."""
+        if self.stopped:
+            callback()
+        else:
+            self._callbacks.append(callback)
+
+    async def wait_stopped(self) -> None:
+        await self._stopped.wait()
+
+    def _mark_stopped(self) -> None:
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+
+class ChatBackend(Protocol):
+    """A streaming chat model.
+
+    `stream()` is an async generator of events. Its contract:
+    - it yields `TextDelta`s, then one `StreamEnd` if (and only if) the backend finished;
+    - it raises `BackendError` when the backend fails, after yielding what it produced;
+    - every bit of its work happens inside a `try` whose `finally` calls
+      `signal.confirm_stopped()` once the real work has ended (for a thread: when the thread
+      returns, which may be after the generator itself has exited);
+    - when `signal` is requested, or the consuming task is cancelled, or the generator is
+      closed, the real work stops promptly and no `StreamEnd` follows.
+    """
+
+    name: str
+    kind: str
+
+    @property
+    def state(self) -> ModelState: ...
+
+    @property
+    def state_error(self) -> str | None: ...
+
+    def stream(
+        self, request: ChatRequest, signal: StopSignal
+    ) -> AsyncGenerator[StreamEvent, None]: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,167 @@
+"""A backend that relays any OpenAI-compatible server (Ollama, llama-server, vLLM, OpenAI).
+
+Interrupting it closes the upstream HTTP response, so the upstream sees its client hang up
+and stops generating: cancelling the consuming task unwinds `client.stream(...)`, which
+closes the connection (httpcore shields that close from the cancellation).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import httpx
+
+from server.errors import BackendError
+from server.models.base import (
+    ChatRequest,
+    ModelState,
+    StopSignal,
+    StreamEnd,
+    StreamEvent,
+    TextDelta,
+)
+from server.settings import UpstreamSettings
+from server.types import FinishReason, Usage
+
+MAX_ERROR_BODY = 2000
+
+
+class OpenAICompatBackend:
+    kind = "openai_compat"
+
+    def __init__(self, upstream: UpstreamSettings) -> None:
+        self.name = upstream.model
+        self.base_url = upstream.base_url.rstrip("/") + "/"
+        headers = {"Accept": "text/event-stream"}
+        if upstream.api_key:
+            headers["Authorization"] = f"Bearer {upstream.api_key}"
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url,
+            headers=headers,
+            timeout=httpx.Timeout(connect=10.0, read=upstream.read_timeout, write=30.0, pool=10.0),
+            # Predictable on a desktop: a proxy from the environment never sees the chat.
+            trust_env=False,
+        )
+
+    @property
+    def state(self) -> ModelState:
+        return "ready"
+
+    @property
+    def state_error(self) -> str | None:
+        return None
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    def _body(self, request: ChatRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.name,
+            "messages": request.messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.stop:
+            body["stop"] = request.stop
+        return body
+
+    async def stream(
+        self, request: ChatRequest, signal: StopSignal
+    ) -> AsyncGenerator[StreamEvent, None]:
+        try:
+            finish: FinishReason | None = None
+            usage: Usage | None = None
+            done = False
+            try:
+                async with self._client.stream(
+                    "POST", "chat/completions", json=self._body(request)
+                ) as response:
+                    if response.status_code != 200:
+                        raise BackendError(await _describe_refusal(response))
+                    async for line in response.aiter_lines():
+                        if signal.requested:
+                            return
+                        data = _sse_data(line)
+                        if data is None:
+                            continue
+                        if data == "[DONE]":
+                            done = True
+                            break
+                        chunk = _parse_chunk(data)
+                        text, reason, chunk_usage = _read_chunk(chunk)
+                        if text:
+                            yield TextDelta(text)
+                        finish = reason or finish
+                        usage = chunk_usage or usage
+            except httpx.HTTPError as exc:
+                raise BackendError(_describe_transport_error(exc, self.base_url)) from exc
+            if not done and finish is None:
+                raise BackendError("the upstream ended the stream before finishing the reply")
+            yield StreamEnd(finish or "stop", usage)
+        finally:
+            signal.confirm_stopped()
+
+
+def _sse_data(line: str) -> str | None:
+    if not line.startswith("data:"):
+        return None
+    return line[5:].strip()
+
+
+def _parse_chunk(data: str) -> dict[str, Any]:
+    try:
+        chunk = json.loads(data)
+    except ValueError as exc:
+        raise BackendError(f"the upstream sent something that is not JSON: {data[:200]!r}") from exc
+    if not isinstance(chunk, dict):
+        raise BackendError("the upstream sent a chunk that is not a JSON object")
+    error = chunk.get("error")
+    if error:
+        message = error.get("message") if isinstance(error, dict) else str(error)
+        raise BackendError(f"the upstream reported an error: {message}")
+    return chunk
+
+
+def _read_chunk(chunk: dict[str, Any]) -> tuple[str, FinishReason | None, Usage | None]:
+    text = ""
+    finish: FinishReason | None = None
+    choices = chunk.get("choices") or []
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        choice = choices[0]
+        delta = choice.get("delta") or {}
+        content = delta.get("content") if isinstance(delta, dict) else None
+        if isinstance(content, str):
+            text = content
+        reason = choice.get("finish_reason")
+        if reason == "length":
+            finish = "length"
+        elif reason:
+            finish = "stop"
+    usage = chunk.get("usage")
+    return text, finish, usage if isinstance(usage, dict) else None
+
+
+async def _describe_refusal(response: httpx.Response) -> str:
+    body = (await response.aread())[:MAX_ERROR_BODY].decode("utf-8", "replace")
+    message = body
+    try:
+        parsed = json.loads(body)
+        if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
+            message = str(parsed["error"].get("message", body))
+    except ValueError:
+        pass
+    return f"the upstream refused the request (HTTP {response.status_code}): {message.strip()}"
+
+
+def _describe_transport_error(exc: httpx.HTTPError, base_url: str) -> str:
+    if isinstance(exc, httpx.ConnectError):
+        return f"cannot reach the upstream at {base_url}: {exc}"
+    if isinstance(exc, httpx.TimeoutException):
+        return f"the upstream at {base_url} timed out ({type(exc).__name__})"
+    return f"the upstream connection broke mid-reply: {exc or type(exc).__name__}"

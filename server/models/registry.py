@@ -1,0 +1,65 @@
+"""The models this server can chat with, each with its own lease."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from server.errors import NotFoundError, UnavailableError
+from server.models.base import ChatBackend
+from server.models.lease import Lease
+
+
+@dataclass
+class ModelEntry:
+    backend: ChatBackend
+    lease: Lease = field(default_factory=Lease)
+
+    @property
+    def name(self) -> str:
+        return self.backend.name
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.backend.kind,
+            "state": self.backend.state,
+            "error": self.backend.state_error,
+            "in_use": self.lease.in_use,
+            "queue_length": self.lease.queue_length,
+        }
+
+
+class ModelRegistry:
+    def __init__(self, backends: list[ChatBackend]) -> None:
+        self._entries: dict[str, ModelEntry] = {}
+        for backend in backends:
+            self._entries.setdefault(backend.name, ModelEntry(backend))
+
+    @property
+    def default_name(self) -> str | None:
+        return next(iter(self._entries), None)
+
+    def entries(self) -> list[ModelEntry]:
+        return list(self._entries.values())
+
+    def resolve(self, *names: str | None) -> ModelEntry:
+        """The first of `names` that is set, else the default model.
+
+        Raises NotFoundError for an unknown name, UnavailableError when no model exists.
+        """
+        name = next((n for n in names if n), None) or self.default_name
+        if name is None:
+            raise UnavailableError(
+                "no model is configured: start Parley with --upstream URL --upstream-model NAME",
+                code="no_model",
+            )
+        entry = self._entries.get(name)
+        if entry is None:
+            known = ", ".join(self._entries) or "none"
+            raise NotFoundError(f"unknown model {name!r} (known: {known})", code="model_not_found")
+        return entry
+
+    async def aclose(self) -> None:
+        for entry in self._entries.values():
+            await entry.backend.aclose()

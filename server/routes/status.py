@@ -1,0 +1,30 @@
+"""Liveness and what the server is doing right now."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from server.services import services
+
+
+async def healthz(request: Request) -> JSONResponse:
+    return JSONResponse({"ok": True})
+
+
+async def status(request: Request) -> JSONResponse:
+    svc = services(request)
+    return JSONResponse(
+        {
+            "models": [entry.status() for entry in svc.models.entries()],
+            "default_model": svc.models.default_name,
+            "active_turns": svc.runs.active_count,
+        }
+    )
+
+
+routes = [
+    Route("/healthz", healthz, methods=["GET"]),
+    Route("/api/status", status, methods=["GET"]),
+]

@@ -1,0 +1,123 @@
+"""Running the app under uvicorn: in the main thread (parley-server) or a background thread.
+
+uvicorn's graceful shutdown waits for in-flight responses but never tells them to end, so
+every stop path here first stops the runs (they settle with ended_by = "shutdown" and their
+streams finish), then lets uvicorn exit; `timeout_graceful_shutdown` is only a backstop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Callable
+from types import FrameType
+
+import uvicorn
+from starlette.applications import Starlette
+
+from server.services import Services
+
+GRACEFUL_TIMEOUT_S = 8.0
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket, bound before the server starts so the port is known (port 0 = any)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def config_for(app: Starlette, **overrides: object) -> uvicorn.Config:
+    options: dict[str, object] = {
+        "log_level": "warning",
+        "access_log": False,
+        "timeout_graceful_shutdown": GRACEFUL_TIMEOUT_S,
+        "lifespan": "on",
+    }
+    options.update(overrides)
+    return uvicorn.Config(app, **options)  # type: ignore[arg-type]
+
+
+class ParleyServer(uvicorn.Server):
+    """uvicorn.Server that stops Parley's runs before it stops serving."""
+
+    def __init__(
+        self, config: uvicorn.Config, on_started: Callable[[], None] | None = None
+    ) -> None:
+        super().__init__(config)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._on_started = on_started
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        await super().serve(sockets)
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started and self._on_started is not None:
+            self._on_started()
+
+    def _stop_runs(self) -> None:
+        app = self.config.app
+        services: Services | None = getattr(getattr(app, "state", None), "services", None)
+        if services is not None:
+            services.runs.shutdown()
+
+    def request_stop(self) -> None:
+        """Stop gracefully; safe from any thread."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._stop_runs)
+        self.should_exit = True
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        # SIGINT/SIGTERM in parley-server: settle every run as "shutdown", then exit.
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._stop_runs)
+        super().handle_exit(sig, frame)
+
+
+class BackgroundServer:
+    """A uvicorn server on a daemon thread with its own event loop."""
+
+    def __init__(self, app: Starlette, sock: socket.socket, **config: object) -> None:
+        self.sock = sock
+        self.server = ParleyServer(config_for(app, **config))
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [sock]}, name="parley-server", daemon=True
+        )
+
+    @property
+    def port(self) -> int:
+        port: int = self.sock.getsockname()[1]
+        return port
+
+    def start(self, timeout: float = 15.0) -> None:
+        """Start and wait until serving. Raises RuntimeError if it failed to start."""
+        self.thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.server.started:
+            if not self.thread.is_alive():
+                raise RuntimeError("the server thread exited during start-up (see the log)")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not start within {timeout:.0f}s")
+            time.sleep(0.01)
+
+    def stop(self, timeout: float = 15.0) -> bool:
+        """Stop gracefully and join the thread. Returns False if it did not end in time."""
+        self.server.request_stop()
+        self.thread.join(timeout)
+        return not self.thread.is_alive()

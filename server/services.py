@@ -1,0 +1,25 @@
+"""What a route handler needs, gathered once per app and reached through the request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from starlette.requests import Request
+
+from server.models.registry import ModelRegistry
+from server.settings import Settings
+from server.store import Store
+from server.turns import RunManager
+
+
+@dataclass(frozen=True)
+class Services:
+    settings: Settings
+    store: Store
+    models: ModelRegistry
+    runs: RunManager
+
+
+def services(request: Request) -> Services:
+    found: Services = request.app.state.services
+    return found

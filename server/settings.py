@@ -1,0 +1,65 @@
+"""Where Parley keeps its data and how the server is configured.
+
+Values come from (highest first) command-line flags, environment variables
+(`PARLEY_DATA_DIR`, `PARLEY_TOKEN`) and defaults.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "parley"
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def default_data_dir() -> Path:
+    override = os.environ.get("PARLEY_DATA_DIR")
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+@dataclass(frozen=True)
+class UpstreamSettings:
+    """An OpenAI-compatible backend (Ollama, llama-server, vLLM, OpenAI...)."""
+
+    base_url: str
+    model: str
+    api_key: str | None = None
+    # Streaming reads may legitimately be silent for minutes during a long prefill;
+    # a hang-up by the client, not this timeout, is how a user stops a stalled reply.
+    read_timeout: float | None = 300.0
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_body_bytes: int = 1_000_000
+    max_content_chars: int = 200_000
+    max_title_chars: int = 500
+    # How long a settle waits for the real work (thread, upstream socket) to stop.
+    stop_timeout: float = 5.0
+    # At most one checkpoint write per interval while a reply streams.
+    checkpoint_interval: float = 0.25
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path = field(default_factory=default_data_dir)
+    host: str = "127.0.0.1"
+    port: int = 0
+    token: str = field(default_factory=new_token)
+    upstreams: tuple[UpstreamSettings, ...] = ()
+    limits: Limits = field(default_factory=Limits)
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "parley.sqlite3"

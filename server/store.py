@@ -1,0 +1,302 @@
+"""Conversations and messages in SQLite: one transaction per logical write."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from server.db import Database, transaction
+from server.types import (
+    ChatMessage,
+    ConversationJSON,
+    EndedBy,
+    MessageJSON,
+    Status,
+    Usage,
+)
+
+AUTO_TITLE_CHARS = 60
+SEARCH_LIMIT = 200
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True)
+class OpenedTurn:
+    """What opening a turn wrote, and what the model must see."""
+
+    conversation: ConversationJSON
+    user_message: MessageJSON
+    assistant_message: MessageJSON
+    prompt: list[ChatMessage]
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a reply ended: written once, by the settle."""
+
+    content: str
+    status: Status
+    ended_by: EndedBy | None
+    error: str | None
+    usage: Usage | None
+    completed_at: float
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        self.db = Database(path)
+
+    async def open(self) -> int:
+        """Open the database; mark replies left `streaming` by a crash. Returns their count."""
+        await self.db.open()
+        return await self.db.run(_recover_crashed, time.time())
+
+    async def close(self) -> None:
+        await self.db.close()
+
+    # -- conversations -------------------------------------------------------------------
+
+    async def create_conversation(
+        self, title: str, model: str | None, system: str | None
+    ) -> ConversationJSON:
+        return await self.db.run(_create_conversation, title, model, system, time.time())
+
+    async def list_conversations(self) -> list[ConversationJSON]:
+        return await self.db.run(_list_conversations)
+
+    async def search(self, query: str) -> list[ConversationJSON]:
+        return await self.db.run(_search, query)
+
+    async def get_conversation(self, conversation_id: str) -> ConversationJSON | None:
+        return await self.db.run(_get_conversation, conversation_id)
+
+    async def rename(self, conversation_id: str, title: str) -> ConversationJSON | None:
+        return await self.db.run(_rename, conversation_id, title, time.time())
+
+    async def delete(self, conversation_id: str) -> bool:
+        return await self.db.run(_delete, conversation_id)
+
+    # -- turns ---------------------------------------------------------------------------
+
+    async def open_turn(self, conversation_id: str, content: str, model: str) -> OpenedTurn | None:
+        """Write the user message and a `streaming` assistant message in one transaction."""
+        return await self.db.run(_open_turn, conversation_id, content, model, time.time())
+
+    def checkpoint(self, message_id: str, content: str) -> None:
+        """Queue a write of the reply so far; returns at once."""
+        self.db.submit(_checkpoint, message_id, content, time.time())
+
+    async def finish(self, message_id: str, ending: Ending) -> None:
+        await self.db.run(_finish, message_id, ending)
+
+
+# -- functions run on the database thread ----------------------------------------------
+
+
+def _conversation(row: sqlite3.Row) -> ConversationJSON:
+    return {
+        "id": row["id"],
+        "title": row["title"],
+        "model": row["model"],
+        "system": row["system"],
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+    }
+
+
+def _message(row: sqlite3.Row) -> MessageJSON:
+    usage = row["usage"]
+    return {
+        "id": row["id"],
+        "conversation_id": row["conversation_id"],
+        "role": row["role"],
+        "content": row["content"],
+        "status": row["status"],
+        "ended_by": row["ended_by"],
+        "error": row["error"],
+        "model": row["model"],
+        "created_at": row["created_at"],
+        "completed_at": row["completed_at"],
+        "usage": json.loads(usage) if usage else None,
+    }
+
+
+def _recover_crashed(conn: sqlite3.Connection, now: float) -> int:
+    # The last checkpoint time is the honest "completed_at" of a reply cut by a crash.
+    with transaction(conn):
+        cursor = conn.execute(
+            "UPDATE messages SET status = 'interrupted', ended_by = 'crash', "
+            "completed_at = updated_at WHERE status = 'streaming'"
+        )
+    return cursor.rowcount
+
+
+def _create_conversation(
+    conn: sqlite3.Connection, title: str, model: str | None, system: str | None, now: float
+) -> ConversationJSON:
+    cid = new_id()
+    with transaction(conn):
+        conn.execute(
+            "INSERT INTO conversations (id, title, model, system, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (cid, title, model, system, now, now),
+        )
+        row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
+    return _conversation(row)
+
+
+def _list_conversations(conn: sqlite3.Connection) -> list[ConversationJSON]:
+    rows = conn.execute("SELECT * FROM conversations ORDER BY updated_at DESC, rowid DESC")
+    return [_conversation(row) for row in rows]
+
+
+def fts_query(text: str) -> str | None:
+    """Turn what a person typed into a safe FTS5 query: every word, as a prefix, all required.
+
+    FTS5 operators and quotes in the input are treated as plain text, never as syntax.
+    """
+    words = re.findall(r"\w+", text)
+    if not words:
+        return None
+    return " ".join('"' + word.replace('"', '""') + '"*' for word in words)
+
+
+def _search(conn: sqlite3.Connection, text: str) -> list[ConversationJSON]:
+    found: dict[str, ConversationJSON] = {}
+    query = fts_query(text)
+    if query is not None:
+        rows = conn.execute(
+            "SELECT c.*, m.id AS message_id, "
+            "snippet(messages_fts, 0, '«', '»', '…', 12) AS snippet "
+            "FROM messages_fts "
+            "JOIN messages m ON m.seq = messages_fts.rowid "
+            "JOIN conversations c ON c.id = m.conversation_id "
+            "WHERE messages_fts MATCH ? ORDER BY bm25(messages_fts) LIMIT ?",
+            (query, SEARCH_LIMIT),
+        )
+        for row in rows:
+            if row["id"] not in found:
+                conv = _conversation(row)
+                conv["match"] = {"message_id": row["message_id"], "snippet": row["snippet"]}
+                found[row["id"]] = conv
+    needle = text.strip().casefold()
+    if needle:
+        # Titles are few and short: a plain substring test (no LIKE, so % and _ are literal).
+        for row in conn.execute("SELECT * FROM conversations ORDER BY updated_at DESC"):
+            if row["id"] not in found and needle in row["title"].casefold():
+                conv = _conversation(row)
+                conv["match"] = {"message_id": None, "snippet": row["title"]}
+                found[row["id"]] = conv
+    return list(found.values())
+
+
+def _get_conversation(conn: sqlite3.Connection, cid: str) -> ConversationJSON | None:
+    row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
+    if row is None:
+        return None
+    conv = _conversation(row)
+    rows = conn.execute(
+        "SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq", (cid,)
+    ).fetchall()
+    conv["messages"] = [_message(r) for r in rows]
+    return conv
+
+
+def _rename(conn: sqlite3.Connection, cid: str, title: str, now: float) -> ConversationJSON | None:
+    with transaction(conn):
+        cursor = conn.execute(
+            "UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?", (title, now, cid)
+        )
+        if cursor.rowcount == 0:
+            return None
+        row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
+    return _conversation(row)
+
+
+def _delete(conn: sqlite3.Connection, cid: str) -> bool:
+    with transaction(conn):
+        # Messages first, so the FTS delete trigger runs for each; then the conversation.
+        conn.execute("DELETE FROM messages WHERE conversation_id = ?", (cid,))
+        cursor = conn.execute("DELETE FROM conversations WHERE id = ?", (cid,))
+    return cursor.rowcount > 0
+
+
+def _open_turn(
+    conn: sqlite3.Connection, cid: str, content: str, model: str, now: float
+) -> OpenedTurn | None:
+    with transaction(conn):
+        row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
+        if row is None:
+            return None
+        history = conn.execute(
+            "SELECT role, content FROM messages WHERE conversation_id = ? ORDER BY seq", (cid,)
+        ).fetchall()
+        user_id, assistant_id = new_id(), new_id()
+        conn.execute(
+            "INSERT INTO messages (id, conversation_id, role, content, status, created_at, "
+            "updated_at, completed_at) VALUES (?, ?, 'user', ?, 'completed', ?, ?, ?)",
+            (user_id, cid, content, now, now, now),
+        )
+        conn.execute(
+            "INSERT INTO messages (id, conversation_id, role, content, status, model, "
+            "created_at, updated_at) VALUES (?, ?, 'assistant', '', 'streaming', ?, ?, ?)",
+            (assistant_id, cid, model, now, now),
+        )
+        title = row["title"] or _auto_title(content)
+        conn.execute(
+            "UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?", (title, now, cid)
+        )
+        conv_row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
+        user_row = conn.execute("SELECT * FROM messages WHERE id = ?", (user_id,)).fetchone()
+        asst_row = conn.execute("SELECT * FROM messages WHERE id = ?", (assistant_id,)).fetchone()
+    prompt: list[ChatMessage] = []
+    if row["system"]:
+        prompt.append({"role": "system", "content": row["system"]})
+    # A reply that ended with nothing (an error before the first token) is left out.
+    prompt.extend({"role": h["role"], "content": h["content"]} for h in history if h["content"])
+    prompt.append({"role": "user", "content": content})
+    return OpenedTurn(_conversation(conv_row), _message(user_row), _message(asst_row), prompt)
+
+
+def _auto_title(content: str) -> str:
+    first_line = content.strip().splitlines()[0] if content.strip() else ""
+    if len(first_line) <= AUTO_TITLE_CHARS:
+        return first_line
+    return first_line[: AUTO_TITLE_CHARS - 1].rstrip() + "…"
+
+
+def _checkpoint(conn: sqlite3.Connection, message_id: str, content: str, now: float) -> None:
+    with transaction(conn):
+        # Only a reply still streaming is checkpointed: a late checkpoint never
+        # overwrites what the settle wrote.
+        conn.execute(
+            "UPDATE messages SET content = ?, updated_at = ? WHERE id = ? AND status = 'streaming'",
+            (content, now, message_id),
+        )
+
+
+def _finish(conn: sqlite3.Connection, message_id: str, ending: Ending) -> None:
+    usage = json.dumps(ending.usage) if ending.usage is not None else None
+    with transaction(conn):
+        conn.execute(
+            "UPDATE messages SET content = ?, status = ?, ended_by = ?, error = ?, usage = ?, "
+            "completed_at = ?, updated_at = ? WHERE id = ? AND status = 'streaming'",
+            (
+                ending.content,
+                ending.status,
+                ending.ended_by,
+                ending.error,
+                usage,
+                ending.completed_at,
+                ending.completed_at,
+                message_id,
+            ),
+        )

@@ -1,0 +1,366 @@
+"""THE turn path: open -> lease -> stream -> checkpoint -> settle.
+
+A run belongs to the server loop (the RunManager's task group), not to the HTTP request
+that started it: the request only follows the run's events, and hanging up is a plain
+synchronous `run.stop("client_hangup")`. Every ending (completed, hang-up, shutdown, error,
+cancellation of the run task itself) goes through `Run._settle`, which runs exactly once,
+shielded from cancellation, and never raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Protocol
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+
+from server.errors import BackendError, ConflictError, NotFoundError, StorageError, UnavailableError
+from server.models.base import ChatRequest, StopSignal, StreamEnd, TextDelta
+from server.models.registry import ModelEntry
+from server.settings import Limits
+from server.store import Ending, OpenedTurn, Store
+from server.types import EndedBy, FinishReason, Usage
+
+log = logging.getLogger(__name__)
+
+FINAL_WRITE_ATTEMPTS = 3
+
+
+class TurnSink(Protocol):
+    """Where a run's text is kept: checkpoints while streaming, one final write."""
+
+    def checkpoint(self, text: str) -> None: ...
+
+    async def finish(self, ending: Ending) -> None: ...
+
+
+class MessageSink:
+    """Keeps the reply in its assistant message row."""
+
+    def __init__(self, store: Store, message_id: str) -> None:
+        self._store = store
+        self._message_id = message_id
+
+    def checkpoint(self, text: str) -> None:
+        self._store.checkpoint(self._message_id, text)
+
+    async def finish(self, ending: Ending) -> None:
+        await self._store.finish(self._message_id, ending)
+
+
+class Run:
+    """One reply being generated. Created and driven by RunManager."""
+
+    def __init__(
+        self,
+        run_id: str,
+        model: ModelEntry,
+        request: ChatRequest,
+        sink: TurnSink,
+        limits: Limits,
+        on_done: Callable[[Run], None],
+    ) -> None:
+        self.id = run_id
+        self.model = model
+        self.request = request
+        self.created = time.time()
+        self.parts: list[str] = []
+        self.stop_reason: EndedBy | None = None
+        self.ending: Ending | None = None
+        self.finish_reason: FinishReason | None = None
+        self._sink = sink
+        self._limits = limits
+        self._on_done = on_done
+        self._signal = StopSignal()
+        self._scope = anyio.CancelScope()
+        self._changed = anyio.Event()
+        self._done = anyio.Event()
+        self._loop = asyncio.get_running_loop()
+        self._timer: asyncio.TimerHandle | None = None
+        self._last_checkpoint = 0.0
+        self._started_at: float | None = None
+        self._first_token_at: float | None = None
+
+    # -- control (synchronous: safe from a `finally`, a disconnect watcher, a signal) ----
+
+    def stop(self, reason: EndedBy) -> None:
+        """Ask the run to end now. Idempotent; the first reason wins."""
+        if self.ending is not None or self.stop_reason is not None:
+            return
+        self.stop_reason = reason
+        self._signal.request()
+        self._scope.cancel()
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    async def wait_done(self) -> None:
+        await self._done.wait()
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    # -- following the run -----------------------------------------------------------------
+
+    async def follow(self) -> AsyncIterator[str | Ending]:
+        """Yield the text as it grows (coalesced), then the Ending once settled."""
+        index = 0
+        while True:
+            # Always yield to the loop, even when data is ready: a follower must never
+            # spin the loop (Queue-like fast paths do not suspend).
+            await anyio.lowlevel.checkpoint()
+            if index < len(self.parts):
+                batch = self.parts[index:]
+                index += len(batch)
+                yield "".join(batch)
+                continue
+            if self.ending is not None:
+                yield self.ending
+                return
+            await self._changed.wait()
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    # -- the run's life --------------------------------------------------------------------
+
+    async def life(self) -> None:
+        streamed = False
+        finished: StreamEnd | None = None
+        error: str | None = None
+        try:
+            with self._scope:
+                await self.model.lease.acquire(self)
+                self._started_at = time.monotonic()
+                events = self.model.backend.stream(self.request, self._signal)
+                streamed = True
+                async with contextlib.aclosing(events):
+                    async for event in events:
+                        if isinstance(event, TextDelta):
+                            self._append(event.text)
+                        else:
+                            finished = event
+        except BackendError as exc:
+            error = str(exc)
+        except Exception as exc:
+            log.exception("run %s failed", self.id)
+            error = f"internal error: {type(exc).__name__}"
+        finally:
+            # Reached by every ending; also when the run task itself is cancelled (server
+            # shutdown): the settle must still write, so it is shielded.
+            with anyio.CancelScope(shield=True):
+                await self._settle(streamed, finished, error)
+
+    def _append(self, text: str) -> None:
+        if not text:
+            return
+        if self._first_token_at is None:
+            self._first_token_at = time.monotonic()
+        self.parts.append(text)
+        self._wake()
+        self._schedule_checkpoint()
+
+    def _schedule_checkpoint(self) -> None:
+        if self._timer is not None:
+            return
+        delay = self._last_checkpoint + self._limits.checkpoint_interval - time.monotonic()
+        if delay <= 0:
+            self._checkpoint()
+        else:
+            self._timer = self._loop.call_later(delay, self._checkpoint)
+
+    def _checkpoint(self) -> None:
+        self._timer = None
+        if self.ending is not None:
+            return
+        self._last_checkpoint = time.monotonic()
+        try:
+            self._sink.checkpoint(self.text)
+        except Exception:
+            log.exception("run %s: checkpoint failed", self.id)
+
+    async def _settle(self, streamed: bool, finished: StreamEnd | None, error: str | None) -> None:
+        """End the run: stop the work, release the model, save the text. Once; never raises."""
+        if self.ending is not None:
+            return
+        try:
+            if self.stop_reason is None and finished is None and error is None:
+                # Neither finished, failed nor stopped: the run task itself was cancelled.
+                self.stop_reason = "shutdown"
+            self._signal.request()
+            await self._release_model(streamed)
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            self.ending = self._ending(finished, error)
+            await self._write_final(self.ending)
+        except Exception:
+            log.exception("run %s: settle failed", self.id)
+        finally:
+            if self.ending is None:
+                self.ending = Ending(
+                    self.text, "error", "error", "settle failed", None, time.time()
+                )
+            self._done.set()
+            self._wake()
+            self._on_done(self)
+
+    async def _release_model(self, streamed: bool) -> None:
+        lease = self.model.lease
+        if not lease.held_by(self):
+            return
+        if streamed:
+            with anyio.move_on_after(self._limits.stop_timeout):
+                await self._signal.wait_stopped()
+        if self._signal.stopped or not streamed:
+            lease.release(self)
+            return
+        log.error(
+            "run %s: the model's work did not stop within %.1fs; "
+            "the model stays in use until it does",
+            self.id,
+            self._limits.stop_timeout,
+        )
+
+        def release_late() -> None:
+            lease.release(self)
+
+        self._signal.when_stopped(release_late)
+
+    def _ending(self, finished: StreamEnd | None, error: str | None) -> Ending:
+        now = time.time()
+        usage = self._usage(finished.usage if finished else None)
+        if error is not None:
+            return Ending(self.text, "error", "error", error, usage, now)
+        if finished is not None:
+            self.finish_reason = finished.finish_reason
+            return Ending(self.text, "completed", None, None, usage, now)
+        return Ending(self.text, "interrupted", self.stop_reason, None, usage, now)
+
+    def _usage(self, reported: Usage | None) -> Usage:
+        usage: Usage = dict(reported or {})
+        if "completion_tokens" not in usage:
+            usage["completion_tokens"] = len(self.parts)
+            usage["completion_tokens_estimated"] = True
+        if self._started_at is not None and self._first_token_at is not None:
+            end = time.monotonic()
+            usage["ttft_ms"] = round((self._first_token_at - self._started_at) * 1000, 1)
+            gen_s = end - self._first_token_at
+            if gen_s > 0 and usage["completion_tokens"] > 1:
+                usage["tokens_per_s"] = round((usage["completion_tokens"] - 1) / gen_s, 1)
+        return usage
+
+    async def _write_final(self, ending: Ending) -> None:
+        for attempt in range(1, FINAL_WRITE_ATTEMPTS + 1):
+            try:
+                await self._sink.finish(ending)
+                return
+            except StorageError as exc:
+                log.error("run %s: final write failed (attempt %d): %s", self.id, attempt, exc)
+                if attempt < FINAL_WRITE_ATTEMPTS:
+                    await anyio.sleep(0.2 * attempt)
+
+
+class RunManager:
+    """Owns every run: starts them in its task group, stops them all at shutdown."""
+
+    def __init__(self, store: Store, limits: Limits) -> None:
+        self._store = store
+        self._limits = limits
+        self._runs: dict[str, Run] = {}
+        self._busy_conversations: set[str] = set()
+        self._run_conversation: dict[str, str] = {}
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._closing = False
+
+    @property
+    def active_count(self) -> int:
+        return len(self._runs)
+
+    def runs(self) -> list[Run]:
+        return list(self._runs.values())
+
+    def runs_of(self, conversation_id: str) -> list[Run]:
+        return [
+            run
+            for run_id, run in self._runs.items()
+            if self._run_conversation.get(run_id) == conversation_id
+        ]
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Hold the task group that runs live in; on exit, stop every run and wait for it."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            try:
+                yield
+            finally:
+                self.shutdown()
+                with (
+                    anyio.CancelScope(shield=True),
+                    anyio.move_on_after(self._limits.stop_timeout + 5),
+                ):
+                    for run in self.runs():
+                        await run.wait_done()
+                self._tg = None
+                tg.cancel_scope.cancel()
+
+    def shutdown(self) -> None:
+        """Refuse new runs and stop every running one with ended_by = "shutdown"."""
+        self._closing = True
+        for run in self.runs():
+            run.stop("shutdown")
+
+    async def start_turn(
+        self, conversation_id: str, content: str, model: ModelEntry
+    ) -> tuple[Run, OpenedTurn]:
+        """Open the turn (both messages written before any generation) and start its run."""
+        self._check_open()
+        if conversation_id in self._busy_conversations:
+            raise ConflictError(
+                "this conversation's reply is still streaming; stop it or wait for it",
+                code="reply_in_progress",
+            )
+        self._busy_conversations.add(conversation_id)
+        try:
+            opened = await self._store.open_turn(conversation_id, content, model.name)
+            if opened is None:
+                raise NotFoundError(f"no conversation with id {conversation_id!r}")
+            message_id = opened.assistant_message["id"]
+            request = ChatRequest(messages=opened.prompt)
+            run = self._start(message_id, model, request, MessageSink(self._store, message_id))
+        except BaseException:
+            self._busy_conversations.discard(conversation_id)
+            raise
+        self._run_conversation[run.id] = conversation_id
+        if self._closing:
+            # Shutdown began while the turn was being opened: settle it like the others.
+            run.stop("shutdown")
+        return run, opened
+
+    def _check_open(self) -> None:
+        if self._closing or self._tg is None:
+            raise UnavailableError("the server is shutting down", code="shutting_down")
+
+    def _start(self, run_id: str, model: ModelEntry, request: ChatRequest, sink: TurnSink) -> Run:
+        if self._tg is None:
+            raise UnavailableError("the server is shutting down", code="shutting_down")
+        run = Run(run_id, model, request, sink, self._limits, self._forget)
+        self._runs[run.id] = run
+        self._tg.start_soon(run.life, name=f"run {run.id}")
+        return run
+
+    def _forget(self, run: Run) -> None:
+        self._runs.pop(run.id, None)
+        conversation_id = self._run_conversation.pop(run.id, None)
+        if conversation_id is not None:
+            self._busy_conversations.discard(conversation_id)

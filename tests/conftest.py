@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.parley import Parley
+from tests.support.upstream import ScriptedUpstream
+
+
+@pytest.fixture
+def upstream() -> Iterator[ScriptedUpstream]:
+    scripted = ScriptedUpstream().start()
+    yield scripted
+    scripted.stop()
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def parley(data_dir: Path, upstream: ScriptedUpstream) -> Iterator[Parley]:
+    server = Parley(data_dir, upstream.base_url).start()
+    yield server
+    server.stop()

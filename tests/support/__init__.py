@@ -1,0 +1,1 @@
+"""Real components for tests: a scripted upstream, socket clients, a running Parley."""

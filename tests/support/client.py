@@ -1,0 +1,158 @@
+"""Test clients over real sockets: plain JSON calls, and an SSE stream that can hang up.
+
+Hanging up is `socket.shutdown()` + `close()` on the real connection: the server sees the
+disconnect exactly as it would when a GUI presses Stop or a tool dies.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+def request(
+    port: int,
+    method: str,
+    path: str,
+    *,
+    token: str | None = None,
+    json_body: Any = None,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+    timeout: float = 10.0,
+) -> Reply:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    all_headers = {"Host": f"127.0.0.1:{port}"}
+    if token is not None:
+        all_headers["Authorization"] = f"Bearer {token}"
+    if json_body is not None:
+        body = json.dumps(json_body).encode()
+        all_headers["Content-Type"] = "application/json"
+    all_headers.update(headers or {})
+    try:
+        conn.request(method, path, body=body, headers=all_headers)
+        response = conn.getresponse()
+        data = response.read()
+        return Reply(response.status, {k.lower(): v for k, v in response.getheaders()}, data)
+    finally:
+        conn.close()
+
+
+@dataclass
+class SSEStream:
+    """POST that answers with text/event-stream; read events; hang up at will."""
+
+    port: int
+    path: str
+    payload: Any
+    token: str
+    timeout: float = 10.0
+    status: int = 0
+    events: list[Any] = field(default_factory=list)
+    hung_up_at: float | None = None
+
+    def __post_init__(self) -> None:
+        self._conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
+        self._conn.request(
+            "POST",
+            self.path,
+            body=json.dumps(self.payload).encode(),
+            headers={
+                "Host": f"127.0.0.1:{self.port}",
+                "Authorization": f"Bearer {self.token}",
+                "Content-Type": "application/json",
+            },
+        )
+        self._response = self._conn.getresponse()
+        self.status = self._response.status
+        self.done = False
+
+    @property
+    def first(self) -> dict[str, Any]:
+        if not self.events:
+            self.next_event()
+        first: dict[str, Any] = self.events[0]
+        return first
+
+    def next_event(self) -> Any:
+        """The next `data:` payload (a dict, or the string "[DONE]"); None at end of stream."""
+        while True:
+            line = self._response.readline()
+            if not line:
+                self.done = True
+                self.close()
+                return None
+            text = line.decode().rstrip("\r\n")
+            if not text.startswith("data: "):
+                continue
+            data = text[6:]
+            event = data if data == "[DONE]" else json.loads(data)
+            self.events.append(event)
+            if event == "[DONE]":
+                self.done = True
+                self.close()
+            return event
+
+    def iter_events(self) -> Iterator[Any]:
+        while not self.done:
+            event = self.next_event()
+            if event is None:
+                return
+            yield event
+
+    @property
+    def delivered(self) -> str:
+        """All content the client has received so far."""
+        return "".join(
+            choice["delta"].get("content") or ""
+            for event in self.events
+            if isinstance(event, dict)
+            for choice in event.get("choices", [])
+        )
+
+    @property
+    def final(self) -> dict[str, Any]:
+        chunks = [e for e in self.events if isinstance(e, dict) and "parley" in e]
+        assert chunks, "no final chunk received"
+        return chunks[-1]
+
+    def read_until(self, predicate: Any) -> str:
+        """Read events until `predicate(delivered_text)` holds; return the delivered text."""
+        while not predicate(self.delivered):
+            if self.next_event() is None or self.done:
+                raise AssertionError(f"stream ended first; delivered {self.delivered!r}")
+        return self.delivered
+
+    def read_all(self) -> list[Any]:
+        for _ in self.iter_events():
+            pass
+        return self.events
+
+    def hang_up(self) -> float:
+        sock = self._conn.sock
+        self.hung_up_at = time.perf_counter()
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+        self._response.close()
+        self._conn.close()
+        return self.hung_up_at
+
+    def close(self) -> None:
+        self._response.close()
+        self._conn.close()

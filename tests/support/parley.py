@@ -1,0 +1,116 @@
+"""A Parley server on a real uvicorn socket (background thread), and helpers to drive it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from server.app import create_app
+from server.models.base import ChatBackend
+from server.serve import BackgroundServer, bind
+from server.services import Services
+from server.settings import Limits, Settings, UpstreamSettings
+from tests.support.client import Reply, SSEStream, request
+
+TOKEN = "test-token-0123456789"
+MODEL = "scripted"
+
+
+class Parley:
+    def __init__(
+        self,
+        data_dir: Path,
+        upstream_url: str | None = None,
+        *,
+        limits: Limits | None = None,
+        backends: list[ChatBackend] | None = None,
+    ) -> None:
+        upstreams = (UpstreamSettings(upstream_url, MODEL),) if upstream_url else ()
+        self.settings = Settings(
+            data_dir=data_dir, token=TOKEN, upstreams=upstreams, limits=limits or Limits()
+        )
+        self.app = create_app(self.settings, backends)
+        self.server = BackgroundServer(self.app, bind("127.0.0.1", 0))
+        self.token = TOKEN
+
+    def start(self) -> Parley:
+        self.server.start()
+        return self
+
+    def stop(self) -> bool:
+        return self.server.stop(timeout=20)
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    @property
+    def services(self) -> Services:
+        services: Services = self.app.state.services
+        return services
+
+    # -- API ------------------------------------------------------------------------------
+
+    def call(self, method: str, path: str, **kwargs: Any) -> Reply:
+        kwargs.setdefault("token", self.token)
+        return request(self.port, method, path, **kwargs)
+
+    def new_conversation(self, **fields: Any) -> str:
+        reply = self.call("POST", "/api/conversations", json_body=fields)
+        assert reply.status == 201, reply.body
+        conversation_id: str = reply.json()["id"]
+        return conversation_id
+
+    def send(self, conversation_id: str, content: str = "hello", **fields: Any) -> SSEStream:
+        return SSEStream(
+            self.port,
+            f"/api/conversations/{conversation_id}/messages",
+            {"content": content, **fields},
+            self.token,
+        )
+
+    def conversation(self, conversation_id: str) -> dict[str, Any]:
+        reply = self.call("GET", f"/api/conversations/{conversation_id}")
+        assert reply.status == 200, reply.body
+        conversation: dict[str, Any] = reply.json()
+        return conversation
+
+    def message(self, conversation_id: str, message_id: str) -> dict[str, Any]:
+        for message in self.conversation(conversation_id)["messages"]:
+            if message["id"] == message_id:
+                found: dict[str, Any] = message
+                return found
+        raise KeyError(message_id)
+
+    def status(self) -> dict[str, Any]:
+        reply = self.call("GET", "/api/status")
+        assert reply.status == 200, reply.body
+        status: dict[str, Any] = reply.json()
+        return status
+
+    # -- waiting (poll a server fact with a deadline) -------------------------------------
+
+    def wait_settled(
+        self, conversation_id: str, message_id: str, timeout: float = 10.0
+    ) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self.message(conversation_id, message_id)
+            if message["status"] != "streaming":
+                return message
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"message {message_id} still streaming")
+            time.sleep(0.005)
+
+    def wait_idle(self, timeout: float = 10.0) -> dict[str, Any]:
+        """Until no turn is active and no model is in use or queued."""
+        deadline = time.monotonic() + timeout
+        while True:
+            status = self.status()
+            busy = any(m["in_use"] or m["queue_length"] for m in status["models"])
+            if status["active_turns"] == 0 and not busy:
+                return status
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"server still busy: {status}")
+            time.sleep(0.005)

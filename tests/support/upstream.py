@@ -1,0 +1,212 @@
+"""A scripted OpenAI-compatible upstream on a real uvicorn socket.
+
+It streams N tokens at a rate, can wait before the first token, stall (hold the stream open
+and silent) after some tokens, fail mid-stream (drop the connection or send an error event),
+or refuse the request. For every request it records when each token was sent and when its
+client hung up.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+import anyio.lowlevel
+
+from server.serve import BackgroundServer, bind
+
+
+@dataclass
+class Script:
+    tokens: int = 5
+    rate: float | None = None  # tokens per second; None = as fast as the socket takes them
+    first_delay: float = 0.0  # seconds before the first token ("prefill")
+    stall_after: int | None = None  # hold the stream open, silent, after this many tokens
+    fail_after: int | None = None  # fail after this many tokens
+    fail_mode: Literal["drop", "error_event"] = "drop"
+    status: int = 200  # anything else refuses the request with an OpenAI-style error
+    finish_reason: str = "stop"
+    usage: bool = True
+
+    def token(self, index: int) -> str:
+        return f"t{index} "
+
+    def text(self, count: int | None = None) -> str:
+        return "".join(self.token(i) for i in range(self.tokens if count is None else count))
+
+
+@dataclass
+class Record:
+    body: dict[str, Any]
+    started: float
+    sent: list[float] = field(default_factory=list)
+    hung_up_at: float | None = None
+    finished: bool = False
+
+    def sent_after(self, moment: float) -> int:
+        return sum(1 for t in self.sent if t > moment)
+
+
+class _Failure(Exception):
+    pass
+
+
+class ScriptedUpstream:
+    def __init__(self) -> None:
+        self.script = Script()
+        self.records: list[Record] = []
+        self._lock = threading.Lock()
+        self._server: BackgroundServer | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> ScriptedUpstream:
+        self._server = BackgroundServer(self, bind("127.0.0.1", 0))  # type: ignore[arg-type]
+        self._server.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop(timeout=5)
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.port}/v1"
+
+    # -- waiting helpers for tests (polling a recorded fact with a deadline) ---------------
+
+    def wait_for(self, predicate: Any, timeout: float = 5.0) -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            time.sleep(0.002)
+        raise TimeoutError("condition not met in time")
+
+    def wait_hung_up(self, index: int = -1, timeout: float = 5.0) -> float:
+        return float(
+            self.wait_for(lambda: len(self.records) > 0 and self.records[index].hung_up_at, timeout)
+        )
+
+    # -- ASGI ----------------------------------------------------------------------------
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["path"] == "/v1/models":
+            await _send_json(send, 200, {"object": "list", "data": [{"id": "scripted"}]})
+            return
+        if scope["path"] != "/v1/chat/completions" or scope["method"] != "POST":
+            await _send_json(send, 404, {"error": {"message": "not found"}})
+            return
+        raw = b""
+        while True:
+            message = await receive()
+            raw += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        script = self.script
+        record = Record(body=json.loads(raw), started=time.perf_counter())
+        with self._lock:
+            self.records.append(record)
+        if script.status != 200:
+            await _send_json(send, script.status, {"error": {"message": "scripted refusal"}})
+            return
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream")],
+            }
+        )
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                record.hung_up_at = time.perf_counter()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(watch)
+            try:
+                await self._stream(script, record, send)
+            except _Failure:
+                raise RuntimeError("scripted upstream dropped the connection") from None
+            record.finished = True
+            tg.cancel_scope.cancel()
+
+    async def _stream(self, script: Script, record: Record, send: Any) -> None:
+        created = int(time.time())
+
+        def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
+            payload = {
+                "id": "chatcmpl-scripted",
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": record.body.get("model", "scripted"),
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                **extra,
+            }
+            return b"data: " + json.dumps(payload).encode() + b"\n\n"
+
+        async def emit(data: bytes) -> None:
+            await send({"type": "http.response.body", "body": data, "more_body": True})
+
+        await emit(chunk({"role": "assistant", "content": ""}))
+        if script.first_delay:
+            await anyio.sleep(script.first_delay)
+        interval = 1.0 / script.rate if script.rate else 0.0
+        next_at = time.perf_counter()
+        for index in range(script.tokens):
+            if script.stall_after is not None and index >= script.stall_after:
+                await anyio.sleep_forever()
+            if script.fail_after is not None and index >= script.fail_after:
+                if script.fail_mode == "error_event":
+                    await emit(b'data: {"error": {"message": "scripted failure"}}\n\n')
+                    await anyio.sleep_forever()
+                raise _Failure()
+            if interval:
+                next_at += interval
+                delay = next_at - time.perf_counter()
+                if delay > 0:
+                    await anyio.sleep(delay)
+            else:
+                await anyio.lowlevel.checkpoint()
+            await emit(chunk({"content": script.token(index)}))
+            record.sent.append(time.perf_counter())
+        if script.stall_after is not None:
+            await anyio.sleep_forever()
+        usage = {
+            "prompt_tokens": 7,
+            "completion_tokens": script.tokens,
+            "total_tokens": 7 + script.tokens,
+        }
+        await emit(chunk({}, script.finish_reason))
+        if script.usage:
+            await emit(b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n")
+        await emit(b"data: [DONE]\n\n")
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _send_json(send: Any, status: int, payload: dict[str, Any]) -> None:
+    body = json.dumps(payload).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
