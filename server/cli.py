@@ -30,12 +30,19 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def port_number(text: str) -> int:
+    port = int(text)
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port (0-65535)")
+    return port
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="parley-server", description="Parley's chat server, headless."
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback)")
-    parser.add_argument("--port", type=int, default=0, help="port (0 picks a free one)")
+    parser.add_argument("--port", type=port_number, default=0, help="port (0 picks a free one)")
     parser.add_argument("--token", help="API token (default: $PARLEY_TOKEN, else a random one)")
     add_backend_arguments(parser)
     return parser
@@ -75,10 +82,12 @@ def main(argv: list[str] | None = None) -> int:
     token = supplied or new_token()
     try:
         settings = settings_from_args(args, token=token)
-        sock = bind(settings.host, settings.port)
-    except UsageError as exc:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+    except (UsageError, OSError) as exc:
         print(f"parley-server: {exc}", file=sys.stderr)
         return 2
+    try:
+        sock = bind(settings.host, settings.port)
     except OSError as exc:
         print(f"parley-server: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 2

@@ -156,3 +156,27 @@ class SSEStream:
     def close(self) -> None:
         self._response.close()
         self._conn.close()
+
+
+def raw_exchange(port: int, data: bytes, timeout: float = 5.0) -> tuple[int, bytes]:
+    """Send raw bytes (what an HTTP client would refuse to send); return (status, body).
+
+    The request should say `Connection: close` (or be HTTP/1.0): this reads until the server
+    closes. It does not half-close its side, which a server may take for a hang-up.
+    """
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(data)
+        received = b""
+        while True:
+            try:
+                piece = sock.recv(65536)
+            except ConnectionResetError:
+                break
+            if not piece:
+                break
+            received += piece
+    if not received:
+        return 0, b""
+    head, _, body = received.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    return status, body

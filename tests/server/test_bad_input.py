@@ -1,0 +1,167 @@
+"""Bad input over real sockets: a clear 4xx, no traceback, nothing stored, server still serving."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from server.settings import Limits
+from tests.support.client import raw_exchange
+from tests.support.parley import Parley
+from tests.support.upstream import ScriptedUpstream
+
+LIMIT = 10_000
+
+
+@pytest.fixture
+def small(data_dir: Path, upstream: ScriptedUpstream) -> Iterator[Parley]:
+    server = Parley(data_dir, upstream.base_url, limits=Limits(max_body_bytes=LIMIT)).start()
+    yield server
+    server.stop()
+
+
+def post_raw(
+    server: Parley, path: str, body: bytes, content_type: str = "application/json", extra: str = ""
+) -> tuple[int, bytes]:
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+        f"Authorization: Bearer {server.token}\r\nContent-Type: {content_type}\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n{extra}\r\n"
+    )
+    return raw_exchange(server.port, head.encode() + body)
+
+
+def assert_clean_error(status: int, body: bytes, expected: int) -> None:
+    import json
+
+    assert status == expected, body
+    error = json.loads(body)["error"]
+    assert error["code"] and error["message"]
+    assert b"Traceback" not in body and b'File "' not in body
+
+
+def assert_untouched_and_serving(server: Parley, conversation_id: str | None = None) -> None:
+    if conversation_id is not None:
+        assert server.conversation(conversation_id)["messages"] == []
+    assert server.call("GET", "/healthz").status == 200
+    assert server.call("GET", "/api/status").json()["active_turns"] == 0
+
+
+BAD_BODIES = [
+    (b"{not json", 400),
+    (b'{"content": "x"', 400),
+    (b"", 400),
+    (b"\xff\xfe{}", 400),
+    (b'{"content": "caf\xe9"}', 400),
+    (b"[1, 2]", 400),
+    (b'"just a string"', 400),
+    (b'{"content": NaN}', 400),
+    (b'{"content": Infinity}', 400),
+    (b'{"content": 12}', 400),
+    (b'{"content": null}', 400),
+    (b'{"content": ""}', 400),
+    (b'{"content": "   "}', 400),
+    (b'{"content": "\\ud800 lone"}', 400),
+    (b'{"content": "nul \\u0000 inside"}', 400),
+    (b'{"content": "ok", "model": 5}', 400),
+    (b'{"content": "ok", "model": "no-such-model"}', 404),
+    (b"[" * 5000 + b"]" * 5000, 400),
+]
+
+
+@pytest.mark.parametrize(("body", "expected"), BAD_BODIES)
+def test_bad_message_bodies(small: Parley, body: bytes, expected: int) -> None:
+    conversation_id = small.new_conversation()
+    status, reply = post_raw(small, f"/api/conversations/{conversation_id}/messages", body)
+    assert_clean_error(status, reply, expected)
+    assert_untouched_and_serving(small, conversation_id)
+
+
+def test_wrong_content_type_is_415(small: Parley) -> None:
+    conversation_id = small.new_conversation()
+    for content_type in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data"):
+        status, reply = post_raw(
+            small,
+            f"/api/conversations/{conversation_id}/messages",
+            b'{"content": "hi"}',
+            content_type,
+        )
+        assert_clean_error(status, reply, 415)
+    status, reply = post_raw(small, "/api/conversations", b"{}", "text/plain")
+    assert_clean_error(status, reply, 415)
+    assert_untouched_and_serving(small, conversation_id)
+
+
+def test_declared_oversized_body_is_413(small: Parley) -> None:
+    conversation_id = small.new_conversation()
+    body = b'{"content": "' + b"a" * (LIMIT + 10) + b'"}'
+    status, reply = post_raw(small, f"/api/conversations/{conversation_id}/messages", body)
+    assert_clean_error(status, reply, 413)
+    assert_untouched_and_serving(small, conversation_id)
+
+
+def test_streamed_oversized_body_is_413(small: Parley) -> None:
+    conversation_id = small.new_conversation()
+    piece = b"a" * 4096
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for _ in range(5)) + b"0\r\n\r\n"
+    head = (
+        f"POST /api/conversations/{conversation_id}/messages HTTP/1.1\r\n"
+        f"Host: 127.0.0.1:{small.port}\r\nAuthorization: Bearer {small.token}\r\n"
+        "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    )
+    status, reply = raw_exchange(small.port, head.encode() + chunks)
+    assert_clean_error(status, reply, 413)
+    assert_untouched_and_serving(small, conversation_id)
+
+
+def test_unknown_ids_are_404(small: Parley) -> None:
+    for method, path, body in [
+        ("GET", "/api/conversations/nope", None),
+        ("PATCH", "/api/conversations/nope", {"title": "x"}),
+        ("DELETE", "/api/conversations/nope", None),
+        ("POST", "/api/conversations/nope/messages", {"content": "hi"}),
+    ]:
+        reply = small.call(method, path, json_body=body)
+        assert_clean_error(reply.status, reply.body, 404)
+    assert_untouched_and_serving(small)
+
+
+def test_unknown_route_and_method_are_json_errors(small: Parley) -> None:
+    reply = small.call("GET", "/api/nothing-here")
+    assert_clean_error(reply.status, reply.body, 404)
+    reply = small.call("PUT", "/api/conversations")
+    assert_clean_error(reply.status, reply.body, 405)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"title": 5}',
+        b'{"system": ["x"]}',
+        b'{"title": "' + b"t" * 600 + b'"}',
+        b'{"title": "\\u0000"}',
+    ],
+)
+def test_bad_conversation_fields_are_400(small: Parley, body: bytes) -> None:
+    status, reply = post_raw(small, "/api/conversations", body)
+    assert_clean_error(status, reply, 400)
+    assert small.call("GET", "/api/conversations").json()["conversations"] == []
+
+
+def test_rename_needs_a_title(small: Parley) -> None:
+    conversation_id = small.new_conversation(title="keep")
+    for body in ({}, {"title": None}, {"title": 3}):
+        reply = small.call("PATCH", f"/api/conversations/{conversation_id}", json_body=body)
+        assert_clean_error(reply.status, reply.body, 400)
+    assert small.conversation(conversation_id)["title"] == "keep"
+
+
+def test_search_with_nul_or_surrogate_is_400(small: Parley) -> None:
+    for query in ("%00", "%ED%A0%80"):
+        reply = small.call("GET", f"/api/conversations?q={query}")
+        assert reply.status in (200, 400), reply.body
+        if reply.status == 400:
+            assert_clean_error(reply.status, reply.body, 400)
+    assert_untouched_and_serving(small)

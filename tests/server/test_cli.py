@@ -1,0 +1,93 @@
+"""`parley-server`'s command line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.client import request
+from tests.support.process import ServerProcess
+from tests.support.upstream import ScriptedUpstream
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "server", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={k: v for k, v in os.environ.items() if k != "PARLEY_TOKEN"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--upstream", "http://127.0.0.1:1/v1"], "go together"),
+        (["--upstream", "ftp://x", "--upstream-model", "m"], "http(s) URL"),
+        (
+            [
+                "--upstream",
+                "http://x/v1",
+                "--upstream-model",
+                "m",
+                "--upstream-key-env",
+                "NO_SUCH_VAR_X",
+            ],
+            "NO_SUCH_VAR_X is not set",
+        ),
+        (["--port", "99999"], "not a port"),
+    ],
+)
+def test_bad_flags_exit_2_with_a_message(tmp_path: Path, args: list[str], message: str) -> None:
+    result = run_cli("--data-dir", str(tmp_path), *args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unusable_data_dir_exits_2(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    result = run_cli("--data-dir", str(blocker / "data"))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr and "a-file" in result.stderr
+
+
+def test_port_in_use_exits_2(tmp_path: Path) -> None:
+    from server.serve import bind
+
+    taken = bind("127.0.0.1", 0)
+    try:
+        result = run_cli("--data-dir", str(tmp_path), "--port", str(taken.getsockname()[1]))
+    finally:
+        taken.close()
+    assert result.returncode == 2
+    assert "cannot listen" in result.stderr
+
+
+@pytest.mark.slow
+def test_generated_token_is_printed_once_and_works(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    process = ServerProcess(tmp_path, upstream.base_url)
+    process.token = ""  # let the server generate one
+    env_token = os.environ.pop("PARLEY_TOKEN", None)
+    try:
+        process.start()
+        token_line = process.lines.get(timeout=10)
+        assert token_line.startswith("API token (this launch only): ")
+        token = token_line.split(": ", 1)[1].strip()
+        assert len(token) >= 32
+        assert request(process.port, "GET", "/api/status", token=token).status == 200
+        assert request(process.port, "GET", "/api/status", token="x").status == 401
+        process.terminate()
+        assert "".join(process.output).count(token) == 1
+    finally:
+        process.ensure_stopped()
+        if env_token is not None:
+            os.environ["PARLEY_TOKEN"] = env_token

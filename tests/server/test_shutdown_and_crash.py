@@ -1,0 +1,136 @@
+"""Server shutdown and process death in the middle of a reply."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.client import SSEStream, request
+from tests.support.parley import Parley
+from tests.support.process import ServerProcess
+from tests.support.upstream import Script, ScriptedUpstream
+
+
+@pytest.fixture
+def processes() -> Iterator[list[ServerProcess]]:
+    started: list[ServerProcess] = []
+    yield started
+    for process in started:
+        process.ensure_stopped()
+
+
+def start_process(
+    processes: list[ServerProcess], data_dir: Path, upstream: ScriptedUpstream
+) -> ServerProcess:
+    process = ServerProcess(data_dir, upstream.base_url).start()
+    processes.append(process)
+    return process
+
+
+def new_conversation(process: ServerProcess) -> str:
+    reply = request(process.port, "POST", "/api/conversations", token=process.token, json_body={})
+    assert reply.status == 201
+    conversation_id: str = reply.json()["id"]
+    return conversation_id
+
+
+def stored_message(db_path: Path, message_id: str) -> dict[str, object]:
+    conn = sqlite3.connect(db_path)
+    conn.row_factory = sqlite3.Row
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        row = conn.execute("SELECT * FROM messages WHERE id = ?", (message_id,)).fetchone()
+        return dict(row)
+    finally:
+        conn.close()
+
+
+def test_graceful_stop_mid_reply_saves_it_as_shutdown(
+    data_dir: Path, upstream: ScriptedUpstream
+) -> None:
+    upstream.script = Script(tokens=100, stall_after=3)
+    server = Parley(data_dir, upstream.base_url).start()
+    conversation_id = server.new_conversation()
+    stream = server.send(conversation_id)
+    delivered = stream.read_until(lambda text: text == "t0 t1 t2 ")
+
+    stopper = threading.Thread(target=server.stop)
+    stopper.start()
+    stream.read_all()  # the stream ends properly: a final chunk, then [DONE]
+    stopper.join(20)
+    assert not stopper.is_alive()
+    assert stream.final["parley"] == {"status": "interrupted", "ended_by": "shutdown"}
+    assert stream.events[-1] == "[DONE]"
+    upstream.wait_hung_up()
+
+    reopened = Parley(data_dir, upstream.base_url).start()
+    try:
+        message = reopened.message(conversation_id, stream.first["message_id"])
+        assert message["content"] == delivered
+        assert (message["status"], message["ended_by"]) == ("interrupted", "shutdown")
+        assert message["completed_at"] is not None
+    finally:
+        reopened.stop()
+
+
+@pytest.mark.slow
+def test_sigterm_mid_reply_saves_it_as_shutdown(
+    data_dir: Path, upstream: ScriptedUpstream, processes: list[ServerProcess]
+) -> None:
+    upstream.script = Script(tokens=100, stall_after=2)
+    process = start_process(processes, data_dir, upstream)
+    conversation_id = new_conversation(process)
+    stream = SSEStream(
+        process.port,
+        f"/api/conversations/{conversation_id}/messages",
+        {"content": "hi"},
+        process.token,
+    )
+    delivered = stream.read_until(lambda text: text == "t0 t1 ")
+
+    process.terminate()
+    stream.read_all()
+    assert stream.final["parley"]["ended_by"] == "shutdown"
+    message = stored_message(data_dir / "parley.sqlite3", stream.first["message_id"])
+    assert message["content"] == delivered
+    assert (message["status"], message["ended_by"]) == ("interrupted", "shutdown")
+    assert "API token" not in "".join(process.output)  # a supplied token is never printed
+    assert process.token not in "".join(process.output)
+
+
+@pytest.mark.slow
+def test_kill_9_mid_reply_then_restart_marks_it_crash_and_keeps_the_text(
+    data_dir: Path, upstream: ScriptedUpstream, processes: list[ServerProcess]
+) -> None:
+    upstream.script = Script(tokens=100, stall_after=5)
+    process = start_process(processes, data_dir, upstream)
+    conversation_id = new_conversation(process)
+    stream = SSEStream(
+        process.port,
+        f"/api/conversations/{conversation_id}/messages",
+        {"content": "hi"},
+        process.token,
+    )
+    delivered = stream.read_until(lambda text: text == "t0 t1 t2 t3 t4 ")
+    message_id = stream.first["message_id"]
+    db_path = data_dir / "parley.sqlite3"
+    upstream.wait_for(lambda: stored_message(db_path, message_id)["content"] == delivered)
+
+    process.kill()
+    stream.close()
+    restarted = start_process(processes, data_dir, upstream)
+    reply = request(
+        restarted.port, "GET", f"/api/conversations/{conversation_id}", token=restarted.token
+    )
+    messages = {m["id"]: m for m in reply.json()["messages"]}
+    assert messages[stream.first["user_message_id"]]["content"] == "hi"
+    message = messages[message_id]
+    assert message["content"] == delivered
+    assert (message["status"], message["ended_by"]) == ("interrupted", "crash")
+    assert message["completed_at"] is not None
+    assert stored_message(db_path, message_id)["status"] == "interrupted"  # integrity ok too
+    restarted.terminate()

@@ -1,0 +1,116 @@
+"""The SQLite store: durability settings, atomic migrations, crash recovery."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from server import migrations
+from server.db import connect
+from server.errors import StorageError
+from server.store import Ending, Store, fts_query
+
+
+def test_connection_uses_wal_and_normal_sync(tmp_path: Path) -> None:
+    conn = connect(tmp_path / "db.sqlite3")
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+        assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        names = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
+        assert names == {name for name, _ in migrations.MIGRATIONS}
+    finally:
+        conn.close()
+
+
+def test_a_failing_migration_leaves_no_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE half_done (x)")
+        raise sqlite3.OperationalError("disk I/O error (simulated)")
+
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, ("0099_broken", broken)])
+    with pytest.raises(sqlite3.OperationalError):
+        connect(tmp_path / "db.sqlite3")
+    conn = sqlite3.connect(tmp_path / "db.sqlite3")
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    applied = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
+    conn.close()
+    assert "half_done" not in tables
+    assert "0099_broken" not in applied and "0001_initial_schema" in applied
+
+
+def test_a_database_from_a_newer_parley_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    connect(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO schema_migrations VALUES ('9999_future', 0)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StorageError, match="newer Parley"):
+        connect(path)
+
+
+def test_open_marks_streaming_replies_as_crashed_and_keeps_their_text(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = Store(tmp_path / "db.sqlite3")
+        assert await store.open() == 0
+        conversation = await store.create_conversation("", None, None)
+        opened = await store.open_turn(conversation["id"], "question", "m")
+        assert opened is not None
+        message_id = opened.assistant_message["id"]
+        store.checkpoint(message_id, "partial ans")
+        await store.close()  # no settle: as if the process died
+
+        again = Store(tmp_path / "db.sqlite3")
+        assert await again.open() == 1
+        loaded = await again.get_conversation(conversation["id"])
+        assert loaded is not None
+        reply = loaded["messages"][1]
+        assert (reply["content"], reply["status"], reply["ended_by"]) == (
+            "partial ans",
+            "interrupted",
+            "crash",
+        )
+        assert reply["completed_at"] is not None
+        await again.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_late_checkpoint_never_overwrites_the_final_text(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = Store(tmp_path / "db.sqlite3")
+        await store.open()
+        conversation = await store.create_conversation("", None, None)
+        opened = await store.open_turn(conversation["id"], "q", "m")
+        assert opened is not None
+        message_id = opened.assistant_message["id"]
+        await store.finish(message_id, Ending("final", "completed", None, None, None, 1.0))
+        store.checkpoint(message_id, "stale")
+        loaded = await store.get_conversation(conversation["id"])
+        assert loaded is not None
+        assert loaded["messages"][1]["content"] == "final"
+        await store.close()
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("typed", "query"),
+    [
+        ("potato", '"potato"*'),
+        ("hot potato", '"hot"* "potato"*'),
+        ('say "hi"', '"say"* "hi"*'),
+        ("NEAR(a b)", '"NEAR"* "a"* "b"*'),
+        ("***", None),
+        ("", None),
+        ("café", '"café"*'),
+    ],
+)
+def test_fts_query_is_words_as_prefixes(typed: str, query: str | None) -> None:
+    assert fts_query(typed) == query

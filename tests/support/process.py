@@ -1,0 +1,72 @@
+"""`parley-server` as a real subprocess: start, read its URL line, signal or kill it."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from tests.support.parley import MODEL, TOKEN
+
+URL_LINE = re.compile(r"listening on http://127\.0\.0\.1:(\d+)")
+
+
+class ServerProcess:
+    def __init__(self, data_dir: Path, upstream_url: str, *extra: str) -> None:
+        self.data_dir = data_dir
+        self.args = [
+            sys.executable, "-m", "server", "--port", "0", "--data-dir", str(data_dir),
+            "--upstream", upstream_url, "--upstream-model", MODEL, *extra,
+        ]  # fmt: skip
+        self.token = TOKEN
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.output: list[str] = []
+        self.proc: subprocess.Popen[str] | None = None
+        self.port = 0
+
+    def start(self, timeout: float = 30.0) -> ServerProcess:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env.pop("PARLEY_TOKEN", None)
+        if self.token:
+            env["PARLEY_TOKEN"] = self.token
+        self.proc = subprocess.Popen(
+            self.args,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
+        threading.Thread(target=self._pump, daemon=True).start()
+        while True:
+            line = self.lines.get(timeout=timeout)
+            match = URL_LINE.search(line)
+            if match:
+                self.port = int(match.group(1))
+                return self
+
+    def _pump(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.output.append(line)
+            self.lines.put(line)
+        self.proc.stdout.close()
+
+    def terminate(self, timeout: float = 20.0) -> int:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout)
+
+    def kill(self) -> int:
+        assert self.proc is not None
+        self.proc.kill()
+        return self.proc.wait(10)
+
+    def ensure_stopped(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
