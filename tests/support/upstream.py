@@ -105,6 +105,9 @@ class ScriptedUpstream:
                 elif message["type"] == "lifespan.shutdown":
                     await send({"type": "lifespan.shutdown.complete"})
                     return
+        if scope["path"] in ("/_script", "/_records"):
+            await self._control(scope, receive, send)
+            return
         if scope["path"] == "/v1/models":
             await _send_json(send, 200, {"object": "list", "data": [{"id": "scripted"}]})
             return
@@ -146,6 +149,31 @@ class ScriptedUpstream:
                 raise RuntimeError("scripted upstream dropped the connection") from None
             record.finished = True
             tg.cancel_scope.cancel()
+
+    async def _control(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """For benchmarks that run the upstream in its own process: set the script, read records."""
+        if scope["path"] == "/_script":
+            raw = b""
+            while True:
+                message = await receive()
+                raw += message.get("body", b"")
+                if not message.get("more_body"):
+                    break
+            self.script = Script(**json.loads(raw))
+            with self._lock:
+                self.records.clear()
+            await _send_json(send, 200, {"ok": True})
+            return
+        records = [
+            {
+                "sent": r.sent,
+                "hung_up_at": r.hung_up_at,
+                "finished": r.finished,
+                "started": r.started,
+            }
+            for r in self.records
+        ]
+        await _send_json(send, 200, {"records": records})
 
     async def _stream(self, script: Script, record: Record, send: Any) -> None:
         created = int(time.time())
@@ -210,3 +238,20 @@ async def _send_json(send: Any, status: int, payload: dict[str, Any]) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+def main() -> None:
+    """Run the scripted upstream alone (benchmarks): print its base URL, serve until killed."""
+    import sys
+
+    import uvicorn
+
+    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    sock = bind("127.0.0.1", port)
+    print(f"http://127.0.0.1:{sock.getsockname()[1]}/v1", flush=True)
+    config = uvicorn.Config(ScriptedUpstream(), log_level="warning", lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""Processes for benchmarks: the scripted upstream and parley-server, each in its own process.
+
+Separate processes keep the client, Parley and the upstream from sharing one GIL, so the
+figures compare Parley's relay with a direct connection fairly. time.perf_counter() is
+CLOCK_MONOTONIC on Linux, so timestamps compare across these processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.support.client import SSEStream, request
+
+TOKEN = "bench-token-0123456789abcdef"
+
+
+@dataclass
+class Upstream:
+    base_url: str
+    port: int
+
+    def script(self, **script: Any) -> None:
+        reply = request(self.port, "POST", "/_script", json_body=script)
+        assert reply.status == 200, reply.body
+
+    def records(self) -> list[dict[str, Any]]:
+        records: list[dict[str, Any]] = request(self.port, "GET", "/_records").json()["records"]
+        return records
+
+    def wait_record(self, predicate: Any, timeout: float = 10.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            records = self.records()
+            if records and predicate(records[-1]):
+                return records[-1]
+            time.sleep(0.002)
+        raise TimeoutError("upstream record not as expected")
+
+    def stream(self, content: str = "hi") -> SSEStream:
+        body = {
+            "model": "scripted",
+            "messages": [{"role": "user", "content": content}],
+            "stream": True,
+        }
+        return SSEStream(self.port, "/v1/chat/completions", body, TOKEN)
+
+
+@dataclass
+class ParleyProcess:
+    port: int
+
+    def call(self, method: str, path: str, body: Any = None) -> Any:
+        reply = request(self.port, method, path, token=TOKEN, json_body=body)
+        assert reply.status < 300, reply.body
+        return reply.json() if reply.body else None
+
+    def new_conversation(self) -> str:
+        conversation_id: str = self.call("POST", "/api/conversations", {})["id"]
+        return conversation_id
+
+    def stream(self, conversation_id: str, content: str = "hi") -> SSEStream:
+        return SSEStream(
+            self.port, f"/api/conversations/{conversation_id}/messages", {"content": content}, TOKEN
+        )
+
+    def wait_idle(self, timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            status = self.call("GET", "/api/status")
+            if status["active_turns"] == 0 and not any(m["in_use"] for m in status["models"]):
+                return
+            time.sleep(0.002)
+        raise TimeoutError("parley still busy")
+
+
+def _spawn(args: list[str]) -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PARLEY_TOKEN": TOKEN}
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    return proc, line.strip()
+
+
+@contextmanager
+def processes() -> Iterator[tuple[Upstream, ParleyProcess]]:
+    root = Path(__file__).resolve().parent.parent
+    os.chdir(root)
+    up_proc, base_url = _spawn([sys.executable, "-m", "tests.support.upstream"])
+    upstream = Upstream(base_url, int(base_url.rsplit(":", 1)[1].split("/")[0]))
+    with tempfile.TemporaryDirectory() as data_dir:
+        parley_proc, line = _spawn(
+            [sys.executable, "-m", "server", "--data-dir", data_dir, "--upstream", base_url,
+             "--upstream-model", "scripted"]
+        )  # fmt: skip
+        port = int(line.rsplit(":", 1)[1])
+        try:
+            yield upstream, ParleyProcess(port)
+        finally:
+            for proc in (parley_proc, up_proc):
+                proc.terminate()
+                proc.wait(20)
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return {
+        "n": len(values),
+        "p50": statistics.median(ordered),
+        "p95": p95,
+        "max": ordered[-1],
+        "mean": statistics.fmean(ordered),
+    }
+
+
+def show(title: str, figures: dict[str, Any]) -> None:
+    print(f"{title}: {json.dumps(figures)}")
