@@ -55,8 +55,12 @@ class ChunkWriter:
             **extra,
         }
 
-    def final(self, ending: Ending, finish_reason: str | None) -> dict[str, Any]:
+    def final(
+        self, ending: Ending, finish_reason: str | None, save_error: str | None = None
+    ) -> dict[str, Any]:
         parley: dict[str, Any] = {"status": ending.status, "ended_by": ending.ended_by}
+        if save_error is not None:
+            parley["save_error"] = save_error
         extra: dict[str, Any] = {"usage": ending.usage, "parley": parley}
         if ending.error is not None:
             parley["error"] = ending.error
@@ -105,6 +109,7 @@ class RunEventStream(Response):
             if isinstance(item, str):
                 body = encode(self.writer.chunk({"content": item}))
             else:
-                body = encode(self.writer.final(item, self.run.finish_reason)) + DONE
+                final = self.writer.final(item, self.run.finish_reason, self.run.save_error)
+                body = encode(final) + DONE
             await send({"type": "http.response.body", "body": body, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})

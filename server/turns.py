@@ -73,6 +73,7 @@ class Run:
         self.stop_reason: EndedBy | None = None
         self.ending: Ending | None = None
         self.finish_reason: FinishReason | None = None
+        self.save_error: str | None = None
         self._sink = sink
         self._limits = limits
         self._on_done = on_done
@@ -152,10 +153,13 @@ class Run:
                         else:
                             finished = event
         except BackendError as exc:
-            error = str(exc)
+            # An error raised while the run was already being stopped is part of stopping.
+            if self.stop_reason is None:
+                error = str(exc)
         except Exception as exc:
             log.exception("run %s failed", self.id)
-            error = f"internal error: {type(exc).__name__}"
+            if self.stop_reason is None:
+                error = f"internal error: {type(exc).__name__}"
         finally:
             # Reached by every ending; also when the run task itself is cancelled (server
             # shutdown): the settle must still write, so it is shielded.
@@ -203,7 +207,13 @@ class Run:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-            self.ending = self._ending(finished, error)
+            try:
+                self.ending = self._ending(finished, error)
+            except Exception:
+                log.exception("run %s: could not describe its ending", self.id)
+                self.ending = Ending(
+                    self.text, "error", "error", "internal error", None, time.time()
+                )
             await self._write_final(self.ending)
         except Exception:
             log.exception("run %s: settle failed", self.id)
@@ -250,7 +260,7 @@ class Run:
 
     def _usage(self, reported: Usage | None) -> Usage:
         usage: Usage = dict(reported or {})
-        if "completion_tokens" not in usage:
+        if not isinstance(usage.get("completion_tokens"), int):
             usage["completion_tokens"] = len(self.parts)
             usage["completion_tokens_estimated"] = True
         if self._started_at is not None and self._first_token_at is not None:
@@ -265,9 +275,12 @@ class Run:
         for attempt in range(1, FINAL_WRITE_ATTEMPTS + 1):
             try:
                 await self._sink.finish(ending)
+                self.save_error = None
                 return
             except StorageError as exc:
                 log.error("run %s: final write failed (attempt %d): %s", self.id, attempt, exc)
+                # The last checkpoint stays on disk; the next start marks it interrupted.
+                self.save_error = str(exc)
                 if attempt < FINAL_WRITE_ATTEMPTS:
                     await anyio.sleep(0.2 * attempt)
 

@@ -1,0 +1,165 @@
+"""The Run itself, with in-process backends: settle once, shielded, lease held until work stops."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import AsyncGenerator
+
+import anyio
+import pytest
+
+from server.errors import StorageError
+from server.models.base import ChatRequest, StopSignal, StreamEnd, StreamEvent, TextDelta
+from server.models.registry import ModelEntry
+from server.settings import Limits
+from server.store import Ending
+from server.turns import Run
+
+
+class ThreadBackend:
+    """Generates in a worker thread, like llama.cpp: checks the stop flag per token."""
+
+    name = "threaded"
+    kind = "test"
+    state = "ready"
+    state_error = None
+
+    def __init__(self, tokens: int, per_token: float, linger_after_stop: float = 0.0) -> None:
+        self.tokens = tokens
+        self.per_token = per_token
+        self.linger_after_stop = linger_after_stop
+        self.thread_exited = threading.Event()
+        self.generated_after_stop = 0
+
+    async def stream(
+        self, request: ChatRequest, signal: StopSignal
+    ) -> AsyncGenerator[StreamEvent, None]:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[str | None] = asyncio.Queue()
+
+        def work() -> None:
+            try:
+                for index in range(self.tokens):
+                    if signal.requested:
+                        time.sleep(self.linger_after_stop)  # a stubborn worker
+                        return
+                    time.sleep(self.per_token)
+                    loop.call_soon_threadsafe(queue.put_nowait, f"w{index} ")
+                loop.call_soon_threadsafe(queue.put_nowait, None)
+            finally:
+                self.thread_exited.set()
+                signal.confirm_stopped()
+
+        threading.Thread(target=work, daemon=True).start()
+        while True:
+            item = await queue.get()
+            if item is None:
+                break
+            yield TextDelta(item)
+        yield StreamEnd("stop")
+
+    async def aclose(self) -> None:
+        pass
+
+
+class CountingSink:
+    def __init__(self, failures: int = 0) -> None:
+        self.finishes: list[Ending] = []
+        self.checkpoints: list[str] = []
+        self.failures = failures
+
+    def checkpoint(self, text: str) -> None:
+        self.checkpoints.append(text)
+
+    async def finish(self, ending: Ending) -> None:
+        if self.failures:
+            self.failures -= 1
+            raise StorageError("database is locked (simulated)")
+        self.finishes.append(ending)
+
+
+def make_run(backend: ThreadBackend, sink: CountingSink, stop_timeout: float = 5.0) -> Run:
+    entry = ModelEntry(backend)  # type: ignore[arg-type]
+    limits = Limits(stop_timeout=stop_timeout, checkpoint_interval=0.05)
+    return Run("r1", entry, ChatRequest(messages=[]), sink, limits, lambda run: None)
+
+
+def test_lease_is_held_until_a_stubborn_worker_really_returns() -> None:
+    async def scenario() -> None:
+        backend = ThreadBackend(tokens=1000, per_token=0.01, linger_after_stop=0.5)
+        sink = CountingSink()
+        run = make_run(backend, sink, stop_timeout=0.1)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run.life)
+            while len(run.parts) < 3:
+                await asyncio.sleep(0.005)
+            run.stop("client_hangup")
+            await run.wait_done()
+            # Settled after the bounded wait, but the worker still runs: the model stays leased.
+            assert run.ending is not None and run.ending.status == "interrupted"
+            assert not backend.thread_exited.is_set()
+            assert run.model.lease.in_use
+            while not backend.thread_exited.is_set():
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.01)
+            assert not run.model.lease.in_use
+        assert len(sink.finishes) == 1
+
+    asyncio.run(scenario())
+
+
+def test_stop_races_with_completion_and_settles_once() -> None:
+    async def scenario() -> None:
+        backend = ThreadBackend(tokens=5, per_token=0.001)
+        sink = CountingSink()
+        run = make_run(backend, sink)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run.life)
+            for _ in range(200):
+                run.stop("client_hangup")
+                await asyncio.sleep(0)
+            await run.wait_done()
+            for _ in range(5):
+                run.stop("shutdown")
+        assert len(sink.finishes) == 1
+        assert sink.finishes[0].content.startswith("".join(run.parts))
+
+    asyncio.run(scenario())
+
+
+def test_cancelling_the_run_task_itself_still_saves_as_shutdown() -> None:
+    async def scenario() -> None:
+        backend = ThreadBackend(tokens=1000, per_token=0.005)
+        sink = CountingSink()
+        run = make_run(backend, sink)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run.life)
+            while len(run.parts) < 2:
+                await asyncio.sleep(0.005)
+            tg.cancel_scope.cancel()  # what a server shutdown does to leftover tasks
+        assert run.done
+        assert len(sink.finishes) == 1
+        ending = sink.finishes[0]
+        assert (ending.status, ending.ended_by) == ("interrupted", "shutdown")
+        assert ending.content == run.text and len(run.parts) >= 2
+        assert backend.thread_exited.wait(2)
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(("failures", "saved"), [(2, True), (3, False)])
+def test_final_write_is_retried(failures: int, saved: bool) -> None:
+    async def scenario() -> None:
+        backend = ThreadBackend(tokens=3, per_token=0.001)
+        sink = CountingSink(failures=failures)
+        run = make_run(backend, sink)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run.life)
+            await run.wait_done()
+        assert (len(sink.finishes) == 1) is saved
+        assert (run.save_error is None) is saved
+        assert not run.model.lease.in_use
+
+    asyncio.run(scenario())
