@@ -14,9 +14,10 @@ from starlette.responses import JSONResponse, Response
 
 from server.errors import ApiError, StorageError, UnavailableError
 from server.models.base import ChatBackend
+from server.models.factory import local_backend
 from server.models.openai_compat import OpenAICompatBackend
 from server.models.registry import ModelRegistry
-from server.routes import conversations, status
+from server.routes import conversations, openai, status
 from server.security import SecurityMiddleware
 from server.services import Services
 from server.settings import Settings
@@ -27,7 +28,11 @@ log = logging.getLogger(__name__)
 
 
 def default_backends(settings: Settings) -> list[ChatBackend]:
-    return [OpenAICompatBackend(upstream) for upstream in settings.upstreams]
+    """Configured upstreams first (the first is the default), then the local model."""
+    backends: list[ChatBackend] = [OpenAICompatBackend(u) for u in settings.upstreams]
+    if settings.local.enabled:
+        backends.append(local_backend(settings.local))
+    return backends
 
 
 def create_app(settings: Settings, backends: list[ChatBackend] | None = None) -> Starlette:
@@ -41,6 +46,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
         recovered = await store.open()
         if recovered:
             log.warning("marked %d reply(ies) cut by a crash as interrupted", recovered)
+        models.warm_up()
         try:
             async with runs.running():
                 yield
@@ -49,7 +55,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
             await store.close()
 
     app = Starlette(
-        routes=[*status.routes, *conversations.routes],
+        routes=[*status.routes, *conversations.routes, *openai.routes],
         middleware=[
             Middleware(SecurityMiddleware, token=settings.token, bind_host=settings.host),
         ],

@@ -11,7 +11,13 @@ from pathlib import Path
 
 from server.app import create_app
 from server.serve import ParleyServer, bind, config_for
-from server.settings import Settings, UpstreamSettings, default_data_dir, new_token
+from server.settings import (
+    LocalSettings,
+    Settings,
+    UpstreamSettings,
+    default_data_dir,
+    new_token,
+)
 
 
 class UsageError(Exception):
@@ -21,6 +27,9 @@ class UsageError(Exception):
 def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags shared by `parley-server` and the desktop app's `parley`."""
     parser.add_argument("--data-dir", type=Path, help="where conversations are stored")
+    parser.add_argument(
+        "--gguf", type=Path, metavar="PATH", help="a GGUF model to run locally (default: bundled)"
+    )
     parser.add_argument("--upstream", metavar="BASE_URL", help="OpenAI-compatible base URL (…/v1)")
     parser.add_argument("--upstream-model", metavar="NAME", help="model name at the upstream")
     parser.add_argument(
@@ -70,6 +79,7 @@ def settings_from_args(args: argparse.Namespace, *, token: str) -> Settings:
         port=args.port,
         token=token,
         upstreams=upstreams_from_args(args),
+        local=LocalSettings(gguf=args.gguf.expanduser() if args.gguf else None),
     )
 
 
@@ -83,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = settings_from_args(args, token=token)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
+        if args.gguf and not args.gguf.expanduser().is_file():
+            raise UsageError(f"--gguf: no file at {args.gguf}")
     except (UsageError, OSError) as exc:
         print(f"parley-server: {exc}", file=sys.stderr)
         return 2

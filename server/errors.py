@@ -13,7 +13,7 @@ class ParleyError(Exception):
 
 
 class ApiError(ParleyError):
-    """An error reported to the client as `{"error": {"code", "message", "type"}}`."""
+    """An error reported to the client as `{"error": {"code", "message", "type", "param"}}`."""
 
     status = 500
     code = "internal_error"
@@ -25,8 +25,11 @@ class ApiError(ParleyError):
         if code is not None:
             self.code = code
 
-    def to_json(self) -> dict[str, dict[str, str]]:
-        return {"error": {"code": self.code, "message": self.message, "type": self.type}}
+    def to_json(self) -> dict[str, dict[str, str | None]]:
+        # OpenAI's error shape, so OpenAI clients show the message.
+        return {
+            "error": {"code": self.code, "message": self.message, "type": self.type, "param": None}
+        }
 
 
 class BadRequestError(ApiError):

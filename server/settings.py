@@ -52,12 +52,24 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class LocalSettings:
+    """The in-process llama.cpp model. `gguf=None` means the bundled SmolLM2-135M-Instruct."""
+
+    enabled: bool = True
+    gguf: Path | None = None
+    n_ctx: int = 4096
+    n_threads: int = 1
+    n_threads_batch: int = 2
+
+
+@dataclass(frozen=True)
 class Settings:
     data_dir: Path = field(default_factory=default_data_dir)
     host: str = "127.0.0.1"
     port: int = 0
     token: str = field(default_factory=new_token)
     upstreams: tuple[UpstreamSettings, ...] = ()
+    local: LocalSettings = field(default_factory=LocalSettings)
     limits: Limits = field(default_factory=Limits)
 
     @property

@@ -20,10 +20,10 @@ import anyio
 import anyio.abc
 
 from server.errors import BackendError, ConflictError, NotFoundError, StorageError, UnavailableError
-from server.models.base import ChatRequest, StopSignal, StreamEnd, TextDelta
+from server.models.base import ChatRequest, StopSignal, StreamEnd, StreamInfo, TextDelta
 from server.models.registry import ModelEntry
 from server.settings import Limits
-from server.store import Ending, OpenedTurn, Store
+from server.store import Ending, OpenedTurn, Store, new_id
 from server.types import EndedBy, FinishReason, Usage
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,16 @@ class MessageSink:
         await self._store.finish(self._message_id, ending)
 
 
+class NullSink:
+    """A stateless run (the OpenAI-compatible API): the client keeps the history."""
+
+    def checkpoint(self, text: str) -> None:
+        pass
+
+    async def finish(self, ending: Ending) -> None:
+        pass
+
+
 class Run:
     """One reply being generated. Created and driven by RunManager."""
 
@@ -74,6 +84,7 @@ class Run:
         self.ending: Ending | None = None
         self.finish_reason: FinishReason | None = None
         self.save_error: str | None = None
+        self._info: Usage = {}
         self._sink = sink
         self._limits = limits
         self._on_done = on_done
@@ -150,6 +161,8 @@ class Run:
                     async for event in events:
                         if isinstance(event, TextDelta):
                             self._append(event.text)
+                        elif isinstance(event, StreamInfo):
+                            self._info.update(event.usage)
                         else:
                             finished = event
         except BackendError as exc:
@@ -259,7 +272,7 @@ class Run:
         return Ending(self.text, "interrupted", self.stop_reason, None, usage, now)
 
     def _usage(self, reported: Usage | None) -> Usage:
-        usage: Usage = dict(reported or {})
+        usage: Usage = {**self._info, **(reported or {})}
         if not isinstance(usage.get("completion_tokens"), int):
             usage["completion_tokens"] = len(self.parts)
             usage["completion_tokens_estimated"] = True
@@ -361,6 +374,11 @@ class RunManager:
             # Shutdown began while the turn was being opened: settle it like the others.
             run.stop("shutdown")
         return run, opened
+
+    def start_stateless(self, model: ModelEntry, request: ChatRequest) -> Run:
+        """A run that saves nothing (the client sent the whole history), same path otherwise."""
+        self._check_open()
+        return self._start(f"chatcmpl-{new_id()}", model, request, NullSink())
 
     def _check_open(self) -> None:
         if self._closing or self._tg is None:

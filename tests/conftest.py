@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.parley import Parley
+from tests.support.parley import Parley, wait_model_ready
 from tests.support.upstream import ScriptedUpstream
 
 
@@ -24,5 +24,14 @@ def data_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def parley(data_dir: Path, upstream: ScriptedUpstream) -> Iterator[Parley]:
     server = Parley(data_dir, upstream.base_url).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def local_parley(data_dir: Path) -> Iterator[Parley]:
+    """Parley on its embedded default: the bundled model, no upstream."""
+    server = Parley(data_dir).start()
+    wait_model_ready(server)
     yield server
     server.stop()

@@ -11,7 +11,7 @@ from typing import Literal, Protocol
 
 from server.types import ChatMessage, FinishReason, Usage
 
-ModelState = Literal["loading", "ready", "error"]
+ModelState = Literal["unloaded", "loading", "ready", "error"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,13 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class StreamInfo:
+    """Facts about the reply known before its end (prompt size, dropped history): kept in usage."""
+
+    usage: Usage
+
+
+@dataclass(frozen=True)
 class StreamEnd:
     """The backend finished the reply on its own (not interrupted, not failed)."""
 
@@ -35,7 +42,7 @@ class StreamEnd:
     usage: Usage | None = None
 
 
-StreamEvent = TextDelta | StreamEnd
+StreamEvent = TextDelta | StreamInfo | StreamEnd
 
 
 class StopSignal:
@@ -112,5 +119,8 @@ class ChatBackend(Protocol):
     def stream(
         self, request: ChatRequest, signal: StopSignal
     ) -> AsyncGenerator[StreamEvent, None]: ...
+
+    def warm_up(self) -> None:
+        """Start getting ready (e.g. load weights) in the background; returns at once."""
 
     async def aclose(self) -> None: ...

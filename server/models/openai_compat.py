@@ -54,6 +54,9 @@ class OpenAICompatBackend:
     def state_error(self) -> str | None:
         return None
 
+    def warm_up(self) -> None:
+        pass  # nothing to load; the upstream is reached on first use
+
     async def aclose(self) -> None:
         await self._client.aclose()
 

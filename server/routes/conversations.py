@@ -8,8 +8,9 @@ from starlette.routing import Route
 
 from server.errors import NotFoundError
 from server.jsonbody import check_text, read_object, text_field
+from server.run_responses import RunEventStream
 from server.services import Services, services
-from server.sse import ChunkWriter, RunEventStream
+from server.sse import ChunkWriter
 from server.types import ConversationJSON
 
 

@@ -103,6 +103,20 @@ class Parley:
                 raise TimeoutError(f"message {message_id} still streaming")
             time.sleep(0.005)
 
+    def wait_for(self, predicate: Any, timeout: float = 10.0) -> Any:
+        """Until `predicate()` is truthy (a server fact, polled with a deadline)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise TimeoutError("condition not met in time")
+            time.sleep(0.005)
+
+    def queue_length(self) -> int:
+        return int(self.status()["models"][0]["queue_length"])
+
     def wait_idle(self, timeout: float = 10.0) -> dict[str, Any]:
         """Until no turn is active and no model is in use or queued."""
         deadline = time.monotonic() + timeout
@@ -114,3 +128,16 @@ class Parley:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"server still busy: {status}")
             time.sleep(0.005)
+
+
+def wait_model_ready(server: Parley, timeout: float = 60.0) -> dict[str, Any]:
+    """Until the default model is loaded (the local model warms up in the background)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        status = server.status()
+        model = next(m for m in status["models"] if m["name"] == status["default_model"])
+        if model["state"] == "ready":
+            return model
+        if model["state"] == "error" or time.monotonic() > deadline:
+            raise AssertionError(f"model not ready: {model}")
+        time.sleep(0.01)

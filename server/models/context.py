@@ -1,0 +1,41 @@
+"""Fitting a conversation into a model's context window: drop the oldest turns, keep the system."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from server.errors import BackendError
+from server.types import ChatMessage
+
+# ChatML wraps each message as "<|im_start|>role\n...<|im_end|>\n".
+MESSAGE_OVERHEAD = 6
+
+
+def fit_to_context(
+    messages: list[ChatMessage], count_tokens: Callable[[str], int], budget: int
+) -> tuple[list[ChatMessage], int, int]:
+    """(the messages that fit in `budget` tokens, how many were dropped, their token count).
+
+    A leading system message is always kept, and so is the last message. Older messages go
+    first; a reply left at the front without its question goes with it. Raises BackendError
+    if even the system message and the last message do not fit.
+    """
+    head = messages[:1] if messages and messages[0]["role"] == "system" else []
+    rest = messages[len(head) :]
+    costs = [count_tokens(m["content"]) + MESSAGE_OVERHEAD for m in rest]
+    total = sum(count_tokens(m["content"]) + MESSAGE_OVERHEAD for m in head) + sum(costs)
+    dropped = 0
+    while total > budget and len(rest) > 1:
+        total -= costs.pop(0)
+        rest.pop(0)
+        dropped += 1
+        if len(rest) > 1 and rest[0]["role"] == "assistant":
+            total -= costs.pop(0)
+            rest.pop(0)
+            dropped += 1
+    if total > budget:
+        raise BackendError(
+            f"the message is too long for the model's context ({total} tokens; "
+            f"at most {budget} fit with room for a reply)"
+        )
+    return head + rest, dropped, total

@@ -1,0 +1,154 @@
+"""The OpenAI-compatible API: `/v1/models` and `/v1/chat/completions`.
+
+Stateless (the client sends the whole history), but every completion is a run on the same
+path as a conversation turn: the model's lease, the real interrupt on hang-up, one settle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from server.errors import BadRequestError
+from server.jsonbody import check_text, number_field, read_object
+from server.models.base import ChatRequest
+from server.run_responses import RunCompletion, RunEventStream, RunResponse
+from server.services import services
+from server.settings import Limits
+from server.sse import ChunkWriter
+from server.types import ChatMessage, Role
+
+MAX_MESSAGES = 10_000
+MAX_TOKENS = 1_000_000
+MAX_STOP_SEQUENCES = 4
+ROLES: dict[str, Role] = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+}
+
+
+@dataclass(frozen=True)
+class CompletionCall:
+    model: str | None
+    stream: bool
+    request: ChatRequest
+
+
+async def list_models(request: Request) -> JSONResponse:
+    entries = services(request).models.entries()
+    data = [
+        {"id": e.name, "object": "model", "created": 0, "owned_by": e.backend.kind} for e in entries
+    ]
+    return JSONResponse({"object": "list", "data": data})
+
+
+async def chat_completions(request: Request) -> RunResponse:
+    svc = services(request)
+    body = await read_object(request, svc.settings.limits.max_body_bytes)
+    call = parse_call(body, svc.settings.limits)
+    model = svc.models.resolve(call.model)
+    run = svc.runs.start_stateless(model, call.request)
+    writer = ChunkWriter(run.id, model.name)
+    if call.stream:
+        return RunEventStream(run, writer, {})
+    return RunCompletion(run, writer)
+
+
+def parse_call(body: dict[str, Any], limits: Limits) -> CompletionCall:
+    """Validate an OpenAI chat-completions body; raises BadRequestError naming the field."""
+    model = body.get("model")
+    if model is not None and not isinstance(model, str):
+        raise BadRequestError("'model' must be a string", code="invalid_field")
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise BadRequestError("'stream' must be true or false", code="invalid_field")
+    n = body.get("n", 1)
+    if n != 1 or isinstance(n, bool):
+        raise BadRequestError("only n = 1 is supported", code="invalid_field")
+    max_tokens = number_field(body, "max_completion_tokens", low=1, high=MAX_TOKENS, integer=True)
+    if max_tokens is None:
+        max_tokens = number_field(body, "max_tokens", low=1, high=MAX_TOKENS, integer=True)
+    temperature = number_field(body, "temperature", low=0, high=2)
+    request = ChatRequest(
+        messages=_messages(body.get("messages"), limits),
+        max_tokens=int(max_tokens) if max_tokens is not None else None,
+        temperature=temperature,
+        stop=_stop(body.get("stop")),
+    )
+    return CompletionCall(model=model or None, stream=stream, request=request)
+
+
+def _messages(value: object, limits: Limits) -> list[ChatMessage]:
+    if not isinstance(value, list) or not value:
+        raise BadRequestError("'messages' must be a non-empty array", code="invalid_field")
+    if len(value) > MAX_MESSAGES:
+        raise BadRequestError(f"at most {MAX_MESSAGES} messages", code="invalid_field")
+    messages: list[ChatMessage] = []
+    for index, item in enumerate(value):
+        where = f"messages[{index}]"
+        if not isinstance(item, dict):
+            raise BadRequestError(f"'{where}' must be an object", code="invalid_field")
+        raw_role = item.get("role")
+        role = ROLES.get(raw_role) if isinstance(raw_role, str) else None
+        if role is None:
+            raise BadRequestError(
+                f"'{where}.role' must be one of {', '.join(ROLES)}", code="invalid_field"
+            )
+        content = _content(item.get("content"), where)
+        if len(content) > limits.max_content_chars:
+            raise BadRequestError(f"'{where}.content' is too long", code="invalid_field")
+        check_text(content, f"{where}.content")
+        messages.append({"role": role, "content": content})
+    if messages[-1]["role"] == "assistant":
+        raise BadRequestError("the last message must not be the assistant's", code="invalid_field")
+    return messages
+
+
+def _content(value: object, where: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        texts = []
+        for part in value:
+            if not (isinstance(part, dict) and part.get("type") == "text"):
+                raise BadRequestError(
+                    f"'{where}.content': only text parts are supported", code="invalid_field"
+                )
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise BadRequestError(
+                    f"'{where}.content' text must be a string", code="invalid_field"
+                )
+            texts.append(text)
+        return "".join(texts)
+    raise BadRequestError(f"'{where}.content' must be a string or text parts", code="invalid_field")
+
+
+def _stop(value: object) -> list[str]:
+    if value is None:
+        return []
+    stops = [value] if isinstance(value, str) else value
+    if (
+        not isinstance(stops, list)
+        or len(stops) > MAX_STOP_SEQUENCES
+        or not all(isinstance(s, str) and 0 < len(s) <= 200 for s in stops)
+    ):
+        raise BadRequestError(
+            f"'stop' must be a string or up to {MAX_STOP_SEQUENCES} non-empty strings",
+            code="invalid_field",
+        )
+    for stop in stops:
+        check_text(stop, "stop")
+    return list(stops)
+
+
+routes = [
+    Route("/v1/models", list_models, methods=["GET"]),
+    Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+]

@@ -1,0 +1,108 @@
+"""ASGI responses that follow a run, and hang up on it when their client goes away.
+
+Plain ASGI responses rather than Starlette's StreamingResponse, so that the hang-up path is
+ours and explicit: a watcher awaits `http.disconnect` the whole time (so a hang-up is noticed
+at once even while nothing is being written, e.g. during a prefill or a stalled upstream)
+and calls the synchronous `run.stop("client_hangup")`. No cleanup lives here: the run
+settles itself on the server loop, outside this request's cancelled scope.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from server.sse import DONE, ChunkWriter, backend_error, encode
+from server.turns import Run
+
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+class RunResponse(Response):
+    def __init__(self, run: Run, writer: ChunkWriter) -> None:
+        super().__init__()
+        self.run = run
+        self.writer = writer
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._watch_disconnect, receive, tg.cancel_scope)
+                await self.respond(send)
+                tg.cancel_scope.cancel()
+        except OSError:
+            pass  # the socket went away mid-write: the same hang-up
+        finally:
+            # Synchronous, so no cancellation can skip it. A no-op once the run has ended.
+            self.run.stop("client_hangup")
+
+    async def _watch_disconnect(self, receive: Receive, scope: anyio.CancelScope) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+        self.run.stop("client_hangup")  # a no-op once the run has ended
+        scope.cancel()
+
+    async def respond(self, send: Send) -> None:
+        raise NotImplementedError
+
+
+class RunEventStream(RunResponse):
+    """The reply as it grows: OpenAI chunks as server-sent events, then `[DONE]`."""
+
+    def __init__(self, run: Run, writer: ChunkWriter, first_extra: dict[str, Any]) -> None:
+        super().__init__(run, writer)
+        self.first_extra = first_extra
+
+    async def respond(self, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+        first = self.writer.chunk({"role": "assistant", "content": ""}, **self.first_extra)
+        await send({"type": "http.response.body", "body": encode(first), "more_body": True})
+        async for item in self.run.follow():
+            if isinstance(item, str):
+                body = encode(self.writer.chunk({"content": item}))
+            else:
+                final = self.writer.final(item, self.run.finish_reason, self.run.save_error)
+                body = encode(final) + DONE
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class RunCompletion(RunResponse):
+    """The whole reply as one `chat.completion` JSON, once the run has ended."""
+
+    async def respond(self, send: Send) -> None:
+        await self.run.wait_done()
+        ending = self.run.ending
+        if ending is None:  # wait_done returns only after the settle set it
+            return
+        status = 200
+        payload: dict[str, Any] = self.writer.completion(ending, self.run.finish_reason)
+        if ending.status == "error":
+            status, payload = 502, {"error": backend_error(ending.error or "the model failed")}
+        elif ending.status == "interrupted":
+            status = 503
+            payload = {
+                "error": {
+                    "code": "interrupted",
+                    "message": f"the reply was interrupted ({ending.ended_by})",
+                    "type": "server_error",
+                    "param": None,
+                }
+            }
+        body = json.dumps(payload, ensure_ascii=False).encode()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
