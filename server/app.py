@@ -43,11 +43,11 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        recovered = await store.open()
-        if recovered:
-            log.warning("marked %d reply(ies) cut by a crash as interrupted", recovered)
-        models.warm_up()
         try:
+            recovered = await store.open()
+            if recovered:
+                log.warning("marked %d reply(ies) cut by a crash as interrupted", recovered)
+            models.warm_up()
             async with runs.running():
                 yield
         finally:

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 from server.app import create_app
+from server.db import DataDirLock
+from server.errors import StorageError
 from server.serve import ParleyServer, bind, config_for
 from server.settings import (
     LocalSettings,
@@ -95,7 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         if args.gguf and not args.gguf.expanduser().is_file():
             raise UsageError(f"--gguf: no file at {args.gguf}")
-    except (UsageError, OSError) as exc:
+        probe = DataDirLock(settings.db_path)
+        probe.acquire()  # fail here, clearly, rather than in the server's start-up
+        probe.release()
+    except (UsageError, StorageError, OSError) as exc:
         print(f"parley-server: {exc}", file=sys.stderr)
         return 2
     try:

@@ -15,7 +15,12 @@ import logging
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import IO, ParamSpec, TypeVar
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 from server.errors import StorageError
 from server.migrations import migrate
@@ -47,14 +52,49 @@ def connect(path: Path) -> sqlite3.Connection:
 
 @contextlib.contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """BEGIN IMMEDIATE ... COMMIT, rolled back on any error."""
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any error (including a failed COMMIT)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn
+        conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        # SQLite may already have rolled back (e.g. SQLITE_FULL); a second ROLLBACK would
+        # raise and hide the real error.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
+
+
+class DataDirLock:
+    """One server per database: an exclusive lock file beside it, held while it is open.
+
+    Two servers on one data directory would each take the other's live replies for crashed
+    ones. The OS drops the lock when the process dies, so a crash never leaves it stale.
+    """
+
+    def __init__(self, db_path: Path) -> None:
+        self.path = db_path.with_name(db_path.name + ".lock")
+        self._file: IO[bytes] | None = None
+
+    def acquire(self) -> None:
+        if fcntl is None:  # not POSIX: SQLite's own locking is all there is
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(self.path, "wb")  # noqa: SIM115 - held open until release()
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            handle.close()
+            raise StorageError(
+                f"another Parley is already using {self.path.parent}; "
+                "close it first, or give this one another --data-dir"
+            ) from exc
+        self._file = handle
+
+    def release(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 class Database:
@@ -64,14 +104,20 @@ class Database:
         self.path = path
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="parley-db")
         self._conn: sqlite3.Connection | None = None
+        self._lock = DataDirLock(path)
 
     async def open(self) -> None:
         def _open() -> None:
-            self._conn = connect(self.path)
+            self._lock.acquire()
+            try:
+                self._conn = connect(self.path)
+            except BaseException:
+                self._lock.release()
+                raise
 
         try:
             await asyncio.wrap_future(self._pool.submit(_open))
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise StorageError(f"cannot open the database at {self.path}: {exc}") from exc
 
     def _call(self, fn: Callable[..., T], *args: object) -> T:  # runs on the database thread
@@ -81,6 +127,8 @@ class Database:
             return fn(self._conn, *args)
         except sqlite3.Error as exc:
             raise StorageError(_describe(exc)) from exc
+        except (ValueError, OverflowError) as exc:  # unencodable text, out-of-range numbers
+            raise StorageError(f"could not store the data: {exc}") from exc
 
     async def run(self, fn: Callable[..., T], *args: object) -> T:
         """Run `fn(conn, *args)` on the database thread and return its result.
@@ -100,6 +148,7 @@ class Database:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+            self._lock.release()
 
         await asyncio.wrap_future(self._pool.submit(_close))
         self._pool.shutdown(wait=True)

@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from server.errors import BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError
 
@@ -22,10 +22,13 @@ async def read_object(request: Request, max_bytes: int) -> dict[str, Any]:
     if declared is not None and declared.isdigit() and int(declared) > max_bytes:
         raise PayloadTooLargeError(f"the body is larger than {max_bytes} bytes")
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > max_bytes:
-            raise PayloadTooLargeError(f"the body is larger than {max_bytes} bytes")
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > max_bytes:
+                raise PayloadTooLargeError(f"the body is larger than {max_bytes} bytes")
+    except ClientDisconnect as exc:  # nobody is left to read the answer
+        raise BadRequestError("the client went away while sending", code="client_gone") from exc
     return parse_object(bytes(body))
 
 

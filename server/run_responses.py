@@ -38,8 +38,6 @@ class RunResponse(Response):
                 tg.start_soon(self._watch_disconnect, receive, tg.cancel_scope)
                 await self.respond(send)
                 tg.cancel_scope.cancel()
-        except OSError:
-            pass  # the socket went away mid-write: the same hang-up
         finally:
             # Synchronous, so no cancellation can skip it. A no-op once the run has ended.
             self.run.stop("client_hangup")

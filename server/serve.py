@@ -96,9 +96,16 @@ class BackgroundServer:
     def __init__(self, app: Starlette, sock: socket.socket, **config: object) -> None:
         self.sock = sock
         self.server = ParleyServer(config_for(app, **config))
-        self.thread = threading.Thread(
-            target=self.server.run, kwargs={"sockets": [sock]}, name="parley-server", daemon=True
-        )
+        self.thread = threading.Thread(target=self._run, name="parley-server", daemon=True)
+        self.failure: BaseException | None = None
+
+    def _run(self) -> None:
+        try:
+            self.server.run(sockets=[self.sock])
+        except BaseException as exc:  # uvicorn exits with SystemExit when start-up fails
+            self.failure = exc
+        finally:
+            self.sock.close()
 
     @property
     def port(self) -> int:
@@ -111,7 +118,9 @@ class BackgroundServer:
         deadline = time.monotonic() + timeout
         while not self.server.started:
             if not self.thread.is_alive():
-                raise RuntimeError("the server thread exited during start-up (see the log)")
+                raise RuntimeError(
+                    f"the server thread exited during start-up ({self.failure!r}; see the log)"
+                )
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the server did not start within {timeout:.0f}s")
             time.sleep(0.01)

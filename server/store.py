@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from server.db import Database, transaction
+from server.errors import StorageError
 from server.types import (
     ChatMessage,
     ConversationJSON,
@@ -286,7 +287,7 @@ def _checkpoint(conn: sqlite3.Connection, message_id: str, content: str, now: fl
 def _finish(conn: sqlite3.Connection, message_id: str, ending: Ending) -> None:
     usage = json.dumps(ending.usage) if ending.usage is not None else None
     with transaction(conn):
-        conn.execute(
+        cursor = conn.execute(
             "UPDATE messages SET content = ?, status = ?, ended_by = ?, error = ?, usage = ?, "
             "completed_at = ?, updated_at = ? WHERE id = ? AND status = 'streaming'",
             (
@@ -299,4 +300,9 @@ def _finish(conn: sqlite3.Connection, message_id: str, ending: Ending) -> None:
                 ending.completed_at,
                 message_id,
             ),
+        )
+    if cursor.rowcount != 1:
+        raise StorageError(
+            "the reply was no longer marked as streaming in the database "
+            "(deleted, or settled by someone else); its text was not saved"
         )

@@ -19,7 +19,7 @@ from typing import Protocol
 import anyio
 import anyio.abc
 
-from server.errors import BackendError, ConflictError, NotFoundError, StorageError, UnavailableError
+from server.errors import BackendError, ConflictError, NotFoundError, UnavailableError
 from server.models.base import ChatRequest, StopSignal, StreamEnd, StreamInfo, TextDelta
 from server.models.registry import ModelEntry
 from server.settings import Limits
@@ -136,7 +136,8 @@ class Run:
                 index += len(batch)
                 yield "".join(batch)
                 continue
-            if self.ending is not None:
+            if self._done.is_set() and self.ending is not None:
+                # Only once the settle has finished writing, so the end tells what was saved.
                 yield self.ending
                 return
             self._changed.clear()
@@ -290,7 +291,7 @@ class Run:
                 await self._sink.finish(ending)
                 self.save_error = None
                 return
-            except StorageError as exc:
+            except Exception as exc:
                 log.error("run %s: final write failed (attempt %d): %s", self.id, attempt, exc)
                 # The last checkpoint stays on disk; the next start marks it interrupted.
                 self.save_error = str(exc)
@@ -316,6 +317,10 @@ class RunManager:
 
     def runs(self) -> list[Run]:
         return list(self._runs.values())
+
+    def is_opening(self, conversation_id: str) -> bool:
+        """A turn of this conversation is being opened but has no run yet."""
+        return conversation_id in self._busy_conversations and not self.runs_of(conversation_id)
 
     def runs_of(self, conversation_id: str) -> list[Run]:
         return [
@@ -359,6 +364,7 @@ class RunManager:
                 code="reply_in_progress",
             )
         self._busy_conversations.add(conversation_id)
+        opened = None
         try:
             opened = await self._store.open_turn(conversation_id, content, model.name)
             if opened is None:
@@ -368,6 +374,11 @@ class RunManager:
             run = self._start(message_id, model, request, MessageSink(self._store, message_id))
         except BaseException:
             self._busy_conversations.discard(conversation_id)
+            if opened is not None:
+                # The rows exist but no run will settle them: end the reply here.
+                with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                    ending = Ending("", "interrupted", "shutdown", None, None, time.time())
+                    await self._store.finish(opened.assistant_message["id"], ending)
             raise
         self._run_conversation[run.id] = conversation_id
         if self._closing:

@@ -23,10 +23,12 @@ from server.models.base import (
     StreamEvent,
     TextDelta,
 )
+from server.models.text import TextJoiner, valid_unicode
 from server.settings import UpstreamSettings
 from server.types import FinishReason, Usage
 
 MAX_ERROR_BODY = 2000
+MAX_LINE_BYTES = 4_000_000
 
 
 class OpenAICompatBackend:
@@ -82,6 +84,7 @@ class OpenAICompatBackend:
             finish: FinishReason | None = None
             usage: Usage | None = None
             done = False
+            joiner = TextJoiner()
             try:
                 async with self._client.stream(
                     "POST", "chat/completions", json=self._body(request)
@@ -97,12 +100,16 @@ class OpenAICompatBackend:
                                 done = True
                                 break
                             text, reason, chunk_usage = _read_chunk(_parse_chunk(data))
+                            text = joiner.feed(text)
                             if text:
                                 yield TextDelta(text)
                             finish = reason or finish
                             usage = chunk_usage or usage
             except httpx.HTTPError as exc:
                 raise BackendError(_describe_transport_error(exc, self.base_url)) from exc
+            tail = joiner.flush()
+            if tail:
+                yield TextDelta(tail)
             if not done and finish is None:
                 raise BackendError("the upstream ended the stream before finishing the reply")
             yield StreamEnd(finish or "stop", usage)
@@ -119,6 +126,8 @@ async def _sse_data(response: httpx.Response) -> AsyncGenerator[bytes, None]:
     pending = b""
     async for received in response.aiter_bytes():
         pending += received
+        if len(pending) > MAX_LINE_BYTES and b"\n" not in received:
+            raise BackendError(f"the upstream sent a line longer than {MAX_LINE_BYTES} bytes")
         *lines, pending = pending.split(b"\n")
         for line in lines:
             if line.startswith(b"data:"):
@@ -127,17 +136,21 @@ async def _sse_data(response: httpx.Response) -> AsyncGenerator[bytes, None]:
         yield pending[5:].strip()
 
 
+def _no_constant(name: str) -> None:
+    return None  # NaN / Infinity are not JSON numbers: treated as absent
+
+
 def _parse_chunk(data: bytes) -> dict[str, Any]:
     try:
-        chunk = json.loads(data)
+        chunk = json.loads(data, parse_constant=_no_constant)
     except ValueError as exc:  # UnicodeDecodeError is a ValueError too
         raise BackendError(f"the upstream sent something that is not JSON: {data[:200]!r}") from exc
     if not isinstance(chunk, dict):
         raise BackendError("the upstream sent a chunk that is not a JSON object")
     error = chunk.get("error")
     if error:
-        message = error.get("message") if isinstance(error, dict) else str(error)
-        raise BackendError(f"the upstream reported an error: {message}")
+        message = error.get("message") if isinstance(error, dict) else error
+        raise BackendError(f"the upstream reported an error: {valid_unicode(str(message))}")
     return chunk
 
 
@@ -156,12 +169,31 @@ def _read_chunk(chunk: dict[str, Any]) -> tuple[str, FinishReason | None, Usage 
             finish = "length"
         elif reason:
             finish = "stop"
-    usage = chunk.get("usage")
-    return text, finish, usage if isinstance(usage, dict) else None
+    return text, finish, _usage(chunk.get("usage"))
+
+
+def _usage(value: object) -> Usage | None:
+    """Only whole, non-negative token counts survive (no NaN, no 1e400, no strings)."""
+    if not isinstance(value, dict):
+        return None
+    usage = {
+        key: count
+        for key, count in value.items()
+        if isinstance(key, str)
+        and isinstance(count, int)
+        and not isinstance(count, bool)
+        and 0 <= count < 2**53
+    }
+    return usage or None
 
 
 async def _describe_refusal(response: httpx.Response) -> str:
-    body = (await response.aread())[:MAX_ERROR_BODY].decode("utf-8", "replace")
+    raw = b""
+    async for piece in response.aiter_bytes():
+        raw += piece
+        if len(raw) >= MAX_ERROR_BODY:
+            break
+    body = raw[:MAX_ERROR_BODY].decode("utf-8", "replace")
     message = body
     try:
         parsed = json.loads(body)
@@ -169,7 +201,8 @@ async def _describe_refusal(response: httpx.Response) -> str:
             message = str(parsed["error"].get("message", body))
     except ValueError:
         pass
-    return f"the upstream refused the request (HTTP {response.status_code}): {message.strip()}"
+    message = valid_unicode(message.strip())
+    return f"the upstream refused the request (HTTP {response.status_code}): {message}"
 
 
 def _describe_transport_error(exc: httpx.HTTPError, base_url: str) -> str:

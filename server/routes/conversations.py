@@ -6,7 +6,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from server.errors import NotFoundError
+from server.errors import ConflictError, NotFoundError
 from server.jsonbody import check_text, read_object, text_field
 from server.run_responses import RunEventStream
 from server.services import Services, services
@@ -66,6 +66,8 @@ async def rename_conversation(request: Request) -> JSONResponse:
 async def delete_conversation(request: Request) -> Response:
     svc = services(request)
     conversation_id = _id(request)
+    if svc.runs.is_opening(conversation_id):
+        raise ConflictError("a reply is just starting in this conversation; try again")
     for run in svc.runs.runs_of(conversation_id):
         run.stop("client_hangup")
         await run.wait_done()

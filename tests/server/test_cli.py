@@ -58,6 +58,20 @@ def test_unusable_data_dir_exits_2(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr and "a-file" in result.stderr
 
 
+def test_data_dir_in_use_exits_2(tmp_path: Path) -> None:
+    from server.db import DataDirLock
+
+    lock = DataDirLock(tmp_path / "parley.sqlite3")
+    lock.acquire()
+    try:
+        result = run_cli("--data-dir", str(tmp_path))
+    finally:
+        lock.release()
+    assert result.returncode == 2
+    assert "another Parley is already using" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_port_in_use_exits_2(tmp_path: Path) -> None:
     from server.serve import bind
 

@@ -114,3 +114,37 @@ def test_a_late_checkpoint_never_overwrites_the_final_text(tmp_path: Path) -> No
 )
 def test_fts_query_is_words_as_prefixes(typed: str, query: str | None) -> None:
     assert fts_query(typed) == query
+
+
+def test_disk_full_is_a_clear_error_and_the_store_keeps_working(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = Store(tmp_path / "db.sqlite3")
+        await store.open()
+        conversation = await store.create_conversation("kept", None, None)
+
+        def cap_size(conn: sqlite3.Connection) -> None:
+            pages = conn.execute("PRAGMA page_count").fetchone()[0]
+            conn.execute(f"PRAGMA max_page_count = {pages + 2}")  # SQLITE_FULL beyond this
+
+        await store.db.run(cap_size)
+        with pytest.raises(StorageError, match="disk is full"):
+            await store.open_turn(conversation["id"], "x" * 200_000, "m")
+        # Nothing half-written, nothing lost, and the next small write works.
+        loaded = await store.get_conversation(conversation["id"])
+        assert loaded is not None and loaded["messages"] == [] and loaded["title"] == "kept"
+        assert await store.rename(conversation["id"], "still works") is not None
+        await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_unencodable_text_is_a_storage_error_not_a_crash(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = Store(tmp_path / "db.sqlite3")
+        await store.open()
+        with pytest.raises(StorageError):
+            await store.create_conversation("\ud800", None, None)
+        assert await store.list_conversations() == []
+        await store.close()
+
+    asyncio.run(scenario())

@@ -31,8 +31,16 @@ class Script:
     status: int = 200  # anything else refuses the request with an OpenAI-style error
     finish_reason: str = "stop"
     usage: bool = True
+    texts: list[str] | None = None  # exact token texts (may hold lone surrogates)
+    usage_json: str | None = None  # raw JSON for the usage chunk (may hold NaN)
+
+    def __post_init__(self) -> None:
+        if self.texts is not None:
+            self.tokens = len(self.texts)
 
     def token(self, index: int) -> str:
+        if self.texts is not None:
+            return self.texts[index]
         return f"t{index} "
 
     def text(self, count: int | None = None) -> str:
@@ -222,7 +230,9 @@ class ScriptedUpstream:
             "total_tokens": 7 + script.tokens,
         }
         await emit(chunk({}, script.finish_reason))
-        if script.usage:
+        if script.usage_json is not None:
+            await emit(b'data: {"choices": [], "usage": ' + script.usage_json.encode() + b"}\n\n")
+        elif script.usage:
             await emit(b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n")
         await emit(b"data: [DONE]\n\n")
         await send({"type": "http.response.body", "body": b"", "more_body": False})
