@@ -102,7 +102,9 @@ def stop_latency(rounds: int) -> None:
                 assert stats.returned_at is not None
                 stop_ms.append((stats.returned_at - moment) * 1000)
                 after.append(sum(1 for t in stats.token_times if t > moment))
-                gaps = [b - a for a, b in zip(stats.token_times, stats.token_times[1:], strict=False)]
+                gaps = [
+                    b - a for a, b in zip(stats.token_times, stats.token_times[1:], strict=False)
+                ]
                 per_token_ms.append(statistics.median(gaps) * 1000)
         finally:
             server.stop()
@@ -111,7 +113,9 @@ def stop_latency(rounds: int) -> None:
     token_ms = statistics.median(per_token_ms)
     print(f"one token's time (median): {token_ms:.1f} ms")
     verdict = "met" if max(stop_ms) <= token_ms + 20 else "MISSED"
-    print(f"goal max stop <= one token + 20 ms ({token_ms + 20:.1f}): {max(stop_ms):.1f} -> {verdict}")
+    print(
+        f"goal max stop <= one token + 20 ms ({token_ms + 20:.1f}): {max(stop_ms):.1f} -> {verdict}"
+    )
 
 
 def _spin(seconds: float) -> None:

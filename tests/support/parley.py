@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ from server.serve import BackgroundServer, bind
 from server.services import Services
 from server.settings import Limits, Settings, UpstreamSettings
 from tests.support.client import Reply, SSEStream, request
+from tests.support.waiting import wait_for
 
 TOKEN = "test-token-0123456789"
 MODEL = "scripted"
@@ -94,50 +94,42 @@ class Parley:
     def wait_settled(
         self, conversation_id: str, message_id: str, timeout: float = 10.0
     ) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while True:
+        def settled() -> dict[str, Any] | None:
             message = self.message(conversation_id, message_id)
-            if message["status"] != "streaming":
-                return message
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"message {message_id} still streaming")
-            time.sleep(0.005)
+            return message if message["status"] != "streaming" else None
+
+        found: dict[str, Any] = wait_for(settled, timeout)
+        return found
 
     def wait_for(self, predicate: Any, timeout: float = 10.0) -> Any:
-        """Until `predicate()` is truthy (a server fact, polled with a deadline)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = predicate()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise TimeoutError("condition not met in time")
-            time.sleep(0.005)
+        return wait_for(predicate, timeout)
 
     def queue_length(self) -> int:
         return int(self.status()["models"][0]["queue_length"])
 
     def wait_idle(self, timeout: float = 10.0) -> dict[str, Any]:
         """Until no turn is active and no model is in use or queued."""
-        deadline = time.monotonic() + timeout
-        while True:
+
+        def idle() -> dict[str, Any] | None:
             status = self.status()
             busy = any(m["in_use"] or m["queue_length"] for m in status["models"])
-            if status["active_turns"] == 0 and not busy:
-                return status
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"server still busy: {status}")
-            time.sleep(0.005)
+            return status if status["active_turns"] == 0 and not busy else None
+
+        found: dict[str, Any] = wait_for(idle, timeout)
+        return found
 
 
 def wait_model_ready(server: Parley, timeout: float = 60.0) -> dict[str, Any]:
     """Until the default model is loaded (the local model warms up in the background)."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def ready() -> dict[str, Any] | None:
         status = server.status()
-        model = next(m for m in status["models"] if m["name"] == status["default_model"])
-        if model["state"] == "ready":
-            return model
-        if model["state"] == "error" or time.monotonic() > deadline:
-            raise AssertionError(f"model not ready: {model}")
-        time.sleep(0.01)
+        model: dict[str, Any] = next(
+            m for m in status["models"] if m["name"] == status["default_model"]
+        )
+        if model["state"] == "error":
+            raise AssertionError(f"model failed to load: {model}")
+        return model if model["state"] == "ready" else None
+
+    found: dict[str, Any] = wait_for(ready, timeout)
+    return found

@@ -17,11 +17,13 @@ URL_LINE = re.compile(r"listening on http://127\.0\.0\.1:(\d+)")
 
 
 class ServerProcess:
-    def __init__(self, data_dir: Path, upstream_url: str, *extra: str) -> None:
+    def __init__(self, data_dir: Path, upstream_url: str | None, *extra: str) -> None:
+        """`upstream_url=None`: the embedded default, the bundled local model."""
         self.data_dir = data_dir
+        backend = ["--upstream", upstream_url, "--upstream-model", MODEL] if upstream_url else []
         self.args = [
             sys.executable, "-m", "server", "--port", "0", "--data-dir", str(data_dir),
-            "--upstream", upstream_url, "--upstream-model", MODEL, *extra,
+            *backend, *extra,
         ]  # fmt: skip
         self.token = TOKEN
         self.lines: queue.Queue[str] = queue.Queue()

@@ -18,6 +18,7 @@ import anyio
 import anyio.lowlevel
 
 from server.serve import BackgroundServer, bind
+from tests.support.waiting import wait_for
 
 
 @dataclass
@@ -89,13 +90,7 @@ class ScriptedUpstream:
     # -- waiting helpers for tests (polling a recorded fact with a deadline) ---------------
 
     def wait_for(self, predicate: Any, timeout: float = 5.0) -> Any:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = predicate()
-            if value:
-                return value
-            time.sleep(0.002)
-        raise TimeoutError("condition not met in time")
+        return wait_for(predicate, timeout)
 
     def wait_hung_up(self, index: int = -1, timeout: float = 5.0) -> float:
         return float(

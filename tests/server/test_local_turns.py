@@ -1,0 +1,92 @@
+"""Server-core invariants with the bundled local model behind the turn: shutdown and crash."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from server.models.local import LocalBackend
+from tests.server.test_shutdown_and_crash import new_conversation, stored_message
+from tests.support.client import SSEStream, request
+from tests.support.parley import Parley, wait_model_ready
+from tests.support.process import ServerProcess
+from tests.support.waiting import wait_for
+
+STORY = "Write a very long story about a dragon and a knight, at least 1000 words."
+
+
+@pytest.fixture
+def processes() -> Iterator[list[ServerProcess]]:
+    started: list[ServerProcess] = []
+    yield started
+    for process in started:
+        process.ensure_stopped()
+
+
+def test_graceful_stop_mid_reply_stops_the_worker_and_saves_as_shutdown(data_dir: Path) -> None:
+    server = Parley(data_dir).start()
+    wait_model_ready(server)
+    backend = server.services.models.resolve(None).backend
+    assert isinstance(backend, LocalBackend)
+    conversation_id = server.new_conversation()
+    stream = server.send(conversation_id, STORY)
+    delivered = stream.read_until(lambda text: len(text) > 40)
+
+    stopper = threading.Thread(target=server.stop)
+    stopper.start()
+    stream.read_all()
+    stopper.join(30)
+    assert not stopper.is_alive()
+    assert stream.final["parley"] == {"status": "interrupted", "ended_by": "shutdown"}
+    assert backend.generations[-1].returned_at is not None
+
+    reopened = Parley(data_dir).start()
+    try:
+        message = reopened.message(conversation_id, stream.first["message_id"])
+        assert message["content"].startswith(delivered)
+        assert (message["status"], message["ended_by"]) == ("interrupted", "shutdown")
+    finally:
+        reopened.stop()
+
+
+@pytest.mark.slow
+def test_kill_9_mid_local_reply_then_restart(
+    data_dir: Path, processes: list[ServerProcess]
+) -> None:
+    process = ServerProcess(data_dir, None).start()
+    processes.append(process)
+    conversation_id = new_conversation(process)
+    stream = SSEStream(
+        process.port,
+        f"/api/conversations/{conversation_id}/messages",
+        {"content": STORY},
+        process.token,
+        timeout=60,
+    )
+    stream.read_until(lambda text: len(text) > 80)
+    message_id = stream.first["message_id"]
+    db_path = data_dir / "parley.sqlite3"
+    checkpointed = ""
+
+    def has_checkpoint() -> bool:
+        nonlocal checkpointed
+        checkpointed = str(stored_message(db_path, message_id)["content"])
+        return len(checkpointed) > 40
+
+    wait_for(has_checkpoint, timeout=30)
+    process.kill()
+    stream.close()
+
+    restarted = ServerProcess(data_dir, None).start()
+    processes.append(restarted)
+    reply = request(
+        restarted.port, "GET", f"/api/conversations/{conversation_id}", token=restarted.token
+    )
+    message = next(m for m in reply.json()["messages"] if m["id"] == message_id)
+    assert message["content"].startswith(checkpointed)
+    assert (message["status"], message["ended_by"]) == ("interrupted", "crash")
+    assert stored_message(db_path, message_id)["status"] == "interrupted"  # integrity_check too
+    restarted.terminate()
