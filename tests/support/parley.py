@@ -9,7 +9,7 @@ from server.app import create_app
 from server.models.base import ChatBackend
 from server.serve import BackgroundServer, bind
 from server.services import Services
-from server.settings import Limits, Settings, UpstreamSettings
+from server.settings import Limits, LocalSettings, Settings, UpstreamSettings
 from tests.support.client import Reply, SSEStream, request
 from tests.support.waiting import wait_for
 
@@ -25,10 +25,15 @@ class Parley:
         *,
         limits: Limits | None = None,
         backends: list[ChatBackend] | None = None,
+        local: LocalSettings | None = None,
     ) -> None:
         upstreams = (UpstreamSettings(upstream_url, MODEL),) if upstream_url else ()
         self.settings = Settings(
-            data_dir=data_dir, token=TOKEN, upstreams=upstreams, limits=limits or Limits()
+            data_dir=data_dir,
+            token=TOKEN,
+            upstreams=upstreams,
+            limits=limits or Limits(),
+            local=local or LocalSettings(),
         )
         self.app = create_app(self.settings, backends)
         self.server = BackgroundServer(self.app, bind("127.0.0.1", 0))
