@@ -1,0 +1,89 @@
+"""The desktop app's own settings: OpenAI-compatible backends and the default system prompt.
+
+Stored as JSON in the user config directory (`PARLEY_CONFIG_DIR` overrides), written
+atomically. API keys never go into that file: they live in the OS keyring (`keyring`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import platformdirs
+
+from server.settings import APP_NAME
+
+log = logging.getLogger(__name__)
+KEYRING_SERVICE = "parley"
+
+
+def config_dir() -> Path:
+    override = os.environ.get("PARLEY_CONFIG_DIR")
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
+@dataclass
+class Backend:
+    base_url: str
+    model: str
+
+
+@dataclass
+class DesktopConfig:
+    backends: list[Backend] = field(default_factory=list)
+    system_prompt: str = ""
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> DesktopConfig:
+        """The saved config; defaults when there is none or it cannot be read (logged)."""
+        path = path or config_dir() / "desktop.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return cls(
+                backends=[Backend(str(b["base_url"]), str(b["model"])) for b in data["backends"]],
+                system_prompt=str(data.get("system_prompt", "")),
+            )
+        except FileNotFoundError:
+            return cls()
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.error("ignoring unreadable settings %s: %s", path, exc)
+            return cls()
+
+    def save(self, path: Path | None = None) -> None:
+        """Write atomically (temp file + rename): a crash never leaves half a file."""
+        path = path or config_dir() / "desktop.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".desktop-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(asdict(self), handle, indent=2)
+        os.replace(temp, path)
+
+
+def api_key(base_url: str) -> str | None:
+    try:
+        import keyring
+
+        return keyring.get_password(KEYRING_SERVICE, base_url)
+    except Exception as exc:  # no keyring backend on this system, or it refused
+        log.warning("cannot read the API key from the keyring: %s", exc)
+        return None
+
+
+def store_api_key(base_url: str, key: str) -> str | None:
+    """Save (or, with an empty key, forget) a key. Returns an error message or None."""
+    try:
+        import keyring
+
+        if key:
+            keyring.set_password(KEYRING_SERVICE, base_url, key)
+        elif keyring.get_password(KEYRING_SERVICE, base_url) is not None:
+            keyring.delete_password(KEYRING_SERVICE, base_url)
+    except Exception as exc:
+        return f"the API key was not saved: no usable keyring ({exc})"
+    return None

@@ -1,0 +1,65 @@
+"""The embedded server: Parley's Starlette app under uvicorn on a daemon thread.
+
+Loopback, port 0 (the socket is bound before the thread starts, so the port is known), a
+per-launch token. While it runs, a runtime file (mode 0600) tells local tools its URL and
+token, as Jupyter does; it is removed on stop.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+from server.app import create_app
+from server.serve import BackgroundServer, bind
+from server.settings import APP_NAME, Settings
+
+
+def runtime_dir() -> Path:
+    override = os.environ.get("PARLEY_RUNTIME_DIR")
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_runtime_dir(APP_NAME, appauthor=False))
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    url: str
+    token: str
+
+
+class EmbeddedServer:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._server: BackgroundServer | None = None
+        self.runtime_file = runtime_dir() / f"server-{os.getpid()}.json"
+
+    def start(self) -> Endpoint:
+        """Start serving and write the runtime file. Raises RuntimeError or OSError."""
+        sock = bind(self.settings.host, self.settings.port)
+        self._server = BackgroundServer(create_app(self.settings), sock)
+        self._server.start()
+        endpoint = Endpoint(f"http://127.0.0.1:{self._server.port}", self.settings.token)
+        self._write_runtime_file(endpoint)
+        return endpoint
+
+    def stop(self, timeout: float = 10.0) -> bool:
+        """Stop gracefully (runs settle as "shutdown"), join the thread, remove the file."""
+        self.runtime_file.unlink(missing_ok=True)
+        if self._server is None:
+            return True
+        stopped = self._server.stop(timeout)
+        self._server = None
+        return stopped
+
+    def _write_runtime_file(self, endpoint: Endpoint) -> None:
+        self.runtime_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        data = json.dumps({"url": endpoint.url, "token": endpoint.token, "pid": os.getpid()})
+        # Created 0600 from the start: the token is never readable by others, even briefly.
+        fd = os.open(self.runtime_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(data)

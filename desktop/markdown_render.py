@@ -1,0 +1,110 @@
+"""Model text (Markdown) to the HTML subset Qt's rich text understands.
+
+Code blocks are highlighted with Pygments (inline styles: Qt has no stylesheets for them)
+and get a "Copy" link; raw HTML in the model's text is shown as text, never interpreted.
+`split_stable` finds where a growing reply can be frozen: after the last blank line that is
+not inside a code fence, so only the tail is re-rendered while a reply streams.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import re
+
+import markdown
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import TextLexer, get_lexer_by_name
+from pygments.util import ClassNotFound
+
+FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)[^\n]*$")
+
+
+def _markdown() -> markdown.Markdown:
+    md = markdown.Markdown(extensions=["tables", "sane_lists"])
+    # Raw HTML from a model is text to show, not markup to obey.
+    md.preprocessors.deregister("html_block")
+    md.inlinePatterns.deregister("html")
+    return md
+
+
+class MarkdownRenderer:
+    """Renders Markdown; remembers each code block's text for its Copy link (`copy:N`)."""
+
+    def __init__(self, dark: bool = False) -> None:
+        self._md = _markdown()
+        self._ids = itertools.count(1)
+        self.code_blocks: dict[str, str] = {}
+        self._formatter = HtmlFormatter(
+            noclasses=True, nowrap=True, style="monokai" if dark else "friendly"
+        )
+        self._code_bg = "#272822" if dark else "#f4f4f4"
+
+    def render(self, text: str) -> str:
+        out: list[str] = []
+        prose: list[str] = []
+        code: list[str] = []
+        fence: tuple[str, str] | None = None  # (marker, language) while inside a block
+        for line in text.split("\n"):
+            if fence is None:
+                match = FENCE_OPEN.match(line)
+                if match:
+                    out.append(self._prose("\n".join(prose)))
+                    prose = []
+                    fence = (match.group(1), match.group(2))
+                else:
+                    prose.append(line)
+            elif line.strip().startswith(fence[0]) and not line.strip().strip(fence[0][0]):
+                out.append(self._code("\n".join(code), fence[1]))
+                code, fence = [], None
+            else:
+                code.append(line)
+        if fence is not None:  # still streaming inside a block: show it as code already
+            out.append(self._code("\n".join(code), fence[1]))
+        out.append(self._prose("\n".join(prose)))
+        return "".join(out)
+
+    def _prose(self, text: str) -> str:
+        if not text.strip():
+            return ""
+        self._md.reset()
+        rendered: str = self._md.convert(text)
+        return rendered
+
+    def _code(self, code: str, language: str) -> str:
+        block_id = str(next(self._ids))
+        self.code_blocks[block_id] = code
+        try:
+            lexer = get_lexer_by_name(language) if language else TextLexer()
+        except ClassNotFound:
+            lexer = TextLexer()
+        body = highlight(code, lexer, self._formatter).rstrip("\n")
+        label = html.escape(language) if language else "code"
+        # A one-cell table: its own frame, so it never merges with the text around it.
+        return (
+            f'<table width="100%" cellpadding="6" cellspacing="0" bgcolor="{self._code_bg}">'
+            f'<tr><td><span style="color:gray;">{label}</span> &nbsp;'
+            f'<a href="copy:{block_id}">Copy</a>'
+            f'<pre style="white-space:pre-wrap; margin:0;">{body}</pre></td></tr></table>'
+        )
+
+
+def split_stable(text: str) -> tuple[str, str]:
+    """(a prefix that will render the same however the text grows, the live tail)."""
+    cut = 0
+    position = 0
+    fence: str | None = None
+    for line in text.split("\n")[:-1]:  # the last line may still be growing
+        position += len(line) + 1
+        stripped = line.strip()
+        if fence is None:
+            match = FENCE_OPEN.match(line)
+            if match:
+                fence = match.group(1)
+            elif not stripped:
+                cut = position
+        elif stripped.startswith(fence) and not stripped.strip(fence[0]):
+            fence = None
+            cut = position
+    return text[:cut], text[cut:]

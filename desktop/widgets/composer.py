@@ -1,0 +1,77 @@
+"""Where the user writes. Enter sends, Shift+Enter adds a line, Esc stops; Send becomes Stop."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QWidget
+
+
+class _Editor(QPlainTextEdit):
+    submitted = Signal()
+    escaped = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                self.insertPlainText("\n")
+            else:
+                self.submitted.emit()
+            return
+        if key == Qt.Key.Key_Escape:
+            self.escaped.emit()
+            return
+        super().keyPressEvent(event)
+
+
+class Composer(QWidget):
+    message_submitted = Signal(str)
+    stop_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.editor = _Editor(self)
+        self.editor.setPlaceholderText("Message (Enter to send, Shift+Enter for a new line)")
+        self.editor.setFixedHeight(80)
+        self.button = QPushButton("Send", self)
+        self.button.setObjectName("send-stop")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.editor, 1)
+        layout.addWidget(self.button)
+        self._streaming = False
+        self.editor.submitted.connect(self._on_editor_submitted)
+        self.editor.escaped.connect(self._on_editor_escaped)
+        self.button.clicked.connect(self._on_button_clicked)
+
+    @property
+    def text(self) -> str:
+        return self.editor.toPlainText()
+
+    def set_text(self, text: str) -> None:
+        self.editor.setPlainText(text)
+
+    def clear(self) -> None:
+        self.editor.clear()
+
+    def set_streaming(self, streaming: bool) -> None:
+        self._streaming = streaming
+        self.button.setText("Stop" if streaming else "Send")
+
+    def focus(self) -> None:
+        self.editor.setFocus()
+
+    def _on_editor_submitted(self) -> None:
+        if not self._streaming and self.text.strip():
+            self.message_submitted.emit(self.text)
+
+    def _on_editor_escaped(self) -> None:
+        if self._streaming:
+            self.stop_requested.emit()
+
+    def _on_button_clicked(self) -> None:
+        if self._streaming:
+            self.stop_requested.emit()
+        else:
+            self._on_editor_submitted()
