@@ -16,11 +16,11 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import qasync  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+import qasync
+from PySide6.QtWidgets import QApplication
 
-from desktop.app import App, build_parser, finish_qt  # noqa: E402
-from desktop.config import DesktopConfig  # noqa: E402
+from desktop.app import App, build_parser, finish_qt
+from desktop.config import DesktopConfig
 
 QUESTIONS = [
     "What is the capital of France?",
