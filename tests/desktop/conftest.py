@@ -1,0 +1,118 @@
+"""GUI tests: the real app (window, embedded server, client) on one session-wide qasync loop.
+
+Tests are synchronous and wait with qtbot (signals or waitUntil), never sleep; the loop is
+never stopped between tests; each test's leftover tasks are cancelled at teardown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+from collections.abc import Coroutine, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import qasync
+from pytestqt.qtbot import QtBot
+
+from desktop.app import App, build_parser
+from desktop.config import DesktopConfig
+from tests.support.parley import MODEL
+from tests.support.upstream import ScriptedUpstream
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+@pytest.fixture(scope="session")
+def _session_loop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
+    qapp.setQuitOnLastWindowClosed(False)
+    loop = qasync.QEventLoop(qapp, already_running=True)
+    executor = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="gui-test")
+    loop.set_default_executor(executor)
+    asyncio.events._set_running_loop(None)  # marked running only during GUI tests
+    yield loop
+    executor.shutdown(wait=True)
+
+
+@pytest.fixture
+def qt_loop(_session_loop: asyncio.AbstractEventLoop) -> Iterator[asyncio.AbstractEventLoop]:
+    """The session's qasync loop, seen as running by asyncio for this test only.
+
+    (Other tests in the session use asyncio.run, which refuses to start inside a running loop.)
+    """
+    asyncio.set_event_loop(_session_loop)
+    asyncio.events._set_running_loop(_session_loop)
+    yield _session_loop
+    for task in asyncio.all_tasks(_session_loop):
+        task.cancel()
+    asyncio.events._set_running_loop(None)
+    asyncio.set_event_loop(None)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PARLEY_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("PARLEY_RUNTIME_DIR", str(tmp_path / "runtime"))
+
+
+def run(qtbot: QtBot, coroutine: Coroutine[Any, Any, Any], timeout_ms: int = 20_000) -> Any:
+    """Run a coroutine on the Qt loop from a synchronous test and return its result."""
+    task = asyncio.ensure_future(coroutine)
+    qtbot.waitUntil(task.done, timeout=timeout_ms)
+    return task.result()
+
+
+class GuiApp:
+    """A running App and the task that runs it."""
+
+    def __init__(self, qtbot: QtBot, args: list[str]) -> None:
+        self.qtbot = qtbot
+        self.app = App(build_parser().parse_args(args), DesktopConfig.load())
+        self.window = self.app.window
+        self.task = asyncio.ensure_future(self.app.run())
+        qtbot.waitUntil(lambda: self.window.client is not None, timeout=20_000)
+        qtbot.waitSignal(self.window.conversations_shown, timeout=10_000).wait()
+
+    def close(self, timeout_ms: int = 15_000) -> None:
+        """Close the window as a user does; wait until the app's quit path has finished."""
+        self.window.close()
+        self.qtbot.waitUntil(self.task.done, timeout=timeout_ms)
+        self.task.result()
+
+    def send(self, text: str) -> None:
+        self.window.composer.set_text(text)
+        self.window.composer.editor.setFocus()
+        from PySide6.QtCore import Qt
+
+        self.qtbot.keyClick(self.window.composer.editor, Qt.Key.Key_Return)
+
+    def transcript_text(self) -> str:
+        return str(self.window.transcript.toPlainText())
+
+
+@pytest.fixture
+def gui_factory(
+    qt_loop: asyncio.AbstractEventLoop, qtbot: QtBot, data_dir: Path, upstream: ScriptedUpstream
+) -> Iterator[Any]:
+    started: list[GuiApp] = []
+
+    def start(*extra: str) -> GuiApp:
+        args = ["--data-dir", str(data_dir), "--upstream", upstream.base_url,
+                "--upstream-model", MODEL, *extra]  # fmt: skip
+        gui = GuiApp(qtbot, args)
+        started.append(gui)
+        return gui
+
+    yield start
+    for gui in started:
+        if not gui.task.done():
+            gui.close()
+        gui.window.deleteLater()
+
+
+@pytest.fixture
+def gui(gui_factory: Any) -> GuiApp:
+    app: GuiApp = gui_factory()
+    return app
