@@ -48,6 +48,7 @@ class MainWindow(QMainWindow):
         self.tasks: set[asyncio.Task[Any]] = set()
         self.system_prompt: str | None = None
         self._closing = False
+        self._list_requests = 0
 
         self.sidebar = ConversationList(self)
         self.transcript = Transcript(self)
@@ -119,10 +120,14 @@ class MainWindow(QMainWindow):
         self.banner.hide()
 
     async def hang_up(self) -> None:
-        """Stop the reply in flight, the same way Stop does (used when closing)."""
+        """Stop the reply in flight, the same way Stop does, and all other work (closing)."""
         self._status_timer.stop()
         if self.stream is not None:
             await self.stream.aclose()
+        current = asyncio.current_task()
+        for task in list(self.tasks):
+            if task is not current:
+                task.cancel()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         # The app runs the async shutdown (hang up, wait for the server to settle, stop it)
@@ -195,7 +200,11 @@ class MainWindow(QMainWindow):
     async def _refresh_list(self, query: str | None = None) -> None:
         client = self._require_client()
         query = query if query is not None else self.sidebar.search.text().strip()
+        self._list_requests += 1
+        request = self._list_requests
         conversations = await client.conversations(query or None)
+        if request != self._list_requests:
+            return  # a newer refresh is on its way: never show an older answer over it
         self.sidebar.show_conversations(conversations, self.current_id)
         self.conversations_shown.emit()
 

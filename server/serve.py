@@ -95,6 +95,7 @@ class BackgroundServer:
 
     def __init__(self, app: Starlette, sock: socket.socket, **config: object) -> None:
         self.sock = sock
+        self.port: int = sock.getsockname()[1]
         self.server = ParleyServer(config_for(app, **config))
         self.thread = threading.Thread(target=self._run, name="parley-server", daemon=True)
         self.failure: BaseException | None = None
@@ -106,11 +107,6 @@ class BackgroundServer:
             self.failure = exc
         finally:
             self.sock.close()
-
-    @property
-    def port(self) -> int:
-        port: int = self.sock.getsockname()[1]
-        return port
 
     def start(self, timeout: float = 15.0) -> None:
         """Start and wait until serving. Raises RuntimeError if it failed to start."""

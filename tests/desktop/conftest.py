@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
+import sys
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any
@@ -44,9 +45,17 @@ def qt_loop(_session_loop: asyncio.AbstractEventLoop) -> Iterator[asyncio.Abstra
     """
     asyncio.set_event_loop(_session_loop)
     asyncio.events._set_running_loop(_session_loop)
+    # run_forever would install these; an "already running" loop never calls it, and
+    # without them an unfinished async generator is finalized outside any loop.
+    old_hooks = sys.get_asyncgen_hooks()
+    sys.set_asyncgen_hooks(
+        firstiter=_session_loop._asyncgen_firstiter_hook,  # type: ignore[attr-defined]
+        finalizer=_session_loop._asyncgen_finalizer_hook,  # type: ignore[attr-defined]
+    )
     yield _session_loop
     for task in asyncio.all_tasks(_session_loop):
         task.cancel()
+    sys.set_asyncgen_hooks(*old_hooks)
     asyncio.events._set_running_loop(None)
     asyncio.set_event_loop(None)
 

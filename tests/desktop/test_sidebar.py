@@ -1,0 +1,136 @@
+"""The sidebar and shortcuts: new chat, reopen, rename, delete, search."""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+
+from tests.desktop.conftest import GuiApp, run
+from tests.support.upstream import Script, ScriptedUpstream
+
+
+def titles(gui: GuiApp) -> list[str]:
+    sidebar = gui.window.sidebar.list
+    return [sidebar.item(i).text() for i in range(sidebar.count())]
+
+
+def chat(gui: GuiApp, qtbot: Any, text: str) -> None:
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send(text)
+    qtbot.waitUntil(lambda: text.splitlines()[0] in titles(gui), timeout=5_000)
+
+
+def test_ctrl_n_starts_a_new_chat_and_the_sidebar_reopens_old_ones(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    upstream.script = Script(tokens=2)
+    chat(gui, qtbot, "About apples")
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert gui.window.current_id is None
+    assert gui.transcript_text().strip() == ""
+    chat(gui, qtbot, "About pears")
+    assert titles(gui) == ["About pears", "About apples"]  # newest first
+
+    gui.window.sidebar.list.setCurrentRow(1)
+    qtbot.waitUntil(lambda: "About apples" in gui.transcript_text(), timeout=5_000)
+    assert "About pears" not in gui.transcript_text()
+
+
+def test_rename_inline_with_f2(gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any) -> None:
+    upstream.script = Script(tokens=1)
+    chat(gui, qtbot, "Old title")
+    sidebar = gui.window.sidebar.list
+    sidebar.setCurrentRow(0)
+    qtbot.keyClick(gui.window, Qt.Key.Key_F2)
+    editor = sidebar.focusWidget() if sidebar.focusWidget() is not sidebar else None
+    assert editor is not None, "F2 opened no inline editor"
+    editor.selectAll()  # type: ignore[attr-defined]
+    qtbot.keyClicks(editor, "Fresh title")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: titles(gui) == ["Fresh title"], timeout=5_000)
+    client = gui.window.client
+    assert client is not None
+    assert run(qtbot, client.conversations())[0]["title"] == "Fresh title"
+
+
+def test_delete_asks_first_and_cancel_keeps_it(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    upstream.script = Script(tokens=1)
+    chat(gui, qtbot, "Keep or drop")
+    sidebar = gui.window.sidebar.list
+    sidebar.setCurrentRow(0)
+
+    qtbot.keyClick(sidebar, Qt.Key.Key_Delete)
+    dialog = gui.window.sidebar.findChild(QMessageBox, "confirm-delete")
+    assert dialog is not None and dialog.isVisible()
+    dialog.button(QMessageBox.StandardButton.Cancel).click()
+    assert titles(gui) == ["Keep or drop"]
+
+    qtbot.keyClick(sidebar, Qt.Key.Key_Delete)
+    dialog = gui.window.sidebar.findChild(QMessageBox, "confirm-delete")
+    assert dialog is not None
+    with qtbot.waitSignal(gui.window.conversations_shown, timeout=5_000):
+        dialog.button(QMessageBox.StandardButton.Yes).click()
+    qtbot.waitUntil(lambda: titles(gui) == [], timeout=5_000)
+    assert gui.window.current_id is None
+    client = gui.window.client
+    assert client is not None
+    assert run(qtbot, client.conversations()) == []
+
+
+def test_search_shows_matches_with_snippets(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    upstream.script = Script(tokens=1)
+    chat(gui, qtbot, "How do volcanoes erupt?")
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    chat(gui, qtbot, "Best pasta recipe")
+    gui.window.sidebar.search.setText("volcano")
+    qtbot.waitUntil(lambda: len(titles(gui)) == 1, timeout=5_000)
+    assert titles(gui)[0].startswith("How do volcanoes erupt?\n")
+    assert "«volcanoes»" in titles(gui)[0]
+    gui.window.sidebar.search.clear()
+    qtbot.waitUntil(lambda: len(titles(gui)) == 2, timeout=5_000)
+
+
+def test_failed_send_shows_why_and_keeps_the_text(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    upstream.script = Script(tokens=100, stall_after=1)
+    gui.send("first")
+    qtbot.waitUntil(lambda: "t0" in gui.transcript_text(), timeout=10_000)
+    # The same conversation cannot take a second message while replying: the server says
+    # 409; the message must stay in the composer and the reason must show.
+    gui.window.composer.set_streaming(False)
+    gui.window.composer.set_text("second, too early")
+    with qtbot.waitSignal(gui.window.error_shown, timeout=5_000) as shown:
+        gui.window.composer.editor.submitted.emit()
+    assert "still streaming" in shown.args[0]
+    assert gui.window.banner.isVisible()
+    assert gui.window.composer.text == "second, too early"
+
+
+def test_unreachable_backend_is_shown_on_the_reply(
+    gui_factory: Any, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    upstream.stop()
+    gui = gui_factory()
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=15_000):
+        gui.send("anyone there?")
+    assert "error: cannot reach the upstream" in gui.transcript_text()
+
+
+def test_runtime_file_is_private_and_removed_on_exit(gui_factory: Any, tmp_path: Any) -> None:
+    gui = gui_factory()
+    files = list((tmp_path / "runtime").glob("server-*.json"))
+    assert len(files) == 1
+    mode = stat.S_IMODE(os.stat(files[0]).st_mode)
+    assert mode == 0o600
+    assert '"token"' in files[0].read_text()
+    gui.close()
+    assert not files[0].exists()
