@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 import time
@@ -51,7 +52,7 @@ class App:
         self.window.system_prompt = desktop_config.system_prompt or None
         self.server: EmbeddedServer | None = None
         self.client: ParleyClient | None = None
-        self.started_at = time.perf_counter()
+        self.window_shown_at: float | None = None
         self.server_ready_at: float | None = None
         self._done = asyncio.Event()
         self._shutting_down = False
@@ -77,9 +78,14 @@ class App:
 
     async def run(self) -> int:
         self.window.show()
+        QTimer.singleShot(0, self._on_first_iteration)
         await self._start_server()
         await self._done.wait()
         return 0
+
+    def _on_first_iteration(self) -> None:
+        self.window_shown_at = time.perf_counter()
+        _timing("window_shown")
 
     async def _start_server(self) -> None:
         loop = asyncio.get_running_loop()
@@ -92,6 +98,7 @@ class App:
             return
         self.client = ParleyClient(endpoint.url, endpoint.token)
         self.server_ready_at = time.perf_counter()
+        _timing("server_ready")
         self.window.connect_client(self.client)
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
@@ -166,6 +173,12 @@ class App:
     async def _restart_server(self) -> None:
         await self._stop_server()
         await self._start_server()
+
+
+def _timing(event: str) -> None:
+    """For bench/desktop.py: when an event happened, on the wall clock, if asked for."""
+    if os.environ.get("PARLEY_PRINT_TIMINGS"):
+        print(f"PARLEY_TIMING {event} {time.time():.6f}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -300,6 +300,7 @@ class MainWindow(QMainWindow):
         if final is not None and final.get("parley", {}).get("save_error"):
             self.show_error("The reply could not be saved: " + final["parley"]["save_error"])
         self.reply_finished.emit(stream.message_id)
+        self._spawn(self._refresh_status())
         await self._refresh_list()
 
     async def _wait_saved(self, stream: ReplyStream) -> dict[str, Any] | None:
