@@ -88,10 +88,9 @@ class App:
         _timing("window_shown")
 
     async def _start_server(self) -> None:
-        loop = asyncio.get_running_loop()
         self.server = EmbeddedServer(self.settings())
         try:
-            endpoint = await loop.run_in_executor(None, self.server.start)
+            endpoint = await self.server.start()
         except (RuntimeError, OSError) as exc:
             self.window.show_error(f"Parley's server could not start: {exc}")
             self.server = None
@@ -128,7 +127,8 @@ class App:
             self.client = None
         if self.server is not None:
             server, self.server = self.server, None
-            await asyncio.get_running_loop().run_in_executor(None, server.stop)
+            if not await server.stop():
+                log.error("the embedded server did not stop in time")
 
     async def _wait_settled(self, client: ParleyClient) -> None:
         """Until the server reports no active turn (bounded: the stop settles them anyway)."""

@@ -7,8 +7,10 @@ token, as Jupyter does; it is removed on stop.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +19,8 @@ import platformdirs
 from server.app import create_app
 from server.serve import BackgroundServer, bind
 from server.settings import APP_NAME, Settings
+
+POLL_S = 0.01
 
 
 def runtime_dir() -> Path:
@@ -38,23 +42,35 @@ class EmbeddedServer:
         self._server: BackgroundServer | None = None
         self.runtime_file = runtime_dir() / f"server-{os.getpid()}.json"
 
-    def start(self) -> Endpoint:
-        """Start serving and write the runtime file. Raises RuntimeError or OSError."""
+    async def start(self, timeout: float = 15.0) -> Endpoint:
+        """Start serving and write the runtime file. Raises RuntimeError or OSError.
+
+        Waits by polling on the GUI's loop rather than in an executor: a thread's result
+        handed back through qasync's executor was seen, rarely, never to wake the loop.
+        """
         sock = bind(self.settings.host, self.settings.port)
         self._server = BackgroundServer(create_app(self.settings), sock)
-        self._server.start()
+        self._server.launch()
+        deadline = time.monotonic() + timeout
+        while not self._server.serving():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not start within {timeout:.0f}s")
+            await asyncio.sleep(POLL_S)
         endpoint = Endpoint(f"http://127.0.0.1:{self._server.port}", self.settings.token)
         self._write_runtime_file(endpoint)
         return endpoint
 
-    def stop(self, timeout: float = 10.0) -> bool:
-        """Stop gracefully (runs settle as "shutdown"), join the thread, remove the file."""
+    async def stop(self, timeout: float = 10.0) -> bool:
+        """Stop gracefully (runs settle as "shutdown"), wait for the thread, remove the file."""
         self.runtime_file.unlink(missing_ok=True)
-        if self._server is None:
+        server, self._server = self._server, None
+        if server is None:
             return True
-        stopped = self._server.stop(timeout)
-        self._server = None
-        return stopped
+        server.server.request_stop()
+        deadline = time.monotonic() + timeout
+        while server.thread.is_alive() and time.monotonic() < deadline:
+            await asyncio.sleep(POLL_S)
+        return not server.thread.is_alive()
 
     def _write_runtime_file(self, endpoint: Endpoint) -> None:
         self.runtime_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

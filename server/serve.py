@@ -108,15 +108,25 @@ class BackgroundServer:
         finally:
             self.sock.close()
 
+    def launch(self) -> None:
+        """Start the thread and return at once; `serving()` tells when it is ready."""
+        self.thread.start()
+
+    def serving(self) -> bool:
+        """True once serving; False while starting. Raises RuntimeError if start-up failed."""
+        if self.server.started:
+            return True
+        if not self.thread.is_alive():
+            raise RuntimeError(
+                f"the server thread exited during start-up ({self.failure!r}; see the log)"
+            )
+        return False
+
     def start(self, timeout: float = 15.0) -> None:
         """Start and wait until serving. Raises RuntimeError if it failed to start."""
-        self.thread.start()
+        self.launch()
         deadline = time.monotonic() + timeout
-        while not self.server.started:
-            if not self.thread.is_alive():
-                raise RuntimeError(
-                    f"the server thread exited during start-up ({self.failure!r}; see the log)"
-                )
+        while not self.serving():
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the server did not start within {timeout:.0f}s")
             time.sleep(0.01)

@@ -1,0 +1,201 @@
+"""The desktop app: launch time, GUI-thread stalls while a long reply streams, Stop → settled.
+
+    python -m bench.desktop [TOKENS]
+
+1. launch: `python -m desktop` as a process; wall-clock time from spawn to the window's first
+   event-loop turn after show(), and to the embedded server being ready. Goal <= 1.5 s.
+2. a TOKENS-token reply (default 20,000) from the scripted upstream (its own process) at
+   200 tok/s and at its max rate, the app in this process (offscreen): the longest gap
+   between ticks of a 5 ms QTimer on the GUI thread (stall), and the render cost per
+   coalesced update and per token, early in the reply vs late. Goal: no stall over 16 ms,
+   cost flat as the reply grows.
+3. Stop click -> the server reports no active turn, and -> the view shows what was saved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import qasync
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from bench.harness import _spawn, show, summary
+from desktop.app import App, build_parser, finish_qt
+from desktop.config import DesktopConfig
+
+
+def launch_times(rounds: int = 5) -> None:
+    shown, ready = [], []
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory() as tmp:
+            env = {
+                **os.environ,
+                "PARLEY_PRINT_TIMINGS": "1",
+                "PARLEY_RUNTIME_DIR": f"{tmp}/rt",
+                "PARLEY_CONFIG_DIR": f"{tmp}/cfg",
+            }
+            start = time.time()
+            log = open(f"{tmp}/stderr.log", "w")  # noqa: SIM115
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "desktop", "--data-dir", f"{tmp}/data"],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+            )
+            events: dict[str, float] = {}
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                if line.startswith("PARLEY_TIMING"):
+                    _, name, moment = line.split()
+                    events[name] = float(moment)
+                if len(events) == 2:
+                    break
+            proc.terminate()
+            proc.wait(20)
+            proc.stdout.close()
+            log.close()
+            if len(events) < 2:
+                sys.exit("the app did not start:\n" + Path(f"{tmp}/stderr.log").read_text())
+            shown.append((events["window_shown"] - start) * 1000)
+            ready.append((events["server_ready"] - start) * 1000)
+    show("launch -> window shown (ms)", summary(shown))
+    show("launch -> server ready (ms)", summary(ready))
+    verdict = "met" if max(shown) <= 1500 else "MISSED"
+    print(f"goal window usable <= 1.5 s: max {max(shown):.0f} ms -> {verdict}")
+
+
+class Ticker:
+    """Measures the GUI thread's responsiveness: gaps between ticks of a 5 ms timer."""
+
+    def __init__(self) -> None:
+        self.gaps: list[float] = []
+        self._last = time.perf_counter()
+        self.timer = QTimer()
+        self.timer.setInterval(5)
+        self.timer.timeout.connect(self._tick)
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.gaps.append((now - self._last) * 1000)
+        self._last = now
+
+    def start(self) -> None:
+        self.gaps.clear()
+        self._last = time.perf_counter()
+        self.timer.start()
+
+
+async def stream_and_measure(app: App, upstream: Any, tokens: int, rate: float | None) -> None:
+    window = app.window
+    upstream.script(tokens=tokens, rate=rate)
+    transcript = window.transcript
+    transcript.render_costs.clear()
+    sizes: list[int] = []
+    transcript.reply_rendered.connect(sizes.append)
+    window._on_new_chat_triggered()
+    ticker = Ticker()
+    finished = asyncio.Event()
+    window.reply_finished.connect(lambda _id: finished.set())
+    ticker.start()
+    window.composer.set_text("Stream a long reply")
+    window.composer.editor.submitted.emit()
+    await finished.wait()
+    ticker.timer.stop()
+    transcript.reply_rendered.disconnect(sizes.append)
+    costs = transcript.render_costs
+    per_token = []
+    previous = 0
+    for cost, size in zip(costs, sizes, strict=False):
+        grown = max(1, (size - previous) // 3)  # a scripted token is ~3 characters
+        per_token.append(cost * 1000 / grown)
+        previous = size
+    tenth = max(1, len(costs) // 10)
+    label = f"{tokens} tokens at {'max rate' if rate is None else f'{rate:.0f} tok/s'}"
+    stall = max(ticker.gaps) - 5
+    print(f"{label}: updates {len(costs)}, longest GUI stall {stall:.1f} ms "
+          f"({'met' if stall <= 16 else 'MISSED'} <= 16 ms)")  # fmt: skip
+    show(f"{label}: render cost per update (ms)", summary([c * 1000 for c in costs]))
+    early = statistics.median(c * 1000 for c in costs[:tenth])
+    late = statistics.median(c * 1000 for c in costs[-tenth:])
+    print(f"{label}: per update, first tenth {early:.2f} ms vs last tenth {late:.2f} ms")
+    early_tok = statistics.median(per_token[:tenth])
+    late_tok = statistics.median(per_token[-tenth:])
+    print(f"{label}: per token, first tenth {early_tok:.3f} ms vs last tenth {late_tok:.3f} ms")
+
+
+async def stop_to_settled(app: App, upstream: Any, rounds: int = 10) -> None:
+    window = app.window
+    client = window.client
+    assert client is not None
+    to_idle, to_view = [], []
+    for _ in range(rounds):
+        upstream.script(tokens=1000, stall_after=5)
+        window._on_new_chat_triggered()
+        finished = asyncio.Event()
+        window.reply_finished.connect(lambda _id, f=finished: f.set())
+        window.composer.set_text("Go")
+        window.composer.editor.submitted.emit()
+        while window.stream is None or "t4" not in window.transcript.toPlainText():
+            await asyncio.sleep(0.005)
+        clicked = time.perf_counter()
+        window.composer.button.click()
+        while (await client.status())["active_turns"]:
+            await asyncio.sleep(0.001)
+        to_idle.append((time.perf_counter() - clicked) * 1000)
+        await finished.wait()
+        to_view.append((time.perf_counter() - clicked) * 1000)
+    show("Stop click -> server settled, no active turn (ms)", summary(to_idle))
+    show("Stop click -> view shows what the server saved (ms)", summary(to_view))
+
+
+async def in_process(app: App, upstream: Any, tokens: int) -> None:
+    while app.window.client is None:
+        await asyncio.sleep(0.05)
+    await stream_and_measure(app, upstream, tokens, 200.0)
+    await stream_and_measure(app, upstream, tokens, None)
+    await stop_to_settled(app, upstream)
+    app.request_close()
+
+
+def main(tokens: int = 20_000) -> None:
+    launch_times()
+    from bench.harness import Upstream
+
+    up_proc, base_url = _spawn([sys.executable, "-m", "tests.support.upstream"])
+    upstream = Upstream(base_url, int(base_url.rsplit(":", 1)[1].split("/")[0]))
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            os.environ["PARLEY_RUNTIME_DIR"] = f"{tmp}/rt"
+            os.environ["PARLEY_CONFIG_DIR"] = f"{tmp}/cfg"
+            qapp = QApplication(sys.argv[:1])
+            qapp.setQuitOnLastWindowClosed(False)
+            loop = qasync.QEventLoop(qapp)
+            asyncio.set_event_loop(loop)
+            args = build_parser().parse_args(
+                ["--data-dir", str(Path(tmp) / "data"), "--upstream", base_url,
+                 "--upstream-model", "scripted"]
+            )  # fmt: skip
+            app = App(args, DesktopConfig())
+            with loop:
+                loop.create_task(in_process(app, upstream, tokens))
+                loop.run_until_complete(app.run())
+            finish_qt(qapp, app)
+    finally:
+        up_proc.terminate()
+        up_proc.wait(20)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 20_000)
