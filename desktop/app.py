@@ -213,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     pump.timeout.connect(lambda: None)
     with loop:
         code: int = loop.run_until_complete(app.run())
+        # Finalize async generators (cancelled HTTP reads) while the loop still runs.
+        loop.run_until_complete(loop.shutdown_asyncgens())
     pump.stop()
     finish_qt(qapp, app)
     return code

@@ -8,9 +8,9 @@ token, as Jupyter does; it is removed on stop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +21,8 @@ from server.serve import BackgroundServer, bind
 from server.settings import APP_NAME, Settings
 
 POLL_S = 0.01
+START_TIMEOUT_S = 15.0
+STOP_TIMEOUT_S = 10.0
 
 
 def runtime_dir() -> Path:
@@ -42,7 +44,7 @@ class EmbeddedServer:
         self._server: BackgroundServer | None = None
         self.runtime_file = runtime_dir() / f"server-{os.getpid()}.json"
 
-    async def start(self, timeout: float = 15.0) -> Endpoint:
+    async def start(self) -> Endpoint:
         """Start serving and write the runtime file. Raises RuntimeError or OSError.
 
         Waits by polling on the GUI's loop rather than in an executor: a thread's result
@@ -51,25 +53,27 @@ class EmbeddedServer:
         sock = bind(self.settings.host, self.settings.port)
         self._server = BackgroundServer(create_app(self.settings), sock)
         self._server.launch()
-        deadline = time.monotonic() + timeout
-        while not self._server.serving():
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the server did not start within {timeout:.0f}s")
-            await asyncio.sleep(POLL_S)
+        try:
+            async with asyncio.timeout(START_TIMEOUT_S):
+                while not self._server.serving():  # noqa: ASYNC110 - a thread's state
+                    await asyncio.sleep(POLL_S)
+        except TimeoutError:
+            raise RuntimeError(f"the server did not start within {START_TIMEOUT_S:.0f}s") from None
         endpoint = Endpoint(f"http://127.0.0.1:{self._server.port}", self.settings.token)
         self._write_runtime_file(endpoint)
         return endpoint
 
-    async def stop(self, timeout: float = 10.0) -> bool:
+    async def stop(self) -> bool:
         """Stop gracefully (runs settle as "shutdown"), wait for the thread, remove the file."""
         self.runtime_file.unlink(missing_ok=True)
         server, self._server = self._server, None
         if server is None:
             return True
         server.server.request_stop()
-        deadline = time.monotonic() + timeout
-        while server.thread.is_alive() and time.monotonic() < deadline:
-            await asyncio.sleep(POLL_S)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(STOP_TIMEOUT_S):
+                while server.thread.is_alive():  # noqa: ASYNC110 - a thread's state
+                    await asyncio.sleep(POLL_S)
         return not server.thread.is_alive()
 
     def _write_runtime_file(self, endpoint: Endpoint) -> None:

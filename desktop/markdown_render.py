@@ -90,21 +90,44 @@ class MarkdownRenderer:
         )
 
 
-def split_stable(text: str) -> tuple[str, str]:
-    """(a prefix that will render the same however the text grows, the live tail)."""
+MAX_TAIL_CHARS = 1500
+
+
+def split_stable(text: str, max_tail: int = MAX_TAIL_CHARS) -> tuple[str, str, str]:
+    """Split a growing reply into (stable prefix, live tail, carry).
+
+    The prefix ends after the last blank line outside a code fence (or a closing fence), so
+    it renders the same however the text grows. A tail longer than `max_tail` (one endless
+    paragraph, a long code block) is cut at its last line break, or last space, instead, so
+    re-rendering stays cheap; if that cut falls inside a code block, `carry` is the fence
+    line that must open the rest when it is rendered.
+    """
     cut = 0
     position = 0
     fence: str | None = None
+    fence_line = ""
+    fence_at_line_end: list[tuple[int, str | None, str]] = []
     for line in text.split("\n")[:-1]:  # the last line may still be growing
         position += len(line) + 1
         stripped = line.strip()
         if fence is None:
             match = FENCE_OPEN.match(line)
             if match:
-                fence = match.group(1)
+                fence, fence_line = match.group(1), line
             elif not stripped:
                 cut = position
         elif stripped.startswith(fence) and not stripped.strip(fence[0]):
             fence = None
             cut = position
-    return text[:cut], text[cut:]
+        fence_at_line_end.append((position, fence, fence_line))
+    if len(text) - cut <= max_tail:
+        return text[:cut], text[cut:], ""
+    for end, open_fence, opener in reversed(fence_at_line_end):
+        if end > cut:
+            carry = opener + "\n" if open_fence is not None else ""
+            return text[:end], text[end:], carry
+        break
+    space = text.rfind(" ", cut + 1)
+    if space > cut and fence is None:
+        return text[: space + 1], text[space + 1 :], ""
+    return text[:cut], text[cut:], ""

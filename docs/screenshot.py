@@ -57,6 +57,7 @@ def main() -> None:
         with loop:
             loop.create_task(drive(app, out))
             loop.run_until_complete(app.run())
+            loop.run_until_complete(loop.shutdown_asyncgens())
         finish_qt(qapp, app)
 
 

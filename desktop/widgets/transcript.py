@@ -73,6 +73,7 @@ class Transcript(QTextBrowser):
         self._timer.timeout.connect(self._flush)
         self._reply: list[str] = []
         self._frozen_len = 0
+        self._carry = ""  # a code fence to reopen: the reply was cut inside a code block
         self._live_start = 0
         self._footer_start: int | None = None
         self._streaming = False
@@ -151,13 +152,15 @@ class Transcript(QTextBrowser):
     def _flush(self, final: bool = False) -> None:
         started = time.perf_counter()
         text = "".join(self._reply)
-        pending = text[self._frozen_len :]
-        stable, tail = (pending, "") if final else split_stable(pending)
+        pending = self._carry + text[self._frozen_len :]
+        stable, tail, carry = (pending, "", "") if final else split_stable(pending)
         if stable:
             self._replace_from(self._live_start, self._renderer.render(stable))
-            self._frozen_len += len(stable)
+            self._frozen_len += len(stable) - len(self._carry)
+            self._carry = carry
             self._live_start = self._open_block()
-        self._replace_from(self._live_start, self._renderer.render(tail) if tail else "")
+            tail = carry + tail
+        self._replace_from(self._live_start, self._renderer.render(tail) if tail.strip() else "")
         self.render_costs.append(time.perf_counter() - started)
         self.reply_rendered.emit(len(text))
         if self._follow_bottom():
@@ -204,6 +207,7 @@ class Transcript(QTextBrowser):
 
     def _reset_reply(self) -> None:
         self._reply = []
+        self._carry = ""
         self._frozen_len = 0
         self._live_start = 0
         self._footer_start = None
