@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.parley import Parley, wait_model_ready
+from tests.support.process import ServerProcess
 from tests.support.upstream import ScriptedUpstream
 
 
@@ -35,3 +36,12 @@ def local_parley(data_dir: Path) -> Iterator[Parley]:
     wait_model_ready(server)
     yield server
     server.stop()
+
+
+@pytest.fixture
+def processes() -> Iterator[list[ServerProcess]]:
+    """`parley-server` subprocesses a test starts; killed at teardown if still running."""
+    started: list[ServerProcess] = []
+    yield started
+    for process in started:
+        process.ensure_stopped()

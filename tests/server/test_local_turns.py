@@ -3,27 +3,18 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from server.models.local import LocalBackend
-from tests.server.test_shutdown_and_crash import new_conversation, stored_message
-from tests.support.client import SSEStream, request
+from tests.server.test_shutdown_and_crash import stored_message
+from tests.support.client import request
 from tests.support.parley import Parley, wait_model_ready
 from tests.support.process import ServerProcess
 from tests.support.waiting import wait_for
 
 STORY = "Write a very long story about a dragon and a knight, at least 1000 words."
-
-
-@pytest.fixture
-def processes() -> Iterator[list[ServerProcess]]:
-    started: list[ServerProcess] = []
-    yield started
-    for process in started:
-        process.ensure_stopped()
 
 
 def test_graceful_stop_mid_reply_stops_the_worker_and_saves_as_shutdown(data_dir: Path) -> None:
@@ -58,14 +49,8 @@ def test_kill_9_mid_local_reply_then_restart(
 ) -> None:
     process = ServerProcess(data_dir, None).start()
     processes.append(process)
-    conversation_id = new_conversation(process)
-    stream = SSEStream(
-        process.port,
-        f"/api/conversations/{conversation_id}/messages",
-        {"content": STORY},
-        process.token,
-        timeout=60,
-    )
+    conversation_id = process.new_conversation()
+    stream = process.send(conversation_id, STORY, timeout=60)
     stream.read_until(lambda text: len(text) > 80)
     message_id = stream.first["message_id"]
     db_path = data_dir / "parley.sqlite3"

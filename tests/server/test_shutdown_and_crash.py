@@ -4,23 +4,14 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.client import SSEStream, request
+from tests.support.client import request
 from tests.support.parley import Parley
 from tests.support.process import ServerProcess
 from tests.support.upstream import Script, ScriptedUpstream
-
-
-@pytest.fixture
-def processes() -> Iterator[list[ServerProcess]]:
-    started: list[ServerProcess] = []
-    yield started
-    for process in started:
-        process.ensure_stopped()
 
 
 def start_process(
@@ -29,13 +20,6 @@ def start_process(
     process = ServerProcess(data_dir, upstream.base_url).start()
     processes.append(process)
     return process
-
-
-def new_conversation(process: ServerProcess) -> str:
-    reply = request(process.port, "POST", "/api/conversations", token=process.token, json_body={})
-    assert reply.status == 201
-    conversation_id: str = reply.json()["id"]
-    return conversation_id
 
 
 def stored_message(db_path: Path, message_id: str) -> dict[str, object]:
@@ -83,13 +67,8 @@ def test_sigterm_mid_reply_saves_it_as_shutdown(
 ) -> None:
     upstream.script = Script(tokens=100, stall_after=2)
     process = start_process(processes, data_dir, upstream)
-    conversation_id = new_conversation(process)
-    stream = SSEStream(
-        process.port,
-        f"/api/conversations/{conversation_id}/messages",
-        {"content": "hi"},
-        process.token,
-    )
+    conversation_id = process.new_conversation()
+    stream = process.send(conversation_id, "hi")
     delivered = stream.read_until(lambda text: text == "t0 t1 ")
 
     process.terminate()
@@ -108,13 +87,8 @@ def test_kill_9_mid_reply_then_restart_marks_it_crash_and_keeps_the_text(
 ) -> None:
     upstream.script = Script(tokens=100, stall_after=5)
     process = start_process(processes, data_dir, upstream)
-    conversation_id = new_conversation(process)
-    stream = SSEStream(
-        process.port,
-        f"/api/conversations/{conversation_id}/messages",
-        {"content": "hi"},
-        process.token,
-    )
+    conversation_id = process.new_conversation()
+    stream = process.send(conversation_id, "hi")
     delivered = stream.read_until(lambda text: text == "t0 t1 t2 t3 t4 ")
     message_id = stream.first["message_id"]
     db_path = data_dir / "parley.sqlite3"

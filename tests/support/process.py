@@ -11,6 +11,7 @@ import sys
 import threading
 from pathlib import Path
 
+from tests.support.client import SSEStream, request
 from tests.support.parley import MODEL, TOKEN
 
 URL_LINE = re.compile(r"listening on http://127\.0\.0\.1:(\d+)")
@@ -57,6 +58,16 @@ class ServerProcess:
             self.output.append(line)
             self.lines.put(line)
         self.proc.stdout.close()
+
+    def new_conversation(self) -> str:
+        reply = request(self.port, "POST", "/api/conversations", token=self.token, json_body={})
+        assert reply.status == 201, reply.body
+        conversation_id: str = reply.json()["id"]
+        return conversation_id
+
+    def send(self, conversation_id: str, content: str, timeout: float = 10.0) -> SSEStream:
+        path = f"/api/conversations/{conversation_id}/messages"
+        return SSEStream(self.port, path, {"content": content}, self.token, timeout=timeout)
 
     def terminate(self, timeout: float = 20.0) -> int:
         assert self.proc is not None

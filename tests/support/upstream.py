@@ -117,14 +117,8 @@ class ScriptedUpstream:
         if scope["path"] != "/v1/chat/completions" or scope["method"] != "POST":
             await _send_json(send, 404, {"error": {"message": "not found"}})
             return
-        raw = b""
-        while True:
-            message = await receive()
-            raw += message.get("body", b"")
-            if not message.get("more_body"):
-                break
         script = self.script
-        record = Record(body=json.loads(raw), started=time.perf_counter())
+        record = Record(body=json.loads(await _read_body(receive)), started=time.perf_counter())
         with self._lock:
             self.records.append(record)
         if script.status != 200:
@@ -156,13 +150,7 @@ class ScriptedUpstream:
     async def _control(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         """For benchmarks that run the upstream in its own process: set the script, read records."""
         if scope["path"] == "/_script":
-            raw = b""
-            while True:
-                message = await receive()
-                raw += message.get("body", b"")
-                if not message.get("more_body"):
-                    break
-            self.script = Script(**json.loads(raw))
+            self.script = Script(**json.loads(await _read_body(receive)))
             with self._lock:
                 self.records.clear()
             await _send_json(send, 200, {"ok": True})
@@ -231,6 +219,15 @@ class ScriptedUpstream:
             await emit(b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n")
         await emit(b"data: [DONE]\n\n")
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _read_body(receive: Any) -> bytes:
+    raw = b""
+    while True:
+        message = await receive()
+        raw += message.get("body", b"")
+        if not message.get("more_body"):
+            return raw
 
 
 async def _send_json(send: Any, status: int, payload: dict[str, Any]) -> None:
