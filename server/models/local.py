@@ -280,13 +280,33 @@ def _open_llama(config: LocalModelConfig) -> Any:
         return params
 
     low_level.llama_model_default_params = params_without_extra_buffers
+    _silence_native_log(low_level)
     try:
+        # verbose=False would make llama-cpp-python dup2 /dev/null over file descriptors 1
+        # and 2 of the whole process while it loads: every thread's output (the GUI's, the
+        # server's logs) silently vanishes meanwhile. llama.cpp's own log is silenced above
+        # instead; verbose=True only adds a few lines to stderr at load.
         return llama_cpp.Llama(
             model_path=str(config.path),
             n_ctx=config.n_ctx,
             n_threads=config.n_threads,
             n_threads_batch=config.n_threads_batch,
-            verbose=False,
+            verbose=True,
         )
     finally:
         low_level.llama_model_default_params = defaults
+
+
+_NATIVE_LOG: Any = None
+
+
+def _silence_native_log(low_level: Any) -> None:
+    """Route llama.cpp's log (load details, per-generation timings) nowhere, once."""
+    global _NATIVE_LOG
+    if _NATIVE_LOG is None:
+
+        def ignore(_level: int, _text: bytes, _data: object) -> None:
+            return None
+
+        _NATIVE_LOG = low_level.llama_log_callback(ignore)  # keep it alive: C holds a pointer
+        low_level.llama_log_set(_NATIVE_LOG, ctypes.c_void_p(0))
