@@ -52,6 +52,7 @@ class Script:
 class Record:
     body: dict[str, Any]
     started: float
+    headers: dict[str, str] = field(default_factory=dict)
     sent: list[float] = field(default_factory=list)
     hung_up_at: float | None = None
     finished: bool = False
@@ -118,7 +119,11 @@ class ScriptedUpstream:
             await _send_json(send, 404, {"error": {"message": "not found"}})
             return
         script = self.script
-        record = Record(body=json.loads(await _read_body(receive)), started=time.perf_counter())
+        record = Record(
+            body=json.loads(await _read_body(receive)),
+            started=time.perf_counter(),
+            headers={k.decode(): v.decode() for k, v in scope["headers"]},
+        )
         with self._lock:
             self.records.append(record)
         if script.status != 200:
