@@ -289,7 +289,7 @@ class MainWindow(QMainWindow):
         if stream is None:
             return
         if stream.conversation_id == self.current_id:
-            self.transcript.end_reply(None, note="⏹ stopped — saving…")
+            self.transcript.end_reply(None, note="Stopped — saving…")
         await stream.aclose()  # the hang-up: the server stops, saves and frees the model
 
     async def _show_saved(self, stream: ReplyStream, final: dict[str, Any] | None) -> None:

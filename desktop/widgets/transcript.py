@@ -29,16 +29,16 @@ HEADER_GAP = 14.0
 TEXT_GAP = 4.0
 
 BADGES: dict[tuple[object, object], str] = {
-    ("interrupted", "client_hangup"): "⏹ stopped",
-    ("interrupted", "shutdown"): "⏹ interrupted: Parley was closed",
-    ("interrupted", "crash"): "⚠ interrupted: Parley quit unexpectedly",
+    ("interrupted", "client_hangup"): "Stopped",
+    ("interrupted", "shutdown"): "Interrupted: Parley was closed",
+    ("interrupted", "crash"): "Interrupted: Parley quit unexpectedly",
 }
 
 
 def badge_for(message: dict[str, Any]) -> str:
     status = message.get("status")
     if status == "error":
-        return f"⚠ error: {message.get('error') or 'the model failed'}"
+        return f"Error: {message.get('error') or 'the model failed'}"
     return BADGES.get((status, message.get("ended_by")), "")
 
 

@@ -122,7 +122,7 @@ def test_unreachable_backend_is_shown_on_the_reply(
     gui = gui_factory()
     with qtbot.waitSignal(gui.window.reply_finished, timeout=15_000):
         gui.send("anyone there?")
-    assert "error: cannot reach the upstream" in gui.transcript_text()
+    assert "Error: cannot reach the upstream" in gui.transcript_text()
 
 
 def test_runtime_file_is_private_and_removed_on_exit(gui_factory: Any, tmp_path: Any) -> None:

@@ -38,7 +38,7 @@ def test_stop_mid_reply_marks_it_at_once_and_keeps_what_was_shown(
 
     with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000) as finished:
         qtbot.mouseClick(gui.window.composer.button, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: "stopped" in gui.transcript_text(), timeout=1_000)
+        qtbot.waitUntil(lambda: "Stopped" in gui.transcript_text(), timeout=1_000)
     upstream.wait_hung_up()
     message_id = finished.args[0]
     client = gui.window.client
@@ -47,7 +47,7 @@ def test_stop_mid_reply_marks_it_at_once_and_keeps_what_was_shown(
     saved = next(m for m in conversation["messages"] if m["id"] == message_id)
     assert saved["content"].startswith("t0 t1 t2 ")
     assert (saved["status"], saved["ended_by"]) == ("interrupted", "client_hangup")
-    assert "⏹ stopped" in gui.transcript_text()
+    assert "Stopped" in gui.transcript_text()
     status = run(qtbot, client.status())
     assert not status["models"][0]["in_use"] and status["active_turns"] == 0
 
@@ -65,7 +65,7 @@ def test_escape_stops_too(gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any) -
     with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
         qtbot.keyClick(gui.window.composer.editor, Qt.Key.Key_Escape)
     upstream.wait_hung_up()
-    assert "stopped" in gui.transcript_text()
+    assert "Stopped" in gui.transcript_text()
 
 
 def test_shift_enter_adds_a_line_instead_of_sending(
@@ -94,4 +94,4 @@ def test_closing_mid_reply_saves_it_and_a_new_app_shows_it_stopped(
     assert sidebar.count() == 1
     sidebar.setCurrentRow(0)
     qtbot.waitUntil(lambda: "t0 t1 t2" in second.transcript_text(), timeout=10_000)
-    assert "⏹ stopped" in second.transcript_text()
+    assert "Stopped" in second.transcript_text()
