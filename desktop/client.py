@@ -7,6 +7,7 @@ the partial reply and frees the model. Nothing else is needed, and nothing else 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from urllib.parse import quote
 import httpx
 
 JSON = dict[str, Any]
+YIELD_EVERY_LINES = 32
 
 
 class ClientError(Exception):
@@ -50,7 +52,13 @@ class ReplyStream:
 
     async def events(self) -> AsyncIterator[ReplyEvent]:
         try:
+            count = 0
             async for line in self._lines:
+                count += 1
+                if count % YIELD_EVERY_LINES == 0:
+                    # Lines already buffered come without a suspension: on the GUI's loop a
+                    # fast burst would otherwise hold it for tens of milliseconds.
+                    await asyncio.sleep(0)
                 if not line.startswith("data: "):
                     continue
                 data = line[6:]

@@ -296,7 +296,11 @@ class MainWindow(QMainWindow):
         """After the reply ends (or is stopped): show what the server stored."""
         saved = await self._wait_saved(stream)
         if stream.conversation_id == self.current_id:
+            ended = asyncio.Event()
+            self.transcript.reply_ended.connect(ended.set)
             self.transcript.end_reply(saved)
+            await ended.wait()  # the view may still be laying out a burst
+            self.transcript.reply_ended.disconnect(ended.set)
         if final is not None and final.get("parley", {}).get("save_error"):
             self.show_error("The reply could not be saved: " + final["parley"]["save_error"])
         self.reply_finished.emit(stream.message_id)

@@ -25,6 +25,8 @@ from PySide6.QtWidgets import QTextBrowser, QWidget
 from desktop.markdown_render import MarkdownRenderer, split_stable
 
 COALESCE_MS = 40
+# At most this much new text is laid out per update (~5 ms); a larger burst is spread out.
+FLUSH_BUDGET_CHARS = 3000
 HEADER_GAP = 14.0
 TEXT_GAP = 4.0
 
@@ -58,6 +60,7 @@ class Transcript(QTextBrowser):
     """Shows one conversation. Parent calls its methods; it emits what happened."""
 
     reply_rendered = Signal(int)  # characters of the growing reply on screen (for benches)
+    reply_ended = Signal()  # the badge and figures are shown
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -73,6 +76,8 @@ class Transcript(QTextBrowser):
         self._timer.timeout.connect(self._flush)
         self._reply: list[str] = []
         self._frozen_len = 0
+        self._shown_len = 0
+        self._ending: tuple[dict[str, Any] | None, str] | None = None
         self._carry = ""  # a code fence to reopen: the reply was cut inside a code block
         self._live_start = 0
         self._footer_start: int | None = None
@@ -83,7 +88,10 @@ class Transcript(QTextBrowser):
 
     def show_conversation(self, messages: list[dict[str, Any]]) -> None:
         self._timer.stop()
+        abandoned = self._ending is not None
         self._reset_reply()
+        if abandoned:
+            self.reply_ended.emit()  # whoever waits for that ending must not wait forever
         self._renderer.code_blocks.clear()
         parts = []
         for message in messages:
@@ -114,18 +122,29 @@ class Transcript(QTextBrowser):
             return
         self._reply.append(text)
         if not self._timer.isActive():
-            self._timer.start()
+            self._timer.start(COALESCE_MS)
 
     def end_reply(self, saved: dict[str, Any] | None, note: str = "") -> None:
-        """The reply is over: render the rest, then its badge and figures.
+        """The reply is over: show the rest, then its badge and figures.
 
         `saved` is the message as the server stored it (it may hold a few characters the
-        view never received); `note` is shown while that is not known yet.
+        view never received); `note` is shown while that is not known yet. If a burst is
+        still being laid out, the ending waits for it (update by update, never all at once).
         """
-        if self._streaming:
-            self._timer.stop()
-            self._flush(final=True)
-            self._streaming = False
+        self._ending = (saved, note)
+        if self._streaming and self._shown_len < sum(map(len, self._reply)):
+            if not self._timer.isActive():
+                self._timer.start(0)
+            return
+        self._finish_reply()
+
+    def _finish_reply(self) -> None:
+        if self._ending is None:
+            return
+        saved, note = self._ending
+        self._ending = None
+        self._timer.stop()
+        self._streaming = False
         if self._footer_start is not None:  # a provisional note ("stopping…") goes
             self._replace_from(self._footer_start, "")
         if saved is not None:
@@ -139,6 +158,7 @@ class Transcript(QTextBrowser):
             footer = self._note(note)
         self._footer_start = self._end()
         self._append_html(footer, top_margin=TEXT_GAP)
+        self.reply_ended.emit()
         if self._follow_bottom():
             self.moveCursor(QTextCursor.MoveOperation.End)
             self.ensureCursorVisible()
@@ -149,11 +169,14 @@ class Transcript(QTextBrowser):
 
     # -- rendering -------------------------------------------------------------------------
 
-    def _flush(self, final: bool = False) -> None:
+    def _flush(self) -> None:
         started = time.perf_counter()
         text = "".join(self._reply)
-        pending = self._carry + text[self._frozen_len :]
-        stable, tail, carry = (pending, "", "") if final else split_stable(pending)
+        end = min(len(text), self._frozen_len + FLUSH_BUDGET_CHARS)
+        pending = self._carry + text[self._frozen_len : end]
+        stable, tail, carry = split_stable(pending)
+        if not stable and end < len(text):
+            stable, tail, carry = pending, "", ""  # one unbreakable run: take it whole
         if stable:
             self._replace_from(self._live_start, self._renderer.render(stable))
             self._frozen_len += len(stable) - len(self._carry)
@@ -161,8 +184,15 @@ class Transcript(QTextBrowser):
             self._live_start = self._open_block()
             tail = carry + tail
         self._replace_from(self._live_start, self._renderer.render(tail) if tail.strip() else "")
+        self._shown_len = end
         self.render_costs.append(time.perf_counter() - started)
-        self.reply_rendered.emit(len(text))
+        self.reply_rendered.emit(end)
+        if end < len(text):
+            # A burst bigger than one frame's work: the rest on the next turn of the loop,
+            # so input and painting get in between.
+            self._timer.start(0)
+        elif self._ending is not None:
+            self._finish_reply()
         if self._follow_bottom():
             self.moveCursor(QTextCursor.MoveOperation.End)
             self.ensureCursorVisible()
@@ -209,6 +239,8 @@ class Transcript(QTextBrowser):
         self._reply = []
         self._carry = ""
         self._frozen_len = 0
+        self._shown_len = 0
+        self._ending = None
         self._live_start = 0
         self._footer_start = None
         self._streaming = False
