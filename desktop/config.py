@@ -15,7 +15,7 @@ from pathlib import Path
 
 import platformdirs
 
-from server.settings import APP_NAME
+APP_NAME = "parley"  # the same directory names as the server's
 
 log = logging.getLogger(__name__)
 KEYRING_SERVICE = "parley"

@@ -48,6 +48,7 @@ class MainWindow(QMainWindow):
         self.tasks: set[asyncio.Task[Any]] = set()
         self.system_prompt: str | None = None
         self._closing = False
+        self._shutting_down = False
         self._list_requests = 0
 
         self.sidebar = ConversationList(self)
@@ -122,12 +123,15 @@ class MainWindow(QMainWindow):
     async def hang_up(self) -> None:
         """Stop the reply in flight, the same way Stop does, and all other work (closing)."""
         self._status_timer.stop()
+        self._shutting_down = True  # no new work from here on
         if self.stream is not None:
             await self.stream.aclose()
         current = asyncio.current_task()
-        for task in list(self.tasks):
-            if task is not current:
-                task.cancel()
+        others = [task for task in self.tasks if task is not current]
+        for task in others:
+            task.cancel()
+        # Let them unwind (close their HTTP requests) before the client itself is closed.
+        await asyncio.gather(*others, return_exceptions=True)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         # The app runs the async shutdown (hang up, wait for the server to settle, stop it)
@@ -177,6 +181,9 @@ class MainWindow(QMainWindow):
     # -- work -----------------------------------------------------------------------------
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        if self._shutting_down:
+            coroutine.close()
+            return
         task = asyncio.ensure_future(coroutine)
         self.tasks.add(task)
         task.add_done_callback(self._on_task_done)

@@ -18,11 +18,11 @@ from server.models.factory import local_backend
 from server.models.openai_compat import OpenAICompatBackend
 from server.models.registry import ModelRegistry
 from server.routes import conversations, openai, status
+from server.run_manager import RunManager
 from server.security import SecurityMiddleware
 from server.services import Services
 from server.settings import Settings
 from server.store import Store
-from server.turns import RunManager
 
 log = logging.getLogger(__name__)
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from starlette.requests import Request
 
 from server.models.registry import ModelRegistry
+from server.run_manager import RunManager
 from server.settings import Settings
 from server.store import Store
-from server.turns import RunManager
 
 
 @dataclass(frozen=True)
