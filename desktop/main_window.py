@@ -317,7 +317,12 @@ class MainWindow(QMainWindow):
     async def _wait_saved(self, stream: ReplyStream) -> dict[str, Any] | None:
         client = self._require_client()
         for _ in range(int(5 / SETTLE_POLL_S)):
-            conversation = await client.conversation(stream.conversation_id)
+            try:
+                conversation = await client.conversation(stream.conversation_id)
+            except ClientError as exc:
+                if exc.status == 404:  # deleted while it was replying: nothing to show
+                    return None
+                raise
             message = next(
                 (m for m in conversation["messages"] if m["id"] == stream.message_id), None
             )

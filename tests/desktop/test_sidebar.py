@@ -134,3 +134,20 @@ def test_runtime_file_is_private_and_removed_on_exit(gui_factory: Any, tmp_path:
     assert '"token"' in files[0].read_text()
     gui.close()
     assert not files[0].exists()
+
+
+def test_deleting_the_conversation_mid_reply_stops_it_quietly(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    upstream.script = Script(tokens=100, stall_after=2)
+    gui.send("Doomed")
+    qtbot.waitUntil(lambda: "t1" in gui.transcript_text(), timeout=10_000)
+    gui.window.sidebar.list.setCurrentRow(0)
+    qtbot.keyClick(gui.window.sidebar.list, Qt.Key.Key_Delete)
+    dialog = gui.window.sidebar.findChild(QMessageBox, "confirm-delete")
+    assert dialog is not None
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        dialog.button(QMessageBox.StandardButton.Yes).click()
+    upstream.wait_hung_up()
+    qtbot.waitUntil(lambda: titles(gui) == [], timeout=5_000)
+    assert not gui.window.banner.isVisible()
