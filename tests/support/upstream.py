@@ -118,9 +118,12 @@ class ScriptedUpstream:
         if scope["path"] != "/v1/chat/completions" or scope["method"] != "POST":
             await _send_json(send, 404, {"error": {"message": "not found"}})
             return
+        raw = await _read_body(receive)
+        if raw is None:
+            return  # hung up before the request was complete: nothing to answer
         script = self.script
         record = Record(
-            body=json.loads(await _read_body(receive)),
+            body=json.loads(raw),
             started=time.perf_counter(),
             headers={k.decode(): v.decode() for k, v in scope["headers"]},
         )
@@ -155,7 +158,7 @@ class ScriptedUpstream:
     async def _control(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         """For benchmarks that run the upstream in its own process: set the script, read records."""
         if scope["path"] == "/_script":
-            self.script = Script(**json.loads(await _read_body(receive)))
+            self.script = Script(**json.loads(await _read_body(receive) or b"{}"))
             with self._lock:
                 self.records.clear()
             await _send_json(send, 200, {"ok": True})
@@ -226,10 +229,13 @@ class ScriptedUpstream:
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-async def _read_body(receive: Any) -> bytes:
+async def _read_body(receive: Any) -> bytes | None:
+    """The request body; None if the client hung up while sending it."""
     raw = b""
     while True:
         message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
         raw += message.get("body", b"")
         if not message.get("more_body"):
             return raw
