@@ -52,8 +52,6 @@ class App:
         self.window.system_prompt = desktop_config.system_prompt or None
         self.server: EmbeddedServer | None = None
         self.client: ParleyClient | None = None
-        self.window_shown_at: float | None = None
-        self.server_ready_at: float | None = None
         self._done = asyncio.Event()
         self._shutting_down = False
         self._dialog: SettingsDialog | None = None
@@ -84,7 +82,6 @@ class App:
         return 0
 
     def _on_first_iteration(self) -> None:
-        self.window_shown_at = time.perf_counter()
         _timing("window_shown")
 
     async def _start_server(self) -> None:
@@ -96,7 +93,6 @@ class App:
             self.server = None
             return
         self.client = ParleyClient(endpoint.url, endpoint.token)
-        self.server_ready_at = time.perf_counter()
         _timing("server_ready")
         self.window.connect_client(self.client)
 

@@ -14,7 +14,6 @@ from pathlib import Path
 import platformdirs
 
 APP_NAME = "parley"
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 def default_data_dir() -> Path:

@@ -163,10 +163,6 @@ class Transcript(QTextBrowser):
             self.moveCursor(QTextCursor.MoveOperation.End)
             self.ensureCursorVisible()
 
-    @property
-    def streaming(self) -> bool:
-        return self._streaming
-
     # -- rendering -------------------------------------------------------------------------
 
     def _flush(self) -> None:
