@@ -50,6 +50,7 @@ class MainWindow(QMainWindow):
         self._closing = False
         self._shutting_down = False
         self._list_requests = 0
+        self._redraw_pending = False
 
         self.sidebar = ConversationList(self)
         self.transcript = Transcript(self)
@@ -97,6 +98,7 @@ class MainWindow(QMainWindow):
         self.sidebar.delete_confirmed.connect(self._on_sidebar_delete_confirmed)
         self.sidebar.search_changed.connect(self._on_sidebar_search_changed)
         self.composer.message_submitted.connect(self._on_composer_message_submitted)
+        self.transcript.theme_changed.connect(self._on_transcript_theme_changed)
         self.composer.stop_requested.connect(self._on_composer_stop_requested)
         self.settings_button.clicked.connect(self.settings_requested)
         self._status_timer = QTimer(self)
@@ -171,6 +173,15 @@ class MainWindow(QMainWindow):
 
     def _on_composer_message_submitted(self, text: str) -> None:
         self._spawn(self._send(text))
+
+    def _on_transcript_theme_changed(self) -> None:
+        # Shown again from what the server stored; a streaming reply is redrawn when it ends.
+        if not self.composer.streaming:
+            self._redraw_pending = False
+            if self.current_id is not None:
+                self._spawn(self._open(self.current_id))
+        else:
+            self._redraw_pending = True
 
     def _on_composer_stop_requested(self) -> None:
         self._spawn(self._stop())
@@ -311,6 +322,8 @@ class MainWindow(QMainWindow):
         if final is not None and final.get("parley", {}).get("save_error"):
             self.show_error("The reply could not be saved: " + final["parley"]["save_error"])
         self.reply_finished.emit(stream.message_id)
+        if self._redraw_pending:
+            self._on_transcript_theme_changed()
         self._spawn(self._refresh_status())
         await self._refresh_list()
 

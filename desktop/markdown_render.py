@@ -36,6 +36,11 @@ class MarkdownRenderer:
         self._md = _markdown()
         self._ids = itertools.count(1)
         self.code_blocks: dict[str, str] = {}
+        self.set_dark(dark)
+
+    def set_dark(self, dark: bool) -> None:
+        """Colours for a dark or a light background (for what is rendered from now on)."""
+        self.dark = dark
         self._formatter = HtmlFormatter(
             noclasses=True, nowrap=True, style="monokai" if dark else "friendly"
         )

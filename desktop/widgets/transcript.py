@@ -12,7 +12,7 @@ import html
 import time
 from typing import Any
 
-from PySide6.QtCore import QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QGuiApplication,
     QPalette,
@@ -61,14 +61,15 @@ class Transcript(QTextBrowser):
 
     reply_rendered = Signal(int)  # characters of the growing reply on screen (for benches)
     reply_ended = Signal()  # the badge and figures are shown
+    theme_changed = Signal()  # light <-> dark: what is shown needs rendering again
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setOpenLinks(False)
         self.setReadOnly(True)
         self.anchorClicked.connect(self._on_anchor_clicked)
-        dark = self.palette().color(QPalette.ColorRole.Base).lightness() < 128
-        self._renderer = MarkdownRenderer(dark=dark)
+        self._dark = self._palette_is_dark()
+        self._renderer = MarkdownRenderer(dark=self._dark)
         self._muted = self.palette().color(QPalette.ColorRole.PlaceholderText).name()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -83,6 +84,22 @@ class Transcript(QTextBrowser):
         self._footer_start: int | None = None
         self._streaming = False
         self.render_costs: list[float] = []  # seconds per flush, for the rendering bench
+
+    # -- theme ------------------------------------------------------------------------------
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._muted = self.palette().color(QPalette.ColorRole.PlaceholderText).name()
+            dark = self._palette_is_dark()
+            if dark != self._dark:
+                # Code colours and badges are baked into the document as inline styles.
+                self._dark = dark
+                self._renderer.set_dark(dark)
+                self.theme_changed.emit()
+
+    def _palette_is_dark(self) -> bool:
+        return self.palette().color(QPalette.ColorRole.Base).lightness() < 128
 
     # -- whole conversations ---------------------------------------------------------------
 

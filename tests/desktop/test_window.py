@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication
 
 from tests.desktop.conftest import GuiApp, run
 from tests.support.upstream import Script, ScriptedUpstream
@@ -95,3 +97,45 @@ def test_closing_mid_reply_saves_it_and_a_new_app_shows_it_stopped(
     sidebar.setCurrentRow(0)
     qtbot.waitUntil(lambda: "t0 t1 t2" in second.transcript_text(), timeout=10_000)
     assert "Stopped" in second.transcript_text()
+
+
+def _dark_palette() -> QPalette:
+    palette = QPalette()
+    for role, colour in (
+        (QPalette.ColorRole.Window, "#202124"),
+        (QPalette.ColorRole.Base, "#1b1b1d"),
+        (QPalette.ColorRole.Text, "#e8e8e8"),
+        (QPalette.ColorRole.WindowText, "#e8e8e8"),
+    ):
+        palette.setColor(role, QColor(colour))
+    return palette
+
+
+CODE_REPLY = ["Here:\n\n", "```python\n", "x = 1\n", "```\n"]
+
+
+def test_a_system_switch_to_dark_redraws_the_open_conversation(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any, qapp: QApplication
+) -> None:
+    upstream.script = Script(texts=CODE_REPLY)
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send("Show code")
+    assert "#f4f4f4" in gui.window.transcript.toHtml()  # the light code background
+    light = qapp.palette()
+    try:
+        # The second reply is still streaming when the theme flips: redrawn once it ends.
+        upstream.script = Script(texts=CODE_REPLY, stall_after=3)
+        gui.send("Again")
+        qtbot.waitUntil(lambda: gui.transcript_text().count("x = 1") == 2, timeout=10_000)
+        with qtbot.waitSignal(gui.window.transcript.theme_changed, timeout=5_000):
+            qapp.setPalette(_dark_palette())
+        assert "#272822" not in gui.window.transcript.toHtml()  # not while it streams
+        with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+            gui.window.composer.button.click()
+        qtbot.waitUntil(lambda: "#f4f4f4" not in gui.window.transcript.toHtml(), timeout=5_000)
+        html = gui.window.transcript.toHtml()
+        assert html.count("#272822") >= 2  # both code blocks, dark now
+        assert "Stopped" in gui.transcript_text() and "Show code" in gui.transcript_text()
+    finally:
+        qapp.setPalette(light)
+    qtbot.waitUntil(lambda: "#272822" not in gui.window.transcript.toHtml(), timeout=5_000)

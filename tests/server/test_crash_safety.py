@@ -1,0 +1,30 @@
+"""SIGKILL at random moments mid-reply, restart on the same data dir, check what survived.
+
+The big run (50 kills, with the figures for lost text) is bench/crash.py; these are the same
+rounds, a few of them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.crash import CrashRun
+from tests.support.upstream import Script, ScriptedUpstream
+
+
+@pytest.mark.slow
+def test_random_kills_keep_acknowledged_messages_and_mark_replies_crash(
+    data_dir: Path, upstream: ScriptedUpstream
+) -> None:
+    upstream.script = Script(tokens=2000, rate=100)
+    run = CrashRun(data_dir, upstream.base_url, upstream.script.text(), seed=7)
+    for _ in range(5):
+        run.round()
+    assert [r.violations for r in run.rounds] == [[]] * 5
+    assert len(run.acknowledged) >= 4  # the rounds really sent (one may die before its ack)
+    assert any(r.stored and len(r.delivered) > 0 for r in run.rounds)
+    for r in run.rounds:
+        # Whatever was saved was delivered or about to be: never text from elsewhere.
+        assert r.delivered.startswith(r.stored) or r.stored.startswith(r.delivered)
