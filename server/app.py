@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from server.errors import ApiError, StorageError, UnavailableError
+from server.framing import FramingMiddleware
 from server.models.base import ChatBackend
 from server.models.factory import local_backend
 from server.models.openai_compat import OpenAICompatBackend
@@ -57,6 +58,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
     app = Starlette(
         routes=[*status.routes, *conversations.routes, *openai.routes],
         middleware=[
+            Middleware(FramingMiddleware, max_header_bytes=settings.limits.max_header_bytes),
             Middleware(SecurityMiddleware, token=settings.token, bind_host=settings.host),
         ],
         exception_handlers={

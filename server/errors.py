@@ -72,6 +72,22 @@ class ConflictError(ApiError):
     type = "invalid_request_error"
 
 
+class RequestTimeoutError(ApiError):
+    """A request whose headers or body trickled in slower than the deadline allows."""
+
+    status = 408
+    code = "request_timeout"
+    type = "invalid_request_error"
+
+
+class HeadersTooLargeError(ApiError):
+    """Request headers larger than the configured limit."""
+
+    status = 431
+    code = "headers_too_large"
+    type = "invalid_request_error"
+
+
 class PayloadTooLargeError(ApiError):
     """A request body over the configured limit."""
 

@@ -6,13 +6,21 @@ import json
 import math
 from typing import Any
 
+import anyio
 from starlette.requests import ClientDisconnect, Request
 
-from server.errors import BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError
+from server.errors import (
+    BadRequestError,
+    PayloadTooLargeError,
+    RequestTimeoutError,
+    UnsupportedMediaTypeError,
+)
+from server.settings import Limits
 
 
-async def read_object(request: Request, max_bytes: int) -> dict[str, Any]:
-    """The body as a JSON object. Raises 415, 413 or 400 errors."""
+async def read_object(request: Request, limits: Limits) -> dict[str, Any]:
+    """The body as a JSON object, sent in time and within size. Raises 415, 413, 408, 400."""
+    max_bytes, timeout = limits.max_body_bytes, limits.body_timeout
     media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type != "application/json":
         raise UnsupportedMediaTypeError(
@@ -23,10 +31,13 @@ async def read_object(request: Request, max_bytes: int) -> dict[str, Any]:
         raise PayloadTooLargeError(f"the body is larger than {max_bytes} bytes")
     body = bytearray()
     try:
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > max_bytes:
-                raise PayloadTooLargeError(f"the body is larger than {max_bytes} bytes")
+        with anyio.fail_after(timeout):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > max_bytes:
+                    raise PayloadTooLargeError(f"the body is larger than {max_bytes} bytes")
+    except TimeoutError as exc:
+        raise RequestTimeoutError(f"the body was not sent within {timeout:g} s") from exc
     except ClientDisconnect as exc:  # nobody is left to read the answer
         raise BadRequestError("the client went away while sending", code="client_gone") from exc
     return parse_object(bytes(body))

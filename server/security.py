@@ -52,7 +52,7 @@ class SecurityMiddleware:
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
                 return
-            await _send_error(send, error)
+            await send_error(send, error)
             return
         await self.app(scope, receive, send)
 
@@ -88,7 +88,7 @@ class SecurityMiddleware:
         return hmac.compare_digest(credential.strip(), self._token)
 
 
-async def _send_error(send: Send, error: ApiError) -> None:
+async def send_error(send: Send, error: ApiError) -> None:
     body = json.dumps(error.to_json()).encode()
     headers = [
         (b"content-type", b"application/json"),

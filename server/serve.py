@@ -18,7 +18,9 @@ from types import FrameType
 import uvicorn
 from starlette.applications import Starlette
 
+from server.http_protocol import with_header_deadline
 from server.services import Services
+from server.settings import Limits
 
 GRACEFUL_TIMEOUT_S = 8.0
 
@@ -39,7 +41,10 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def config_for(app: Starlette, **overrides: object) -> uvicorn.Config:
+    services: Services | None = getattr(getattr(app, "state", None), "services", None)
+    limits = services.settings.limits if services is not None else Limits()
     options: dict[str, object] = {
+        "http": with_header_deadline(limits.header_timeout),
         "log_level": "warning",
         "access_log": False,
         "timeout_graceful_shutdown": GRACEFUL_TIMEOUT_S,

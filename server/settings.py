@@ -44,6 +44,11 @@ class Limits:
     max_body_bytes: int = 1_000_000
     max_content_chars: int = 200_000
     max_title_chars: int = 500
+    max_header_bytes: int = 32_768
+    # A client must finish sending its request line and headers, then its body, within these
+    # (loopback clients take milliseconds); slower ones are answered 408 and closed.
+    header_timeout: float = 10.0
+    body_timeout: float = 10.0
     # How long a settle waits for the real work (thread, upstream socket) to stop.
     stop_timeout: float = 5.0
     # At most one checkpoint write per interval while a reply streams.

@@ -285,14 +285,17 @@ def _open_llama(config: LocalModelConfig) -> Any:
         # verbose=False would make llama-cpp-python dup2 /dev/null over file descriptors 1
         # and 2 of the whole process while it loads: every thread's output (the GUI's, the
         # server's logs) silently vanishes meanwhile. llama.cpp's own log is silenced above
-        # instead; verbose=True only adds a few lines to stderr at load.
-        return llama_cpp.Llama(
+        # instead, and the Python side's own prints (a line per generation) are turned off
+        # once the model is loaded.
+        llama = llama_cpp.Llama(
             model_path=str(config.path),
             n_ctx=config.n_ctx,
             n_threads=config.n_threads,
             n_threads_batch=config.n_threads_batch,
             verbose=True,
         )
+        llama.verbose = False
+        return llama
     finally:
         low_level.llama_model_default_params = defaults
 

@@ -40,7 +40,7 @@ async def list_conversations(request: Request) -> JSONResponse:
 async def create_conversation(request: Request) -> JSONResponse:
     svc = services(request)
     limits = svc.settings.limits
-    body = await read_object(request, limits.max_body_bytes)
+    body = await read_object(request, limits)
     title = text_field(body, "title", max_chars=limits.max_title_chars) or ""
     model = text_field(body, "model", max_chars=limits.max_title_chars)
     system = text_field(body, "system", max_chars=limits.max_content_chars)
@@ -55,7 +55,7 @@ async def get_conversation(request: Request) -> JSONResponse:
 async def rename_conversation(request: Request) -> JSONResponse:
     svc = services(request)
     limits = svc.settings.limits
-    body = await read_object(request, limits.max_body_bytes)
+    body = await read_object(request, limits)
     title = text_field(body, "title", max_chars=limits.max_title_chars, required=True) or ""
     conversation = await svc.store.rename(_id(request), title.strip())
     if conversation is None:
@@ -80,7 +80,7 @@ async def send_message(request: Request) -> RunEventStream:
     """Start a reply and stream it. The run outlives this request; see server/turns.py."""
     svc = services(request)
     limits = svc.settings.limits
-    body = await read_object(request, limits.max_body_bytes)
+    body = await read_object(request, limits)
     content = text_field(
         body, "content", max_chars=limits.max_content_chars, required=True, allow_empty=False
     )

@@ -50,7 +50,7 @@ async def list_models(request: Request) -> JSONResponse:
 
 async def chat_completions(request: Request) -> RunResponse:
     svc = services(request)
-    body = await read_object(request, svc.settings.limits.max_body_bytes)
+    body = await read_object(request, svc.settings.limits)
     call = parse_call(body, svc.settings.limits)
     model = svc.models.resolve(call.model)
     run = svc.runs.start_stateless(model, call.request)

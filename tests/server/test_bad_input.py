@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,11 +15,16 @@ from tests.support.parley import Parley
 from tests.support.upstream import ScriptedUpstream
 
 LIMIT = 10_000
+DEADLINE_S = 1.0
 
 
 @pytest.fixture
 def small(data_dir: Path, upstream: ScriptedUpstream) -> Iterator[Parley]:
-    server = Parley(data_dir, upstream.base_url, limits=Limits(max_body_bytes=LIMIT)).start()
+    server = Parley(
+        data_dir,
+        upstream.base_url,
+        limits=Limits(max_body_bytes=LIMIT, header_timeout=DEADLINE_S, body_timeout=DEADLINE_S),
+    ).start()
     yield server
     server.stop()
 
@@ -165,3 +172,116 @@ def test_search_with_nul_or_surrogate_is_400(small: Parley) -> None:
         if reply.status == 400:
             assert_clean_error(reply.status, reply.body, 400)
     assert_untouched_and_serving(small)
+
+
+def test_content_length_with_transfer_encoding_is_400(small: Parley) -> None:
+    conversation_id = small.new_conversation()
+    body = b'{"content": "hi"}'
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    status, reply = post_raw(
+        small,
+        f"/api/conversations/{conversation_id}/messages",
+        chunked,
+        extra="Transfer-Encoding: chunked\r\n",
+    )
+    assert_clean_error(status, reply, 400)
+    assert b"conflicting_framing" in reply
+    assert_untouched_and_serving(small, conversation_id)
+
+
+def test_two_different_content_lengths_are_refused(small: Parley) -> None:
+    conversation_id = small.new_conversation()
+    status, reply = post_raw(
+        small,
+        f"/api/conversations/{conversation_id}/messages",
+        b'{"content": "hi"}',
+        extra="Content-Length: 3\r\n",
+    )
+    assert status == 400, reply  # refused by h11 before the app: a plain-text 400
+    assert b"Traceback" not in reply
+    assert_untouched_and_serving(small, conversation_id)
+
+
+@pytest.mark.parametrize("shape", ["one huge header", "many headers"])
+def test_oversized_headers_are_431(small: Parley, shape: str) -> None:
+    extra = (
+        f"X-Big: {'a' * 100_000}\r\n"
+        if shape == "one huge header"
+        else "".join(f"X-{i}: value\r\n" for i in range(5000))
+    )
+    conversation_id = small.new_conversation()
+    status, reply = post_raw(
+        small, f"/api/conversations/{conversation_id}/messages", b'{"content": "hi"}', extra=extra
+    )
+    assert_clean_error(status, reply, 431)
+    assert_untouched_and_serving(small, conversation_id)
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    received = b""
+    while True:
+        try:
+            piece = sock.recv(65536)
+        except ConnectionResetError:
+            return received
+        if not piece:
+            return received
+        received += piece
+
+
+def test_clients_trickling_headers_are_cut_off_while_others_are_served(small: Parley) -> None:
+    head = (
+        f"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1:{small.port}\r\n"
+        f"Authorization: Bearer {small.token}\r\n"
+    ).encode()
+    slow = [socket.create_connection(("127.0.0.1", small.port), timeout=30) for _ in range(20)]
+    sending = list(slow)
+    try:
+        # Each sends a byte at a time, never finishing its headers, until it is cut off.
+        for position in range(len(head)):
+            for sock in list(sending):
+                try:
+                    sock.sendall(head[position : position + 1])
+                except (BrokenPipeError, ConnectionResetError):
+                    sending.remove(sock)
+            if position % 20 == 0:
+                assert small.call("GET", "/api/status").status == 200  # others are served
+            time.sleep(DEADLINE_S / 40)
+        for sock in slow:
+            reply = _read_all(sock)  # ends: the server closed the connection
+            assert reply.startswith(b"HTTP/1.1 408 "), reply
+            assert b"request_timeout" in reply and small.token.encode() not in reply
+    finally:
+        for sock in slow:
+            sock.close()
+    assert_untouched_and_serving(small)
+
+
+def test_a_client_trickling_its_body_gets_408_and_nothing_is_stored(small: Parley) -> None:
+    conversation_id = small.new_conversation()
+    head = (
+        f"POST /api/conversations/{conversation_id}/messages HTTP/1.1\r\n"
+        f"Host: 127.0.0.1:{small.port}\r\nAuthorization: Bearer {small.token}\r\n"
+        "Content-Type: application/json\r\nContent-Length: 400\r\n\r\n"
+    )
+    body = b'{"content": "' + b"a" * 380
+    with socket.create_connection(("127.0.0.1", small.port), timeout=30) as sock:
+        sock.sendall(head.encode())
+        for position in range(len(body)):
+            try:
+                sock.sendall(body[position : position + 1])
+            except (BrokenPipeError, ConnectionResetError):
+                break
+            sock.settimeout(DEADLINE_S / 20)
+            try:
+                reply = sock.recv(65536)
+            except TimeoutError:
+                continue
+            break
+        else:
+            pytest.fail("the server waited for the whole trickled body")
+        sock.settimeout(30)
+        reply += _read_all(sock)
+    status = int(reply.split(b" ", 2)[1])
+    assert_clean_error(status, reply.partition(b"\r\n\r\n")[2], 408)
+    assert_untouched_and_serving(small, conversation_id)

@@ -156,7 +156,7 @@ class CrashRun:
             return
         current.stored = message["content"]
         ending = (message["status"], message["ended_by"])
-        if ending != ("interrupted", "crash") and message["status"] != "complete":
+        if ending != ("interrupted", "crash") and message["status"] != "completed":
             current.violations.append(f"reply ended as {ending}, not interrupted/crash")
         if self.expected_text is not None and not self.expected_text.startswith(current.stored):
             current.violations.append("stored text is not a prefix of what the upstream sent")

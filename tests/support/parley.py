@@ -26,6 +26,7 @@ class Parley:
         limits: Limits | None = None,
         backends: list[ChatBackend] | None = None,
         local: LocalSettings | None = None,
+        port: int = 0,
     ) -> None:
         upstreams = (UpstreamSettings(upstream_url, MODEL),) if upstream_url else ()
         self.settings = Settings(
@@ -36,7 +37,7 @@ class Parley:
             local=local or LocalSettings(),
         )
         self.app = create_app(self.settings, backends)
-        self.server = BackgroundServer(self.app, bind("127.0.0.1", 0))
+        self.server = BackgroundServer(self.app, bind("127.0.0.1", port))
         self.token = TOKEN
 
     def start(self) -> Parley:
