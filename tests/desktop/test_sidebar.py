@@ -52,6 +52,8 @@ def test_rename_inline_with_f2(gui: GuiApp, upstream: ScriptedUpstream, qtbot: A
     qtbot.keyClicks(editor, "Fresh title")
     qtbot.keyClick(editor, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: titles(gui) == ["Fresh title"], timeout=5_000)
+    # The list shows the new title at once; the server has it once the rename task is done.
+    qtbot.waitUntil(lambda: not gui.window.tasks, timeout=5_000)
     client = gui.window.client
     assert client is not None
     assert run(qtbot, client.conversations())[0]["title"] == "Fresh title"
@@ -77,6 +79,7 @@ def test_delete_asks_first_and_cancel_keeps_it(
     with qtbot.waitSignal(gui.window.conversations_shown, timeout=5_000):
         dialog.button(QMessageBox.StandardButton.Yes).click()
     qtbot.waitUntil(lambda: titles(gui) == [], timeout=5_000)
+    qtbot.waitUntil(lambda: not gui.window.tasks, timeout=5_000)
     assert gui.window.current_id is None
     client = gui.window.client
     assert client is not None
