@@ -37,7 +37,7 @@ SETTLE_WAIT_S = 2.0
 SIGNAL_PUMP_MS = 200
 # The GUI and the embedded server share one GIL. At Python's default 5 ms switch interval a
 # busy server thread (a reply relayed at full speed) holds the GUI thread off for up to 5 ms
-# each time it needs the GIL, several times per frame: measured 18-35 ms stalls, 9-14 at 1 ms.
+# each time it needs the GIL, several times per frame: max-rate stalls of 18-35 ms, 8-16 at 1 ms.
 GIL_SWITCH_INTERVAL_S = 0.001
 
 
@@ -101,9 +101,7 @@ class App:
         self.client = ParleyClient(endpoint.url, endpoint.token)
         _timing("server_ready")
         self.window.connect_client(self.client)
-        # What exists now (Qt, the libraries, the server) lives as long as the app: keep it out
-        # of the collector's full passes, which otherwise stall the GUI ~18 ms each.
-        gc.freeze()
+        _freeze_startup_objects()
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(coroutine)
@@ -178,6 +176,21 @@ class App:
     async def _restart_server(self) -> None:
         await self._stop_server()
         await self._start_server()
+
+
+_frozen = False
+
+
+def _freeze_startup_objects() -> None:
+    """Once per process: what exists after the first start (Qt, the libraries, the server)
+    lives as long as the app; keep it out of the collector's full passes, which otherwise
+    stall the GUI thread ~20 ms each. Not again after a server restart: a stopped server's
+    objects must stay collectable."""
+    global _frozen
+    if not _frozen:
+        _frozen = True
+        gc.collect()
+        gc.freeze()
 
 
 def _timing(event: str) -> None:

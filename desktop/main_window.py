@@ -50,6 +50,7 @@ class MainWindow(QMainWindow):
         self._closing = False
         self._shutting_down = False
         self._list_requests = 0
+        self._replying = False  # from Send until the view shows what the server saved
         self._redraw_pending = False
 
         self.sidebar = ConversationList(self)
@@ -175,13 +176,13 @@ class MainWindow(QMainWindow):
         self._spawn(self._send(text))
 
     def _on_transcript_theme_changed(self) -> None:
-        # Shown again from what the server stored; a streaming reply is redrawn when it ends.
-        if not self.composer.streaming:
-            self._redraw_pending = False
-            if self.current_id is not None:
-                self._spawn(self._open(self.current_id))
-        else:
+        # Shown again from what the server stored; a reply in flight is redrawn when it ends.
+        if self._replying:
             self._redraw_pending = True
+            return
+        self._redraw_pending = False
+        if self.current_id is not None:
+            self._spawn(self._redraw(self.current_id))
 
     def _on_composer_stop_requested(self) -> None:
         self._spawn(self._stop())
@@ -273,7 +274,22 @@ class MainWindow(QMainWindow):
             self.transcript.clear_conversation()
         await self._refresh_list()
 
+    async def _redraw(self, conversation_id: str) -> None:
+        conversation = await self._require_client().conversation(conversation_id)
+        # Another conversation may have been opened, or a reply begun, meanwhile.
+        if conversation_id == self.current_id and not self._replying:
+            self.transcript.show_conversation(conversation["messages"])
+
     async def _send(self, text: str) -> None:
+        self._replying = True
+        try:
+            await self._reply(text)
+        finally:
+            self._replying = False
+            if self._redraw_pending:
+                self._on_transcript_theme_changed()
+
+    async def _reply(self, text: str) -> None:
         client = self._require_client()
         self.clear_error()
         model = self.model_picker.currentText() or None
@@ -322,8 +338,6 @@ class MainWindow(QMainWindow):
         if final is not None and final.get("parley", {}).get("save_error"):
             self.show_error("The reply could not be saved: " + final["parley"]["save_error"])
         self.reply_finished.emit(stream.message_id)
-        if self._redraw_pending:
-            self._on_transcript_theme_changed()
         self._spawn(self._refresh_status())
         await self._refresh_list()
 

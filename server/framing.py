@@ -1,8 +1,10 @@
 """Requests whose framing is wrong or oversized are refused before anything else looks at them.
 
 h11 (under uvicorn) accepts a request carrying both Content-Length and Transfer-Encoding
-(it obeys Transfer-Encoding), and headers of any total size once they arrive in one read:
-both are refused here, with Parley's JSON error, so no route ever sees such a request.
+(it obeys Transfer-Encoding), and headers of any total size once they arrive in one read
+(in several reads, h11 itself refuses more than `max_header_bytes` with a plain-text 400):
+both are refused here, with Parley's JSON error and the connection closed (RFC 9112 §6.1),
+so no route ever sees such a request.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ class FramingMiddleware:
         if scope["type"] == "http":
             error = self._check(scope)
             if error is not None:
-                await send_error(send, error)
+                await send_error(send, error, close=True)
                 return
         await self.app(scope, receive, send)
 

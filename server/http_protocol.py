@@ -1,10 +1,16 @@
-"""uvicorn's h11 protocol with a deadline for a request's line and headers.
+"""uvicorn's h11 protocol with deadlines for clients that never finish sending.
 
 uvicorn closes idle keep-alive connections, but a client that trickles a request's headers a
 byte at a time keeps its connection (and a file descriptor) forever: it never reaches the app,
 so no app-level timeout can see it. This protocol arms a timer when a connection opens and
 whenever the next request begins arriving; if the headers are not complete when it fires, the
-client gets a 408 and the connection is closed. Bodies have their own deadline (jsonbody).
+client gets a 408 and the connection is closed.
+
+A body has its own deadline in the app (jsonbody: 408). But once any response is complete
+while the client is still sending its body (that 408, a 413, a refused token), uvicorn only
+arms its keep-alive timer, which the next incoming byte cancels, and discards the rest of the
+body: a client trickling bytes keeps the connection. So such a connection is closed after a
+short grace (the client can read the answer meanwhile).
 """
 
 from __future__ import annotations
@@ -28,11 +34,15 @@ def _timeout_response() -> bytes:
     return head.encode() + body
 
 
+DRAIN_GRACE_S = 1.0
+
+
 class HeaderDeadlineProtocol(H11Protocol):
     """H11Protocol; subclasses set `header_timeout` (see `with_header_deadline`)."""
 
     header_timeout = 10.0
     _header_timer: asyncio.TimerHandle | None = None
+    _drain_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -47,7 +57,22 @@ class HeaderDeadlineProtocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._drain_timer is not None:
+            self._drain_timer.cancel()
+            self._drain_timer = None
         super().connection_lost(exc)
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        answered_early = self.conn.their_state is h11.SEND_BODY
+        if answered_early and not self.transport.is_closing() and self._drain_timer is None:
+            self._drain_timer = self.loop.call_later(DRAIN_GRACE_S, self._on_drain_deadline)
+
+    def _on_drain_deadline(self) -> None:
+        self._drain_timer = None
+        # Still the request that was answered before its body ended: close.
+        if self.conn.their_state is h11.SEND_BODY and self.conn.our_state is h11.DONE:
+            self.transport.close()
 
     def _arm(self) -> None:
         if self._header_timer is None:
@@ -68,4 +93,5 @@ class HeaderDeadlineProtocol(H11Protocol):
 
 
 def with_header_deadline(seconds: float) -> type[HeaderDeadlineProtocol]:
+    """The protocol class for uvicorn's `http=` option, with this header deadline."""
     return type("HeaderDeadlineProtocol", (HeaderDeadlineProtocol,), {"header_timeout": seconds})

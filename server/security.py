@@ -88,12 +88,14 @@ class SecurityMiddleware:
         return hmac.compare_digest(credential.strip(), self._token)
 
 
-async def send_error(send: Send, error: ApiError) -> None:
+async def send_error(send: Send, error: ApiError, *, close: bool = False) -> None:
     body = json.dumps(error.to_json()).encode()
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
     ]
+    if close:
+        headers.append((b"connection", b"close"))
     if isinstance(error, UnauthorizedError):
         headers.append((b"www-authenticate", b"Bearer"))
     await send({"type": "http.response.start", "status": error.status, "headers": headers})

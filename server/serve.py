@@ -45,6 +45,7 @@ def config_for(app: Starlette, **overrides: object) -> uvicorn.Config:
     limits = services.settings.limits if services is not None else Limits()
     options: dict[str, object] = {
         "http": with_header_deadline(limits.header_timeout),
+        "h11_max_incomplete_event_size": limits.max_header_bytes,
         "log_level": "warning",
         "access_log": False,
         "timeout_graceful_shutdown": GRACEFUL_TIMEOUT_S,

@@ -46,7 +46,7 @@ class Limits:
     max_title_chars: int = 500
     max_header_bytes: int = 32_768
     # A client must finish sending its request line and headers, then its body, within these
-    # (loopback clients take milliseconds); slower ones are answered 408 and closed.
+    # (loopback clients take milliseconds); slower ones are answered 408 (see http_protocol).
     header_timeout: float = 10.0
     body_timeout: float = 10.0
     # How long a settle waits for the real work (thread, upstream socket) to stop.

@@ -69,10 +69,6 @@ def test_dns_rebinding_gets_nothing_even_same_origin(
         parley = Parley(data_dir, upstream.base_url, port=port).start()
         attack_site.go.set()
         report = attack_site.wait_report(lambda r: r.get("stage") == "done")
-    finally:
-        browser.close()
-    assert parley is not None
-    try:
         results = report["results"]
         assert set(results) == {"healthz", "status", "conversations", "create", "chat"}
         for name, result in results.items():
@@ -81,4 +77,7 @@ def test_dns_rebinding_gets_nothing_even_same_origin(
             assert parley.token not in result["body"]
         assert_nothing_changed(parley, upstream)
     finally:
-        parley.stop()
+        browser.close()
+        decoy.stop()
+        if parley is not None:
+            parley.stop()

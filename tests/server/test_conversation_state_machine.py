@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -149,6 +150,7 @@ class ConversationMachine(RuleBasedStateMachine):
         assert not any(m["in_use"] or m["queue_length"] for m in status["models"])
 
 
+@pytest.mark.timeout(300)  # ~900 steps, each checked against the server: seconds, not minutes
 def test_conversation_api_matches_its_model(parley: Parley, upstream: ScriptedUpstream) -> None:
     ConversationMachine.parley = parley
     ConversationMachine.upstream = upstream

@@ -6,8 +6,11 @@ tests/support/pages/ and collects what they report (the pages post their finding
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -93,7 +96,7 @@ class Chromium:
 
     def __init__(self, url: str) -> None:
         assert CHROMIUM is not None
-        self._profile = tempfile.TemporaryDirectory()
+        self._profile = tempfile.TemporaryDirectory(ignore_cleanup_errors=True)
         self.proc = subprocess.Popen(
             [
                 CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -105,13 +108,16 @@ class Chromium:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group: closing ends all its processes
         )  # fmt: skip
 
     def close(self) -> None:
-        self.proc.terminate()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
         try:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(10)
         self._profile.cleanup()

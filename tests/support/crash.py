@@ -43,6 +43,9 @@ class CrashRun:
     expected_text: str | None  # what the upstream streams, to check stored text against
     seed: int = 0
     max_kill_after_s: float = 1.5
+    # False: the kill moment counts from sending (it may land before the acknowledgement);
+    # True: from the acknowledgement, so every round has an acknowledged message.
+    from_ack: bool = False
     rounds: list[Round] = field(default_factory=list)
     acknowledged: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (conv, text)
     _conversation: str | None = None
@@ -95,6 +98,8 @@ class CrashRun:
                 },
             )
             # Tokens come every 10 ms: a blocking read overshoots the deadline by about that.
+            if self.from_ack:
+                deadline = float("inf")  # until the acknowledgement, then the drawn delay
             response = conn.getresponse() if time.monotonic() < deadline else None
             while response is not None and time.monotonic() < deadline:
                 line = response.readline()
@@ -106,6 +111,8 @@ class CrashRun:
                     continue
                 if "user_message_id" in event and not current.acknowledged:
                     current.acknowledged = True
+                    if self.from_ack:
+                        deadline = now + current.kill_after_s
                     message_id = event["message_id"]
                     self.acknowledged[event["user_message_id"]] = (self._conversation, content)
                 for choice in event.get("choices") or []:

@@ -28,12 +28,13 @@ def line_up(
     count: int,
     queue_length: Callable[[], int],
     hang_up: Iterable[int] = (),
-    hold_tokens: int = 300,
+    hold_tokens: int = 2000,
 ) -> list[SSEStream]:
     """Stream 0 takes the model (a long reply); 1..count-1 queue behind it, in that order.
 
     Each is opened only once the previous one is in the queue, so the arrival order is
-    known; those in `hang_up` hang up while queued (and must leave the queue).
+    known; those in `hang_up` hang up while queued (and must leave the queue). Then stream 0
+    hangs up too, and the queue starts moving.
     """
     quitters = set(hang_up)
     streams = [open_chat(port, token, 0, hold_tokens)]
@@ -47,6 +48,7 @@ def line_up(
             streams[number].hang_up()
             queued -= 1
             wait_for(lambda q=queued: queue_length() == q, timeout=30)
+    streams[0].hang_up()
     return streams
 
 
