@@ -50,7 +50,7 @@ class MainWindow(QMainWindow):
         self._closing = False
         self._shutting_down = False
         self._list_requests = 0
-        self._replying = False  # from Send until the view shows what the server saved
+        self._replying = 0  # replies from Send until the view shows what the server saved
         self._redraw_pending = False
 
         self.sidebar = ConversationList(self)
@@ -281,12 +281,13 @@ class MainWindow(QMainWindow):
             self.transcript.show_conversation(conversation["messages"])
 
     async def _send(self, text: str) -> None:
-        self._replying = True
+        # A count: the next message may be sent while the last one's ending is still shown.
+        self._replying += 1
         try:
             await self._reply(text)
         finally:
-            self._replying = False
-            if self._redraw_pending:
+            self._replying -= 1
+            if self._redraw_pending and not self._replying:
                 self._on_transcript_theme_changed()
 
     async def _reply(self, text: str) -> None:
@@ -329,7 +330,10 @@ class MainWindow(QMainWindow):
     async def _show_saved(self, stream: ReplyStream, final: dict[str, Any] | None) -> None:
         """After the reply ends (or is stopped): show what the server stored."""
         saved = await self._wait_saved(stream)
-        if stream.conversation_id == self.current_id:
+        if stream.conversation_id == self.current_id and not self.transcript.showing_reply:
+            # Shown again (reopened from the list) while it streamed: show what was saved.
+            await self._open(stream.conversation_id)
+        elif stream.conversation_id == self.current_id:
             ended = asyncio.Event()
             self.transcript.reply_ended.connect(ended.set)
             self.transcript.end_reply(saved)

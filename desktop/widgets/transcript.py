@@ -83,6 +83,7 @@ class Transcript(QTextBrowser):
         self._live_start = 0
         self._footer_start: int | None = None
         self._streaming = False
+        self._live = False
         self.render_costs: list[float] = []  # seconds per flush, for the rendering bench
 
     # -- theme ------------------------------------------------------------------------------
@@ -133,6 +134,13 @@ class Transcript(QTextBrowser):
         self._append_html(self._header("assistant", model), top_margin=HEADER_GAP)
         self._live_start = self._open_block(TEXT_GAP)
         self._streaming = True
+        self._live = True
+
+    @property
+    def showing_reply(self) -> bool:
+        """A reply begun here is still on screen, waiting for its saved ending (it is not,
+        once the whole conversation was shown again meanwhile)."""
+        return self._live
 
     def add_text(self, text: str) -> None:
         if not self._streaming:
@@ -148,6 +156,9 @@ class Transcript(QTextBrowser):
         view never received); `note` is shown while that is not known yet. If a burst is
         still being laid out, the ending waits for it (update by update, never all at once).
         """
+        if not self._live:
+            self.reply_ended.emit()  # redrawn meanwhile: this view holds no reply to end
+            return
         self._ending = (saved, note)
         if self._streaming and self._shown_len < sum(map(len, self._reply)):
             if not self._timer.isActive():
@@ -165,11 +176,16 @@ class Transcript(QTextBrowser):
         if self._footer_start is not None:  # a provisional note ("stopping…") goes
             self._replace_from(self._footer_start, "")
         if saved is not None:
+            self._live = False
             shown = "".join(self._reply)
             content = str(saved.get("content", ""))
             if len(content) > len(shown) and content.startswith(shown):
+                # Text the server generated but the view never received (Stop): render it
+                # together with the live tail it continues, so it joins the same paragraph.
                 self._reply.append(content[len(shown) :])
-                self._replace_from(self._open_block(), self._renderer.render(content[len(shown) :]))
+                tail = self._carry + content[self._frozen_len :]
+                self._replace_from(self._live_start, self._renderer.render(tail))
+                self._shown_len = len(content)
             footer = self._footer(saved)
         else:
             footer = self._note(note)
@@ -257,6 +273,7 @@ class Transcript(QTextBrowser):
         self._live_start = 0
         self._footer_start = None
         self._streaming = False
+        self._live = False
 
     def _header(self, role: str, model: str | None) -> str:
         who = "You" if role == "user" else "Assistant"

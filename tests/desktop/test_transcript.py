@@ -42,3 +42,17 @@ def test_a_long_code_block_stays_code_across_updates(qtbot: Any) -> None:
     plain = view.toPlainText()
     assert "value_799 = 799" in plain
     assert "```" not in plain  # every piece was rendered as code, none as prose
+
+
+def test_text_the_server_saved_beyond_what_was_shown_joins_the_same_paragraph(
+    qtbot: Any,
+) -> None:
+    # Stop: the view got "... flavor and"; the server had generated " aroma." too.
+    shown = "Intro paragraph.\n\nEach loaf had its own unique flavor and"
+    view = grow(qtbot, shown)
+    saved = {"content": shown + " aroma.", "status": "interrupted", "ended_by": "client_hangup"}
+    with qtbot.waitSignal(view.reply_ended, timeout=5_000):
+        view.end_reply(saved)
+    plain = view.toPlainText()
+    assert "its own unique flavor and aroma." in plain  # one paragraph, as when reopened
+    assert "Stopped" in plain

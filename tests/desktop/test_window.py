@@ -139,3 +139,25 @@ def test_a_system_switch_to_dark_redraws_the_open_conversation(
     finally:
         qapp.setPalette(light)
     qtbot.waitUntil(lambda: "#272822" not in gui.window.transcript.toHtml(), timeout=5_000)
+
+
+def test_reopening_a_streaming_conversation_then_stopping_shows_it_once(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    upstream.script = Script(tokens=100, stall_after=3)
+    gui.send("Keep going")
+    qtbot.waitUntil(lambda: "t2" in gui.transcript_text(), timeout=10_000)
+    streaming_id = gui.window.current_id
+    # Away to a new chat, then back to the one still streaming (from the list).
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: gui.transcript_text() == "", timeout=5_000)
+    gui.window.sidebar.list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: "Keep going" in gui.transcript_text(), timeout=5_000)
+    assert gui.window.current_id == streaming_id
+
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.window.composer.button.click()  # Stop
+    qtbot.waitUntil(lambda: "Stopped" in gui.transcript_text(), timeout=5_000)
+    text = gui.transcript_text()
+    assert text.count("Keep going") == 1 and text.count("t0 t1 t2") == 1, text
+    assert text.count("Stopped") == 1
