@@ -29,6 +29,7 @@ COALESCE_MS = 40
 FLUSH_BUDGET_CHARS = 3000
 HEADER_GAP = 14.0
 TEXT_GAP = 4.0
+PARAGRAPH_GAP = 12.0  # Qt's own margin between HTML paragraphs
 
 BADGES: dict[tuple[object, object], str] = {
     ("interrupted", "client_hangup"): "Stopped",
@@ -210,7 +211,9 @@ class Transcript(QTextBrowser):
             self._replace_from(self._live_start, self._renderer.render(stable))
             self._frozen_len += len(stable) - len(self._carry)
             self._carry = carry
-            self._live_start = self._open_block()
+            # A frozen part ends at a blank line: the next paragraph keeps the gap a reopened
+            # conversation shows there (not inside a code block cut in two).
+            self._live_start = self._open_block(0 if carry else PARAGRAPH_GAP)
             tail = carry + tail
         self._replace_from(self._live_start, self._renderer.render(tail) if tail.strip() else "")
         self._shown_len = end
