@@ -11,6 +11,7 @@ appear in no answer.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,8 +41,12 @@ def assert_nothing_changed(parley: Parley, upstream: ScriptedUpstream) -> None:
 
 
 def test_a_cross_site_page_cannot_read_or_write(
-    parley: Parley, upstream: ScriptedUpstream, attack_site: AttackSite
+    parley: Parley,
+    upstream: ScriptedUpstream,
+    attack_site: AttackSite,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.DEBUG)
     url = f"{attack_site.url}/cross_site.html?parley={parley.port}&collector={attack_site.url}"
     browser = Chromium(url)
     try:
@@ -54,11 +59,16 @@ def test_a_cross_site_page_cannot_read_or_write(
     assert results["simple_post"] == "sent, response opaque"  # sent, refused (Origin), unread
     assert results["form_post"].startswith("submitted")
     assert_nothing_changed(parley, upstream)
+    assert parley.token not in caplog.text  # nor in any log line, at any level
 
 
 def test_dns_rebinding_gets_nothing_even_same_origin(
-    data_dir: Path, upstream: ScriptedUpstream, attack_site: AttackSite
+    data_dir: Path,
+    upstream: ScriptedUpstream,
+    attack_site: AttackSite,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.DEBUG)
     decoy = AttackSite().start()  # the attacker's server, at the port Parley will take over
     port = decoy.port
     browser = Chromium(f"http://rebind.test:{port}/rebind.html?collector={attack_site.url}")
@@ -76,6 +86,7 @@ def test_dns_rebinding_gets_nothing_even_same_origin(
             assert json.loads(result["body"])["error"]["code"] == "bad_host", (name, result)
             assert parley.token not in result["body"]
         assert_nothing_changed(parley, upstream)
+        assert parley.token not in caplog.text
     finally:
         browser.close()
         decoy.stop()
