@@ -55,10 +55,6 @@ class Composer(QWidget):
     def clear(self) -> None:
         self.editor.clear()
 
-    @property
-    def streaming(self) -> bool:
-        return self._streaming
-
     def set_streaming(self, streaming: bool) -> None:
         self._streaming = streaming
         self.button.setText("Stop" if streaming else "Send")

@@ -69,8 +69,7 @@ class Transcript(QTextBrowser):
         self.setOpenLinks(False)
         self.setReadOnly(True)
         self.anchorClicked.connect(self._on_anchor_clicked)
-        self._dark = self._palette_is_dark()
-        self._renderer = MarkdownRenderer(dark=self._dark)
+        self._renderer = MarkdownRenderer(dark=self._palette_is_dark())
         self._muted = self.palette().color(QPalette.ColorRole.PlaceholderText).name()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -94,9 +93,8 @@ class Transcript(QTextBrowser):
         if event.type() == QEvent.Type.PaletteChange:
             self._muted = self.palette().color(QPalette.ColorRole.PlaceholderText).name()
             dark = self._palette_is_dark()
-            if dark != self._dark:
+            if dark != self._renderer.dark:
                 # Code colours and badges are baked into the document as inline styles.
-                self._dark = dark
                 self._renderer.set_dark(dark)
                 self.theme_changed.emit()
 
