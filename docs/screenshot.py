@@ -1,9 +1,11 @@
-"""Render Parley's window with a real conversation on the bundled model; save a PNG.
+"""Render Parley's window with a real conversation on the bundled model; save two PNGs.
 
     QT_QPA_PLATFORM=offscreen python docs/screenshot.py [OUT.png]
 
 Runs the real app (embedded server, bundled model) in a temporary data directory, types two
-messages into the composer as a user would, waits for each reply, and grabs the window.
+messages into the composer as a user would, waits for each reply, and grabs the window; then
+switches the application to a dark palette, as a system theme change would, waits for the
+conversation to be redrawn, and grabs it again (OUT-dark.png).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import qasync
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
 from desktop.app import App, build_parser, finish_qt
@@ -41,7 +44,34 @@ async def drive(app: App, out: Path) -> None:
     await asyncio.sleep(0.3)
     window.grab().save(str(out))
     print(f"saved {out}")
+    QApplication.setPalette(dark_palette())
+    while "#272822" not in window.transcript.toHtml():  # the code block, redrawn dark
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.3)
+    dark = out.with_name(f"{out.stem}-dark{out.suffix}")
+    window.grab().save(str(dark))
+    print(f"saved {dark}")
     app.request_close()
+
+
+def dark_palette() -> QPalette:
+    palette = QPalette()
+    colours = {
+        QPalette.ColorRole.Window: "#2b2b2e",
+        QPalette.ColorRole.WindowText: "#e6e6e6",
+        QPalette.ColorRole.Base: "#1e1e20",
+        QPalette.ColorRole.AlternateBase: "#2b2b2e",
+        QPalette.ColorRole.Text: "#e6e6e6",
+        QPalette.ColorRole.Button: "#3a3a3d",
+        QPalette.ColorRole.ButtonText: "#e6e6e6",
+        QPalette.ColorRole.Highlight: "#3d6fb6",
+        QPalette.ColorRole.HighlightedText: "#ffffff",
+        QPalette.ColorRole.PlaceholderText: "#9a9a9a",
+        QPalette.ColorRole.Link: "#8ab4f8",
+    }
+    for role, colour in colours.items():
+        palette.setColor(role, QColor(colour))
+    return palette
 
 
 def main() -> None:
