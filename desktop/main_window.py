@@ -50,8 +50,8 @@ class MainWindow(QMainWindow):
         self._closing = False
         self._shutting_down = False
         self._list_requests = 0
-        self._replying = 0  # replies from Send until the view shows what the server saved
-        self._redraw_pending = False
+        self._redraw_pending = False  # the theme changed while a reply was on screen
+        self._opening = 0  # the latest request to show a conversation wins
 
         self.sidebar = ConversationList(self)
         self.transcript = Transcript(self)
@@ -152,6 +152,7 @@ class MainWindow(QMainWindow):
     # -- slots ----------------------------------------------------------------------------
 
     def _on_new_chat_triggered(self) -> None:
+        self._opening += 1  # a conversation still being fetched is no longer wanted
         self.current_id = None
         self.transcript.clear_conversation()
         with QSignalBlocker(self.sidebar.list):
@@ -173,15 +174,14 @@ class MainWindow(QMainWindow):
         self._spawn(self._refresh_list(query))
 
     def _on_composer_message_submitted(self, text: str) -> None:
+        self.composer.set_streaming(True)  # at once: a second Enter cannot send it twice
         self._spawn(self._send(text))
 
     def _on_transcript_theme_changed(self) -> None:
-        # Shown again from what the server stored; a reply in flight is redrawn when it ends.
-        if self._replying:
+        # Shown again from what the server stored; a reply on screen is redrawn when it ends.
+        if self.transcript.showing_reply:
             self._redraw_pending = True
-            return
-        self._redraw_pending = False
-        if self.current_id is not None:
+        elif self.current_id is not None:
             self._spawn(self._redraw(self.current_id))
 
     def _on_composer_stop_requested(self) -> None:
@@ -255,7 +255,11 @@ class MainWindow(QMainWindow):
 
     async def _open(self, conversation_id: str) -> None:
         client = self._require_client()
+        self._opening += 1
+        request = self._opening
         conversation = await client.conversation(conversation_id)
+        if request != self._opening:
+            return  # a later click, or New chat, came first
         self.current_id = conversation_id
         self.transcript.show_conversation(conversation["messages"])
         if conversation.get("model"):
@@ -276,36 +280,42 @@ class MainWindow(QMainWindow):
 
     async def _redraw(self, conversation_id: str) -> None:
         conversation = await self._require_client().conversation(conversation_id)
-        # Another conversation may have been opened, or a reply begun, meanwhile.
-        if conversation_id == self.current_id and not self._replying:
-            self.transcript.show_conversation(conversation["messages"])
+        if conversation_id != self.current_id:
+            return  # another one was opened meanwhile, in the new colours already
+        if self.transcript.showing_reply:
+            self._redraw_pending = True  # a reply began meanwhile: once it has ended
+            return
+        self.transcript.show_conversation(conversation["messages"])
 
     async def _send(self, text: str) -> None:
-        # A count: the next message may be sent while the last one's ending is still shown.
-        self._replying += 1
+        """Send and follow the reply until the view shows what was saved; only then can the
+        next message go (on failure the text stays in the composer)."""
         try:
             await self._reply(text)
+        except BaseException:
+            self.composer.set_streaming(False)
+            raise
         finally:
-            self._replying -= 1
-            if self._redraw_pending and not self._replying:
+            if self._redraw_pending and not self.transcript.showing_reply:
+                self._redraw_pending = False
                 self._on_transcript_theme_changed()
 
     async def _reply(self, text: str) -> None:
         client = self._require_client()
         self.clear_error()
         model = self.model_picker.currentText() or None
-        self.composer.set_streaming(True)
-        try:
-            if self.current_id is None:
-                conversation = await client.create_conversation(model, self.system_prompt)
-                self.current_id = conversation["id"]
-            stream = await client.send(self.current_id, text, model)
-        except ClientError:
-            self.composer.set_streaming(False)  # the text stays in the composer
-            raise
+        # The conversation it was typed in, even if another is opened while this is sent.
+        conversation_id = self.current_id
+        if conversation_id is None:
+            conversation = await client.create_conversation(model, self.system_prompt)
+            conversation_id = conversation["id"]
+            if self.current_id is None:  # still on the new chat it was typed in
+                self.current_id = conversation_id
+        stream = await client.send(conversation_id, text, model)
         self.stream = stream
         self.composer.clear()
-        self.transcript.begin_reply(text, stream.model)
+        if stream.conversation_id == self.current_id:
+            self.transcript.begin_reply(text, stream.model)
         self._spawn(self._refresh_list())
         final = None
         try:
@@ -316,7 +326,6 @@ class MainWindow(QMainWindow):
                     self.transcript.add_text(event.text)
         finally:
             self.stream = None
-            self.composer.set_streaming(False)
             await self._show_saved(stream, final)
 
     async def _stop(self) -> None:
@@ -341,9 +350,12 @@ class MainWindow(QMainWindow):
             self.transcript.reply_ended.disconnect(ended.set)
         if final is not None and final.get("parley", {}).get("save_error"):
             self.show_error("The reply could not be saved: " + final["parley"]["save_error"])
-        self.reply_finished.emit(stream.message_id)
         self._spawn(self._refresh_status())
-        await self._refresh_list()
+        self._spawn(self._refresh_list())
+        # Its ending is on screen: the next message may go. Nothing is awaited after this,
+        # so the next send never overlaps the end of this one.
+        self.composer.set_streaming(False)
+        self.reply_finished.emit(stream.message_id)
 
     async def _wait_saved(self, stream: ReplyStream) -> dict[str, Any] | None:
         client = self._require_client()

@@ -104,11 +104,7 @@ class Transcript(QTextBrowser):
     # -- whole conversations ---------------------------------------------------------------
 
     def show_conversation(self, messages: list[dict[str, Any]]) -> None:
-        self._timer.stop()
-        abandoned = self._ending is not None
-        self._reset_reply()
-        if abandoned:
-            self.reply_ended.emit()  # whoever waits for that ending must not wait forever
+        self._abandon_reply()
         self._renderer.code_blocks.clear()
         parts = []
         for message in messages:
@@ -127,7 +123,7 @@ class Transcript(QTextBrowser):
 
     def begin_reply(self, user_text: str, model: str | None) -> None:
         """Show the user's message and an empty reply that will grow."""
-        self._reset_reply()
+        self._abandon_reply()
         self._append_html(self._header("user", None), top_margin=HEADER_GAP)
         self._append_html(self._body({"content": user_text}), top_margin=TEXT_GAP)
         self._append_html(self._header("assistant", model), top_margin=HEADER_GAP)
@@ -264,6 +260,14 @@ class Transcript(QTextBrowser):
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
         return cursor.position()
+
+    def _abandon_reply(self) -> None:
+        """The view is about to show something else: drop any reply in progress here."""
+        self._timer.stop()
+        abandoned = self._ending is not None
+        self._reset_reply()
+        if abandoned:
+            self.reply_ended.emit()  # whoever waits for that ending must not wait forever
 
     def _reset_reply(self) -> None:
         self._reply = []

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
@@ -154,3 +156,38 @@ def test_deleting_the_conversation_mid_reply_stops_it_quietly(
     upstream.wait_hung_up()
     qtbot.waitUntil(lambda: titles(gui) == [], timeout=5_000)
     assert not gui.window.banner.isVisible()
+
+
+def test_opening_another_conversation_while_a_message_is_being_sent(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    upstream.script = Script(tokens=2)
+    chat(gui, qtbot, "First topic")
+    client = gui.window.client
+    assert client is not None
+    # Hold the send in flight (the real request goes once released) to click meanwhile.
+    release = asyncio.Event()
+    real_send = client.send
+
+    async def held_send(*args: Any, **kwargs: Any) -> Any:
+        await release.wait()
+        return await real_send(*args, **kwargs)
+
+    monkeypatch.setattr(client, "send", held_send)
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    gui.send("Second topic")
+    qtbot.waitUntil(lambda: gui.window.current_id is not None, timeout=5_000)  # created
+    second_id = gui.window.current_id
+    row = titles(gui).index("First topic")
+    gui.window.sidebar.list.setCurrentRow(row)
+    qtbot.waitUntil(lambda: "First topic" in gui.transcript_text(), timeout=5_000)
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        release.set()
+    # The reply went to its own conversation, not into the one on screen.
+    assert "Second topic" not in gui.transcript_text()
+    assert gui.transcript_text().count("t0 t1") == 1
+    qtbot.waitUntil(lambda: "Second topic" in titles(gui), timeout=5_000)
+    gui.window.sidebar.list.setCurrentRow(titles(gui).index("Second topic"))
+    qtbot.waitUntil(lambda: gui.window.current_id == second_id, timeout=5_000)
+    qtbot.waitUntil(lambda: "Second topic" in gui.transcript_text(), timeout=5_000)
+    assert gui.transcript_text().count("t0 t1") == 1
