@@ -64,6 +64,17 @@ class Transcript(QTextBrowser):
     reply_ended = Signal()  # the badge and figures are shown
     theme_changed = Signal()  # light <-> dark: what is shown needs rendering again
 
+    # One growing reply (see _reset_reply).
+    _reply: list[str]
+    _carry: str  # a code fence to reopen: the reply was cut inside a code block
+    _frozen_len: int
+    _shown_len: int
+    _ending: tuple[dict[str, Any] | None, str] | None
+    _live_start: int
+    _footer_start: int | None
+    _streaming: bool
+    _live: bool
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setOpenLinks(False)
@@ -75,15 +86,7 @@ class Transcript(QTextBrowser):
         self._timer.setSingleShot(True)
         self._timer.setInterval(COALESCE_MS)
         self._timer.timeout.connect(self._flush)
-        self._reply: list[str] = []
-        self._frozen_len = 0
-        self._shown_len = 0
-        self._ending: tuple[dict[str, Any] | None, str] | None = None
-        self._carry = ""  # a code fence to reopen: the reply was cut inside a code block
-        self._live_start = 0
-        self._footer_start: int | None = None
-        self._streaming = False
-        self._live = False
+        self._reset_reply()
         self.render_costs: list[float] = []  # seconds per flush, for the rendering bench
 
     # -- theme ------------------------------------------------------------------------------
@@ -270,6 +273,7 @@ class Transcript(QTextBrowser):
             self.reply_ended.emit()  # whoever waits for that ending must not wait forever
 
     def _reset_reply(self) -> None:
+        """No reply in progress: the state of one growing reply, empty."""
         self._reply = []
         self._carry = ""
         self._frozen_len = 0

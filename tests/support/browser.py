@@ -28,7 +28,11 @@ class AttackSite:
     def __init__(self, port: int = 0) -> None:
         self.reports: list[dict[str, Any]] = []
         self.go = threading.Event()
-        self._server = BackgroundServer(self, bind("127.0.0.1", port))  # type: ignore[arg-type]
+        self._server = BackgroundServer(
+            self,  # type: ignore[arg-type]
+            bind("127.0.0.1", port),
+            lifespan="off",  # nothing to start: HTTP only
+        )
 
     @property
     def port(self) -> int:
@@ -52,14 +56,6 @@ class AttackSite:
         return found
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                else:
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
         path = scope["path"]
         body = b""
         while True:
