@@ -22,7 +22,8 @@ from typing import Any
 
 from bench.harness import TOKEN, show, summary
 from server.models.bundled import bundled_gguf
-from server.models.local import LocalBackend, LocalModelConfig, _open_llama
+from server.models.local import LocalBackend, _open_llama
+from server.settings import LocalSettings
 from tests.support.client import SSEStream
 
 PROMPT = [{"role": "user", "content": "Write a very long story about a dragon and a knight."}]
@@ -59,7 +60,7 @@ def parley_rate(port: int) -> float:
 def api_vs_raw(rounds: int) -> None:
     from bench.harness import _spawn  # the same process helper as the other benches
 
-    llm = _open_llama(LocalModelConfig(path=bundled_gguf(), name="raw"))
+    llm = _open_llama(bundled_gguf(), LocalSettings())
     with tempfile.TemporaryDirectory() as data_dir:
         proc, line = _spawn([sys.executable, "-m", "server", "--data-dir", data_dir])
         port = int(line.rsplit(":", 1)[1])
@@ -127,9 +128,7 @@ def _spin(seconds: float) -> None:
 
 def thread_counts() -> None:
     for n_threads in (1, 2):
-        llm = _open_llama(
-            LocalModelConfig(path=bundled_gguf(), name="t", n_threads=n_threads, n_threads_batch=2)
-        )
+        llm = _open_llama(bundled_gguf(), LocalSettings(n_threads=n_threads, n_threads_batch=2))
         raw_rate(llm)
         idle = statistics.median(raw_rate(llm) for _ in range(3))
         busy = multiprocessing.get_context("spawn").Process(target=_spin, args=(60,))

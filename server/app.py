@@ -10,12 +10,13 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
+from server.error_response import ErrorResponse
 from server.errors import ApiError, StorageError, UnavailableError
 from server.framing import FramingMiddleware
 from server.models.base import ChatBackend
-from server.models.factory import local_backend
+from server.models.local import LocalBackend
 from server.models.openai_compat import OpenAICompatBackend
 from server.models.registry import ModelRegistry
 from server.routes import conversations, openai, status
@@ -30,9 +31,11 @@ log = logging.getLogger(__name__)
 
 def default_backends(settings: Settings) -> list[ChatBackend]:
     """Configured upstreams first (the first is the default), then the local model."""
-    backends: list[ChatBackend] = [OpenAICompatBackend(u) for u in settings.upstreams]
+    backends: list[ChatBackend] = [
+        OpenAICompatBackend(u, settings.limits) for u in settings.upstreams
+    ]
     if settings.local.enabled:
-        backends.append(local_backend(settings.local))
+        backends.append(LocalBackend(settings.local))
     return backends
 
 
@@ -73,19 +76,15 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
     return app
 
 
-def error_response(error: ApiError) -> JSONResponse:
-    return JSONResponse(error.to_json(), status_code=error.status)
-
-
 async def _api_error(request: Request, exc: Exception) -> Response:
     if not isinstance(exc, ApiError):
         return await _unexpected_error(request, exc)
-    return error_response(exc)
+    return ErrorResponse(exc)
 
 
 async def _storage_error(request: Request, exc: Exception) -> Response:
     log.error("storage error on %s %s: %s", request.method, request.url.path, exc)
-    return error_response(UnavailableError(str(exc), code="storage_error"))
+    return ErrorResponse(UnavailableError(str(exc), code="storage_error"))
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -96,9 +95,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     )
     error.status = status_code
     error.type = "invalid_request_error" if status_code < 500 else "server_error"
-    return error_response(error)
+    return ErrorResponse(error)
 
 
 async def _unexpected_error(request: Request, exc: Exception) -> Response:
     log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
-    return error_response(ApiError("internal error; see the server log"))
+    return ErrorResponse(ApiError("internal error; see the server log"))

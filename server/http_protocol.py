@@ -16,22 +16,17 @@ short grace (the client can read the answer meanwhile).
 from __future__ import annotations
 
 import asyncio
-import json
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from server.error_response import ErrorResponse
 from server.errors import RequestTimeoutError
 
 
 def _timeout_response() -> bytes:
     error = RequestTimeoutError("the request's headers were not sent in time")
-    body = json.dumps(error.to_json()).encode()
-    head = (
-        "HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\n"
-        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
-    )
-    return head.encode() + body
+    return ErrorResponse(error, close=True).http_bytes()
 
 
 DRAIN_GRACE_S = 1.0

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 
 from server.errors import StorageError
+from server.transaction import transaction
 
 
 def _initial_schema(conn: sqlite3.Connection) -> None:
@@ -113,17 +114,12 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
     for name, step in MIGRATIONS:
         if name in done:
             continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             step(conn)
             conn.execute(
                 "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
                 (name, time.time()),
             )
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
         ran.append(name)
     return ran
 

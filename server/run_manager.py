@@ -9,25 +9,30 @@ from collections.abc import AsyncIterator
 import anyio
 import anyio.abc
 
-from server.errors import ConflictError, NotFoundError, UnavailableError
+from server.errors import ConflictError, UnavailableError
 from server.models.base import ChatRequest
 from server.models.registry import ModelEntry
 from server.settings import Limits
-from server.store import Ending, OpenedTurn, Store, new_id
-from server.turns import MessageSink, NullSink, Run, TurnSink
+from server.store import Store, new_id
+from server.turns import ConversationTurn, Run, StatelessTurn, TurnSink
 
 
 class RunManager:
-    """Owns every run: starts them in its task group, stops them all at shutdown."""
+    """Owns every run: starts it in its task group, knows which conversation it belongs to,
+    and at shutdown stops them all and waits (bounded) until each has settled.
+
+    A run is registered from the moment it is started, before its turn is opened, and
+    forgotten once it has settled: a conversation is busy exactly while one of its runs is
+    registered, and a shutdown never misses a run that is still opening.
+    """
 
     def __init__(self, store: Store, limits: Limits) -> None:
         self._store = store
         self._limits = limits
         self._runs: dict[str, Run] = {}
-        self._busy_conversations: set[str] = set()
         self._run_conversation: dict[str, str] = {}
         self._tg: anyio.abc.TaskGroup | None = None
-        self._closing = False
+        self._closing_since: float | None = None
 
     @property
     def active_count(self) -> int:
@@ -36,11 +41,8 @@ class RunManager:
     def runs(self) -> list[Run]:
         return list(self._runs.values())
 
-    def is_opening(self, conversation_id: str) -> bool:
-        """A turn of this conversation is being opened but has no run yet."""
-        return conversation_id in self._busy_conversations and not self.runs_of(conversation_id)
-
     def runs_of(self, conversation_id: str) -> list[Run]:
+        """The runs (opening, streaming or settling) of this conversation's turns."""
         return [
             run
             for run_id, run in self._runs.items()
@@ -55,74 +57,68 @@ class RunManager:
             try:
                 yield
             finally:
-                self.shutdown()
-                with (
-                    anyio.CancelScope(shield=True),
-                    anyio.move_on_after(self._limits.stop_timeout + 5),
-                ):
+                began = self.shutdown()
+                # Counted from when shutdown began (often earlier, from the server's stop),
+                # like uvicorn's graceful backstop: see the Limits docstring for the order.
+                remaining = began + self._limits.shutdown_runs_wait - time.monotonic()
+                with anyio.CancelScope(shield=True), anyio.move_on_after(remaining):
                     for run in self.runs():
                         await run.wait_done()
                 self._tg = None
                 tg.cancel_scope.cancel()
 
-    def shutdown(self) -> None:
-        """Refuse new runs and stop every running one with ended_by = "shutdown"."""
-        self._closing = True
+    def shutdown(self) -> float:
+        """Refuse new runs and stop every running one with ended_by = "shutdown".
+
+        Returns when shutdown began (time.monotonic), at the first call.
+        """
+        if self._closing_since is None:
+            self._closing_since = time.monotonic()
         for run in self.runs():
             run.stop("shutdown")
+        return self._closing_since
 
     async def start_turn(
         self, conversation_id: str, content: str, model: ModelEntry
-    ) -> tuple[Run, OpenedTurn]:
-        """Open the turn (both messages written before any generation) and start its run."""
+    ) -> tuple[Run, ConversationTurn]:
+        """Start a run that opens the turn (both messages written before any generation),
+        and return once it is open. Raises ConflictError, UnavailableError, and what opening
+        raises (NotFoundError, StorageError); then nothing was written."""
         self._check_open()
-        if conversation_id in self._busy_conversations:
+        if self.runs_of(conversation_id):
             raise ConflictError(
                 "this conversation's reply is still streaming; stop it or wait for it",
                 code="reply_in_progress",
             )
-        self._busy_conversations.add(conversation_id)
-        opened = None
-        try:
-            opened = await self._store.open_turn(conversation_id, content, model.name)
-            if opened is None:
-                raise NotFoundError(f"no conversation with id {conversation_id!r}")
-            message_id = opened.assistant_message["id"]
-            request = ChatRequest(messages=opened.prompt)
-            run = self._start(message_id, model, request, MessageSink(self._store, message_id))
-        except BaseException:
-            self._busy_conversations.discard(conversation_id)
-            if opened is not None:
-                # The rows exist but no run will settle them: end the reply here.
-                with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-                    ending = Ending("", "interrupted", "shutdown", None, None, time.time())
-                    await self._store.finish(opened.assistant_message["id"], ending)
-            raise
+        turn = ConversationTurn(self._store, conversation_id, content, model.name)
+        run = self._start(turn.message_id, model, turn)
         self._run_conversation[run.id] = conversation_id
-        if self._closing:
-            # Shutdown began while the turn was being opened: settle it like the others.
-            run.stop("shutdown")
-        return run, opened
+        try:
+            await run.wait_opened()
+        except BaseException:
+            # Nobody will follow this run (the request failed or was cancelled): a plain
+            # synchronous stop; the run settles whatever it wrote itself.
+            run.stop("client_hangup")
+            raise
+        return run, turn
 
     def start_stateless(self, model: ModelEntry, request: ChatRequest) -> Run:
         """A run that saves nothing (the client sent the whole history), same path otherwise."""
         self._check_open()
-        return self._start(f"chatcmpl-{new_id()}", model, request, NullSink())
+        return self._start(f"chatcmpl-{new_id()}", model, StatelessTurn(request))
 
     def _check_open(self) -> None:
-        if self._closing or self._tg is None:
+        if self._closing_since is not None or self._tg is None:
             raise UnavailableError("the server is shutting down", code="shutting_down")
 
-    def _start(self, run_id: str, model: ModelEntry, request: ChatRequest, sink: TurnSink) -> Run:
+    def _start(self, run_id: str, model: ModelEntry, sink: TurnSink) -> Run:
         if self._tg is None:
             raise UnavailableError("the server is shutting down", code="shutting_down")
-        run = Run(run_id, model, request, sink, self._limits, self._forget)
+        run = Run(run_id, model, sink, self._limits, self._forget)
         self._runs[run.id] = run
         self._tg.start_soon(run.life, name=f"run {run.id}")
         return run
 
     def _forget(self, run: Run) -> None:
         self._runs.pop(run.id, None)
-        conversation_id = self._run_conversation.pop(run.id, None)
-        if conversation_id is not None:
-            self._busy_conversations.discard(conversation_id)
+        self._run_conversation.pop(run.id, None)

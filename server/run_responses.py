@@ -9,14 +9,13 @@ settles itself on the server loop, outside this request's cancelled scope.
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import anyio
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from server.sse import DONE, ChunkWriter, backend_error, encode
+from server.error_response import ErrorResponse
+from server.errors import ApiError, BadGatewayError, UnavailableError
+from server.sse import DONE, ChunkWriter, TurnIds, encode
 from server.turns import Run
 
 SSE_HEADERS = [
@@ -36,7 +35,7 @@ class RunResponse(Response):
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._watch_disconnect, receive, tg.cancel_scope)
-                await self.respond(send)
+                await self.respond(scope, receive, send)
                 tg.cancel_scope.cancel()
         finally:
             # Synchronous, so no cancellation can skip it. A no-op once the run has ended.
@@ -50,27 +49,26 @@ class RunResponse(Response):
         self.run.stop("client_hangup")  # a no-op once the run has ended
         scope.cancel()
 
-    async def respond(self, send: Send) -> None:
+    async def respond(self, scope: Scope, receive: Receive, send: Send) -> None:
         raise NotImplementedError
 
 
 class RunEventStream(RunResponse):
     """The reply as it grows: OpenAI chunks as server-sent events, then `[DONE]`."""
 
-    def __init__(self, run: Run, writer: ChunkWriter, first_extra: dict[str, Any]) -> None:
+    def __init__(self, run: Run, writer: ChunkWriter, turn: TurnIds | None = None) -> None:
         super().__init__(run, writer)
-        self.first_extra = first_extra
+        self.turn = turn
 
-    async def respond(self, send: Send) -> None:
+    async def respond(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-        first = self.writer.chunk({"role": "assistant", "content": ""}, **self.first_extra)
-        await send({"type": "http.response.body", "body": encode(first), "more_body": True})
+        first = encode(self.writer.first(self.turn))
+        await send({"type": "http.response.body", "body": first, "more_body": True})
         async for item in self.run.follow():
             if isinstance(item, str):
                 body = encode(self.writer.chunk({"content": item}))
             else:
-                final = self.writer.final(item, self.run.finish_reason, self.run.save_error)
-                body = encode(final) + DONE
+                body = encode(self.writer.final(item)) + DONE
             await send({"type": "http.response.body", "body": body, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
@@ -78,29 +76,17 @@ class RunEventStream(RunResponse):
 class RunCompletion(RunResponse):
     """The whole reply as one `chat.completion` JSON, once the run has ended."""
 
-    async def respond(self, send: Send) -> None:
+    async def respond(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.run.wait_done()
         ending = self.run.ending
         if ending is None:  # wait_done returns only after the settle set it
             return
-        status = 200
-        payload: dict[str, Any] = self.writer.completion(ending, self.run.finish_reason)
+        error: ApiError | None = None
         if ending.status == "error":
-            status, payload = 502, {"error": backend_error(ending.error or "the model failed")}
+            error = BadGatewayError(ending.error or "the model failed")
         elif ending.status == "interrupted":
-            status = 503
-            payload = {
-                "error": {
-                    "code": "interrupted",
-                    "message": f"the reply was interrupted ({ending.ended_by})",
-                    "type": "server_error",
-                    "param": None,
-                }
-            }
-        body = json.dumps(payload, ensure_ascii=False).encode()
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-        ]
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+            error = UnavailableError(
+                f"the reply was interrupted ({ending.ended_by})", code="interrupted"
+            )
+        response = ErrorResponse(error) if error else JSONResponse(self.writer.completion(ending))
+        await response(scope, receive, send)

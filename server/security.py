@@ -10,10 +10,10 @@ page. The token is compared in constant time and never logged or echoed.
 from __future__ import annotations
 
 import hmac
-import json
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from server.error_response import ErrorResponse
 from server.errors import ApiError, ForbiddenError, UnauthorizedError
 
 PUBLIC_PATHS = frozenset({"/healthz"})
@@ -52,7 +52,7 @@ class SecurityMiddleware:
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
                 return
-            await send_error(send, error)
+            await ErrorResponse(error)(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
@@ -86,17 +86,3 @@ class SecurityMiddleware:
         if scheme.lower() != b"bearer":
             return False
         return hmac.compare_digest(credential.strip(), self._token)
-
-
-async def send_error(send: Send, error: ApiError, *, close: bool = False) -> None:
-    body = json.dumps(error.to_json()).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-    ]
-    if close:
-        headers.append((b"connection", b"close"))
-    if isinstance(error, UnauthorizedError):
-        headers.append((b"www-authenticate", b"Bearer"))
-    await send({"type": "http.response.start", "status": error.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})

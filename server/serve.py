@@ -2,7 +2,8 @@
 
 uvicorn's graceful shutdown waits for in-flight responses but never tells them to end, so
 every stop path here first stops the runs (they settle with ended_by = "shutdown" and their
-streams finish), then lets uvicorn exit; `timeout_graceful_shutdown` is only a backstop.
+streams finish), then lets uvicorn exit; `timeout_graceful_shutdown` is only a backstop
+(`Limits.graceful_shutdown`; the order of all the deadlines is in the Limits docstring).
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ from server.http_protocol import with_header_deadline
 from server.services import Services
 from server.settings import Limits
 
-GRACEFUL_TIMEOUT_S = 8.0
-
 
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket, bound before the server starts so the port is known (port 0 = any)."""
@@ -40,15 +39,19 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def config_for(app: Starlette, **overrides: object) -> uvicorn.Config:
+def _limits(app: Starlette) -> Limits:
     services: Services | None = getattr(getattr(app, "state", None), "services", None)
-    limits = services.settings.limits if services is not None else Limits()
+    return services.settings.limits if services is not None else Limits()
+
+
+def config_for(app: Starlette, **overrides: object) -> uvicorn.Config:
+    limits = _limits(app)
     options: dict[str, object] = {
         "http": with_header_deadline(limits.header_timeout),
         "h11_max_incomplete_event_size": limits.max_header_bytes,
         "log_level": "warning",
         "access_log": False,
-        "timeout_graceful_shutdown": GRACEFUL_TIMEOUT_S,
+        "timeout_graceful_shutdown": limits.graceful_shutdown,
         "lifespan": "on",
     }
     options.update(overrides)
@@ -103,6 +106,7 @@ class BackgroundServer:
         self.sock = sock
         self.port: int = sock.getsockname()[1]
         self.server = ParleyServer(config_for(app, **config))
+        self.limits = _limits(app)
         self.thread = threading.Thread(target=self._run, name="parley-server", daemon=True)
         self.failure: BaseException | None = None
 
@@ -128,8 +132,11 @@ class BackgroundServer:
             )
         return False
 
-    def start(self, timeout: float = 15.0) -> None:
-        """Start and wait until serving. Raises RuntimeError if it failed to start."""
+    def start(self, timeout: float | None = None) -> None:
+        """Start and wait until serving (default bound: `Limits.server_start_wait`).
+
+        Raises RuntimeError if it failed to start."""
+        timeout = self.limits.server_start_wait if timeout is None else timeout
         self.launch()
         deadline = time.monotonic() + timeout
         while not self.serving():
@@ -137,8 +144,11 @@ class BackgroundServer:
                 raise RuntimeError(f"the server did not start within {timeout:.0f}s")
             time.sleep(0.01)
 
-    def stop(self, timeout: float = 15.0) -> bool:
-        """Stop gracefully and join the thread. Returns False if it did not end in time."""
+    def stop(self, timeout: float | None = None) -> bool:
+        """Stop gracefully and join the thread (default bound: `Limits.server_stop_wait`).
+
+        Returns False if it did not end in time."""
+        timeout = self.limits.server_stop_wait if timeout is None else timeout
         self.server.request_stop()
         self.thread.join(timeout)
         return not self.thread.is_alive()

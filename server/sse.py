@@ -4,14 +4,50 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal, TypedDict
 
+from server.errors import BadGatewayError
 from server.store import Ending
+from server.types import ChunkJSON, DeltaJSON, FinishReason, OutcomeJSON, Usage
 
 DONE = b"data: [DONE]\n\n"
 
 
-def encode(payload: dict[str, Any]) -> bytes:
+class CompletionMessageJSON(TypedDict):
+    role: Literal["assistant"]
+    content: str
+
+
+class CompletionChoiceJSON(TypedDict):
+    index: int
+    message: CompletionMessageJSON
+    finish_reason: FinishReason | None
+
+
+class CompletionJSON(TypedDict):
+    """A whole non-streamed `chat.completion` (the OpenAI-compatible API only)."""
+
+    id: str
+    object: Literal["chat.completion"]
+    created: int
+    model: str
+    choices: list[CompletionChoiceJSON]
+    usage: Usage | None
+    parley: OutcomeJSON
+
+
+@dataclass(frozen=True)
+class TurnIds:
+    """What a conversation turn's first chunk tells: the rows written before generation."""
+
+    conversation_id: str
+    user_message_id: str
+    message_id: str
+
+
+def encode(payload: Mapping[str, object]) -> bytes:
     return b"data: " + json.dumps(payload, ensure_ascii=False).encode() + b"\n\n"
 
 
@@ -23,32 +59,40 @@ class ChunkWriter:
         self.model = model
         self.created = int(time.time())
 
-    def chunk(
-        self, delta: dict[str, str], finish_reason: str | None = None, **extra: Any
-    ) -> dict[str, Any]:
+    def chunk(self, delta: DeltaJSON, finish_reason: FinishReason | None = None) -> ChunkJSON:
         return {
             "id": self.completion_id,
             "object": "chat.completion.chunk",
             "created": self.created,
             "model": self.model,
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
-            **extra,
         }
 
-    def final(
-        self, ending: Ending, finish_reason: str | None, save_error: str | None = None
-    ) -> dict[str, Any]:
-        """The last chunk: finish reason, usage, and what Parley saved (`parley`)."""
-        extra: dict[str, Any] = {
-            "usage": ending.usage,
-            "parley": parley_outcome(ending, save_error),
-        }
+    def first(self, turn: TurnIds | None) -> ChunkJSON:
+        """The first chunk, sent at once: the role, and a conversation turn's ids."""
+        chunk = self.chunk({"role": "assistant", "content": ""})
+        if turn is not None:
+            chunk["conversation_id"] = turn.conversation_id
+            chunk["user_message_id"] = turn.user_message_id
+            chunk["message_id"] = turn.message_id
+        return chunk
+
+    def final(self, ending: Ending) -> ChunkJSON:
+        """The last chunk: enough to show the reply's ending without asking the server again.
+
+        `finish_reason` (when completed), `usage` exactly as saved (token counts, `ttft_ms`,
+        `tokens_per_s`), `parley` (what was saved) and, when the backend failed, `error`.
+        """
+        completed = ending.status == "completed"
+        chunk = self.chunk({}, ending.finish_reason if completed else None)
+        chunk["usage"] = ending.usage
+        chunk["parley"] = outcome(ending)
         if ending.error is not None:
             # OpenAI clients raise on a chunk that carries "error".
-            extra["error"] = backend_error(ending.error)
-        return self.chunk({}, finish_reason if ending.status == "completed" else None, **extra)
+            chunk["error"] = BadGatewayError(ending.error).body()
+        return chunk
 
-    def completion(self, ending: Ending, finish_reason: str | None) -> dict[str, Any]:
+    def completion(self, ending: Ending) -> CompletionJSON:
         """A whole non-streamed `chat.completion`."""
         return {
             "id": self.completion_id,
@@ -59,22 +103,19 @@ class ChunkWriter:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": ending.content},
-                    "finish_reason": finish_reason,
+                    "finish_reason": ending.finish_reason,
                 }
             ],
             "usage": ending.usage,
-            "parley": parley_outcome(ending, None),
+            "parley": outcome(ending),
         }
 
 
-def parley_outcome(ending: Ending, save_error: str | None) -> dict[str, Any]:
-    outcome: dict[str, Any] = {"status": ending.status, "ended_by": ending.ended_by}
+def outcome(ending: Ending) -> OutcomeJSON:
+    """What Parley saved (`parley` in a final chunk or a whole completion)."""
+    found: OutcomeJSON = {"status": ending.status, "ended_by": ending.ended_by}
     if ending.error is not None:
-        outcome["error"] = ending.error
-    if save_error is not None:
-        outcome["save_error"] = save_error
-    return outcome
-
-
-def backend_error(message: str) -> dict[str, Any]:
-    return {"code": "backend_error", "message": message, "type": "server_error", "param": None}
+        found["error"] = ending.error
+    if ending.save_error is not None:
+        found["save_error"] = ending.save_error
+    return found

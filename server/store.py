@@ -10,12 +10,15 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from server.db import Database, transaction
+from server.db import Database
 from server.errors import StorageError
+from server.settings import Limits
+from server.transaction import transaction
 from server.types import (
     ChatMessage,
     ConversationJSON,
     EndedBy,
+    FinishReason,
     MessageJSON,
     Status,
     Usage,
@@ -33,27 +36,43 @@ def new_id() -> str:
 class OpenedTurn:
     """What opening a turn wrote, and what the model must see."""
 
-    conversation: ConversationJSON
     user_message: MessageJSON
     assistant_message: MessageJSON
     prompt: list[ChatMessage]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Ending:
-    """How a reply ended: written once, by the settle."""
+    """How a reply ended: built once, by the run's settle (server/turns.py), which alone
+    writes it (`Store.finish`) and tells it to the reply's followers.
+
+    `finish_reason` is set when the reply completed. `save_error` says why the final write
+    failed, if it did (the row then keeps its last checkpoint, and the next start marks it
+    `interrupted`/`crash`); neither is a column.
+    """
 
     content: str
     status: Status
     ended_by: EndedBy | None
-    error: str | None
-    usage: Usage | None
     completed_at: float
+    error: str | None = None
+    usage: Usage | None = None
+    finish_reason: FinishReason | None = None
+    save_error: str | None = None
 
 
 class Store:
-    def __init__(self, path: Path) -> None:
-        self.db = Database(path)
+    """The user's conversations and messages, in one SQLite file (with an FTS5 index).
+
+    Every method runs on the database thread (server/db.py) as one transaction, and raises
+    StorageError when SQLite refuses; nothing is ever deleted on an error. A turn's rows are
+    written by `open_turn` (both messages, before any generation), by `checkpoint` while the
+    reply streams, and by `finish` once, from the run's settle. `open` marks replies a crash
+    left `streaming`.
+    """
+
+    def __init__(self, path: Path, *, busy_timeout: float = Limits.db_busy_timeout) -> None:
+        self.db = Database(path, busy_timeout=busy_timeout)
 
     async def open(self) -> int:
         """Open the database; mark replies left `streaming` by a crash. Returns their count."""
@@ -77,7 +96,15 @@ class Store:
         return await self.db.run(_search, query)
 
     async def get_conversation(self, conversation_id: str) -> ConversationJSON | None:
+        """The conversation with all its messages, in order."""
         return await self.db.run(_get_conversation, conversation_id)
+
+    async def find_conversation(self, conversation_id: str) -> ConversationJSON | None:
+        """The conversation's own fields, without its messages (a cheap existence check)."""
+        return await self.db.run(_find_conversation, conversation_id)
+
+    async def get_message(self, conversation_id: str, message_id: str) -> MessageJSON | None:
+        return await self.db.run(_get_message, conversation_id, message_id)
 
     async def rename(self, conversation_id: str, title: str) -> ConversationJSON | None:
         return await self.db.run(_rename, conversation_id, title, time.time())
@@ -87,15 +114,28 @@ class Store:
 
     # -- turns ---------------------------------------------------------------------------
 
-    async def open_turn(self, conversation_id: str, content: str, model: str) -> OpenedTurn | None:
-        """Write the user message and a `streaming` assistant message in one transaction."""
-        return await self.db.run(_open_turn, conversation_id, content, model, time.time())
+    async def open_turn(
+        self,
+        conversation_id: str,
+        content: str,
+        model: str,
+        *,
+        user_message_id: str,
+        message_id: str,
+    ) -> OpenedTurn | None:
+        """Write the user message and a `streaming` reply row, with these ids, in one
+        transaction, and read the history the model must see. None: no such conversation."""
+        return await self.db.run(
+            _open_turn, conversation_id, content, model, user_message_id, message_id, time.time()
+        )
 
     def checkpoint(self, message_id: str, content: str) -> None:
         """Queue a write of the reply so far; returns at once."""
         self.db.submit(_checkpoint, message_id, content, time.time())
 
     async def finish(self, message_id: str, ending: Ending) -> None:
+        """Write a reply's ending. Only the run's settle calls this. Raises StorageError,
+        also when the row is no longer `streaming` (deleted meanwhile)."""
         await self.db.run(_finish, message_id, ending)
 
 
@@ -211,6 +251,18 @@ def _get_conversation(conn: sqlite3.Connection, cid: str) -> ConversationJSON | 
     return conv
 
 
+def _find_conversation(conn: sqlite3.Connection, cid: str) -> ConversationJSON | None:
+    row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
+    return _conversation(row) if row is not None else None
+
+
+def _get_message(conn: sqlite3.Connection, cid: str, mid: str) -> MessageJSON | None:
+    row = conn.execute(
+        "SELECT * FROM messages WHERE id = ? AND conversation_id = ?", (mid, cid)
+    ).fetchone()
+    return _message(row) if row is not None else None
+
+
 def _rename(conn: sqlite3.Connection, cid: str, title: str, now: float) -> ConversationJSON | None:
     with transaction(conn):
         cursor = conn.execute(
@@ -231,7 +283,13 @@ def _delete(conn: sqlite3.Connection, cid: str) -> bool:
 
 
 def _open_turn(
-    conn: sqlite3.Connection, cid: str, content: str, model: str, now: float
+    conn: sqlite3.Connection,
+    cid: str,
+    content: str,
+    model: str,
+    user_id: str,
+    assistant_id: str,
+    now: float,
 ) -> OpenedTurn | None:
     with transaction(conn):
         row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
@@ -240,7 +298,6 @@ def _open_turn(
         history = conn.execute(
             "SELECT role, content FROM messages WHERE conversation_id = ? ORDER BY seq", (cid,)
         ).fetchall()
-        user_id, assistant_id = new_id(), new_id()
         conn.execute(
             "INSERT INTO messages (id, conversation_id, role, content, status, created_at, "
             "updated_at, completed_at) VALUES (?, ?, 'user', ?, 'completed', ?, ?, ?)",
@@ -255,7 +312,6 @@ def _open_turn(
         conn.execute(
             "UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?", (title, now, cid)
         )
-        conv_row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
         user_row = conn.execute("SELECT * FROM messages WHERE id = ?", (user_id,)).fetchone()
         asst_row = conn.execute("SELECT * FROM messages WHERE id = ?", (assistant_id,)).fetchone()
     prompt: list[ChatMessage] = []
@@ -264,7 +320,7 @@ def _open_turn(
     # A reply that ended with nothing (an error before the first token) is left out.
     prompt.extend({"role": h["role"], "content": h["content"]} for h in history if h["content"])
     prompt.append({"role": "user", "content": content})
-    return OpenedTurn(_conversation(conv_row), _message(user_row), _message(asst_row), prompt)
+    return OpenedTurn(_message(user_row), _message(asst_row), prompt)
 
 
 def _auto_title(content: str) -> str:

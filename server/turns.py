@@ -2,15 +2,18 @@
 
 A run belongs to the server loop (the RunManager's task group), not to the HTTP request
 that started it: the request only follows the run's events, and hanging up is a plain
-synchronous `run.stop("client_hangup")`. Every ending (completed, hang-up, shutdown, error,
-cancellation of the run task itself) goes through `Run._settle`, which runs exactly once,
-shielded from cancellation, and never raises.
+synchronous `run.stop("client_hangup")`. The run opens its own turn (writes the user
+message and the `streaming` reply row), so whatever it wrote, it also ends. Every ending
+(completed, hang-up, shutdown, error, cancellation of the run task itself) goes through
+`Run._settle`, which runs exactly once, shielded from cancellation, and never raises; no
+other code writes an ending.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -19,42 +22,74 @@ from typing import Protocol
 import anyio
 import anyio.abc
 
-from server.errors import BackendError
+from server.errors import NotFoundError, ParleyError, UnavailableError
 from server.models.base import ChatRequest, StopSignal, StreamEnd, StreamInfo, TextDelta
 from server.models.registry import ModelEntry
 from server.settings import Limits
-from server.store import Ending, Store
-from server.types import EndedBy, FinishReason, Usage
+from server.store import Ending, OpenedTurn, Store, new_id
+from server.types import EndedBy, Usage
 
 log = logging.getLogger(__name__)
 
-FINAL_WRITE_ATTEMPTS = 3
-
 
 class TurnSink(Protocol):
-    """Where a run's text is kept: checkpoints while streaming, one final write."""
+    """Where a run's turn is kept: opened before the model is leased, checkpointed while
+    the reply streams, finished once by the settle."""
+
+    async def open(self) -> ChatRequest:
+        """Write what must exist before any generation; return what the model must see.
+
+        Raises ParleyError when the turn cannot begin; nothing was written then.
+        """
+        ...
 
     def checkpoint(self, text: str) -> None: ...
 
     async def finish(self, ending: Ending) -> None: ...
 
 
-class MessageSink:
-    """Keeps the reply in its assistant message row."""
+class ConversationTurn:
+    """A turn of a stored conversation: the user message, and the reply in its own row."""
 
-    def __init__(self, store: Store, message_id: str) -> None:
+    def __init__(self, store: Store, conversation_id: str, content: str, model: str) -> None:
         self._store = store
-        self._message_id = message_id
+        self.conversation_id = conversation_id
+        self._content = content
+        self._model = model
+        # Known before the rows exist: the run is named after its reply from the start.
+        self.user_message_id = new_id()
+        self.message_id = new_id()
+        self.opened: OpenedTurn | None = None
+
+    async def open(self) -> ChatRequest:
+        opened = await self._store.open_turn(
+            self.conversation_id,
+            self._content,
+            self._model,
+            user_message_id=self.user_message_id,
+            message_id=self.message_id,
+        )
+        if opened is None:
+            raise NotFoundError(f"no conversation with id {self.conversation_id!r}")
+        self.opened = opened
+        return ChatRequest(messages=opened.prompt)
 
     def checkpoint(self, text: str) -> None:
-        self._store.checkpoint(self._message_id, text)
+        self._store.checkpoint(self.message_id, text)
 
     async def finish(self, ending: Ending) -> None:
-        await self._store.finish(self._message_id, ending)
+        if self.opened is not None:  # else no row was written, and there is nothing to end
+            await self._store.finish(self.message_id, ending)
 
 
-class NullSink:
+class StatelessTurn:
     """A stateless run (the OpenAI-compatible API): the client keeps the history."""
+
+    def __init__(self, request: ChatRequest) -> None:
+        self._request = request
+
+    async def open(self) -> ChatRequest:
+        return self._request
 
     def checkpoint(self, text: str) -> None:
         pass
@@ -70,20 +105,15 @@ class Run:
         self,
         run_id: str,
         model: ModelEntry,
-        request: ChatRequest,
         sink: TurnSink,
         limits: Limits,
         on_done: Callable[[Run], None],
     ) -> None:
         self.id = run_id
         self.model = model
-        self.request = request
-        self.created = time.time()
         self.parts: list[str] = []
         self.stop_reason: EndedBy | None = None
         self.ending: Ending | None = None
-        self.finish_reason: FinishReason | None = None
-        self.save_error: str | None = None
         self._info: Usage = {}
         self._sink = sink
         self._limits = limits
@@ -93,6 +123,8 @@ class Run:
         # A plain asyncio.Event, set per delta and cleared by a follower before it waits:
         # creating an anyio.Event per delta cost a quarter of the relay's CPU.
         self._changed = asyncio.Event()
+        self._opened = anyio.Event()
+        self._open_error: BaseException | None = None
         self._done = anyio.Event()
         self._loop = asyncio.get_running_loop()
         self._timer: asyncio.TimerHandle | None = None
@@ -116,6 +148,12 @@ class Run:
 
     async def wait_done(self) -> None:
         await self._done.wait()
+
+    async def wait_opened(self) -> None:
+        """Until the turn is open (its rows written). Raises why it could not open."""
+        await self._opened.wait()
+        if self._open_error is not None:
+            raise self._open_error
 
     @property
     def text(self) -> str:
@@ -154,9 +192,10 @@ class Run:
         error: str | None = None
         try:
             with self._scope:
+                request = await self._open()
                 await self.model.lease.acquire(self)
                 self._started_at = time.monotonic()
-                events = self.model.backend.stream(self.request, self._signal)
+                events = self.model.backend.stream(request, self._signal)
                 streamed = True
                 async with contextlib.aclosing(events):
                     async for event in events:
@@ -166,8 +205,10 @@ class Run:
                             self._info.update(event.usage)
                         else:
                             finished = event
-        except BackendError as exc:
-            # An error raised while the run was already being stopped is part of stopping.
+        except ParleyError as exc:
+            # A backend that failed, or a turn that could not open (then nothing was written
+            # and the settle writes nothing). An error raised while the run was already being
+            # stopped is part of stopping.
             if self.stop_reason is None:
                 error = str(exc)
         except Exception as exc:
@@ -179,6 +220,24 @@ class Run:
             # shutdown): the settle must still write, so it is shielded.
             with anyio.CancelScope(shield=True):
                 await self._settle(streamed, finished, error)
+
+    async def _open(self) -> ChatRequest:
+        # Shielded: once the store is asked to open the turn, the run must learn whether the
+        # rows exist, or a cancel mid-way could leave a `streaming` row that nobody settles.
+        try:
+            if self.stop_reason is not None:  # stopped before it began: write nothing
+                raise UnavailableError(
+                    f"the reply was stopped before it began ({self.stop_reason})",
+                    code="shutting_down" if self.stop_reason == "shutdown" else "stopped",
+                )
+            with anyio.CancelScope(shield=True):
+                request = await self._sink.open()
+        except BaseException as exc:
+            self._open_error = exc
+            raise
+        finally:
+            self._opened.set()
+        return request
 
     def _append(self, text: str) -> None:
         if not text:
@@ -222,20 +281,17 @@ class Run:
                 self._timer.cancel()
                 self._timer = None
             try:
-                self.ending = self._ending(finished, error)
+                ending = self._ending(finished, error)
             except Exception:
                 log.exception("run %s: could not describe its ending", self.id)
-                self.ending = Ending(
-                    self.text, "error", "error", "internal error", None, time.time()
-                )
-            await self._write_final(self.ending)
+                ending = self._failed_ending("internal error")
+            self.ending = ending  # from here on, no checkpoint and no stop reason
+            self.ending = await self._write_final(ending)
         except Exception:
             log.exception("run %s: settle failed", self.id)
         finally:
             if self.ending is None:
-                self.ending = Ending(
-                    self.text, "error", "error", "settle failed", None, time.time()
-                )
+                self.ending = self._failed_ending("settle failed")
             self._done.set()
             self._wake()
             self._on_done(self)
@@ -266,11 +322,39 @@ class Run:
         now = time.time()
         usage = self._usage(finished.usage if finished else None)
         if error is not None:
-            return Ending(self.text, "error", "error", error, usage, now)
+            return Ending(
+                content=self.text,
+                status="error",
+                ended_by="error",
+                error=error,
+                usage=usage,
+                completed_at=now,
+            )
         if finished is not None:
-            self.finish_reason = finished.finish_reason
-            return Ending(self.text, "completed", None, None, usage, now)
-        return Ending(self.text, "interrupted", self.stop_reason, None, usage, now)
+            return Ending(
+                content=self.text,
+                status="completed",
+                ended_by=None,
+                usage=usage,
+                completed_at=now,
+                finish_reason=finished.finish_reason,
+            )
+        return Ending(
+            content=self.text,
+            status="interrupted",
+            ended_by=self.stop_reason,
+            usage=usage,
+            completed_at=now,
+        )
+
+    def _failed_ending(self, error: str) -> Ending:
+        return Ending(
+            content=self.text,
+            status="error",
+            ended_by="error",
+            error=error,
+            completed_at=time.time(),
+        )
 
     def _usage(self, reported: Usage | None) -> Usage:
         usage: Usage = {**self._info, **(reported or {})}
@@ -285,15 +369,17 @@ class Run:
                 usage["tokens_per_s"] = round((usage["completion_tokens"] - 1) / gen_s, 1)
         return usage
 
-    async def _write_final(self, ending: Ending) -> None:
-        for attempt in range(1, FINAL_WRITE_ATTEMPTS + 1):
+    async def _write_final(self, ending: Ending) -> Ending:
+        """Write the ending (retried); return it, with `save_error` if every attempt failed."""
+        attempts = self._limits.final_write_attempts
+        for attempt in range(1, attempts + 1):
             try:
                 await self._sink.finish(ending)
-                self.save_error = None
-                return
+                return ending
             except Exception as exc:
                 log.error("run %s: final write failed (attempt %d): %s", self.id, attempt, exc)
-                # The last checkpoint stays on disk; the next start marks it interrupted.
-                self.save_error = str(exc)
-                if attempt < FINAL_WRITE_ATTEMPTS:
-                    await anyio.sleep(0.2 * attempt)
+                if attempt == attempts:
+                    # The last checkpoint stays on disk; the next start marks it interrupted.
+                    return dataclasses.replace(ending, save_error=str(exc))
+                await anyio.sleep(self._limits.final_write_pause * attempt)
+        return ending  # not reached: the last attempt returns either way

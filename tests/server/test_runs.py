@@ -70,6 +70,9 @@ class CountingSink:
         self.checkpoints: list[str] = []
         self.failures = failures
 
+    async def open(self) -> ChatRequest:
+        return ChatRequest(messages=[])
+
     def checkpoint(self, text: str) -> None:
         self.checkpoints.append(text)
 
@@ -83,7 +86,7 @@ class CountingSink:
 def make_run(backend: ThreadBackend, sink: CountingSink, stop_timeout: float = 5.0) -> Run:
     entry = ModelEntry(backend)  # type: ignore[arg-type]
     limits = Limits(stop_timeout=stop_timeout, checkpoint_interval=0.05)
-    return Run("r1", entry, ChatRequest(messages=[]), sink, limits, lambda run: None)
+    return Run("r1", entry, sink, limits, lambda run: None)
 
 
 def test_lease_is_held_until_a_stubborn_worker_really_returns() -> None:
@@ -159,7 +162,8 @@ def test_final_write_is_retried(failures: int, saved: bool) -> None:
             tg.start_soon(run.life)
             await run.wait_done()
         assert (len(sink.finishes) == 1) is saved
-        assert (run.save_error is None) is saved
+        assert run.ending is not None
+        assert (run.ending.save_error is None) is saved
         assert not run.model.lease.in_use
 
     asyncio.run(scenario())

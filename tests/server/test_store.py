@@ -11,7 +11,7 @@ import pytest
 from server import migrations
 from server.db import connect
 from server.errors import StorageError
-from server.store import Ending, Store, fts_query
+from server.store import Ending, OpenedTurn, Store, fts_query, new_id
 
 
 def test_connection_uses_wal_and_normal_sync(tmp_path: Path) -> None:
@@ -55,12 +55,18 @@ def test_a_database_from_a_newer_parley_is_refused_untouched(tmp_path: Path) -> 
         connect(path)
 
 
+async def open_turn(store: Store, conversation_id: str, content: str) -> OpenedTurn | None:
+    return await store.open_turn(
+        conversation_id, content, "m", user_message_id=new_id(), message_id=new_id()
+    )
+
+
 def test_open_marks_streaming_replies_as_crashed_and_keeps_their_text(tmp_path: Path) -> None:
     async def scenario() -> None:
         store = Store(tmp_path / "db.sqlite3")
         assert await store.open() == 0
         conversation = await store.create_conversation("", None, None)
-        opened = await store.open_turn(conversation["id"], "question", "m")
+        opened = await open_turn(store, conversation["id"], "question")
         assert opened is not None
         message_id = opened.assistant_message["id"]
         store.checkpoint(message_id, "partial ans")
@@ -87,10 +93,12 @@ def test_a_late_checkpoint_never_overwrites_the_final_text(tmp_path: Path) -> No
         store = Store(tmp_path / "db.sqlite3")
         await store.open()
         conversation = await store.create_conversation("", None, None)
-        opened = await store.open_turn(conversation["id"], "q", "m")
+        opened = await open_turn(store, conversation["id"], "q")
         assert opened is not None
         message_id = opened.assistant_message["id"]
-        await store.finish(message_id, Ending("final", "completed", None, None, None, 1.0))
+        await store.finish(
+            message_id, Ending(content="final", status="completed", ended_by=None, completed_at=1.0)
+        )
         store.checkpoint(message_id, "stale")
         loaded = await store.get_conversation(conversation["id"])
         assert loaded is not None
@@ -128,7 +136,7 @@ def test_disk_full_is_a_clear_error_and_the_store_keeps_working(tmp_path: Path) 
 
         await store.db.run(cap_size)
         with pytest.raises(StorageError, match="disk is full"):
-            await store.open_turn(conversation["id"], "x" * 200_000, "m")
+            await open_turn(store, conversation["id"], "x" * 200_000)
         # Nothing half-written, nothing lost, and the next small write works.
         loaded = await store.get_conversation(conversation["id"])
         assert loaded is not None and loaded["messages"] == [] and loaded["title"] == "kept"

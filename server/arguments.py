@@ -1,0 +1,79 @@
+"""Command-line flags shared by `parley-server` and the desktop's `parley`, turned into
+`Settings` in one place, with every check done once.
+
+Imports no web framework and nothing of the running server: the desktop imports it to
+parse its own flags before any server exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from server.errors import UsageError
+from server.settings import LocalSettings, Settings, UpstreamSettings, default_data_dir
+
+
+def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags shared by `parley-server` and the desktop app's `parley`."""
+    parser.add_argument("--data-dir", type=Path, help="where conversations are stored")
+    parser.add_argument(
+        "--gguf", type=Path, metavar="PATH", help="a GGUF model to run locally (default: bundled)"
+    )
+    parser.add_argument("--upstream", metavar="BASE_URL", help="OpenAI-compatible base URL (…/v1)")
+    parser.add_argument("--upstream-model", metavar="NAME", help="model name at the upstream")
+    parser.add_argument(
+        "--upstream-key-env",
+        metavar="VAR",
+        help="environment variable holding the upstream API key",
+    )
+
+
+def settings_from_args(
+    args: argparse.Namespace,
+    *,
+    token: str,
+    extra_upstreams: tuple[UpstreamSettings, ...] = (),
+    host: str = "127.0.0.1",
+    port: int = 0,
+) -> Settings:
+    """The settings the flags of `add_backend_arguments` ask for. Raises UsageError.
+
+    `extra_upstreams` (the desktop's configured backends) come after the one named by flags,
+    which stays the default model.
+    """
+    data_dir: Path | None = args.data_dir
+    return Settings(
+        data_dir=data_dir.expanduser() if data_dir else default_data_dir(),
+        host=host,
+        port=port,
+        token=token,
+        upstreams=(*_upstream_from_args(args), *extra_upstreams),
+        local=LocalSettings(gguf=_gguf_from_args(args)),
+    )
+
+
+def _upstream_from_args(args: argparse.Namespace) -> tuple[UpstreamSettings, ...]:
+    if not args.upstream and not args.upstream_model:
+        return ()
+    if not (args.upstream and args.upstream_model):
+        raise UsageError("--upstream and --upstream-model go together")
+    if not args.upstream.startswith(("http://", "https://")):
+        raise UsageError(f"--upstream must be an http(s) URL, got {args.upstream!r}")
+    key = None
+    if args.upstream_key_env:
+        key = os.environ.get(args.upstream_key_env)
+        if not key:
+            raise UsageError(f"the environment variable {args.upstream_key_env} is not set")
+    return (UpstreamSettings(base_url=args.upstream, model=args.upstream_model, api_key=key),)
+
+
+def _gguf_from_args(args: argparse.Namespace) -> Path | None:
+    # The one check of a named GGUF: the local backend trusts the settings it is given.
+    if args.gguf is None:
+        return None
+    path: Path = args.gguf.expanduser()
+    if not path.is_file():
+        raise UsageError(f"--gguf: no file at {args.gguf}")
+    return path
