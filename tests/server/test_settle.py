@@ -3,28 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
-import threading
-import time
 
+from server.settings import Limits
+from tests.support.database import stored_status, write_lock_held
 from tests.support.parley import Parley
 from tests.support.upstream import Script, ScriptedUpstream
 
-
-def hold_write_lock(db_path: str, seconds: float) -> threading.Event:
-    """Another connection holds SQLite's write lock for `seconds` (a real slow/contended DB)."""
-    held = threading.Event()
-
-    def hold() -> None:
-        conn = sqlite3.connect(db_path, isolation_level=None)
-        conn.execute("BEGIN IMMEDIATE")
-        held.set()
-        time.sleep(seconds)
-        conn.execute("ROLLBACK")
-        conn.close()
-
-    threading.Thread(target=hold, daemon=True).start()
-    assert held.wait(5)
-    return held
+SHORTER_THAN_A_WRITE = Limits().db_busy_timeout / 2
 
 
 def test_settle_completes_with_a_contended_lease_and_a_slow_database(
@@ -34,6 +19,7 @@ def test_settle_completes_with_a_contended_lease_and_a_slow_database(
     holder_conversation = parley.new_conversation()
     holder = parley.send(holder_conversation)
     delivered = holder.read_until(lambda text: text == "t0 t1 t2 t3 ")
+    holder_id = holder.first["message_id"]
 
     # A second turn waits for the model: the lease is contended.
     waiting_conversation = parley.new_conversation()
@@ -41,13 +27,19 @@ def test_settle_completes_with_a_contended_lease_and_a_slow_database(
     waiting_id = waiting.first["message_id"]
     upstream.wait_for(lambda: parley.status()["models"][0]["queue_length"] == 1)
 
-    # The database is locked by another writer for a while: the final write must wait.
-    hold_write_lock(str(parley.settings.db_path), 1.0)
-    holder.hang_up()
+    db_path = parley.settings.db_path
+    with write_lock_held(db_path):
+        # Another program holds the database: the holder's final write is blocked until the
+        # block ends (each attempt waits up to db_busy_timeout).
+        holder.hang_up()
+        # The model goes to the waiting turn as soon as the work stopped, not after the write:
+        # the upstream sees its request while the holder's write is still blocked. Were the
+        # lease released after the write, nothing would reach the upstream before the lock
+        # is gone, and this wait (shorter than one write attempt) would fail.
+        upstream.wait_for(lambda: len(upstream.records) == 2, timeout=SHORTER_THAN_A_WRITE)
+        assert stored_status(db_path, holder_id)[0] == "streaming"
 
-    # The model goes to the waiting turn as soon as the work stopped, not after the write.
-    upstream.wait_for(lambda: len(upstream.records) == 2)
-    message = parley.wait_settled(holder_conversation, holder.first["message_id"])
+    message = parley.wait_settled(holder_conversation, holder_id)
     assert message["content"] == delivered
     assert (message["status"], message["ended_by"]) == ("interrupted", "client_hangup")
 

@@ -89,6 +89,11 @@ class Parley:
                 return found
         raise KeyError(message_id)
 
+    def settled(self, conversation_id: str, message_id: str, timeout: float = 40.0) -> Reply:
+        """`GET .../messages/{id}?wait=settled`: the server's own long-poll."""
+        path = f"/api/conversations/{conversation_id}/messages/{message_id}?wait=settled"
+        return self.call("GET", path, timeout=timeout)
+
     def status(self) -> dict[str, Any]:
         reply = self.call("GET", "/api/status")
         assert reply.status == 200, reply.body
