@@ -32,7 +32,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from bench.harness import _spawn, show, summary
-from desktop.app import App, build_parser, finish_qt
+from desktop.app import App, finish_qt, launch_settings
 from desktop.config import DesktopConfig
 
 
@@ -118,9 +118,14 @@ async def stream_and_measure(
     window = app.window
     upstream.script(tokens=tokens, rate=rate)
     transcript = window.transcript
-    transcript.render_costs.clear()
     sizes: list[int] = []
-    transcript.reply_rendered.connect(sizes.append)
+    costs: list[float] = []
+
+    def rendered(size: int, cost: float) -> None:
+        sizes.append(size)
+        costs.append(cost)
+
+    transcript.reply_rendered.connect(rendered)
     window._on_new_chat_triggered()
     ticker = Ticker()
     finished = asyncio.Event()
@@ -130,8 +135,7 @@ async def stream_and_measure(
     window.composer.editor.submitted.emit()
     await finished.wait()
     ticker.timer.stop()
-    transcript.reply_rendered.disconnect(sizes.append)
-    costs = transcript.render_costs
+    transcript.reply_rendered.disconnect(rendered)
     per_token = []
     previous = 0
     for cost, size in zip(costs, sizes, strict=False):
@@ -167,7 +171,7 @@ async def stop_to_settled(app: App, upstream: Any, rounds: int = 10) -> None:
         window.reply_finished.connect(lambda _id, f=finished: f.set())
         window.composer.set_text("Go")
         window.composer.editor.submitted.emit()
-        while window.stream is None or "t4" not in window.transcript.toPlainText():
+        while not window.reply_in_flight or "t4" not in window.transcript.toPlainText():
             await asyncio.sleep(0.005)
         clicked = time.perf_counter()
         window.composer.button.click()
@@ -207,11 +211,11 @@ def main(tokens: int = 20_000) -> None:
             qapp.setQuitOnLastWindowClosed(False)
             loop = qasync.QEventLoop(qapp)
             asyncio.set_event_loop(loop)
-            args = build_parser().parse_args(
+            settings = launch_settings(
                 ["--data-dir", str(Path(tmp) / "data"), "--upstream", base_url,
                  "--upstream-model", "scripted"]
             )  # fmt: skip
-            app = App(args, DesktopConfig())
+            app = App(settings, DesktopConfig())
             with loop:
                 loop.create_task(in_process(app, upstream, tokens))
                 loop.run_until_complete(app.run())

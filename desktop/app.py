@@ -9,31 +9,32 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import gc
 import logging
 import os
 import signal
 import sys
 import time
-from collections.abc import Coroutine
-from pathlib import Path
-from typing import Any
 
 import qasync
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from desktop import config
-from desktop.client import ClientError, ParleyClient
+from desktop.client import ParleyClient
 from desktop.embedded import EmbeddedServer
+from desktop.errors import ClientError, ServerStartError
 from desktop.main_window import MainWindow
+from desktop.tasks import Tasks
 from desktop.widgets.settings_dialog import SettingsDialog
-from server.cli import UsageError, add_backend_arguments, upstreams_from_args
-from server.settings import LocalSettings, Settings, UpstreamSettings, default_data_dir, new_token
+from desktop.window_state import WindowState
+from server.arguments import add_backend_arguments, settings_from_args
+from server.errors import UsageError
+from server.settings import Settings, UpstreamSettings, new_token
 
 log = logging.getLogger(__name__)
 
-SETTLE_WAIT_S = 2.0
 SIGNAL_PUMP_MS = 200
 # The GUI and the embedded server share one GIL. At Python's default 5 ms switch interval a
 # busy server thread (a reply relayed at full speed) holds the GUI thread off for up to 5 ms
@@ -47,36 +48,44 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class App:
-    """Owns the embedded server, the client and the window's life."""
+def launch_settings(argv: list[str] | None = None) -> Settings:
+    """The server settings a command line asks for. Raises UsageError (checked once)."""
+    return settings_from_args(build_parser().parse_args(argv), token=new_token())
 
-    def __init__(self, args: argparse.Namespace, desktop_config: config.DesktopConfig) -> None:
-        self.args = args
+
+class App:
+    """Owns the embedded server, the client and the window's life.
+
+    `base` is what the command line asked for (checked once, at launch); the backends
+    configured in Settings are added to it at every (re)start of the server.
+    """
+
+    def __init__(self, base: Settings, desktop_config: config.DesktopConfig) -> None:
+        self.base = base
         self.config = desktop_config
+        self.state = WindowState.load()
         self.window = MainWindow()
         self.window.system_prompt = desktop_config.system_prompt or None
         self.server: EmbeddedServer | None = None
         self.client: ParleyClient | None = None
+        self.tasks = Tasks(self.window.show_error)
         self._done = asyncio.Event()
         self._shutting_down = False
         self._dialog: SettingsDialog | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
         self._restart_pending = False
         self.window.close_requested.connect(self.request_close)
         self.window.reply_finished.connect(self._on_window_reply_finished)
         self.window.settings_requested.connect(self._on_window_settings_requested)
+        self.window.conversation_opened.connect(self._on_window_conversation_opened)
 
     def settings(self) -> Settings:
-        upstreams = list(upstreams_from_args(self.args))
-        for backend in self.config.backends:
-            key = config.api_key(backend.base_url)
-            upstreams.append(UpstreamSettings(backend.base_url, backend.model, api_key=key))
-        gguf = self.args.gguf.expanduser() if self.args.gguf else None
-        return Settings(
-            data_dir=self.args.data_dir or default_data_dir(),
-            token=new_token(),
-            upstreams=tuple(upstreams),
-            local=LocalSettings(gguf=gguf),
+        """The server's settings now: the command line's, plus the configured backends."""
+        configured = tuple(
+            UpstreamSettings(b.base_url, b.model, api_key=config.api_key(b.base_url))
+            for b in self.config.backends
+        )
+        return dataclasses.replace(
+            self.base, token=new_token(), upstreams=self.base.upstreams + configured
         )
 
     async def run(self) -> int:
@@ -94,24 +103,19 @@ class App:
         self.server = EmbeddedServer(self.settings())
         try:
             endpoint = await self.server.start()
-        except (RuntimeError, OSError) as exc:
-            self.window.show_error(f"Parley's server could not start: {exc}")
+        except ServerStartError as exc:
+            self.window.show_error(f"Parley's server could not start: {exc.message}")
             self.server = None
             return
         self.client = ParleyClient(endpoint.url, endpoint.token)
         _timing("server_ready")
-        self.window.connect_client(self.client)
+        self.window.connect_client(self.client, reopen=self.state.conversation_id)
         _freeze_startup_objects()
-
-    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.ensure_future(coroutine)
-        self._tasks.add(task)  # qasync keeps no reference of its own
-        task.add_done_callback(self._tasks.discard)
 
     def request_close(self) -> None:
         if not self._shutting_down:
             self._shutting_down = True
-            self._spawn(self.shutdown())
+            self.tasks.spawn(self.shutdown())
 
     async def shutdown(self) -> None:
         try:
@@ -135,7 +139,7 @@ class App:
 
     async def _wait_settled(self, client: ParleyClient) -> None:
         """Until the server reports no active turn (bounded: the stop settles them anyway)."""
-        deadline = time.monotonic() + SETTLE_WAIT_S
+        deadline = time.monotonic() + self.base.limits.close_settle_wait
         while time.monotonic() < deadline:
             try:
                 if (await client.status())["active_turns"] == 0:
@@ -143,6 +147,11 @@ class App:
             except ClientError:
                 return
             await asyncio.sleep(0.02)
+
+    def _on_window_conversation_opened(self, conversation_id: str) -> None:
+        if (conversation_id or None) != self.state.conversation_id:
+            self.state.conversation_id = conversation_id or None
+            self.state.save()
 
     def _on_window_settings_requested(self) -> None:
         if self._dialog is not None:
@@ -162,16 +171,16 @@ class App:
         if errors:
             self.window.show_error("; ".join(errors))
         # Backends are fixed for a server's life: restart it, once no reply is in flight.
-        if self.window.stream is not None:
+        if self.window.reply_in_flight:
             self._restart_pending = True
             self.window.show_error("The new backends apply when the current reply ends.")
         else:
-            self._spawn(self._restart_server())
+            self.tasks.spawn(self._restart_server())
 
     def _on_window_reply_finished(self, _message_id: str) -> None:
         if self._restart_pending and not self._shutting_down:
             self._restart_pending = False
-            self._spawn(self._restart_server())
+            self.tasks.spawn(self._restart_server())
 
     async def _restart_server(self) -> None:
         await self._stop_server()
@@ -204,11 +213,8 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    args = build_parser().parse_args(argv)
     try:
-        upstreams_from_args(args)
-        if args.gguf and not Path(args.gguf).expanduser().is_file():
-            raise UsageError(f"--gguf: no file at {args.gguf}")
+        base = launch_settings(argv)
     except UsageError as exc:
         print(f"parley: {exc}", file=sys.stderr)
         return 2
@@ -218,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     qapp.setQuitOnLastWindowClosed(False)  # the quit path closes the window itself
     loop = qasync.QEventLoop(qapp)
     asyncio.set_event_loop(loop)
-    app = App(args, config.DesktopConfig.load())
+    app = App(base, config.DesktopConfig.load())
 
     def on_signal(_signum: int, _frame: object) -> None:
         loop.call_soon_threadsafe(app.request_close)

@@ -3,6 +3,8 @@
 Stop is a hang-up: `ReplyStream.aclose()` closes the HTTP response before its body ends,
 which closes the socket; the server notices within milliseconds, stops the generation, saves
 the partial reply and frees the model. Nothing else is needed, and nothing else is done.
+
+Answers become the wire types of `server.types` here, once, after a check of their shape.
 """
 
 from __future__ import annotations
@@ -10,47 +12,92 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TypeVar, cast
 from urllib.parse import quote
 
 import httpx
 
-JSON = dict[str, Any]
+from desktop.errors import ClientError
+from server.types import (
+    ChunkJSON,
+    ConversationJSON,
+    ConversationListJSON,
+    EndedBy,
+    FinishReason,
+    MessageJSON,
+    Status,
+    StatusJSON,
+    Usage,
+)
+
 YIELD_EVERY_LINES = 32
+T = TypeVar("T")
 
 
-class ClientError(Exception):
-    """The server refused a request or could not be reached. `message` is for the user."""
+@dataclass(frozen=True)
+class ReplyText:
+    """More text of the reply."""
 
-    def __init__(self, message: str, *, status: int | None = None, code: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.status = status
-        self.code = code
+    text: str
 
 
-@dataclass
-class ReplyEvent:
-    """One step of a streamed reply: new text, or the end (with what the server saved)."""
+@dataclass(frozen=True)
+class ReplyEnd:
+    """How a reply ended, as the server saved it: from the final chunk of its stream, or
+    from the stored message (after a hang-up, when no final chunk came)."""
 
-    text: str = ""
-    final: JSON | None = None
+    status: Status
+    ended_by: EndedBy | None = None
+    error: str | None = None
+    usage: Usage | None = None
+    save_error: str | None = None
+    finish_reason: FinishReason | None = None
+    # The whole saved text, when read from the store (it may hold a few characters the
+    # view never received); None when the view received all of it.
+    content: str | None = None
+
+    @classmethod
+    def from_message(cls, message: MessageJSON) -> ReplyEnd:
+        return cls(
+            status=message["status"],
+            ended_by=message["ended_by"],
+            error=message["error"],
+            usage=message["usage"],
+            content=message["content"],
+        )
+
+    @classmethod
+    def from_final(cls, chunk: ChunkJSON) -> ReplyEnd:
+        outcome = chunk["parley"]
+        choices = chunk["choices"]
+        return cls(
+            status=outcome["status"],
+            ended_by=outcome["ended_by"],
+            error=outcome.get("error"),
+            usage=chunk.get("usage"),
+            save_error=outcome.get("save_error"),
+            finish_reason=choices[0]["finish_reason"] if choices else None,
+        )
 
 
-@dataclass
+ReplyEvent = ReplyText | ReplyEnd
+
+
 class ReplyStream:
-    """A reply being streamed. Iterate for events; `aclose()` hangs up (that is Stop)."""
+    """A reply being streamed. Iterate `events()`; `aclose()` hangs up (that is Stop)."""
 
-    conversation_id: str
-    user_message_id: str
-    message_id: str
-    model: str
-    _response: httpx.Response
-    _lines: AsyncIterator[str]
-    closed: bool = field(default=False)
+    def __init__(self, first: ChunkJSON, response: httpx.Response, lines: AsyncIterator[str]):
+        self.conversation_id = _field(first, "conversation_id")
+        self.user_message_id = _field(first, "user_message_id")
+        self.message_id = _field(first, "message_id")
+        self.model = first["model"]
+        self.closed = False
+        self._response = response
+        self._lines = lines
 
     async def events(self) -> AsyncIterator[ReplyEvent]:
+        """Text as it comes, then one ReplyEnd; nothing more after a hang-up."""
         try:
             count = 0
             async for line in self._lines:
@@ -64,12 +111,11 @@ class ReplyStream:
                 data = line[6:]
                 if data == "[DONE]":
                     return
-                chunk = json.loads(data)
-                delta = chunk["choices"][0]["delta"] if chunk.get("choices") else {}
+                chunk = _chunk(data)
                 if "parley" in chunk:
-                    yield ReplyEvent(final=chunk)
-                elif delta.get("content"):
-                    yield ReplyEvent(text=delta["content"])
+                    yield ReplyEnd.from_final(chunk)
+                elif chunk["choices"] and (text := chunk["choices"][0]["delta"].get("content")):
+                    yield ReplyText(text)
         except httpx.HTTPError as exc:
             if not self.closed:
                 raise ClientError(f"the connection to the server broke: {exc}") from exc
@@ -84,12 +130,15 @@ class ReplyStream:
 
 
 class ParleyClient:
+    """The server's API for the window: conversations, status, and replies as streams."""
+
     def __init__(self, base_url: str, token: str) -> None:
         self.base_url = base_url
         self._http = httpx.AsyncClient(
             base_url=base_url,
             headers={"Authorization": f"Bearer {token}"},
-            # Streaming reads may be silent for a long prefill: no read timeout there.
+            # Streaming reads may be silent for a long prefill, and the settled-message
+            # long-poll waits for a settle: no read timeout there.
             timeout=httpx.Timeout(10.0, read=None),
             trust_env=False,  # loopback: never through a proxy
         )
@@ -97,50 +146,72 @@ class ParleyClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def _call(self, method: str, path: str, body: JSON | None = None) -> Any:
+    async def _call(self, method: str, path: str, body: object = None) -> object:
         try:
             response = await self._http.request(method, path, json=body)
         except httpx.HTTPError as exc:
             raise ClientError(f"cannot reach Parley's server: {exc}") from exc
         if response.status_code >= 400:
             raise _error_from(response.status_code, response.content)
-        return response.json() if response.content else None
-
-    # -- conversations ---------------------------------------------------------------------
-
-    async def status(self) -> JSON:
-        result: JSON = await self._call("GET", "/api/status")
+        if not response.content:
+            return None
+        try:
+            result: object = response.json()
+        except ValueError as exc:
+            raise ClientError("the server's answer was not JSON") from exc
         return result
 
-    async def conversations(self, query: str | None = None) -> list[JSON]:
+    async def _object(self, kind: type[T], keys: tuple[str, ...], method: str, path: str,
+                      body: object = None) -> T:  # fmt: skip
+        return _shaped(kind, keys, await self._call(method, path, body))
+
+    # -- status and conversations ------------------------------------------------------
+
+    async def status(self) -> StatusJSON:
+        return await self._object(
+            StatusJSON, ("models", "default_model", "active_turns"), "GET", "/api/status"
+        )
+
+    async def conversations(self, query: str | None = None) -> list[ConversationJSON]:
         path = "/api/conversations"
         if query:
             path += "?q=" + quote(query, safe="")
-        result: list[JSON] = (await self._call("GET", path))["conversations"]
-        return result
+        found = await self._object(ConversationListJSON, ("conversations",), "GET", path)
+        return found["conversations"]
 
     async def create_conversation(
         self, model: str | None = None, system: str | None = None
-    ) -> JSON:
-        body: JSON = {}
+    ) -> ConversationJSON:
+        body: dict[str, str] = {}
         if model:
             body["model"] = model
         if system:
             body["system"] = system
-        result: JSON = await self._call("POST", "/api/conversations", body)
-        return result
+        return await self._object(
+            ConversationJSON, CONVERSATION_KEYS, "POST", "/api/conversations", body
+        )
 
-    async def conversation(self, conversation_id: str) -> JSON:
-        result: JSON = await self._call("GET", f"/api/conversations/{quote(conversation_id)}")
-        return result
-
-    async def rename(self, conversation_id: str, title: str) -> JSON:
+    async def conversation(self, conversation_id: str) -> ConversationJSON:
+        """The conversation with its messages."""
         path = f"/api/conversations/{quote(conversation_id)}"
-        result: JSON = await self._call("PATCH", path, {"title": title})
-        return result
+        return await self._object(ConversationJSON, (*CONVERSATION_KEYS, "messages"), "GET", path)
+
+    async def rename(self, conversation_id: str, title: str) -> ConversationJSON:
+        path = f"/api/conversations/{quote(conversation_id)}"
+        return await self._object(
+            ConversationJSON, CONVERSATION_KEYS, "PATCH", path, {"title": title}
+        )
 
     async def delete(self, conversation_id: str) -> None:
         await self._call("DELETE", f"/api/conversations/{quote(conversation_id)}")
+
+    async def settled_message(self, conversation_id: str, message_id: str) -> MessageJSON:
+        """The message as stored once its reply has settled (the server waits for that,
+        bounded): one request, where a hang-up left no final chunk to read."""
+        path = (
+            f"/api/conversations/{quote(conversation_id)}/messages/{quote(message_id)}?wait=settled"
+        )
+        return await self._object(MessageJSON, MESSAGE_KEYS, "GET", path)
 
     # -- replies ---------------------------------------------------------------------------
 
@@ -148,7 +219,7 @@ class ParleyClient:
         self, conversation_id: str, content: str, model: str | None = None
     ) -> ReplyStream:
         """Send a message; returns once the server has stored it and the reply has begun."""
-        body: JSON = {"content": content}
+        body = {"content": content}
         if model:
             body["model"] = model
         path = f"/api/conversations/{quote(conversation_id)}/messages"
@@ -163,25 +234,47 @@ class ParleyClient:
             raise _error_from(response.status_code, raw)
         lines = response.aiter_lines()
         try:
-            first = await _first_chunk(lines)
+            return ReplyStream(await _first_chunk(lines), response, lines)
         except BaseException:
             await response.aclose()
             raise
-        return ReplyStream(
-            conversation_id=first["conversation_id"],
-            user_message_id=first["user_message_id"],
-            message_id=first["message_id"],
-            model=first.get("model", ""),
-            _response=response,
-            _lines=lines,
-        )
 
 
-async def _first_chunk(lines: AsyncIterator[str]) -> JSON:
+CONVERSATION_KEYS = ("id", "title", "model", "system", "created_at", "updated_at")
+MESSAGE_KEYS = ("id", "conversation_id", "role", "content", "status", "ended_by", "error",
+                "model", "created_at", "completed_at", "usage")  # fmt: skip
+
+
+def _shaped(kind: type[T], keys: tuple[str, ...], value: object) -> T:
+    """`value` as `kind`, once it is an object with `keys` (the server's own shapes; a
+    check that catches a wrong server or version, not a full validation)."""
+    if not isinstance(value, dict) or not all(key in value for key in keys):
+        raise ClientError(f"the server's answer is not a {kind.__name__}")
+    return cast(T, value)
+
+
+def _chunk(data: str) -> ChunkJSON:
+    try:
+        value = json.loads(data)
+    except ValueError as exc:
+        raise ClientError("the server sent a reply event that is not JSON") from exc
+    chunk = _shaped(ChunkJSON, ("model", "choices"), value)
+    if "parley" in chunk:
+        _shaped(dict, ("status", "ended_by"), chunk["parley"])
+    return chunk
+
+
+def _field(chunk: ChunkJSON, key: str) -> str:
+    value = chunk.get(key)
+    if not isinstance(value, str):
+        raise ClientError(f"the server's first reply event has no {key}")
+    return value
+
+
+async def _first_chunk(lines: AsyncIterator[str]) -> ChunkJSON:
     async for line in lines:
         if line.startswith("data: "):
-            first: JSON = json.loads(line[6:])
-            return first
+            return _chunk(line[6:])
     raise ClientError("the server ended the reply before it began")
 
 

@@ -56,13 +56,20 @@ class DesktopConfig:
             return cls()
 
     def save(self, path: Path | None = None) -> None:
-        """Write atomically (temp file + rename): a crash never leaves half a file."""
-        path = path or config_dir() / "desktop.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".desktop-", suffix=".json")
+        write_atomically(path or config_dir() / "desktop.json", json.dumps(asdict(self), indent=2))
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Temp file + rename: a crash never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=path.suffix)
+    try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(asdict(self), handle, indent=2)
+            handle.write(text)
         os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
 
 
 def api_key(base_url: str) -> str | None:

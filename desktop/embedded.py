@@ -16,13 +16,12 @@ from pathlib import Path
 
 import platformdirs
 
+from desktop.errors import ServerStartError
 from server.app import create_app
 from server.serve import BackgroundServer, bind
 from server.settings import APP_NAME, Settings
 
 POLL_S = 0.01
-START_TIMEOUT_S = 15.0
-STOP_TIMEOUT_S = 10.0
 
 
 def runtime_dir() -> Path:
@@ -45,22 +44,25 @@ class EmbeddedServer:
         self.runtime_file = runtime_dir() / f"server-{os.getpid()}.json"
 
     async def start(self) -> Endpoint:
-        """Start serving and write the runtime file. Raises RuntimeError or OSError.
+        """Start serving and write the runtime file. Raises ServerStartError.
 
         Waits by polling on the GUI's loop rather than in an executor: a thread's result
         handed back through qasync's executor was seen, rarely, never to wake the loop.
         """
-        sock = bind(self.settings.host, self.settings.port)
-        self._server = BackgroundServer(create_app(self.settings), sock)
-        self._server.launch()
+        wait = self.settings.limits.server_start_wait
         try:
-            async with asyncio.timeout(START_TIMEOUT_S):
+            sock = bind(self.settings.host, self.settings.port)
+            self._server = BackgroundServer(create_app(self.settings), sock)
+            self._server.launch()
+            async with asyncio.timeout(wait):
                 while not self._server.serving():  # noqa: ASYNC110 - a thread's state
                     await asyncio.sleep(POLL_S)
+            endpoint = Endpoint(f"http://127.0.0.1:{self._server.port}", self.settings.token)
+            self._write_runtime_file(endpoint)
         except TimeoutError:
-            raise RuntimeError(f"the server did not start within {START_TIMEOUT_S:.0f}s") from None
-        endpoint = Endpoint(f"http://127.0.0.1:{self._server.port}", self.settings.token)
-        self._write_runtime_file(endpoint)
+            raise ServerStartError(f"the server did not start within {wait:.0f}s") from None
+        except (RuntimeError, OSError) as exc:
+            raise ServerStartError(str(exc)) from exc
         return endpoint
 
     async def stop(self) -> bool:
@@ -71,7 +73,7 @@ class EmbeddedServer:
             return True
         server.server.request_stop()
         with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(STOP_TIMEOUT_S):
+            async with asyncio.timeout(self.settings.limits.server_stop_wait):
                 while server.thread.is_alive():  # noqa: ASYNC110 - a thread's state
                     await asyncio.sleep(POLL_S)
         return not server.thread.is_alive()
@@ -79,7 +81,10 @@ class EmbeddedServer:
     def _write_runtime_file(self, endpoint: Endpoint) -> None:
         self.runtime_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         data = json.dumps({"url": endpoint.url, "token": endpoint.token, "pid": os.getpid()})
-        # Created 0600 from the start: the token is never readable by others, even briefly.
-        fd = os.open(self.runtime_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # Created 0600 from the start: the token is never readable by others, even briefly;
+        # renamed into place whole, so a tool never reads half of it.
+        temp = self.runtime_file.with_name(f".{self.runtime_file.name}.tmp")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(data)
+        os.replace(temp, self.runtime_file)

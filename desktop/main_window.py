@@ -1,13 +1,14 @@
-"""The window: sidebar, transcript, composer, model picker. Talks to the server via the client."""
+"""The window: sidebar, transcript, composer, model picker, and the wiring between them.
+
+The window keeps the layout, which conversation is open, the list and the status line; a
+reply's life (send, stream, Stop, its ending) belongs to `desktop.reply.ReplyController`.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Coroutine
-from typing import Any
 
-from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
@@ -20,22 +21,31 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.client import ClientError, ParleyClient, ReplyStream
+from desktop.client import ParleyClient
+from desktop.errors import ClientError
+from desktop.reply import ReplyController
+from desktop.tasks import Tasks
 from desktop.widgets.composer import Composer
 from desktop.widgets.conversation_list import ConversationList
 from desktop.widgets.transcript import Transcript
+from server.types import ModelStatusJSON
 
 log = logging.getLogger(__name__)
 
 STATUS_POLL_MS = 1000
-SETTLE_POLL_S = 0.02
+MODEL_STATES = {"ready": "ready", "loading": "loading…", "unloaded": "loads on first use"}
 
 
 class MainWindow(QMainWindow):
+    """The main window. The app gives it a client (`connect_client`) once the server runs,
+    and closes it through `hang_up` and `close_for_real`; a close request is only
+    announced (`close_requested`), so the app can take its one quit path."""
+
     close_requested = Signal()
     settings_requested = Signal()
     reply_finished = Signal(str)  # message id, once the view shows what the server saved
     conversations_shown = Signal()
+    conversation_opened = Signal(str)  # the id on screen now ("" for a new chat)
     error_shown = Signal(str)
 
     def __init__(self) -> None:
@@ -44,18 +54,17 @@ class MainWindow(QMainWindow):
         self.resize(1100, 720)
         self.client: ParleyClient | None = None
         self.current_id: str | None = None
-        self.stream: ReplyStream | None = None
-        self.tasks: set[asyncio.Task[Any]] = set()
         self.system_prompt: str | None = None
+        self.tasks = Tasks(self.show_error)
         self._closing = False
-        self._shutting_down = False
         self._list_requests = 0
-        self._redraw_pending = False  # the theme changed while a reply was on screen
         self._opening = 0  # the latest request to show a conversation wins
+        self._redraw_pending = False  # the theme changed while a reply was on screen
 
         self.sidebar = ConversationList(self)
         self.transcript = Transcript(self)
         self.composer = Composer(self)
+        self.reply = ReplyController(self.transcript, self.composer, self._is_shown, self)
         self.banner = QLabel(self)
         self.banner.setObjectName("banner")
         self.banner.setWordWrap(True)
@@ -66,7 +75,36 @@ class MainWindow(QMainWindow):
         self.model_picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.model_state = QLabel("starting…", self)
         self.settings_button = QPushButton("Settings", self)
+        self._layout()
 
+        new_chat = QAction("New chat", self)
+        new_chat.setShortcut(QKeySequence("Ctrl+N"))
+        new_chat.triggered.connect(self._on_new_chat_triggered)
+        rename = QAction("Rename", self)
+        rename.setShortcut(QKeySequence("F2"))
+        rename.triggered.connect(self.sidebar.start_rename)
+        for action in (new_chat, rename):
+            self.addAction(action)
+
+        self.sidebar.new_requested.connect(self._on_new_chat_triggered)
+        self.sidebar.conversation_selected.connect(self._on_sidebar_conversation_selected)
+        self.sidebar.rename_requested.connect(self._on_sidebar_rename_requested)
+        self.sidebar.delete_confirmed.connect(self._on_sidebar_delete_confirmed)
+        self.sidebar.search_changed.connect(self._on_sidebar_search_changed)
+        self.composer.message_submitted.connect(self._on_composer_message_submitted)
+        self.composer.stop_requested.connect(self._on_composer_stop_requested)
+        self.transcript.theme_changed.connect(self._on_transcript_theme_changed)
+        self.reply.conversation_created.connect(self._on_reply_conversation_created)
+        self.reply.reply_started.connect(self._on_reply_started)
+        self.reply.reply_finished.connect(self._on_reply_finished)
+        self.reply.error_reported.connect(self.show_error)
+        self.settings_button.clicked.connect(self.settings_requested)
+        self._status_timer = QTimer(self)
+        self._status_timer.setInterval(STATUS_POLL_MS)
+        self._status_timer.timeout.connect(self._on_status_timer_timeout)
+        self.composer.focus()
+
+    def _layout(self) -> None:
         top = QHBoxLayout()
         top.addWidget(QLabel("Model:", self))
         top.addWidget(self.model_picker)
@@ -84,36 +122,22 @@ class MainWindow(QMainWindow):
         splitter.setSizes([280, 820])
         self.setCentralWidget(splitter)
 
-        new_chat = QAction("New chat", self)
-        new_chat.setShortcut(QKeySequence("Ctrl+N"))
-        new_chat.triggered.connect(self._on_new_chat_triggered)
-        rename = QAction("Rename", self)
-        rename.setShortcut(QKeySequence("F2"))
-        rename.triggered.connect(self.sidebar.start_rename)
-        for action in (new_chat, rename):
-            self.addAction(action)
-
-        self.sidebar.new_requested.connect(self._on_new_chat_triggered)
-        self.sidebar.conversation_selected.connect(self._on_sidebar_conversation_selected)
-        self.sidebar.rename_requested.connect(self._on_sidebar_rename_requested)
-        self.sidebar.delete_confirmed.connect(self._on_sidebar_delete_confirmed)
-        self.sidebar.search_changed.connect(self._on_sidebar_search_changed)
-        self.composer.message_submitted.connect(self._on_composer_message_submitted)
-        self.transcript.theme_changed.connect(self._on_transcript_theme_changed)
-        self.composer.stop_requested.connect(self._on_composer_stop_requested)
-        self.settings_button.clicked.connect(self.settings_requested)
-        self._status_timer = QTimer(self)
-        self._status_timer.setInterval(STATUS_POLL_MS)
-        self._status_timer.timeout.connect(self._on_status_timer_timeout)
-        self.composer.focus()
-
     # -- called by the app -------------------------------------------------------------------
 
-    def connect_client(self, client: ParleyClient) -> None:
+    def connect_client(self, client: ParleyClient, reopen: str | None = None) -> None:
+        """The server is up: show the list, the status, and `reopen` if it still exists."""
         self.client = client
-        self._spawn(self._refresh_status())
-        self._spawn(self._refresh_list())
+        self.reply.client = client
+        self.tasks.spawn(self._refresh_status())
+        self.tasks.spawn(self._refresh_list())
+        if reopen is not None and self.current_id is None:
+            self.tasks.spawn(self._open(reopen, missing_ok=True))
         self._status_timer.start()
+
+    @property
+    def reply_in_flight(self) -> bool:
+        """A reply is streaming (the app holds back a server restart until it ends)."""
+        return self.reply.streaming_in is not None
 
     def show_error(self, message: str) -> None:
         self.banner.setText(message)
@@ -124,17 +148,10 @@ class MainWindow(QMainWindow):
         self.banner.hide()
 
     async def hang_up(self) -> None:
-        """Stop the reply in flight, the same way Stop does, and all other work (closing)."""
+        """Closing: stop the reply in flight the way Stop does, and all other work."""
         self._status_timer.stop()
-        self._shutting_down = True  # no new work from here on
-        if self.stream is not None:
-            await self.stream.aclose()
-        current = asyncio.current_task()
-        others = [task for task in self.tasks if task is not current]
-        for task in others:
-            task.cancel()
-        # Let them unwind (close their HTTP requests) before the client itself is closed.
-        await asyncio.gather(*others, return_exceptions=True)
+        await self.reply.hang_up()
+        await self.tasks.close()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         # The app runs the async shutdown (hang up, wait for the server to settle, stop it)
@@ -151,77 +168,79 @@ class MainWindow(QMainWindow):
 
     # -- slots ----------------------------------------------------------------------------
 
+    def _is_shown(self, conversation_id: str) -> bool:
+        return conversation_id == self.current_id
+
+    def _set_current(self, conversation_id: str | None) -> None:
+        self.current_id = conversation_id
+        self.conversation_opened.emit(conversation_id or "")
+
     def _on_new_chat_triggered(self) -> None:
         self._opening += 1  # a conversation still being fetched is no longer wanted
-        self.current_id = None
+        self._set_current(None)
         self.transcript.clear_conversation()
-        with QSignalBlocker(self.sidebar.list):
-            self.sidebar.list.clearSelection()
-            self.sidebar.list.setCurrentRow(-1)
+        self.sidebar.clear_selection()
         self.composer.focus()
 
     def _on_sidebar_conversation_selected(self, conversation_id: str) -> None:
         if conversation_id != self.current_id:
-            self._spawn(self._open(conversation_id))
+            self.tasks.spawn(self._open(conversation_id))
 
     def _on_sidebar_rename_requested(self, conversation_id: str, title: str) -> None:
-        self._spawn(self._rename(conversation_id, title))
+        self.tasks.spawn(self._rename(conversation_id, title))
 
     def _on_sidebar_delete_confirmed(self, conversation_id: str) -> None:
-        self._spawn(self._delete(conversation_id))
+        self.tasks.spawn(self._delete(conversation_id))
 
     def _on_sidebar_search_changed(self, query: str) -> None:
-        self._spawn(self._refresh_list(query))
+        self.tasks.spawn(self._refresh_list())
 
     def _on_composer_message_submitted(self, text: str) -> None:
-        self.composer.set_streaming(True)  # at once: a second Enter cannot send it twice
-        self._spawn(self._send(text))
+        self.clear_error()
+        self.reply.begin()
+        model = self.model_picker.currentText() or None
+        # The conversation it was typed in, even if another is opened while it is sent.
+        self.tasks.spawn(self.reply.send(self.current_id, text, model, self.system_prompt))
+
+    def _on_composer_stop_requested(self) -> None:
+        self.tasks.spawn(self.reply.stop())
+
+    def _on_reply_conversation_created(self, conversation_id: str) -> None:
+        if self.current_id is None:  # still on the new chat it was typed in
+            self._set_current(conversation_id)
+
+    def _on_reply_started(self, _conversation_id: str) -> None:
+        self.tasks.spawn(self._refresh_list())  # a new title, a new order
+
+    def _on_reply_finished(self, message_id: str) -> None:
+        self.tasks.spawn(self._refresh_status())
+        if self._redraw_pending and not self.transcript.showing_reply:
+            self._redraw_pending = False
+            self._on_transcript_theme_changed()
+        self.reply_finished.emit(message_id)
 
     def _on_transcript_theme_changed(self) -> None:
         # Shown again from what the server stored; a reply on screen is redrawn when it ends.
         if self.transcript.showing_reply:
             self._redraw_pending = True
         elif self.current_id is not None:
-            self._spawn(self._redraw(self.current_id))
-
-    def _on_composer_stop_requested(self) -> None:
-        self._spawn(self._stop())
+            self.tasks.spawn(self._redraw(self.current_id))
 
     def _on_status_timer_timeout(self) -> None:
-        self._spawn(self._refresh_status())
+        self.tasks.spawn(self._refresh_status())
 
     # -- work -----------------------------------------------------------------------------
-
-    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
-        if self._shutting_down:
-            coroutine.close()
-            return
-        task = asyncio.ensure_future(coroutine)
-        self.tasks.add(task)
-        task.add_done_callback(self._on_task_done)
-
-    def _on_task_done(self, task: asyncio.Task[Any]) -> None:
-        self.tasks.discard(task)
-        if task.cancelled():
-            return
-        error = task.exception()
-        if isinstance(error, ClientError):
-            self.show_error(error.message)
-        elif error is not None:
-            log.error("background task failed", exc_info=error)
-            self.show_error(f"Something went wrong: {error}")
 
     def _require_client(self) -> ParleyClient:
         if self.client is None:
             raise ClientError("Parley's server is still starting")
         return self.client
 
-    async def _refresh_list(self, query: str | None = None) -> None:
+    async def _refresh_list(self) -> None:
         client = self._require_client()
-        query = query if query is not None else self.sidebar.search.text().strip()
         self._list_requests += 1
         request = self._list_requests
-        conversations = await client.conversations(query or None)
+        conversations = await client.conversations(self.sidebar.query() or None)
         if request != self._list_requests:
             return  # a newer refresh is on its way: never show an older answer over it
         self.sidebar.show_conversations(conversations, self.current_id)
@@ -246,35 +265,37 @@ class MainWindow(QMainWindow):
             (m for m in status["models"] if m["name"] == self.model_picker.currentText()), None
         )
         if chosen is not None:
-            text = {"ready": "ready", "loading": "loading…", "unloaded": "loads on first use"}.get(
-                chosen["state"], f"error: {chosen['error']}"
-            )
-            if chosen["in_use"]:
-                text += " · generating"
-            self.model_state.setText(text)
+            self.model_state.setText(_model_state_text(chosen))
 
-    async def _open(self, conversation_id: str) -> None:
+    async def _open(self, conversation_id: str, *, missing_ok: bool = False) -> None:
         client = self._require_client()
         self._opening += 1
         request = self._opening
-        conversation = await client.conversation(conversation_id)
+        try:
+            conversation = await client.conversation(conversation_id)
+        except ClientError as exc:
+            if missing_ok and exc.status == 404:
+                return  # the one open at the last quit was deleted since
+            raise
         if request != self._opening:
             return  # a later click, or New chat, came first
-        self.current_id = conversation_id
+        self._set_current(conversation_id)
         self.transcript.show_conversation(conversation["messages"])
-        if conversation.get("model"):
+        if conversation["model"]:
             self.model_picker.setCurrentText(conversation["model"])
+        if missing_ok:  # restored at launch: select it in the list too
+            await self._refresh_list()
 
     async def _rename(self, conversation_id: str, title: str) -> None:
         await self._require_client().rename(conversation_id, title)
         await self._refresh_list()
 
     async def _delete(self, conversation_id: str) -> None:
-        if self.stream is not None and self.stream.conversation_id == conversation_id:
-            await self.stream.aclose()
+        if self.reply.streaming_in == conversation_id:
+            await self.reply.hang_up()
         await self._require_client().delete(conversation_id)
         if conversation_id == self.current_id:
-            self.current_id = None
+            self._set_current(None)
             self.transcript.clear_conversation()
         await self._refresh_list()
 
@@ -287,89 +308,9 @@ class MainWindow(QMainWindow):
             return
         self.transcript.show_conversation(conversation["messages"])
 
-    async def _send(self, text: str) -> None:
-        """Send and follow the reply until the view shows what was saved; only then can the
-        next message go (on failure the text stays in the composer)."""
-        try:
-            await self._reply(text)
-        except BaseException:
-            self.composer.set_streaming(False)
-            raise
-        finally:
-            if self._redraw_pending and not self.transcript.showing_reply:
-                self._redraw_pending = False
-                self._on_transcript_theme_changed()
 
-    async def _reply(self, text: str) -> None:
-        client = self._require_client()
-        self.clear_error()
-        model = self.model_picker.currentText() or None
-        # The conversation it was typed in, even if another is opened while this is sent.
-        conversation_id = self.current_id
-        if conversation_id is None:
-            conversation = await client.create_conversation(model, self.system_prompt)
-            conversation_id = conversation["id"]
-            if self.current_id is None:  # still on the new chat it was typed in
-                self.current_id = conversation_id
-        stream = await client.send(conversation_id, text, model)
-        self.stream = stream
-        self.composer.clear()
-        if stream.conversation_id == self.current_id:
-            self.transcript.begin_reply(text, stream.model)
-        self._spawn(self._refresh_list())
-        final = None
-        try:
-            async for event in stream.events():
-                if event.final is not None:
-                    final = event.final
-                elif stream.conversation_id == self.current_id:
-                    self.transcript.add_text(event.text)
-        finally:
-            self.stream = None
-            await self._show_saved(stream, final)
-
-    async def _stop(self) -> None:
-        stream = self.stream
-        if stream is None:
-            return
-        if stream.conversation_id == self.current_id:
-            self.transcript.end_reply(None, note="Stopped — saving…")
-        await stream.aclose()  # the hang-up: the server stops, saves and frees the model
-
-    async def _show_saved(self, stream: ReplyStream, final: dict[str, Any] | None) -> None:
-        """After the reply ends (or is stopped): show what the server stored."""
-        saved = await self._wait_saved(stream)
-        if stream.conversation_id == self.current_id and not self.transcript.showing_reply:
-            # Shown again (reopened from the list) while it streamed: show what was saved.
-            await self._open(stream.conversation_id)
-        elif stream.conversation_id == self.current_id:
-            ended = asyncio.Event()
-            self.transcript.reply_ended.connect(ended.set)
-            self.transcript.end_reply(saved)
-            await ended.wait()  # the view may still be laying out a burst
-            self.transcript.reply_ended.disconnect(ended.set)
-        if final is not None and final.get("parley", {}).get("save_error"):
-            self.show_error("The reply could not be saved: " + final["parley"]["save_error"])
-        self._spawn(self._refresh_status())
-        self._spawn(self._refresh_list())
-        # Its ending is on screen: the next message may go. Nothing is awaited after this,
-        # so the next send never overlaps the end of this one.
-        self.composer.set_streaming(False)
-        self.reply_finished.emit(stream.message_id)
-
-    async def _wait_saved(self, stream: ReplyStream) -> dict[str, Any] | None:
-        client = self._require_client()
-        for _ in range(int(5 / SETTLE_POLL_S)):
-            try:
-                conversation = await client.conversation(stream.conversation_id)
-            except ClientError as exc:
-                if exc.status == 404:  # deleted while it was replying: nothing to show
-                    return None
-                raise
-            message = next(
-                (m for m in conversation["messages"] if m["id"] == stream.message_id), None
-            )
-            if message is None or message["status"] != "streaming":
-                return message
-            await asyncio.sleep(SETTLE_POLL_S)
-        return None
+def _model_state_text(model: ModelStatusJSON) -> str:
+    text = MODEL_STATES.get(model["state"], f"error: {model['error']}")
+    if model["in_use"]:
+        text += " · generating"
+    return text

@@ -22,7 +22,7 @@ import qasync
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
-from desktop.app import App, build_parser, finish_qt
+from desktop.app import App, finish_qt, launch_settings
 from desktop.config import DesktopConfig
 
 QUESTIONS = [
@@ -81,7 +81,7 @@ def main() -> None:
         qapp.setQuitOnLastWindowClosed(False)
         loop = qasync.QEventLoop(qapp)
         asyncio.set_event_loop(loop)
-        args = build_parser().parse_args(["--data-dir", data_dir])
+        args = launch_settings(["--data-dir", data_dir])
         app = App(args, DesktopConfig())
         app.window.resize(1100, 700)
         with loop:

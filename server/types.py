@@ -1,16 +1,23 @@
-"""Shapes of the JSON the server stores and serves."""
+"""The wire: shapes of the JSON the server stores and serves, one definition for both sides.
+
+The desktop imports this module (and only a few others, see tests/test_layering.py), so it
+holds nothing but types: no imports beyond `typing`.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 Role = Literal["system", "user", "assistant"]
 Status = Literal["streaming", "completed", "interrupted", "error"]
 EndedBy = Literal["client_hangup", "shutdown", "error", "crash"]
 FinishReason = Literal["stop", "length"]
+ModelState = Literal["unloaded", "loading", "ready", "error"]
 
-# Usage as reported by a backend (OpenAI's names), plus Parley's timings.
-Usage = dict[str, Any]
+# Token counts as reported by a backend (OpenAI's names: prompt_tokens, completion_tokens,
+# total_tokens) plus Parley's own: completion_tokens_estimated (1 when counted by deltas),
+# context_dropped_messages, ttft_ms and tokens_per_s.
+Usage = dict[str, int | float]
 
 
 class ChatMessage(TypedDict):
@@ -46,3 +53,75 @@ class ConversationJSON(TypedDict):
     updated_at: float
     messages: NotRequired[list[MessageJSON]]
     match: NotRequired[SearchMatch]
+
+
+class ConversationListJSON(TypedDict):
+    conversations: list[ConversationJSON]
+
+
+class ModelStatusJSON(TypedDict):
+    name: str
+    kind: str
+    state: ModelState
+    error: str | None
+    in_use: bool
+    queue_length: int
+
+
+class StatusJSON(TypedDict):
+    models: list[ModelStatusJSON]
+    default_model: str | None
+    active_turns: int
+
+
+# -- a streamed reply: OpenAI `chat.completion.chunk`s, Parley's fields added --------------
+
+
+class DeltaJSON(TypedDict, total=False):
+    role: Literal["assistant"]
+    content: str
+
+
+class ChoiceJSON(TypedDict):
+    index: int
+    delta: DeltaJSON
+    finish_reason: FinishReason | None
+
+
+class OutcomeJSON(TypedDict):
+    """What Parley saved, in the final chunk (`parley`) and a whole completion."""
+
+    status: Status
+    ended_by: EndedBy | None
+    error: NotRequired[str]
+    save_error: NotRequired[str]
+
+
+class ErrorBodyJSON(TypedDict):
+    """OpenAI's error object: `{"error": ErrorBodyJSON}` answers a failed request."""
+
+    code: str
+    message: str
+    type: str
+    param: str | None
+
+
+class ChunkJSON(TypedDict):
+    """One server-sent event of a reply.
+
+    The first chunk of a conversation turn also carries `conversation_id`,
+    `user_message_id` and `message_id`; the last one carries `usage` and `parley` (and
+    `error` when the backend failed). Only the last one has `parley`.
+    """
+
+    id: str
+    object: Literal["chat.completion.chunk"]
+    created: int
+    model: str
+    choices: list[ChoiceJSON]
+    conversation_id: NotRequired[str]
+    user_message_id: NotRequired[str]
+    message_id: NotRequired[str]
+    usage: NotRequired[Usage | None]
+    parley: NotRequired[OutcomeJSON]
+    error: NotRequired[ErrorBodyJSON]

@@ -1,20 +1,25 @@
-"""The sidebar: conversations newest first, a search box, inline rename, delete, New chat."""
+"""The sidebar: conversations newest first, a search box, inline rename, delete, New chat.
+
+Rename (F2 or the context menu) edits the title in place; Delete (the key or the context
+menu) asks first, without a nested event loop.
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
-from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMenu,
     QMessageBox,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
+
+from server.types import ConversationJSON
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 SEARCH_DELAY_MS = 200
@@ -59,9 +64,23 @@ class ConversationList(QWidget):
         self.list.currentItemChanged.connect(self._on_list_current_changed)
         self.list.itemChanged.connect(self._on_list_item_changed)
         self.list.delete_pressed.connect(self.ask_delete_current)
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.customContextMenuRequested.connect(self._on_list_context_menu_requested)
         self._dialog: QMessageBox | None = None
 
-    def show_conversations(self, conversations: list[dict[str, Any]], current: str | None) -> None:
+    def query(self) -> str:
+        """What the search box asks for (empty: every conversation)."""
+        return self.search.text().strip()
+
+    def clear_selection(self) -> None:
+        """No conversation selected (a new chat), without announcing a selection."""
+        with QSignalBlocker(self.list):
+            self.list.clearSelection()
+            self.list.setCurrentRow(-1)
+
+    def show_conversations(
+        self, conversations: list[ConversationJSON], current: str | None
+    ) -> None:
         blocker = QSignalBlocker(self.list)
         self.list.clear()
         for conversation in conversations:
@@ -76,10 +95,6 @@ class ConversationList(QWidget):
             if conversation["id"] == current:
                 self.list.setCurrentItem(item)
         del blocker
-
-    def current_id(self) -> str | None:
-        item = self.list.currentItem()
-        return None if item is None else str(item.data(ID_ROLE))
 
     def start_rename(self) -> None:
         item = self.list.currentItem()
@@ -112,11 +127,23 @@ class ConversationList(QWidget):
         self._dialog = dialog
         dialog.open()  # never a nested event loop (exec) under qasync
 
+    def _on_list_context_menu_requested(self, position: QPoint) -> None:
+        item = self.list.itemAt(position)
+        if item is None:
+            return
+        self.list.setCurrentItem(item)
+        menu = QMenu(self)
+        menu.setObjectName("conversation-menu")
+        menu.addAction("Rename", self.start_rename)
+        menu.addAction("Delete…", self.ask_delete_current)
+        menu.aboutToHide.connect(menu.deleteLater)
+        menu.popup(self.list.viewport().mapToGlobal(position))  # never exec() under qasync
+
     def _on_search_text_changed(self, _text: str) -> None:
         self._search_timer.start()
 
     def _on_search_timer_timeout(self) -> None:
-        self.search_changed.emit(self.search.text().strip())
+        self.search_changed.emit(self.query())
 
     def _on_list_current_changed(self, current: QListWidgetItem | None, _previous: object) -> None:
         if current is not None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import time
-from typing import Any
 
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
 from PySide6.QtGui import (
@@ -22,7 +21,9 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
+from desktop.client import ReplyEnd
 from desktop.markdown_render import MarkdownRenderer, split_stable
+from server.types import MessageJSON, Usage
 
 COALESCE_MS = 40
 # At most this much new text is laid out per update (~5 ms); a larger burst is spread out.
@@ -31,22 +32,21 @@ HEADER_GAP = 14.0
 TEXT_GAP = 4.0
 PARAGRAPH_GAP = 12.0  # Qt's own margin between HTML paragraphs
 
-BADGES: dict[tuple[object, object], str] = {
+BADGES: dict[tuple[str, str | None], str] = {
     ("interrupted", "client_hangup"): "Stopped",
     ("interrupted", "shutdown"): "Interrupted: Parley was closed",
     ("interrupted", "crash"): "Interrupted: Parley quit unexpectedly",
 }
 
 
-def badge_for(message: dict[str, Any]) -> str:
-    status = message.get("status")
-    if status == "error":
-        return f"Error: {message.get('error') or 'the model failed'}"
-    return BADGES.get((status, message.get("ended_by")), "")
+def badge_for(end: ReplyEnd) -> str:
+    if end.status == "error":
+        return f"Error: {end.error or 'the model failed'}"
+    return BADGES.get((end.status, end.ended_by), "")
 
 
-def stats_for(message: dict[str, Any]) -> str:
-    usage = message.get("usage") or {}
+def stats_for(usage: Usage | None) -> str:
+    usage = usage or {}
     parts = []
     if "ttft_ms" in usage:
         parts.append(f"first token {usage['ttft_ms']:.0f} ms")
@@ -60,7 +60,8 @@ def stats_for(message: dict[str, Any]) -> str:
 class Transcript(QTextBrowser):
     """Shows one conversation. Parent calls its methods; it emits what happened."""
 
-    reply_rendered = Signal(int)  # characters of the growing reply on screen (for benches)
+    # Characters of the growing reply on screen, and the seconds that update took (benches).
+    reply_rendered = Signal(int, float)
     reply_ended = Signal()  # the badge and figures are shown
     theme_changed = Signal()  # light <-> dark: what is shown needs rendering again
 
@@ -69,7 +70,7 @@ class Transcript(QTextBrowser):
     _carry: str  # a code fence to reopen: the reply was cut inside a code block
     _frozen_len: int
     _shown_len: int
-    _ending: tuple[dict[str, Any] | None, str] | None
+    _ending: tuple[ReplyEnd | None, str] | None
     _live_start: int
     _footer_start: int | None
     _streaming: bool
@@ -87,7 +88,6 @@ class Transcript(QTextBrowser):
         self._timer.setInterval(COALESCE_MS)
         self._timer.timeout.connect(self._flush)
         self._reset_reply()
-        self.render_costs: list[float] = []  # seconds per flush, for the rendering bench
 
     # -- theme ------------------------------------------------------------------------------
 
@@ -106,15 +106,18 @@ class Transcript(QTextBrowser):
 
     # -- whole conversations ---------------------------------------------------------------
 
-    def show_conversation(self, messages: list[dict[str, Any]]) -> None:
+    def show_conversation(self, messages: list[MessageJSON]) -> None:
         self._abandon_reply()
         self._renderer.code_blocks.clear()
         parts = []
         for message in messages:
-            parts.append(self._header(message["role"], message.get("model")))
-            parts.append(self._body(message))
-            if message["role"] == "assistant" and message.get("status") != "streaming":
-                parts.append(self._footer(message))
+            parts.append(self._header(message["role"], message["model"]))
+            if message["role"] == "assistant":
+                parts.append(self._renderer.render(message["content"]))
+                if message["status"] != "streaming":
+                    parts.append(self._footer(ReplyEnd.from_message(message)))
+            else:
+                parts.append(self._user_body(message["content"]))
         self.setHtml("".join(parts))
         self.moveCursor(QTextCursor.MoveOperation.End)
         self.ensureCursorVisible()
@@ -128,7 +131,7 @@ class Transcript(QTextBrowser):
         """Show the user's message and an empty reply that will grow."""
         self._abandon_reply()
         self._append_html(self._header("user", None), top_margin=HEADER_GAP)
-        self._append_html(self._body({"content": user_text}), top_margin=TEXT_GAP)
+        self._append_html(self._user_body(user_text), top_margin=TEXT_GAP)
         self._append_html(self._header("assistant", model), top_margin=HEADER_GAP)
         self._live_start = self._open_block(TEXT_GAP)
         self._streaming = True
@@ -147,17 +150,18 @@ class Transcript(QTextBrowser):
         if not self._timer.isActive():
             self._timer.start(COALESCE_MS)
 
-    def end_reply(self, saved: dict[str, Any] | None, note: str = "") -> None:
+    def end_reply(self, end: ReplyEnd | None, note: str = "") -> None:
         """The reply is over: show the rest, then its badge and figures.
 
-        `saved` is the message as the server stored it (it may hold a few characters the
-        view never received); `note` is shown while that is not known yet. If a burst is
-        still being laid out, the ending waits for it (update by update, never all at once).
+        `end` is how the server saved it (read from the store, its content may hold a few
+        characters the view never received); `note` is shown while that is not known yet.
+        If a burst is still being laid out, the ending waits for it (update by update, never
+        all at once).
         """
         if not self._live:
             self.reply_ended.emit()  # redrawn meanwhile: this view holds no reply to end
             return
-        self._ending = (saved, note)
+        self._ending = (end, note)
         if self._streaming and self._shown_len < sum(map(len, self._reply)):
             if not self._timer.isActive():
                 self._timer.start(0)
@@ -167,16 +171,16 @@ class Transcript(QTextBrowser):
     def _finish_reply(self) -> None:
         if self._ending is None:
             return
-        saved, note = self._ending
+        end, note = self._ending
         self._ending = None
         self._timer.stop()
         self._streaming = False
         if self._footer_start is not None:  # a provisional note ("stopping…") goes
             self._replace_from(self._footer_start, "")
-        if saved is not None:
+        if end is not None:
             self._live = False
             shown = "".join(self._reply)
-            content = str(saved.get("content", ""))
+            content = end.content or ""
             if len(content) > len(shown) and content.startswith(shown):
                 # Text the server generated but the view never received (Stop): render it
                 # together with the live tail it continues, so it joins the same paragraph.
@@ -184,7 +188,7 @@ class Transcript(QTextBrowser):
                 tail = self._carry + content[self._frozen_len :]
                 self._replace_from(self._live_start, self._renderer.render(tail))
                 self._shown_len = len(content)
-            footer = self._footer(saved)
+            footer = self._footer(end)
         else:
             footer = self._note(note)
         self._footer_start = self._end()
@@ -214,8 +218,7 @@ class Transcript(QTextBrowser):
             tail = carry + tail
         self._replace_from(self._live_start, self._renderer.render(tail) if tail.strip() else "")
         self._shown_len = end
-        self.render_costs.append(time.perf_counter() - started)
-        self.reply_rendered.emit(end)
+        self.reply_rendered.emit(end, time.perf_counter() - started)
         if end < len(text):
             # A burst bigger than one frame's work: the rest on the next turn of the loop,
             # so input and painting get in between.
@@ -291,19 +294,16 @@ class Transcript(QTextBrowser):
         )
         return f'<p style="margin-top:14px;"><b>{who}</b>{extra}</p>'
 
-    def _body(self, message: dict[str, Any]) -> str:
-        content = message.get("content", "")
-        if message.get("role") == "user" or "role" not in message:
-            escaped = html.escape(content).replace("\n", "<br>")
-            return f"<p>{escaped}</p>"
-        return self._renderer.render(content)
+    def _user_body(self, text: str) -> str:
+        escaped = html.escape(text).replace("\n", "<br>")
+        return f"<p>{escaped}</p>"
 
-    def _footer(self, message: dict[str, Any]) -> str:
-        badge = badge_for(message)
-        stats = stats_for(message)
+    def _footer(self, end: ReplyEnd) -> str:
+        badge = badge_for(end)
+        stats = stats_for(end.usage)
         pieces = []
         if badge:
-            color = "#c0392b" if message.get("status") == "error" else "#b9770e"
+            color = "#c0392b" if end.status == "error" else "#b9770e"
             pieces.append(f'<span style="color:{color};"><b>{html.escape(badge)}</b></span>')
         if stats:
             pieces.append(f'<span style="color:{self._muted};">{html.escape(stats)}</span>')

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from server.errors import BackendError, BundledModelMissingError
+from server.models import native_log
 from server.models.base import (
     ChatRequest,
     ModelState,
@@ -281,12 +282,12 @@ def _open_llama(path: Path, settings: LocalSettings) -> Any:
         return params
 
     low_level.llama_model_default_params = params_without_extra_buffers
-    _silence_native_log(low_level)
+    native_log.route_to_log(low_level, llama_cpp.llama)
     try:
         # verbose=False would make llama-cpp-python dup2 /dev/null over file descriptors 1
         # and 2 of the whole process while it loads: every thread's output (the GUI's, the
-        # server's logs) silently vanishes meanwhile. llama.cpp's own log is silenced above
-        # instead, and the Python side's own prints (a line per generation) are turned off
+        # server's logs) silently vanishes meanwhile. llama.cpp's output goes to the log
+        # instead (native_log), and the Python side's per-generation prints are turned off
         # once the model is loaded.
         llama = llama_cpp.Llama(
             model_path=str(path),
@@ -300,17 +301,3 @@ def _open_llama(path: Path, settings: LocalSettings) -> Any:
     finally:
         low_level.llama_model_default_params = defaults
 
-
-_NATIVE_LOG: Any = None
-
-
-def _silence_native_log(low_level: Any) -> None:
-    """Route llama.cpp's log (load details, per-generation timings) nowhere, once."""
-    global _NATIVE_LOG
-    if _NATIVE_LOG is None:
-
-        def ignore(_level: int, _text: bytes, _data: object) -> None:
-            return None
-
-        _NATIVE_LOG = low_level.llama_log_callback(ignore)  # keep it alive: C holds a pointer
-        low_level.llama_log_set(_NATIVE_LOG, ctypes.c_void_p(0))

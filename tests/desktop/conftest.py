@@ -18,7 +18,7 @@ import pytest
 import qasync
 from pytestqt.qtbot import QtBot
 
-from desktop.app import App, build_parser
+from desktop.app import App, launch_settings
 from desktop.config import DesktopConfig
 from tests.support.parley import MODEL
 from tests.support.upstream import ScriptedUpstream
@@ -78,7 +78,7 @@ class GuiApp:
 
     def __init__(self, qtbot: QtBot, args: list[str]) -> None:
         self.qtbot = qtbot
-        self.app = App(build_parser().parse_args(args), DesktopConfig.load())
+        self.app = App(launch_settings(args), DesktopConfig.load())
         self.window = self.app.window
         self.task = asyncio.ensure_future(self.app.run())
         qtbot.waitUntil(lambda: self.window.client is not None, timeout=20_000)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMenu, QMessageBox
 
 from tests.desktop.conftest import GuiApp, run
 from tests.support.upstream import Script, ScriptedUpstream
@@ -86,6 +86,29 @@ def test_delete_asks_first_and_cancel_keeps_it(
     client = gui.window.client
     assert client is not None
     assert run(qtbot, client.conversations()) == []
+
+
+# A popup menu asks the offscreen platform for what it does not have: not our warnings.
+@pytest.mark.qt_log_ignore("does not support raise", "does not support grabbing the keyboard")
+def test_delete_from_the_context_menu(gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any) -> None:
+    upstream.script = Script(tokens=1)
+    chat(gui, qtbot, "First")
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    chat(gui, qtbot, "Second")
+    sidebar = gui.window.sidebar.list
+    # Right-click on the older one (not the selected one): the menu acts on the row clicked.
+    position = sidebar.visualItemRect(sidebar.item(1)).center()
+    sidebar.customContextMenuRequested.emit(position)
+    menu = gui.window.sidebar.findChild(QMenu, "conversation-menu")
+    assert menu is not None and menu.isVisible()
+    assert [a.text() for a in menu.actions()] == ["Rename", "Delete…"]
+    menu.actions()[1].trigger()
+    menu.hide()
+    dialog = gui.window.sidebar.findChild(QMessageBox, "confirm-delete")
+    assert dialog is not None and "First" in dialog.text()
+    with qtbot.waitSignal(gui.window.conversations_shown, timeout=5_000):
+        dialog.button(QMessageBox.StandardButton.Yes).click()
+    qtbot.waitUntil(lambda: titles(gui) == ["Second"], timeout=5_000)
 
 
 def test_search_shows_matches_with_snippets(

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from desktop.client import ReplyEnd
 from desktop.widgets.transcript import FLUSH_BUDGET_CHARS, Transcript
 
 
-def grow(qtbot: Any, text: str, pieces: int = 1) -> Transcript:
+def grow(qtbot: Any, text: str, pieces: int = 1) -> tuple[Transcript, list[int]]:
+    """A reply grown from `text` in `pieces`; returns the view and the sizes it showed."""
     view = Transcript()
     qtbot.addWidget(view)
     view.begin_reply("question", "model")
@@ -15,30 +17,30 @@ def grow(qtbot: Any, text: str, pieces: int = 1) -> Transcript:
     for start in range(0, len(text), step):
         view.add_text(text[start : start + step])
     sizes: list[int] = []
-    view.reply_rendered.connect(sizes.append)
+    view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
     qtbot.waitUntil(lambda: bool(sizes) and sizes[-1] == len(text), timeout=10_000)
-    return view
+    return view, sizes
 
 
 def test_a_burst_is_spread_over_several_updates_and_nothing_is_lost(qtbot: Any) -> None:
     text = "".join(f"word{i} " for i in range(6000))  # ~45,000 characters at once
-    view = grow(qtbot, text)
-    assert len(view.render_costs) >= len(text) // FLUSH_BUDGET_CHARS
+    view, sizes = grow(qtbot, text)
+    assert len(sizes) >= len(text) // FLUSH_BUDGET_CHARS
     shown = view.toPlainText().split()
     assert shown[-1] == "word5999" and "word3000" in shown
 
 
 def test_an_unbreakable_run_still_completes(qtbot: Any) -> None:
     text = "x" * (FLUSH_BUDGET_CHARS * 3 + 17)
-    view = grow(qtbot, text)
+    view, _ = grow(qtbot, text)
     assert view.toPlainText().replace("\n", "").count("x") == len(text)
 
 
 def test_a_long_code_block_stays_code_across_updates(qtbot: Any) -> None:
     text = "```python\n" + "".join(f"value_{i} = {i}\n" for i in range(800)) + "```\n"
-    view = grow(qtbot, text, pieces=40)
+    view, _ = grow(qtbot, text, pieces=40)
     with qtbot.waitSignal(view.reply_ended, timeout=5_000):
-        view.end_reply({"content": text, "status": "completed", "usage": {}})
+        view.end_reply(ReplyEnd(status="completed", usage={}))
     plain = view.toPlainText()
     assert "value_799 = 799" in plain
     assert "```" not in plain  # every piece was rendered as code, none as prose
@@ -49,8 +51,8 @@ def test_text_the_server_saved_beyond_what_was_shown_joins_the_same_paragraph(
 ) -> None:
     # Stop: the view got "... flavor and"; the server had generated " aroma." too.
     shown = "Intro paragraph.\n\nEach loaf had its own unique flavor and"
-    view = grow(qtbot, shown)
-    saved = {"content": shown + " aroma.", "status": "interrupted", "ended_by": "client_hangup"}
+    view, _ = grow(qtbot, shown)
+    saved = ReplyEnd(status="interrupted", ended_by="client_hangup", content=shown + " aroma.")
     with qtbot.waitSignal(view.reply_ended, timeout=5_000):
         view.end_reply(saved)
     plain = view.toPlainText()

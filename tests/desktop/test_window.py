@@ -21,6 +21,7 @@ def test_send_streams_a_reply_and_shows_its_figures(
     text = gui.transcript_text()
     assert "Hello there" in text
     assert upstream.script.text().strip() in text
+    assert "first token" in text and "ms" in text  # time to first token
     assert "tok/s" in text and "8 tokens" in text
     assert gui.window.composer.text == ""
     assert gui.window.composer.button.text() == "Send"
@@ -94,9 +95,26 @@ def test_closing_mid_reply_saves_it_and_a_new_app_shows_it_stopped(
     second = gui_factory()
     sidebar = second.window.sidebar.list
     assert sidebar.count() == 1
-    sidebar.setCurrentRow(0)
+    # Reopened as it was at the close, without a click.
     qtbot.waitUntil(lambda: "t0 t1 t2" in second.transcript_text(), timeout=10_000)
     assert "Stopped" in second.transcript_text()
+    qtbot.waitUntil(lambda: sidebar.currentRow() == 0, timeout=5_000)
+
+
+def test_a_new_chat_at_quit_is_a_new_chat_at_launch(
+    gui_factory: Any, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    first = gui_factory()
+    upstream.script = Script(tokens=2)
+    with qtbot.waitSignal(first.window.reply_finished, timeout=10_000):
+        first.send("Something")
+    qtbot.keyClick(first.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    first.close()
+
+    second = gui_factory()
+    qtbot.waitUntil(lambda: not second.window.tasks, timeout=5_000)  # nothing being opened
+    assert second.window.sidebar.list.count() == 1
+    assert second.window.current_id is None and second.transcript_text() == ""
 
 
 def _dark_palette() -> QPalette:

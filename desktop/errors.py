@@ -1,0 +1,26 @@
+"""Desktop errors. Each one's message is written for the person using the app."""
+
+from __future__ import annotations
+
+
+class DesktopError(Exception):
+    """Base class of every error the desktop raises on purpose."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ClientError(DesktopError):
+    """The server refused a request, could not be reached, or answered something this
+    client cannot read. `status` and `code` are the HTTP status and the server's error
+    code, when there was an answer."""
+
+    def __init__(self, message: str, *, status: int | None = None, code: str | None = None):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+class ServerStartError(DesktopError):
+    """The embedded server could not start (port, data directory, model, deadline)."""

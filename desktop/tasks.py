@@ -1,0 +1,58 @@
+"""The app's background work on the GUI loop: started, remembered, reported, cancelled.
+
+qasync keeps no strong reference to a task it runs, and the quit path must hang up every
+request still in flight: so every coroutine the GUI starts goes through one `Tasks`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from desktop.errors import ClientError
+
+log = logging.getLogger(__name__)
+
+
+class Tasks:
+    """A set of running tasks whose failures are reported as one message for the user."""
+
+    def __init__(self, report: Callable[[str], None]) -> None:
+        self._report = report
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        """Run it on the loop; once closed, nothing new starts."""
+        if self._closed:
+            coroutine.close()
+            return
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._on_task_done)
+
+    async def close(self) -> None:
+        """Start nothing more; cancel the others and wait until they have unwound (their
+        HTTP requests closed), so the client can be closed after this."""
+        self._closed = True
+        current = asyncio.current_task()
+        others = [task for task in self._tasks if task is not current]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
+
+    def _on_task_done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if task.cancelled():
+            return
+        error = task.exception()
+        if isinstance(error, ClientError):
+            self._report(error.message)
+        elif error is not None:
+            log.error("background task failed", exc_info=error)
+            self._report(f"Something went wrong: {error}")
