@@ -10,7 +10,7 @@ from collections.abc import AsyncGenerator
 import anyio
 import pytest
 
-from server.errors import StorageError
+from server.errors import StorageError, UnavailableError
 from server.models.base import ChatRequest, StopSignal, StreamEnd, StreamEvent, TextDelta
 from server.models.registry import ModelEntry
 from server.settings import Limits
@@ -69,8 +69,10 @@ class CountingSink:
         self.finishes: list[Ending] = []
         self.checkpoints: list[str] = []
         self.failures = failures
+        self.opens = 0
 
     async def open(self) -> ChatRequest:
+        self.opens += 1
         return ChatRequest(messages=[])
 
     def checkpoint(self, text: str) -> None:
@@ -164,6 +166,25 @@ def test_final_write_is_retried(failures: int, saved: bool) -> None:
         assert (len(sink.finishes) == 1) is saved
         assert run.ending is not None
         assert (run.ending.save_error is None) is saved
+        assert not run.model.lease.in_use
+
+    asyncio.run(scenario())
+
+
+def test_a_run_stopped_before_it_opens_writes_nothing_and_never_leases_the_model() -> None:
+    async def scenario() -> None:
+        backend = ThreadBackend(tokens=5, per_token=0.001)
+        sink = CountingSink()
+        run = make_run(backend, sink)
+        run.stop("shutdown")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run.life)
+            with pytest.raises(UnavailableError, match="stopped before it began"):
+                await run.wait_opened()
+            await run.wait_done()
+        assert sink.opens == 0 and not backend.thread_exited.is_set()
+        assert run.ending is not None
+        assert (run.ending.status, run.ending.ended_by) == ("interrupted", "shutdown")
         assert not run.model.lease.in_use
 
     asyncio.run(scenario())

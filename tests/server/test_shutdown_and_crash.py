@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.client import request
+from tests.support.client import SSEStream, request
+from tests.support.database import write_lock_held
 from tests.support.parley import Parley
 from tests.support.process import ServerProcess
 from tests.support.upstream import Script, ScriptedUpstream
@@ -59,6 +60,43 @@ def test_graceful_stop_mid_reply_saves_it_as_shutdown(
         assert message["completed_at"] is not None
     finally:
         reopened.stop()
+
+
+def test_shutdown_while_a_turn_opens_settles_what_it_wrote(
+    data_dir: Path, upstream: ScriptedUpstream
+) -> None:
+    upstream.script = Script(tokens=100, stall_after=3)
+    server = Parley(data_dir, upstream.base_url).start()
+    conversation_id = server.new_conversation()
+    streams: list[SSEStream] = []
+    sender = threading.Thread(target=lambda: streams.append(server.send(conversation_id, "hi")))
+    stopper = threading.Thread(target=server.stop)
+    with write_lock_held(server.settings.db_path):
+        # The turn's rows wait for the lock: its run is registered, still opening.
+        sender.start()
+        server.wait_for(lambda: server.status()["active_turns"] == 1)
+        run = server.services.runs.runs()[0]
+        stopper.start()
+        server.wait_for(lambda: run.stop_reason == "shutdown")
+    # The open goes through once the lock is gone; the same run then settles what it wrote.
+    sender.join(20)
+    stopper.join(20)
+    assert not stopper.is_alive()
+    # The client was told: its turn was written, then what it was saved as.
+    assert streams and streams[0].status == 200
+    streams[0].read_all()
+    assert streams[0].final["parley"] == {"status": "interrupted", "ended_by": "shutdown"}
+
+    conn = sqlite3.connect(data_dir / "parley.sqlite3")
+    try:
+        rows = conn.execute("SELECT role, content, status, ended_by FROM messages").fetchall()
+    finally:
+        conn.close()
+    assert rows == [
+        ("user", "hi", "completed", None),
+        ("assistant", "", "interrupted", "shutdown"),
+    ]
+    assert not upstream.records  # it never reached the model
 
 
 @pytest.mark.slow
