@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
 
 import anyio
 from starlette.requests import ClientDisconnect, Request
@@ -17,8 +16,11 @@ from server.errors import (
 )
 from server.settings import Limits
 
+# A JSON object as parsed, before its fields are checked (by the functions below).
+JSONObject = dict[str, object]
 
-async def read_object(request: Request, limits: Limits) -> dict[str, Any]:
+
+async def read_object(request: Request, limits: Limits) -> JSONObject:
     """The body as a JSON object, sent in time and within size. Raises 415, 413, 408, 400."""
     max_bytes, timeout = limits.max_body_bytes, limits.body_timeout
     media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -43,7 +45,7 @@ async def read_object(request: Request, limits: Limits) -> dict[str, Any]:
     return parse_object(bytes(body))
 
 
-def parse_object(raw: bytes) -> dict[str, Any]:
+def parse_object(raw: bytes) -> JSONObject:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -64,7 +66,7 @@ def _reject_constant(name: str) -> float:
 
 
 def text_field(
-    body: dict[str, Any],
+    body: JSONObject,
     key: str,
     *,
     max_chars: int,
@@ -102,7 +104,7 @@ def check_text(value: str, what: str) -> None:
 
 
 def number_field(
-    body: dict[str, Any], key: str, *, low: float, high: float, integer: bool = False
+    body: JSONObject, key: str, *, low: float, high: float, integer: bool = False
 ) -> float | None:
     if key not in body or body[key] is None:
         return None

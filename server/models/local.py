@@ -300,4 +300,3 @@ def _open_llama(path: Path, settings: LocalSettings) -> Any:
         return llama
     finally:
         low_level.llama_model_default_params = defaults
-

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from server.errors import NotFoundError, UnavailableError
 from server.models.base import ChatBackend
 from server.models.lease import Lease
+from server.types import ModelStatusJSON
 
 
 @dataclass
@@ -19,7 +19,7 @@ class ModelEntry:
     def name(self) -> str:
         return self.backend.name
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> ModelStatusJSON:
         return {
             "name": self.name,
             "kind": self.backend.kind,

@@ -12,6 +12,7 @@ from server.jsonbody import check_text, read_object, text_field
 from server.run_responses import RunEventStream
 from server.services import services
 from server.sse import ChunkWriter, TurnIds
+from server.types import ConversationListJSON
 
 
 def _id(request: Request, name: str = "conversation_id") -> str:
@@ -31,7 +32,8 @@ async def list_conversations(request: Request) -> JSONResponse:
         found = await svc.store.search(query)
     else:
         found = await svc.store.list_conversations()
-    return JSONResponse({"conversations": found})
+    listed: ConversationListJSON = {"conversations": found}
+    return JSONResponse(listed)
 
 
 async def create_conversation(request: Request) -> JSONResponse:

@@ -7,14 +7,13 @@ path as a conversation turn: the model's lease, the real interrupt on hang-up, o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from server.errors import BadRequestError
-from server.jsonbody import check_text, number_field, read_object
+from server.jsonbody import JSONObject, check_text, number_field, read_object
 from server.models.base import ChatRequest
 from server.run_responses import RunCompletion, RunEventStream, RunResponse
 from server.services import services
@@ -60,7 +59,7 @@ async def chat_completions(request: Request) -> RunResponse:
     return RunCompletion(run, writer)
 
 
-def parse_call(body: dict[str, Any], limits: Limits) -> CompletionCall:
+def parse_call(body: JSONObject, limits: Limits) -> CompletionCall:
     """Validate an OpenAI chat-completions body; raises BadRequestError naming the field."""
     model = body.get("model")
     if model is not None and not isinstance(model, str):

@@ -7,6 +7,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from server.services import services
+from server.types import StatusJSON
 
 
 async def healthz(request: Request) -> JSONResponse:
@@ -15,13 +16,12 @@ async def healthz(request: Request) -> JSONResponse:
 
 async def status(request: Request) -> JSONResponse:
     svc = services(request)
-    return JSONResponse(
-        {
-            "models": [entry.status() for entry in svc.models.entries()],
-            "default_model": svc.models.default_name,
-            "active_turns": svc.runs.active_count,
-        }
-    )
+    found: StatusJSON = {
+        "models": [entry.status() for entry in svc.models.entries()],
+        "default_model": svc.models.default_name,
+        "active_turns": svc.runs.active_count,
+    }
+    return JSONResponse(found)
 
 
 routes = [
