@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -9,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from server.arguments import add_backend_arguments, settings_from_args
+from server.errors import ParleyError, UsageError
+from server.settings import UpstreamSettings
 from tests.support.client import request
 from tests.support.process import ServerProcess
 from tests.support.upstream import ScriptedUpstream
@@ -41,6 +45,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
             "NO_SUCH_VAR_X is not set",
         ),
         (["--port", "99999"], "not a port"),
+        (["--gguf", "/no/such/model.gguf"], "--gguf: no file at /no/such/model.gguf"),
     ],
 )
 def test_bad_flags_exit_2_with_a_message(tmp_path: Path, args: list[str], message: str) -> None:
@@ -105,3 +110,24 @@ def test_generated_token_is_printed_once_and_works(
         process.ensure_stopped()
         if env_token is not None:
             os.environ["PARLEY_TOKEN"] = env_token
+
+
+def test_settings_from_args_is_the_one_path_for_both_commands(tmp_path: Path) -> None:
+    parser = argparse.ArgumentParser()
+    add_backend_arguments(parser)
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF")
+    args = parser.parse_args(
+        ["--data-dir", str(tmp_path), "--gguf", str(gguf), "--upstream", "http://x/v1",
+         "--upstream-model", "m"]
+    )  # fmt: skip
+    extra = UpstreamSettings("http://y/v1", "other")
+    settings = settings_from_args(args, token="t", extra_upstreams=(extra,))
+    # The flags' upstream stays the default model; the desktop's own come after it.
+    assert [u.model for u in settings.upstreams] == ["m", "other"]
+    assert (settings.host, settings.port, settings.token) == ("127.0.0.1", 0, "t")
+    assert settings.local.gguf == gguf and settings.data_dir == tmp_path
+
+    with pytest.raises(UsageError, match="go together"):
+        settings_from_args(parser.parse_args(["--upstream-model", "m"]), token="t")
+    assert issubclass(UsageError, ParleyError)
