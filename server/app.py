@@ -40,7 +40,7 @@ def default_backends(settings: Settings) -> list[ChatBackend]:
 
 
 def create_app(settings: Settings, backends: list[ChatBackend] | None = None) -> Starlette:
-    store = Store(settings.db_path)
+    store = Store(settings.db_path, busy_timeout=settings.limits.db_busy_timeout)
     models = ModelRegistry(default_backends(settings) if backends is None else backends)
     runs = RunManager(store, settings.limits)
     svc = Services(settings=settings, store=store, models=models, runs=runs)
