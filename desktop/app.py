@@ -120,6 +120,7 @@ class App:
     async def shutdown(self) -> None:
         try:
             await self.window.hang_up()
+            await self.tasks.close()  # a server restart in flight, say
             await self._stop_server()
         except Exception:
             log.exception("error while shutting down")
@@ -129,9 +130,10 @@ class App:
 
     async def _stop_server(self) -> None:
         if self.client is not None:
-            await self._wait_settled(self.client)
-            await self.client.aclose()
-            self.client = None
+            client, self.client = self.client, None
+            await self._wait_settled(client)
+            self.window.disconnect_client()
+            await client.aclose()
         if self.server is not None:
             server, self.server = self.server, None
             if not await server.stop():

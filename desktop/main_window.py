@@ -82,7 +82,7 @@ class MainWindow(QMainWindow):
         new_chat.triggered.connect(self._on_new_chat_triggered)
         rename = QAction("Rename", self)
         rename.setShortcut(QKeySequence("F2"))
-        rename.triggered.connect(self.sidebar.start_rename)
+        rename.triggered.connect(self._on_rename_triggered)
         for action in (new_chat, rename):
             self.addAction(action)
 
@@ -136,8 +136,15 @@ class MainWindow(QMainWindow):
 
     @property
     def reply_in_flight(self) -> bool:
-        """A reply is streaming (the app holds back a server restart until it ends)."""
-        return self.reply.streaming_in is not None
+        """A message is being sent or its reply shown (the app holds back a server restart
+        until it ends)."""
+        return self.reply.busy
+
+    def disconnect_client(self) -> None:
+        """The server is going away (restart, quit): no more requests on its client."""
+        self._status_timer.stop()
+        self.client = None
+        self.reply.client = None
 
     def show_error(self, message: str) -> None:
         self.banner.setText(message)
@@ -182,6 +189,9 @@ class MainWindow(QMainWindow):
         self.sidebar.clear_selection()
         self.composer.focus()
 
+    def _on_rename_triggered(self) -> None:
+        self.sidebar.start_rename()
+
     def _on_sidebar_conversation_selected(self, conversation_id: str) -> None:
         if conversation_id != self.current_id:
             self.tasks.spawn(self._open(conversation_id))
@@ -197,6 +207,8 @@ class MainWindow(QMainWindow):
 
     def _on_composer_message_submitted(self, text: str) -> None:
         self.clear_error()
+        if self.current_id is None:
+            self._opening += 1  # writing in a new chat is the latest choice of what to show
         self.reply.begin()
         model = self.model_picker.currentText() or None
         # The conversation it was typed in, even if another is opened while it is sent.
@@ -214,6 +226,8 @@ class MainWindow(QMainWindow):
 
     def _on_reply_finished(self, message_id: str) -> None:
         self.tasks.spawn(self._refresh_status())
+        if self.sidebar.query():
+            self.tasks.spawn(self._refresh_list())  # the new reply may match the search
         if self._redraw_pending and not self.transcript.showing_reply:
             self._redraw_pending = False
             self._on_transcript_theme_changed()

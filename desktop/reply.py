@@ -12,6 +12,7 @@ saved message is read once (the server answers when the reply has settled).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
@@ -45,6 +46,13 @@ class ReplyController(QObject):
         self._composer = composer
         self._is_shown = is_shown  # whether a conversation is the one on screen
         self._stream: ReplyStream | None = None
+        self._busy = False
+
+    @property
+    def busy(self) -> bool:
+        """From a submit until its ending is shown (or it failed): the server must not be
+        restarted under it."""
+        return self._busy
 
     @property
     def streaming_in(self) -> str | None:
@@ -54,6 +62,7 @@ class ReplyController(QObject):
     def begin(self) -> None:
         """A message was submitted: Send becomes Stop at once (a second Enter cannot send
         it twice), before anything is awaited."""
+        self._busy = True
         self._composer.set_streaming(True)
 
     async def send(
@@ -64,7 +73,7 @@ class ReplyController(QObject):
         try:
             await self._send(conversation_id, text, model, system)
         except BaseException:
-            self._composer.set_streaming(False)
+            self._set_done()
             raise
 
     async def stop(self) -> None:
@@ -82,6 +91,10 @@ class ReplyController(QObject):
             await self._stream.aclose()
 
     # -- one reply -------------------------------------------------------------------------
+
+    def _set_done(self) -> None:
+        self._busy = False
+        self._composer.set_streaming(False)
 
     def _client(self) -> ParleyClient:
         if self.client is None:
@@ -102,20 +115,27 @@ class ReplyController(QObject):
             self._transcript.begin_reply(text, stream.model)
         self.reply_started.emit(conversation_id)
         end: ReplyEnd | None = None
+        received: list[str] = []  # all of it, also what the view no longer took (Stop)
+        broken: ClientError | None = None
         try:
             async for event in stream.events():
                 if isinstance(event, ReplyText):
+                    received.append(event.text)
                     if self._is_shown(conversation_id):
                         self._transcript.add_text(event.text)
                 else:
-                    end = event
-        except ClientError:
+                    # Completed as Stop was pressed: the view may have dropped the last text
+                    # it got after Stop; the ending carries it (delivered = stored).
+                    end = dataclasses.replace(event, content="".join(received))
+        except ClientError as exc:
+            broken = exc  # the server may still have saved it: show that, then say so
             if self._is_shown(conversation_id):
                 self._transcript.end_reply(None, note="The connection to the server broke")
-            raise
         finally:
             self._stream = None
         await self._show_ending(stream, end)
+        if broken is not None:
+            raise broken
 
     async def _show_ending(self, stream: ReplyStream, end: ReplyEnd | None) -> None:
         conversation_id = stream.conversation_id
@@ -138,7 +158,7 @@ class ReplyController(QObject):
             finally:
                 self._transcript.reply_ended.disconnect(ended.set)
         # Its ending is on screen: the next message may go. Nothing is awaited after this.
-        self._composer.set_streaming(False)
+        self._set_done()
         self.reply_finished.emit(stream.message_id)
 
     async def _saved(self, stream: ReplyStream) -> ReplyEnd | None:

@@ -6,6 +6,8 @@ menu) asks first, without a nested event loop.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QPoint, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
@@ -63,7 +65,7 @@ class ConversationList(QWidget):
         self.search.textChanged.connect(self._on_search_text_changed)
         self.list.currentItemChanged.connect(self._on_list_current_changed)
         self.list.itemChanged.connect(self._on_list_item_changed)
-        self.list.delete_pressed.connect(self.ask_delete_current)
+        self.list.delete_pressed.connect(self.ask_delete)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._on_list_context_menu_requested)
         self._dialog: QMessageBox | None = None
@@ -96,15 +98,18 @@ class ConversationList(QWidget):
                 self.list.setCurrentItem(item)
         del blocker
 
-    def start_rename(self) -> None:
-        item = self.list.currentItem()
+    def start_rename(self, item: QListWidgetItem | None = None) -> None:
+        """Edit the title of `item` (the selected chat by default) in place."""
+        item = item or self.list.currentItem()
         if item is not None:
             with QSignalBlocker(self.list):
                 item.setText(str(item.data(Qt.ItemDataRole.ToolTipRole)))
             self.list.editItem(item)
 
-    def ask_delete_current(self) -> None:
-        item = self.list.currentItem()
+    def ask_delete(self, item: QListWidgetItem | None = None) -> None:
+        """Ask whether to delete `item` (the selected chat by default), without a nested
+        event loop; `delete_confirmed` says yes."""
+        item = item or self.list.currentItem()
         if item is None:
             return
         conversation_id = str(item.data(ID_ROLE))
@@ -131,13 +136,24 @@ class ConversationList(QWidget):
         item = self.list.itemAt(position)
         if item is None:
             return
-        self.list.setCurrentItem(item)
+        # Acts on the chat clicked, without opening it (the one on screen stays). By id: the
+        # list may be refreshed while the menu is open.
+        conversation_id = str(item.data(ID_ROLE))
         menu = QMenu(self)
         menu.setObjectName("conversation-menu")
-        menu.addAction("Rename", self.start_rename)
-        menu.addAction("Delete…", self.ask_delete_current)
+        menu.addAction("Rename", lambda: self._act_on(conversation_id, self.start_rename))
+        menu.addAction("Delete…", lambda: self._act_on(conversation_id, self.ask_delete))
         menu.aboutToHide.connect(menu.deleteLater)
         menu.popup(self.list.viewport().mapToGlobal(position))  # never exec() under qasync
+
+    def _act_on(
+        self, conversation_id: str, action: Callable[[QListWidgetItem | None], None]
+    ) -> None:
+        for row in range(self.list.count()):
+            item = self.list.item(row)
+            if item.data(ID_ROLE) == conversation_id:
+                action(item)
+                return
 
     def _on_search_text_changed(self, _text: str) -> None:
         self._search_timer.start()

@@ -96,7 +96,9 @@ def test_delete_from_the_context_menu(gui: GuiApp, upstream: ScriptedUpstream, q
     qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     chat(gui, qtbot, "Second")
     sidebar = gui.window.sidebar.list
-    # Right-click on the older one (not the selected one): the menu acts on the row clicked.
+    shown = gui.window.current_id
+    # Right-click on the older one (not the open one): the menu acts on the row clicked,
+    # and the open chat stays on screen.
     position = sidebar.visualItemRect(sidebar.item(1)).center()
     sidebar.customContextMenuRequested.emit(position)
     menu = gui.window.sidebar.findChild(QMenu, "conversation-menu")
@@ -109,6 +111,8 @@ def test_delete_from_the_context_menu(gui: GuiApp, upstream: ScriptedUpstream, q
     with qtbot.waitSignal(gui.window.conversations_shown, timeout=5_000):
         dialog.button(QMessageBox.StandardButton.Yes).click()
     qtbot.waitUntil(lambda: titles(gui) == ["Second"], timeout=5_000)
+    qtbot.waitUntil(lambda: not gui.window.tasks, timeout=5_000)
+    assert gui.window.current_id == shown and "Second" in gui.transcript_text()
 
 
 def test_search_shows_matches_with_snippets(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
+from desktop.client import ParleyClient
 from tests.desktop.conftest import GuiApp, run
 from tests.support.upstream import Script, ScriptedUpstream
 
@@ -179,3 +181,31 @@ def test_reopening_a_streaming_conversation_then_stopping_shows_it_once(
     text = gui.transcript_text()
     assert text.count("Keep going") == 1 and text.count("t0 t1 t2") == 1, text
     assert text.count("Stopped") == 1
+
+
+def test_a_message_sent_while_the_last_chat_is_being_reopened_keeps_the_screen(
+    gui_factory: Any, upstream: ScriptedUpstream, qtbot: Any, monkeypatch: Any
+) -> None:
+    first = gui_factory()
+    upstream.script = Script(tokens=2)
+    with qtbot.waitSignal(first.window.reply_finished, timeout=10_000):
+        first.send("The old chat")
+    first.close()
+
+    # The relaunch's reopen of "The old chat" is held until a new message has been sent.
+    release = asyncio.Event()
+    real_conversation = ParleyClient.conversation
+
+    async def held(self: ParleyClient, conversation_id: str) -> Any:
+        await release.wait()
+        return await real_conversation(self, conversation_id)
+
+    monkeypatch.setattr(ParleyClient, "conversation", held)
+    second = gui_factory()
+    assert second.window.current_id is None
+    with qtbot.waitSignal(second.window.reply_finished, timeout=10_000):
+        second.send("A new question")
+    release.set()
+    qtbot.waitUntil(lambda: not second.window.tasks, timeout=5_000)
+    assert "A new question" in second.transcript_text()
+    assert "The old chat" not in second.transcript_text()
