@@ -32,8 +32,9 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from bench.harness import _spawn, show, summary
-from desktop.app import App, finish_qt, launch_settings
+from desktop.app import App, finish_qt
 from desktop.config import DesktopConfig
+from desktop.embedded import launch_settings
 
 
 def launch_times(rounds: int = 10, patience_s: float = 10.0) -> None:

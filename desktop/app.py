@@ -7,7 +7,6 @@ server gracefully and join its thread, then close the window and quit.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import dataclasses
 import gc
@@ -23,14 +22,12 @@ from PySide6.QtWidgets import QApplication
 
 from desktop import config
 from desktop.client import ParleyClient
-from desktop.embedded import EmbeddedServer
-from desktop.errors import ClientError, ServerStartError
+from desktop.embedded import EmbeddedServer, launch_settings
+from desktop.errors import ClientError, LaunchError, ServerStartError
 from desktop.main_window import MainWindow
 from desktop.tasks import Tasks
 from desktop.widgets.settings_dialog import SettingsDialog
 from desktop.window_state import WindowState
-from server.arguments import add_backend_arguments, settings_from_args
-from server.errors import UsageError
 from server.settings import Settings, UpstreamSettings, new_token
 
 log = logging.getLogger(__name__)
@@ -40,17 +37,6 @@ SIGNAL_PUMP_MS = 200
 # busy server thread (a reply relayed at full speed) holds the GUI thread off for up to 5 ms
 # each time it needs the GIL, several times per frame: max-rate stalls of 18-35 ms, 8-16 at 1 ms.
 GIL_SWITCH_INTERVAL_S = 0.001
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="parley", description="Parley, the desktop chat app.")
-    add_backend_arguments(parser)
-    return parser
-
-
-def launch_settings(argv: list[str] | None = None) -> Settings:
-    """The server settings a command line asks for. Raises UsageError (checked once)."""
-    return settings_from_args(build_parser().parse_args(argv), token=new_token())
 
 
 class App:
@@ -217,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
         base = launch_settings(argv)
-    except UsageError as exc:
+    except LaunchError as exc:
         print(f"parley: {exc}", file=sys.stderr)
         return 2
     existing = QApplication.instance()

@@ -7,6 +7,7 @@ token, as Jupyter does; it is removed on stop.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import json
@@ -16,12 +17,32 @@ from pathlib import Path
 
 import platformdirs
 
-from desktop.errors import ServerStartError
+from desktop.errors import LaunchError, ServerStartError
 from server.app import create_app
+from server.arguments import add_backend_arguments, settings_from_args
+from server.errors import UsageError
 from server.serve import BackgroundServer, bind
-from server.settings import APP_NAME, Settings
+from server.settings import APP_NAME, Settings, new_token
 
 POLL_S = 0.01
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """`parley`'s command line: the server's backend and data flags."""
+    parser = argparse.ArgumentParser(prog="parley", description="Parley, the desktop chat app.")
+    add_backend_arguments(parser)
+    return parser
+
+
+def launch_settings(argv: list[str] | None = None) -> Settings:
+    """The embedded server's settings a command line asks for, checked once.
+
+    Raises LaunchError with the message for the user (an unknown flag exits via argparse).
+    """
+    try:
+        return settings_from_args(build_parser().parse_args(argv), token=new_token())
+    except UsageError as exc:
+        raise LaunchError(str(exc)) from exc
 
 
 def runtime_dir() -> Path:

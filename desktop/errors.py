@@ -24,3 +24,8 @@ class ClientError(DesktopError):
 
 class ServerStartError(DesktopError):
     """The embedded server could not start (port, data directory, model, deadline)."""
+
+
+class LaunchError(DesktopError):
+    """The command line asks for something Parley cannot start with (a flag, a file, an
+    environment variable): `parley` says so and exits 2."""

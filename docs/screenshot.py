@@ -22,8 +22,9 @@ import qasync
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
-from desktop.app import App, finish_qt, launch_settings
+from desktop.app import App, finish_qt
 from desktop.config import DesktopConfig
+from desktop.embedded import launch_settings
 
 QUESTIONS = [
     "What is the capital of France?",

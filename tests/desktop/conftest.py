@@ -18,8 +18,9 @@ import pytest
 import qasync
 from pytestqt.qtbot import QtBot
 
-from desktop.app import App, launch_settings
+from desktop.app import App
 from desktop.config import DesktopConfig
+from desktop.embedded import launch_settings
 from tests.support.parley import MODEL
 from tests.support.upstream import ScriptedUpstream
 

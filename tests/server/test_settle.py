@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from server.settings import Limits
 from tests.support.database import stored_status, write_lock_held
 from tests.support.parley import Parley
@@ -59,15 +57,9 @@ def test_reply_is_checkpointed_while_the_upstream_is_silent(
     message_id = stream.first["message_id"]
 
     def stored() -> str:
-        conn = sqlite3.connect(f"file:{parley.settings.db_path}?mode=ro", uri=True)
-        try:
-            row = conn.execute(
-                "SELECT content, status FROM messages WHERE id = ?", (message_id,)
-            ).fetchone()
-        finally:
-            conn.close()
-        assert row[1] == "streaming"
-        return str(row[0])
+        status, content = stored_status(parley.settings.db_path, message_id)
+        assert status == "streaming"
+        return content
 
     # No further token arrives, yet the text reaches the disk (the checkpoint timer).
     upstream.wait_for(lambda: stored() == delivered, timeout=3)
