@@ -1,7 +1,8 @@
 """The window: sidebar, transcript, composer, model picker, and the wiring between them.
 
-The window keeps the layout, which conversation is open, the list and the status line; a
-reply's life (send, stream, Stop, its ending) belongs to `desktop.reply.ReplyController`.
+The window keeps the layout, which conversation is open, the list and the status line; the
+replies' lives (send, stream, Stop, their endings) belong to `desktop.reply.ReplyController`.
+Esc anywhere in the window stops the reply of the chat on screen.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import logging
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -59,7 +60,6 @@ class MainWindow(QMainWindow):
         self._closing = False
         self._list_requests = 0
         self._opening = 0  # the latest request to show a conversation wins
-        self._redraw_pending = False  # the theme changed while a reply was on screen
 
         self.sidebar = ConversationList(self)
         self.transcript = Transcript(self)
@@ -97,6 +97,7 @@ class MainWindow(QMainWindow):
         self.reply.conversation_created.connect(self._on_reply_conversation_created)
         self.reply.reply_started.connect(self._on_reply_started)
         self.reply.reply_finished.connect(self._on_reply_finished)
+        self.reply.busy_changed.connect(self._on_reply_busy_changed)
         self.reply.error_reported.connect(self.show_error)
         self.settings_button.clicked.connect(self.settings_requested)
         self._status_timer = QTimer(self)
@@ -136,8 +137,8 @@ class MainWindow(QMainWindow):
 
     @property
     def reply_in_flight(self) -> bool:
-        """A message is being sent or its reply shown (the app holds back a server restart
-        until it ends)."""
+        """Some chat's message is being sent or its reply shown (the app holds back a
+        server restart until none is)."""
         return self.reply.busy
 
     def disconnect_client(self) -> None:
@@ -160,6 +161,14 @@ class MainWindow(QMainWindow):
         await self.reply.hang_up()
         await self.tasks.close()
 
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        # Esc that no child used (the composer, the transcript, the list; not an inline
+        # rename, which cancels itself): stop the reply of the chat on screen.
+        if event.key() == Qt.Key.Key_Escape and self.reply.busy_in(self.current_id):
+            self._on_composer_stop_requested()
+            return
+        super().keyPressEvent(event)
+
     def closeEvent(self, event: QCloseEvent) -> None:
         # The app runs the async shutdown (hang up, wait for the server to settle, stop it)
         # and closes for real afterwards.
@@ -175,12 +184,18 @@ class MainWindow(QMainWindow):
 
     # -- slots ----------------------------------------------------------------------------
 
-    def _is_shown(self, conversation_id: str) -> bool:
+    def _is_shown(self, conversation_id: str | None) -> bool:
         return conversation_id == self.current_id
 
     def _set_current(self, conversation_id: str | None) -> None:
         self.current_id = conversation_id
+        self._on_reply_busy_changed()
+        self._update_title()
         self.conversation_opened.emit(conversation_id or "")
+
+    def _update_title(self) -> None:
+        title = self.sidebar.title_of(self.current_id) if self.current_id else None
+        self.setWindowTitle(f"{title} — Parley" if title else "Parley")
 
     def _on_new_chat_triggered(self) -> None:
         self._opening += 1  # a conversation still being fetched is no longer wanted
@@ -206,16 +221,23 @@ class MainWindow(QMainWindow):
         self.tasks.spawn(self._refresh_list())
 
     def _on_composer_message_submitted(self, text: str) -> None:
+        model = self.model_picker.currentText() or None
+        # The conversation it was typed in, even if another is opened while it is sent.
+        sending = self.reply.submit(self.current_id, text, model, self.system_prompt)
+        if sending is None:
+            return  # this chat's reply is still in flight (its button says Stop)
         self.clear_error()
         if self.current_id is None:
             self._opening += 1  # writing in a new chat is the latest choice of what to show
-        self.reply.begin()
-        model = self.model_picker.currentText() or None
-        # The conversation it was typed in, even if another is opened while it is sent.
-        self.tasks.spawn(self.reply.send(self.current_id, text, model, self.system_prompt))
+        self.tasks.spawn(sending)
 
     def _on_composer_stop_requested(self) -> None:
-        self.tasks.spawn(self.reply.stop())
+        self.tasks.spawn(self.reply.stop(self.current_id))
+        self.composer.focus()  # the next typing goes to the composer, not the button
+
+    def _on_reply_busy_changed(self) -> None:
+        self.composer.set_streaming(self.reply.busy_in(self.current_id))
+        self.sidebar.set_busy(self.reply.busy_conversations())
 
     def _on_reply_conversation_created(self, conversation_id: str) -> None:
         if self.current_id is None:  # still on the new chat it was typed in
@@ -228,16 +250,11 @@ class MainWindow(QMainWindow):
         self.tasks.spawn(self._refresh_status())
         if self.sidebar.query():
             self.tasks.spawn(self._refresh_list())  # the new reply may match the search
-        if self._redraw_pending and not self.transcript.showing_reply:
-            self._redraw_pending = False
-            self._on_transcript_theme_changed()
         self.reply_finished.emit(message_id)
 
     def _on_transcript_theme_changed(self) -> None:
-        # Shown again from what the server stored; a reply on screen is redrawn when it ends.
-        if self.transcript.showing_reply:
-            self._redraw_pending = True
-        elif self.current_id is not None:
+        # Shown again from what the server stored, a reply in flight live with it.
+        if self.current_id is not None:
             self.tasks.spawn(self._redraw(self.current_id))
 
     def _on_status_timer_timeout(self) -> None:
@@ -258,6 +275,8 @@ class MainWindow(QMainWindow):
         if request != self._list_requests:
             return  # a newer refresh is on its way: never show an older answer over it
         self.sidebar.show_conversations(conversations, self.current_id)
+        self.sidebar.set_busy(self.reply.busy_conversations())
+        self._update_title()
         self.conversations_shown.emit()
 
     async def _refresh_status(self) -> None:
@@ -294,7 +313,7 @@ class MainWindow(QMainWindow):
         if request != self._opening:
             return  # a later click, or New chat, came first
         self._set_current(conversation_id)
-        self.transcript.show_conversation(conversation["messages"])
+        self.reply.show(conversation)
         if conversation["model"]:
             self.model_picker.setCurrentText(conversation["model"])
         if missing_ok:  # restored at launch: select it in the list too
@@ -305,8 +324,7 @@ class MainWindow(QMainWindow):
         await self._refresh_list()
 
     async def _delete(self, conversation_id: str) -> None:
-        if self.reply.streaming_in == conversation_id:
-            await self.reply.hang_up()
+        await self.reply.hang_up(conversation_id)
         await self._require_client().delete(conversation_id)
         if conversation_id == self.current_id:
             self._set_current(None)
@@ -317,10 +335,7 @@ class MainWindow(QMainWindow):
         conversation = await self._require_client().conversation(conversation_id)
         if conversation_id != self.current_id:
             return  # another one was opened meanwhile, in the new colours already
-        if self.transcript.showing_reply:
-            self._redraw_pending = True  # a reply began meanwhile: once it has ended
-            return
-        self.transcript.show_conversation(conversation["messages"])
+        self.reply.show(conversation)
 
 
 def _model_state_text(model: ModelStatusJSON) -> str:

@@ -1,8 +1,12 @@
-"""A reply's life in the window: send, stream, stop, show the ending, report what failed.
+"""Replies in the window: send, stream, stop, show the ending, report what failed.
 
-The window has one ReplyController. While a message is sent and its reply shown, Send is
-Stop; it turns back into Send only once the reply's ending is on screen, and nothing is
-awaited after that, so the next message never overlaps the end of this one.
+Each chat has its own reply: several may stream at once (the server allows one per chat),
+and Stop ends the reply of the chat on screen, never another. While a chat's message is
+sent and its reply shown, that chat's Send is Stop; it turns back only once the ending is on
+screen, and nothing is awaited after that, so the next message never overlaps its end.
+
+Only the chat on screen is drawn. Every reply keeps what it received, so switching back to a
+chat whose reply is streaming shows its live text at once.
 
 Stop is a hang-up (`ReplyStream.aclose()`): the server stops the work and saves the reply.
 The ending shown comes from the stream's final chunk; after a hang-up there is none, so the
@@ -13,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 
 from PySide6.QtCore import QObject, Signal
 
@@ -21,135 +25,183 @@ from desktop.client import ParleyClient, ReplyEnd, ReplyStream, ReplyText
 from desktop.errors import ClientError
 from desktop.widgets.composer import Composer
 from desktop.widgets.transcript import Transcript
+from server.types import ConversationJSON
 
 STOPPING_NOTE = "Stopped — saving…"
 
 
+class Reply:
+    """One message sent and its reply, from the submit until its ending is shown."""
+
+    def __init__(self, conversation_id: str | None, text: str, model: str | None) -> None:
+        self.conversation_id = conversation_id  # None until a new chat is created for it
+        self.text = text
+        self.model = model
+        self.stream: ReplyStream | None = None
+        self.received: list[str] = []  # all of it, also what the view did not draw
+        self.stop_requested = False
+        self.ending: ReplyEnd | None = None  # known, and being drawn
+
+
 class ReplyController(QObject):
-    """Drives the composer and the transcript through one reply at a time."""
+    """Owns the replies in flight; draws the one of the chat on screen."""
 
     conversation_created = Signal(str)  # a message typed in a new chat created this one
     reply_started = Signal(str)  # conversation id: the message is stored, its reply began
     reply_finished = Signal(str)  # message id: the view shows its ending
+    busy_changed = Signal()  # a chat began or finished a reply (Send/Stop, the sidebar)
     error_reported = Signal(str)  # for the user; the reply itself is saved regardless
 
     def __init__(
         self,
         transcript: Transcript,
         composer: Composer,
-        is_shown: Callable[[str], bool],
+        is_shown: Callable[[str | None], bool],
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self.client: ParleyClient | None = None
         self._transcript = transcript
         self._composer = composer
-        self._is_shown = is_shown  # whether a conversation is the one on screen
-        self._stream: ReplyStream | None = None
-        self._busy = False
+        self._is_shown = is_shown  # whether a chat (None: the new one) is on screen
+        self._replies: list[Reply] = []
+
+    # -- what is in flight ------------------------------------------------------------------
 
     @property
     def busy(self) -> bool:
-        """From a submit until its ending is shown (or it failed): the server must not be
-        restarted under it."""
-        return self._busy
+        """Some reply is in flight: the server must not be restarted under it."""
+        return bool(self._replies)
 
-    @property
-    def streaming_in(self) -> str | None:
-        """The conversation whose reply is streaming now, if any."""
-        return None if self._stream is None else self._stream.conversation_id
+    def busy_in(self, conversation_id: str | None) -> bool:
+        """Whether this chat (None: the new chat being written) has a reply in flight."""
+        return self._reply_in(conversation_id) is not None
 
-    def begin(self) -> None:
-        """A message was submitted: Send becomes Stop at once (a second Enter cannot send
-        it twice), before anything is awaited."""
-        self._busy = True
-        self._composer.set_streaming(True)
+    def busy_conversations(self) -> set[str]:
+        return {r.conversation_id for r in self._replies if r.conversation_id is not None}
 
-    async def send(
+    def _reply_in(self, conversation_id: str | None) -> Reply | None:
+        return next((r for r in self._replies if r.conversation_id == conversation_id), None)
+
+    # -- commands -----------------------------------------------------------------------------
+
+    def submit(
         self, conversation_id: str | None, text: str, model: str | None, system: str | None
-    ) -> None:
-        """Send `text` to the conversation it was typed in (a new one if None) and follow
-        the reply until its ending is shown. On failure the text stays in the composer."""
-        try:
-            await self._send(conversation_id, text, model, system)
-        except BaseException:
-            self._set_done()
-            raise
+    ) -> Coroutine[object, object, None] | None:
+        """Send `text` to the chat it was typed in (a new one if None). The chat is busy at
+        once (a second Enter cannot send it twice); the returned coroutine, to be run as a
+        task, follows the reply until its ending is shown. None if that chat is busy."""
+        if self.busy_in(conversation_id):
+            return None
+        reply = Reply(conversation_id, text, model)
+        self._replies.append(reply)
+        self.busy_changed.emit()
+        return self._run(reply, system)
 
-    async def stop(self) -> None:
-        """Stop: mark the reply at once, then hang up; the server saves what it has."""
-        stream = self._stream
-        if stream is None:
+    async def stop(self, conversation_id: str | None) -> None:
+        """Stop this chat's reply: mark it at once, then hang up; the server saves it."""
+        reply = self._reply_in(conversation_id)
+        if reply is None or reply.stop_requested:
             return
-        if self._is_shown(stream.conversation_id):
+        reply.stop_requested = True
+        if reply.stream is None:
+            return  # not begun yet: hung up as soon as it begins
+        if self._is_shown(reply.conversation_id):
             self._transcript.end_reply(None, note=STOPPING_NOTE)
-        await stream.aclose()
+        await reply.stream.aclose()
 
-    async def hang_up(self) -> None:
-        """Closing: hang up the reply in flight, exactly as Stop does."""
-        if self._stream is not None:
-            await self._stream.aclose()
+    async def hang_up(self, conversation_id: str | None = None) -> None:
+        """Hang up (as Stop does, without the note) this chat's reply, or every reply."""
+        for reply in list(self._replies):
+            if conversation_id is None or reply.conversation_id == conversation_id:
+                reply.stop_requested = True
+                if reply.stream is not None:
+                    await reply.stream.aclose()
+
+    def show(self, conversation: ConversationJSON) -> None:
+        """Draw `conversation` as stored, with its reply in flight, if any, live."""
+        messages = conversation.get("messages", [])
+        reply = self._reply_in(conversation["id"])
+        if reply is None or reply.stream is None:
+            self._transcript.show_conversation(messages)
+            return
+        live = {reply.stream.user_message_id, reply.stream.message_id}
+        self._transcript.show_conversation([m for m in messages if m["id"] not in live])
+        self._transcript.begin_reply(reply.text, reply.stream.model)
+        self._transcript.add_text("".join(reply.received))
+        if reply.ending is not None:
+            self._transcript.end_reply(reply.ending)
+        elif reply.stop_requested:
+            self._transcript.end_reply(None, note=STOPPING_NOTE)
 
     # -- one reply -------------------------------------------------------------------------
-
-    def _set_done(self) -> None:
-        self._busy = False
-        self._composer.set_streaming(False)
 
     def _client(self) -> ParleyClient:
         if self.client is None:
             raise ClientError("Parley's server is still starting")
         return self.client
 
-    async def _send(
-        self, conversation_id: str | None, text: str, model: str | None, system: str | None
-    ) -> None:
+    async def _run(self, reply: Reply, system: str | None) -> None:
+        try:
+            await self._send(reply, system)
+        finally:
+            self._forget(reply)  # failed or cancelled: the chat is free again
+
+    def _forget(self, reply: Reply) -> None:
+        if reply in self._replies:
+            self._replies.remove(reply)
+            self.busy_changed.emit()
+
+    async def _send(self, reply: Reply, system: str | None) -> None:
         client = self._client()
-        if conversation_id is None:
-            conversation_id = (await client.create_conversation(model, system))["id"]
-            self.conversation_created.emit(conversation_id)
-        stream = await client.send(conversation_id, text, model)
-        self._stream = stream
-        self._composer.clear()
+        if reply.conversation_id is None:
+            created = await client.create_conversation(reply.model, system)
+            reply.conversation_id = created["id"]
+            self.conversation_created.emit(reply.conversation_id)
+        conversation_id = reply.conversation_id
+        stream = await client.send(conversation_id, reply.text, reply.model)
+        reply.stream = stream
+        if self._is_shown(conversation_id) and self._composer.text == reply.text:
+            self._composer.clear()  # (not text typed meanwhile for another chat)
         if self._is_shown(conversation_id):
-            self._transcript.begin_reply(text, stream.model)
+            self._transcript.begin_reply(reply.text, stream.model)
         self.reply_started.emit(conversation_id)
+        if reply.stop_requested:  # Stop came while the message was being sent
+            reply.stop_requested = False
+            await self.stop(conversation_id)
         end: ReplyEnd | None = None
-        received: list[str] = []  # all of it, also what the view no longer took (Stop)
         broken: ClientError | None = None
         try:
             async for event in stream.events():
                 if isinstance(event, ReplyText):
-                    received.append(event.text)
+                    reply.received.append(event.text)
                     if self._is_shown(conversation_id):
                         self._transcript.add_text(event.text)
                 else:
                     # Completed as Stop was pressed: the view may have dropped the last text
                     # it got after Stop; the ending carries it (delivered = stored).
-                    end = dataclasses.replace(event, content="".join(received))
+                    end = dataclasses.replace(event, content="".join(reply.received))
         except ClientError as exc:
             broken = exc  # the server may still have saved it: show that, then say so
             if self._is_shown(conversation_id):
                 self._transcript.end_reply(None, note="The connection to the server broke")
-        finally:
-            self._stream = None
-        await self._show_ending(stream, end)
+        await self._show_ending(reply, stream, end)
         if broken is not None:
             raise broken
 
-    async def _show_ending(self, stream: ReplyStream, end: ReplyEnd | None) -> None:
+    async def _show_ending(self, reply: Reply, stream: ReplyStream, end: ReplyEnd | None) -> None:
         conversation_id = stream.conversation_id
         if end is None:  # hung up (Stop, close) or cut: no final chunk, read what was saved
             end = await self._saved(stream)
         if end is not None and end.save_error:
             self.error_reported.emit(f"The reply could not be saved: {end.save_error}")
         if not self._is_shown(conversation_id):
-            pass  # another conversation is on screen: this one shows the reply when opened
+            pass  # another chat is on screen: this one shows the reply when opened
         elif not self._transcript.showing_reply:
-            # Shown again (reopened from the list, redrawn) while it streamed: the view holds
-            # what was stored then; show it as it is now.
+            # Shown again meanwhile without its live reply: show it as stored now.
             await self._show_stored(conversation_id)
         elif end is not None:
+            reply.ending = end  # drawn again if the chat is redrawn meanwhile
             ended = asyncio.Event()
             self._transcript.reply_ended.connect(ended.set)
             try:
@@ -158,7 +210,7 @@ class ReplyController(QObject):
             finally:
                 self._transcript.reply_ended.disconnect(ended.set)
         # Its ending is on screen: the next message may go. Nothing is awaited after this.
-        self._set_done()
+        self._forget(reply)
         self.reply_finished.emit(stream.message_id)
 
     async def _saved(self, stream: ReplyStream) -> ReplyEnd | None:

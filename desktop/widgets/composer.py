@@ -1,4 +1,5 @@
-"""Where the user writes. Enter sends, Shift+Enter adds a line, Esc stops; Send becomes Stop."""
+"""Where the user writes. Enter sends, Shift+Enter adds a line, Tab moves on; Send becomes
+Stop while the chat's reply is in flight (Esc, handled by the window, stops it too)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QWidget
 
 class _Editor(QPlainTextEdit):
     submitted = Signal()
-    escaped = Signal()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         key = event.key()
@@ -18,9 +18,6 @@ class _Editor(QPlainTextEdit):
                 self.insertPlainText("\n")
             else:
                 self.submitted.emit()
-            return
-        if key == Qt.Key.Key_Escape:
-            self.escaped.emit()
             return
         super().keyPressEvent(event)
 
@@ -34,6 +31,7 @@ class Composer(QWidget):
         self.editor = _Editor(self)
         self.editor.setPlaceholderText("Message (Enter to send, Shift+Enter for a new line)")
         self.editor.setFixedHeight(80)
+        self.editor.setTabChangesFocus(True)  # a tab character is rarely wanted in a chat
         self.button = QPushButton("Send", self)
         self.button.setObjectName("send-stop")
         layout = QHBoxLayout(self)
@@ -42,7 +40,6 @@ class Composer(QWidget):
         layout.addWidget(self.button)
         self._streaming = False
         self.editor.submitted.connect(self._on_editor_submitted)
-        self.editor.escaped.connect(self._on_editor_escaped)
         self.button.clicked.connect(self._on_button_clicked)
 
     @property
@@ -65,10 +62,6 @@ class Composer(QWidget):
     def _on_editor_submitted(self) -> None:
         if not self._streaming and self.text.strip():
             self.message_submitted.emit(self.text)
-
-    def _on_editor_escaped(self) -> None:
-        if self._streaming:
-            self.stop_requested.emit()
 
     def _on_button_clicked(self) -> None:
         if self._streaming:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QPoint, QSignalBlocker, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QColor, QIcon, QKeyEvent, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
@@ -24,7 +24,10 @@ from PySide6.QtWidgets import (
 from server.types import ConversationJSON
 
 ID_ROLE = Qt.ItemDataRole.UserRole
+BUSY_ROLE = Qt.ItemDataRole.UserRole + 1
+TITLE_ROLE = Qt.ItemDataRole.UserRole + 2
 SEARCH_DELAY_MS = 200
+BUSY_TIP = "Replying…"
 
 
 class _List(QListWidget):
@@ -80,6 +83,46 @@ class ConversationList(QWidget):
             self.list.clearSelection()
             self.list.setCurrentRow(-1)
 
+    def title_of(self, conversation_id: str | None) -> str | None:
+        """The title the list shows for a conversation, if it is listed."""
+        item = self._item(conversation_id)
+        return None if item is None else str(item.data(TITLE_ROLE))
+
+    def set_busy(self, conversation_ids: set[str]) -> None:
+        """Mark the chats whose reply is in flight (a dot, and "Replying…" when hovered)."""
+        with QSignalBlocker(self.list):
+            for row in range(self.list.count()):
+                item = self.list.item(row)
+                busy = item.data(ID_ROLE) in conversation_ids
+                if bool(item.data(BUSY_ROLE)) != busy:
+                    item.setData(BUSY_ROLE, busy)
+                    item.setIcon(self._busy_icon() if busy else QIcon())
+                    title = str(item.data(TITLE_ROLE))
+                    item.setStatusTip(BUSY_TIP if busy else "")
+                    item.setData(
+                        Qt.ItemDataRole.AccessibleDescriptionRole, BUSY_TIP if busy else ""
+                    )
+                    item.setToolTip(f"{title} — {BUSY_TIP}" if busy else title)
+
+    def _busy_icon(self) -> QIcon:
+        size = 12
+        pixmap = QPixmap(size, size)
+        pixmap.fill(QColor(0, 0, 0, 0))
+        painter = QPainter(pixmap)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(self.palette().color(QPalette.ColorRole.Highlight))
+        painter.drawEllipse(2, 2, size - 4, size - 4)
+        painter.end()
+        return QIcon(pixmap)
+
+    def _item(self, conversation_id: str | None) -> QListWidgetItem | None:
+        for row in range(self.list.count()):
+            item = self.list.item(row)
+            if item.data(ID_ROLE) == conversation_id:
+                return item
+        return None
+
     def show_conversations(
         self, conversations: list[ConversationJSON], current: str | None
     ) -> None:
@@ -91,7 +134,8 @@ class ConversationList(QWidget):
             label = f"{title}\n{match['snippet']}" if match and match.get("message_id") else title
             item = QListWidgetItem(label)
             item.setData(ID_ROLE, conversation["id"])
-            item.setData(Qt.ItemDataRole.ToolTipRole, title)
+            item.setData(TITLE_ROLE, title)
+            item.setToolTip(title)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
             self.list.addItem(item)
             if conversation["id"] == current:
@@ -103,7 +147,7 @@ class ConversationList(QWidget):
         item = item or self.list.currentItem()
         if item is not None:
             with QSignalBlocker(self.list):
-                item.setText(str(item.data(Qt.ItemDataRole.ToolTipRole)))
+                item.setText(str(item.data(TITLE_ROLE)))
             self.list.editItem(item)
 
     def ask_delete(self, item: QListWidgetItem | None = None) -> None:
@@ -116,7 +160,7 @@ class ConversationList(QWidget):
         dialog = QMessageBox(
             QMessageBox.Icon.Question,
             "Delete conversation",
-            f"Delete “{item.data(Qt.ItemDataRole.ToolTipRole)}”? This cannot be undone.",
+            f"Delete “{item.data(TITLE_ROLE)}”? This cannot be undone.",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
             self,
         )
@@ -149,11 +193,9 @@ class ConversationList(QWidget):
     def _act_on(
         self, conversation_id: str, action: Callable[[QListWidgetItem | None], None]
     ) -> None:
-        for row in range(self.list.count()):
-            item = self.list.item(row)
-            if item.data(ID_ROLE) == conversation_id:
-                action(item)
-                return
+        item = self._item(conversation_id)
+        if item is not None:
+            action(item)
 
     def _on_search_text_changed(self, _text: str) -> None:
         self._search_timer.start()
@@ -167,5 +209,5 @@ class ConversationList(QWidget):
 
     def _on_list_item_changed(self, item: QListWidgetItem) -> None:
         title = item.text().strip()
-        if title and title != item.data(Qt.ItemDataRole.ToolTipRole):
+        if title and title != item.data(TITLE_ROLE):
             self.rename_requested.emit(str(item.data(ID_ROLE)), title)

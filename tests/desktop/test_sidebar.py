@@ -133,18 +133,23 @@ def test_search_shows_matches_with_snippets(
 def test_failed_send_shows_why_and_keeps_the_text(
     gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
 ) -> None:
+    upstream.script = Script(tokens=1)
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send("first")
+    # Another client (a local tool on the API) is replying in this conversation: the
+    # server refuses a second message with 409; it must stay in the composer, with why.
     upstream.script = Script(tokens=100, stall_after=1)
-    gui.send("first")
-    qtbot.waitUntil(lambda: "t0" in gui.transcript_text(), timeout=10_000)
-    # The same conversation cannot take a second message while replying: the server says
-    # 409; the message must stay in the composer and the reason must show.
-    gui.window.composer.set_streaming(False)
+    client = gui.window.client
+    assert client is not None and gui.window.current_id is not None
+    other = run(qtbot, client.send(gui.window.current_id, "from a tool"))
     gui.window.composer.set_text("second, too early")
     with qtbot.waitSignal(gui.window.error_shown, timeout=5_000) as shown:
         gui.window.composer.editor.submitted.emit()
     assert "still streaming" in shown.args[0]
     assert gui.window.banner.isVisible()
     assert gui.window.composer.text == "second, too early"
+    assert gui.window.composer.button.text() == "Send"
+    run(qtbot, other.aclose())
 
 
 def test_unreachable_backend_is_shown_on_the_reply(

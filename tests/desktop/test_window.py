@@ -143,19 +143,22 @@ def test_a_system_switch_to_dark_redraws_the_open_conversation(
     assert "#f4f4f4" in gui.window.transcript.toHtml()  # the light code background
     light = qapp.palette()
     try:
-        # The second reply is still streaming when the theme flips: redrawn once it ends.
+        # The second reply is still streaming when the theme flips: redrawn at once, the
+        # live reply with it, which goes on streaming and can be stopped.
         upstream.script = Script(texts=CODE_REPLY, stall_after=3)
         gui.send("Again")
         qtbot.waitUntil(lambda: gui.transcript_text().count("x = 1") == 2, timeout=10_000)
         with qtbot.waitSignal(gui.window.transcript.theme_changed, timeout=5_000):
             qapp.setPalette(_dark_palette())
-        assert "#272822" not in gui.window.transcript.toHtml()  # not while it streams
+        qtbot.waitUntil(lambda: "#f4f4f4" not in gui.window.transcript.toHtml(), timeout=5_000)
+        qtbot.waitUntil(lambda: gui.transcript_text().count("x = 1") == 2, timeout=5_000)
+        assert gui.window.transcript.showing_reply
         with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
             gui.window.composer.button.click()
-        qtbot.waitUntil(lambda: "#f4f4f4" not in gui.window.transcript.toHtml(), timeout=5_000)
         html = gui.window.transcript.toHtml()
         assert html.count("#272822") >= 2  # both code blocks, dark now
-        assert "Stopped" in gui.transcript_text() and "Show code" in gui.transcript_text()
+        text = gui.transcript_text()
+        assert text.count("Stopped") == 1 and text.count("Again") == 1 and "Show code" in text
     finally:
         qapp.setPalette(light)
     qtbot.waitUntil(lambda: "#272822" not in gui.window.transcript.toHtml(), timeout=5_000)

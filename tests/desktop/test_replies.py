@@ -1,0 +1,111 @@
+"""A reply per chat: Stop ends the reply of the chat on screen, never another's; Esc stops it
+from anywhere in the window; focus and Tab behave as in any text field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+from tests.desktop.conftest import GuiApp, run
+from tests.support.upstream import Script, ScriptedUpstream
+
+
+def stored(gui: GuiApp, qtbot: Any, conversation_id: str) -> list[dict[str, Any]]:
+    client = gui.window.client
+    assert client is not None
+    messages: list[dict[str, Any]] = run(qtbot, client.conversation(conversation_id))["messages"]
+    return messages
+
+
+def start_reply(gui: GuiApp, qtbot: Any, upstream: ScriptedUpstream, text: str) -> str:
+    """Send `text` in a new chat; return its id once 3 tokens are on screen (then stalled)."""
+    upstream.script = Script(texts=[f"{text}-0 ", f"{text}-1 ", f"{text}-2 "] + ["x "] * 97,
+                             stall_after=3)  # fmt: skip
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    gui.send(text)
+    qtbot.waitUntil(lambda: f"{text}-2" in gui.transcript_text(), timeout=10_000)
+    assert gui.window.current_id is not None
+    return gui.window.current_id
+
+
+def test_each_chat_has_its_own_reply_and_stop(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    first = start_reply(gui, qtbot, upstream, "alpha")
+    # A second chat: its own Send (not the first chat's Stop), and its message goes.
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert gui.window.composer.button.text() == "Send"
+    gui.send("beta")
+    qtbot.waitUntil(lambda: gui.window.current_id not in (None, first), timeout=5_000)
+    second = gui.window.current_id
+    assert gui.window.composer.button.text() == "Stop"
+    sidebar = gui.window.sidebar
+    qtbot.waitUntil(lambda: sidebar.list.count() == 2, timeout=5_000)
+    busy = {str(sidebar.list.item(i).data(Qt.ItemDataRole.UserRole))
+            for i in range(2) if not sidebar.list.item(i).icon().isNull()}  # fmt: skip
+    assert busy == {first, second}
+
+    # Stop here ends this chat's reply (waiting for the model behind the first) only.
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.window.composer.button.click()
+    assert "Stopped" in gui.transcript_text()
+    assert gui.window.composer.button.text() == "Send"
+    assert stored(gui, qtbot, second or "")[-1]["ended_by"] == "client_hangup"
+    assert stored(gui, qtbot, first)[-1]["status"] == "streaming"
+
+    # Back to the first chat: its live reply at once, still Stop-able, and it stops.
+    gui.window.sidebar.list.setCurrentRow(
+        next(i for i in range(2) if sidebar.list.item(i).data(Qt.ItemDataRole.UserRole) == first)
+    )
+    qtbot.waitUntil(lambda: gui.window.current_id == first, timeout=5_000)
+    assert gui.window.transcript.showing_reply  # live, not a stored copy
+    qtbot.waitUntil(lambda: "alpha-2" in gui.transcript_text(), timeout=1_000)
+    assert gui.window.composer.button.text() == "Stop"
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.window.composer.button.click()
+    assert stored(gui, qtbot, first)[-1]["ended_by"] == "client_hangup"
+    assert gui.transcript_text().count("Stopped") == 1
+
+
+def test_escape_stops_from_the_sidebar_and_from_the_transcript(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    for target in (gui.window.sidebar.list, gui.window.transcript):
+        start_reply(gui, qtbot, upstream, "gamma")
+        target.setFocus()
+        with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+            qtbot.keyClick(target, Qt.Key.Key_Escape)
+        assert "Stopped" in gui.transcript_text()
+
+
+def test_focus_returns_to_the_composer_after_stop(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    start_reply(gui, qtbot, upstream, "delta")
+    button = gui.window.composer.button
+    button.setFocus()
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert gui.window.composer.editor.hasFocus()
+
+
+def test_tab_moves_focus_out_of_the_composer(gui: GuiApp, qtbot: Any) -> None:
+    editor = gui.window.composer.editor
+    editor.setFocus()
+    gui.window.composer.set_text("no tabs here")
+    qtbot.keyClick(editor, Qt.Key.Key_Tab)
+    assert gui.window.composer.text == "no tabs here"
+    assert not editor.hasFocus()
+
+
+def test_the_window_title_names_the_open_chat(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    assert gui.window.windowTitle() == "Parley"
+    upstream.script = Script(tokens=1)
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send("Plans for Sunday")
+    qtbot.waitUntil(lambda: gui.window.windowTitle() == "Plans for Sunday — Parley")
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert gui.window.windowTitle() == "Parley"
