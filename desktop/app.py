@@ -20,7 +20,7 @@ import qasync
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from desktop import config
+from desktop import api_keys, config
 from desktop.client import ParleyClient
 from desktop.embedded import EmbeddedServer, launch_settings
 from desktop.errors import ClientError, LaunchError, ServerStartError
@@ -67,7 +67,7 @@ class App:
     def settings(self) -> Settings:
         """The server's settings now: the command line's, plus the configured backends."""
         configured = tuple(
-            UpstreamSettings(b.base_url, b.model, api_key=config.api_key(b.base_url))
+            UpstreamSettings(b.base_url, b.model, api_key=api_keys.api_key(b.base_url))
             for b in self.config.backends
         )
         return dataclasses.replace(

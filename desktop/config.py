@@ -1,7 +1,7 @@
 """The desktop app's own settings: OpenAI-compatible backends and the default system prompt.
 
 Stored as JSON in the user config directory (`PARLEY_CONFIG_DIR` overrides), written
-atomically. API keys never go into that file: they live in the OS keyring (`keyring`).
+atomically. API keys never go into that file: see `desktop.api_keys`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import platformdirs
 APP_NAME = "parley"  # the same directory names as the server's
 
 log = logging.getLogger(__name__)
-KEYRING_SERVICE = "parley"
 
 
 def config_dir() -> Path:
@@ -70,27 +69,3 @@ def write_atomically(path: Path, text: str) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
-
-
-def api_key(base_url: str) -> str | None:
-    try:
-        import keyring
-
-        return keyring.get_password(KEYRING_SERVICE, base_url)
-    except Exception as exc:  # no keyring backend on this system, or it refused
-        log.warning("cannot read the API key from the keyring: %s", exc)
-        return None
-
-
-def store_api_key(base_url: str, key: str) -> str | None:
-    """Save (or, with an empty key, forget) a key. Returns an error message or None."""
-    try:
-        import keyring
-
-        if key:
-            keyring.set_password(KEYRING_SERVICE, base_url, key)
-        elif keyring.get_password(KEYRING_SERVICE, base_url) is not None:
-            keyring.delete_password(KEYRING_SERVICE, base_url)
-    except Exception as exc:
-        return f"the API key was not saved: no usable keyring ({exc})"
-    return None

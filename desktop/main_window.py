@@ -26,6 +26,7 @@ from desktop.client import ParleyClient
 from desktop.errors import ClientError
 from desktop.reply import ReplyController
 from desktop.tasks import Tasks
+from desktop.widgets.banner import Banner
 from desktop.widgets.composer import Composer
 from desktop.widgets.conversation_list import ConversationList
 from desktop.widgets.transcript import Transcript
@@ -65,11 +66,7 @@ class MainWindow(QMainWindow):
         self.transcript = Transcript(self)
         self.composer = Composer(self)
         self.reply = ReplyController(self.transcript, self.composer, self._is_shown, self)
-        self.banner = QLabel(self)
-        self.banner.setObjectName("banner")
-        self.banner.setWordWrap(True)
-        self.banner.setStyleSheet("color: #c0392b; padding: 4px;")
-        self.banner.hide()
+        self.banner = Banner(self)
         self.model_picker = QComboBox(self)
         self.model_picker.setObjectName("model-picker")
         self.model_picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
@@ -148,8 +145,7 @@ class MainWindow(QMainWindow):
         self.reply.client = None
 
     def show_error(self, message: str) -> None:
-        self.banner.setText(message)
-        self.banner.show()
+        self.banner.show_message(message)
         self.error_shown.emit(message)
 
     def clear_error(self) -> None:

@@ -1,14 +1,20 @@
-"""Settings: OpenAI-compatible backends (URL, model, API key in the keyring) and system prompt."""
+"""Settings: OpenAI-compatible backends (URL, model, API key) and the system prompt.
+
+API keys go to the keyring; where none works, Save asks where to keep them instead (this
+session only, or a file only the user can read) rather than dropping them.
+"""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QTableWidget,
@@ -17,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop import config
+from desktop import api_keys, config
 
 URL, MODEL, KEY = range(3)
 KEEP_KEY = ""  # an empty key field keeps the stored key
@@ -70,7 +76,7 @@ class SettingsDialog(QDialog):
         self.table.setItem(row, MODEL, QTableWidgetItem(model))
         key = QLineEdit(self.table)
         key.setEchoMode(QLineEdit.EchoMode.Password)
-        key.setPlaceholderText("stored in the keyring" if url and config.api_key(url) else "none")
+        key.setPlaceholderText("stored" if url and api_keys.api_key(url) else "none")
         self.table.setCellWidget(row, KEY, key)
 
     def _on_add_clicked(self) -> None:
@@ -91,8 +97,11 @@ class SettingsDialog(QDialog):
             url, model = self._text(row, URL), self._text(row, MODEL)
             if not url and not model:
                 continue
-            if not url.startswith(("http://", "https://")) or not model:
-                self.error.setText(f"Row {row + 1}: a base URL (http…) and a model are needed.")
+            if not url.startswith(("http://", "https://")):
+                self.error.setText(f"Row {row + 1}: the base URL must start with http(s)://.")
+                return
+            if not model:
+                self.error.setText(f"Row {row + 1}: name the model to use at {url}.")
                 return
             backends.append(config.Backend(url, model))
             widget = self.table.cellWidget(row, KEY)
@@ -105,9 +114,49 @@ class SettingsDialog(QDialog):
             self._settings.save()
         except OSError as exc:
             errors.append(f"settings not saved: {exc}")
+        refused: dict[str, str] = {}
+        reason = ""
         for url, key in keys.items():
-            problem = config.store_api_key(url, key)
+            problem = api_keys.store_in_keyring(url, key)
             if problem:
-                errors.append(problem)
+                refused[url], reason = key, problem
+        if refused:
+            self._ask_where_to_keep(refused, reason, errors)
+        else:
+            self._finish(errors)
+
+    def _ask_where_to_keep(self, keys: dict[str, str], reason: str, errors: list[str]) -> None:
+        """No keyring took the keys: ask where they go (never dropped silently)."""
+        ask = QMessageBox(QMessageBox.Icon.Warning, "Where to keep the API key", "", parent=self)
+        ask.setObjectName("key-fallback")
+        ask.setText(f"Parley could not store the API key: {reason}.")
+        ask.setInformativeText(
+            "Keep it for this session only (Parley asks again after it restarts), or save it "
+            f"in a file only your user can read ({api_keys.keys_file()}). Anyone who can "
+            "read your files or your backups can read a key kept in that file."
+        )
+        session = ask.addButton("This session only", QMessageBox.ButtonRole.AcceptRole)
+        in_file = ask.addButton("Save in a file", QMessageBox.ButtonRole.AcceptRole)
+        ask.addButton(QMessageBox.StandardButton.Cancel)
+
+        def chosen(button: QAbstractButton) -> None:
+            ask.deleteLater()
+            choice = (
+                api_keys.Fallback.SESSION if button is session
+                else api_keys.Fallback.FILE if button is in_file
+                else None
+            )  # fmt: skip
+            if choice is None:
+                errors.append("the API key was not saved: no usable keyring")
+            for url, key in keys.items():
+                problem = api_keys.store_elsewhere(url, key, choice) if choice else None
+                if problem:
+                    errors.append(problem)
+            self._finish(errors)
+
+        ask.buttonClicked.connect(chosen)
+        ask.open()  # never exec() under qasync
+
+    def _finish(self, errors: list[str]) -> None:
         self.settings_saved.emit(errors)
         self.accept()

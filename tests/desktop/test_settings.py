@@ -3,6 +3,8 @@ embedded server restarts with it."""
 
 from __future__ import annotations
 
+import json
+import stat
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,8 +12,9 @@ import keyring
 import pytest
 from keyring.backend import KeyringBackend
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialogButtonBox, QLineEdit, QTableWidgetItem
+from PySide6.QtWidgets import QDialogButtonBox, QLineEdit, QMessageBox, QTableWidgetItem
 
+from desktop import api_keys
 from desktop.config import DesktopConfig
 from desktop.widgets.settings_dialog import KEY, MODEL, URL, SettingsDialog
 from tests.desktop.conftest import GuiApp, run
@@ -35,6 +38,21 @@ class MemoryKeyring(KeyringBackend):
         self.passwords.pop((service, username), None)
 
 
+class BrokenKeyring(KeyringBackend):
+    """A system where no keyring works (no Secret Service, locked, refused)."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def get_password(self, service: str, username: str) -> str | None:
+        raise RuntimeError("no Secret Service on the bus")
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        raise RuntimeError("no Secret Service on the bus")
+
+    def delete_password(self, service: str, username: str) -> None:
+        raise RuntimeError("no Secret Service on the bus")
+
+
 @pytest.fixture
 def memory_keyring() -> Iterator[MemoryKeyring]:
     previous = keyring.get_keyring()
@@ -42,6 +60,46 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
     keyring.set_keyring(ring)
     yield ring
     keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def broken_keyring() -> Iterator[None]:
+    previous = keyring.get_keyring()
+    keyring.set_keyring(BrokenKeyring())
+    yield
+    keyring.set_keyring(previous)
+    api_keys._session.clear()
+
+
+def add_backend(gui: GuiApp, upstream: ScriptedUpstream, key_text: str) -> SettingsDialog:
+    """Open Settings and fill in a backend with an API key (not saved yet)."""
+    gui.window.settings_button.click()
+    dialog = gui.window.findChild(SettingsDialog, "settings-dialog")
+    assert dialog is not None and dialog.isVisible()
+    dialog._on_add_clicked()
+    row = dialog.table.rowCount() - 1
+    dialog.table.setItem(row, URL, QTableWidgetItem(upstream.base_url))
+    dialog.table.setItem(row, MODEL, QTableWidgetItem("second-model"))
+    key = dialog.table.cellWidget(row, KEY)
+    assert isinstance(key, QLineEdit)
+    key.setText(key_text)
+    return dialog
+
+
+def save(dialog: SettingsDialog) -> None:
+    dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save).click()
+
+
+def key_reaches_the_upstream(gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any) -> str:
+    """Once the server has restarted: send on the new backend; the Authorization it got."""
+    qtbot.waitUntil(lambda: gui.window.client is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: not gui.app._restart_pending and gui.app.server is not None)
+    upstream.script = Script(tokens=1)
+    gui.window.model_picker.addItem("second-model")
+    gui.window.model_picker.setCurrentText("second-model")
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send("Hello")
+    return upstream.records[-1].headers.get("authorization", "")
 
 
 def test_a_backend_added_in_settings_is_saved_and_used(
@@ -87,3 +145,47 @@ def test_a_backend_added_in_settings_is_saved_and_used(
         "role": "system",
         "content": "Answer in French.",
     }
+
+
+@pytest.mark.parametrize("choice", ["This session only", "Save in a file"])
+def test_without_a_keyring_save_asks_where_to_keep_the_key_and_keeps_it(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any, broken_keyring: None, choice: str
+) -> None:
+    dialog = add_backend(gui, upstream, "sk-no-keyring")
+    old_client = gui.window.client
+    save(dialog)
+    ask = dialog.findChild(QMessageBox, "key-fallback")
+    assert ask is not None and ask.isVisible()
+    assert "no usable keyring" in ask.text() and "Secret Service" in ask.text()
+    assert "backups" in ask.informativeText()  # the risk of the file is said
+    button = next(b for b in ask.buttons() if b.text() == choice)
+    button.click()
+
+    qtbot.waitUntil(lambda: gui.window.client not in (None, old_client), timeout=20_000)
+    assert key_reaches_the_upstream(gui, upstream, qtbot) == "Bearer sk-no-keyring"
+    assert not gui.window.banner.isVisible(), gui.window.banner.text()  # no false error
+    key_file = api_keys.keys_file()
+    if choice == "Save in a file":
+        assert json.loads(key_file.read_text()) == {upstream.base_url: "sk-no-keyring"}
+        assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    else:
+        assert not key_file.exists()
+        assert "sk-no-keyring" not in "".join(p.read_text() for p in key_file.parent.glob("*.json"))
+
+
+def test_without_a_keyring_cancel_says_the_key_was_not_saved(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any, broken_keyring: None
+) -> None:
+    dialog = add_backend(gui, upstream, "sk-dropped")
+    old_client = gui.window.client
+    save(dialog)
+    ask = dialog.findChild(QMessageBox, "key-fallback")
+    assert ask is not None
+    with qtbot.waitSignal(gui.window.error_shown, timeout=5_000) as shown:
+        ask.button(QMessageBox.StandardButton.Cancel).click()
+    assert "the API key was not saved" in shown.args[0]
+    assert api_keys.api_key(upstream.base_url) is None
+    # The server restart that follows shows no error of its own over that message.
+    qtbot.waitUntil(lambda: gui.window.client not in (None, old_client), timeout=20_000)
+    qtbot.waitUntil(lambda: not gui.window.tasks, timeout=5_000)
+    assert "the API key was not saved" in gui.window.banner.text()

@@ -148,6 +148,8 @@ def test_failed_send_shows_why_and_keeps_the_text(
     assert "still streaming" in shown.args[0]
     assert gui.window.banner.isVisible()
     assert gui.window.composer.text == "second, too early"
+    gui.window.banner.dismiss_button.click()  # the message can be put away
+    assert not gui.window.banner.isVisible()
     assert gui.window.composer.button.text() == "Send"
     run(qtbot, other.aclose())
 
