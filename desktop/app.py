@@ -51,7 +51,7 @@ class App:
         self.config = desktop_config
         self.state = WindowState.load()
         self.window = MainWindow()
-        self.window.system_prompt = desktop_config.system_prompt or None
+        self._apply_config()
         self.server: EmbeddedServer | None = None
         self.client: ParleyClient | None = None
         self.tasks = Tasks(self.window.show_error)
@@ -63,6 +63,10 @@ class App:
         self.window.reply_finished.connect(self._on_window_reply_finished)
         self.window.settings_requested.connect(self._on_window_settings_requested)
         self.window.conversation_opened.connect(self._on_window_conversation_opened)
+
+    def _apply_config(self) -> None:
+        self.window.system_prompt = self.config.system_prompt or None
+        self.window.max_tokens = self.config.max_tokens or None
 
     def settings(self) -> Settings:
         """The server's settings now: the command line's, plus the configured backends."""
@@ -155,7 +159,7 @@ class App:
             self._dialog = None
 
     def _on_dialog_settings_saved(self, errors: list[str]) -> None:
-        self.window.system_prompt = self.config.system_prompt or None
+        self._apply_config()
         if errors:
             self.window.show_error("; ".join(errors))
         # Backends are fixed for a server's life: restart it, once no reply is in flight.

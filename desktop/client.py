@@ -216,12 +216,18 @@ class ParleyClient:
     # -- replies ---------------------------------------------------------------------------
 
     async def send(
-        self, conversation_id: str, content: str, model: str | None = None
+        self,
+        conversation_id: str,
+        content: str,
+        model: str | None = None,
+        max_tokens: int | None = None,
     ) -> ReplyStream:
         """Send a message; returns once the server has stored it and the reply has begun."""
-        body = {"content": content}
+        body: dict[str, str | int] = {"content": content}
         if model:
             body["model"] = model
+        if max_tokens:
+            body["max_tokens"] = max_tokens
         path = f"/api/conversations/{quote(conversation_id)}/messages"
         request = self._http.build_request("POST", path, json=body)
         try:

@@ -18,6 +18,8 @@ import platformdirs
 APP_NAME = "parley"  # the same directory names as the server's
 
 log = logging.getLogger(__name__)
+DEFAULT_MAX_TOKENS = 2048
+MAX_TOKENS = 1_000_000
 
 
 def config_dir() -> Path:
@@ -37,6 +39,9 @@ class Backend:
 class DesktopConfig:
     backends: list[Backend] = field(default_factory=list)
     system_prompt: str = ""
+    # The longest reply, in tokens: small models can otherwise loop until the context is
+    # full. 0 means no limit of Parley's own.
+    max_tokens: int = DEFAULT_MAX_TOKENS
 
     @classmethod
     def load(cls, path: Path | None = None) -> DesktopConfig:
@@ -47,6 +52,7 @@ class DesktopConfig:
             return cls(
                 backends=[Backend(str(b["base_url"]), str(b["model"])) for b in data["backends"]],
                 system_prompt=str(data.get("system_prompt", "")),
+                max_tokens=_max_tokens(data.get("max_tokens", DEFAULT_MAX_TOKENS)),
             )
         except FileNotFoundError:
             return cls()
@@ -56,6 +62,12 @@ class DesktopConfig:
 
     def save(self, path: Path | None = None) -> None:
         write_atomically(path or config_dir() / "desktop.json", json.dumps(asdict(self), indent=2))
+
+
+def _max_tokens(value: object) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS:
+        return value
+    return DEFAULT_MAX_TOKENS
 
 
 def write_atomically(path: Path, text: str) -> None:

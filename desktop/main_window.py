@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
     QMainWindow,
+    QMessageBox,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -35,6 +36,7 @@ from server.types import ModelStatusJSON
 log = logging.getLogger(__name__)
 
 STATUS_POLL_MS = 1000
+NOTICE_MS = 2500
 MODEL_STATES = {"ready": "ready", "loading": "loading…", "unloaded": "loads on first use"}
 
 
@@ -57,6 +59,7 @@ class MainWindow(QMainWindow):
         self.client: ParleyClient | None = None
         self.current_id: str | None = None
         self.system_prompt: str | None = None
+        self.max_tokens: int | None = None  # the longest reply asked for (None: no limit)
         self.tasks = Tasks(self.show_error)
         self._closing = False
         self._list_requests = 0
@@ -91,6 +94,9 @@ class MainWindow(QMainWindow):
         self.composer.message_submitted.connect(self._on_composer_message_submitted)
         self.composer.stop_requested.connect(self._on_composer_stop_requested)
         self.transcript.theme_changed.connect(self._on_transcript_theme_changed)
+        self.transcript.link_clicked.connect(self._on_transcript_link_clicked)
+        self.transcript.link_hovered.connect(self._on_transcript_link_hovered)
+        self.transcript.code_copied.connect(self._on_transcript_code_copied)
         self.reply.conversation_created.connect(self._on_reply_conversation_created)
         self.reply.reply_started.connect(self._on_reply_started)
         self.reply.reply_finished.connect(self._on_reply_finished)
@@ -219,7 +225,9 @@ class MainWindow(QMainWindow):
     def _on_composer_message_submitted(self, text: str) -> None:
         model = self.model_picker.currentText() or None
         # The conversation it was typed in, even if another is opened while it is sent.
-        sending = self.reply.submit(self.current_id, text, model, self.system_prompt)
+        sending = self.reply.submit(
+            self.current_id, text, model, self.system_prompt, self.max_tokens
+        )
         if sending is None:
             return  # this chat's reply is still in flight (its button says Stop)
         self.clear_error()
@@ -252,6 +260,35 @@ class MainWindow(QMainWindow):
         # Shown again from what the server stored, a reply in flight live with it.
         if self.current_id is not None:
             self.tasks.spawn(self._redraw(self.current_id))
+
+    def _on_transcript_link_clicked(self, url: QUrl) -> None:
+        # A model can write any link text: the target is shown before anything opens.
+        ask = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Open link",
+            "Open this link in your browser?",
+            QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Cancel,
+            self,
+        )
+        ask.setObjectName("open-link")
+        ask.setInformativeText(url.toString())
+
+        def finished(result: int) -> None:
+            ask.deleteLater()
+            if result == QMessageBox.StandardButton.Open:
+                QDesktopServices.openUrl(url)
+
+        ask.finished.connect(finished)
+        ask.open()  # never exec() under qasync
+
+    def _on_transcript_link_hovered(self, target: str) -> None:
+        if target:
+            self.statusBar().showMessage(target)
+        else:
+            self.statusBar().clearMessage()
+
+    def _on_transcript_code_copied(self) -> None:
+        self.statusBar().showMessage("Copied to the clipboard", NOTICE_MS)
 
     def _on_status_timer_timeout(self) -> None:
         self.tasks.spawn(self._refresh_status())

@@ -33,10 +33,13 @@ STOPPING_NOTE = "Stopped — saving…"
 class Reply:
     """One message sent and its reply, from the submit until its ending is shown."""
 
-    def __init__(self, conversation_id: str | None, text: str, model: str | None) -> None:
+    def __init__(
+        self, conversation_id: str | None, text: str, model: str | None, max_tokens: int | None
+    ) -> None:
         self.conversation_id = conversation_id  # None until a new chat is created for it
         self.text = text
         self.model = model
+        self.max_tokens = max_tokens
         self.stream: ReplyStream | None = None
         self.received: list[str] = []  # all of it, also what the view did not draw
         self.stop_requested = False
@@ -86,14 +89,19 @@ class ReplyController(QObject):
     # -- commands -----------------------------------------------------------------------------
 
     def submit(
-        self, conversation_id: str | None, text: str, model: str | None, system: str | None
+        self,
+        conversation_id: str | None,
+        text: str,
+        model: str | None,
+        system: str | None,
+        max_tokens: int | None = None,
     ) -> Coroutine[object, object, None] | None:
         """Send `text` to the chat it was typed in (a new one if None). The chat is busy at
         once (a second Enter cannot send it twice); the returned coroutine, to be run as a
         task, follows the reply until its ending is shown. None if that chat is busy."""
         if self.busy_in(conversation_id):
             return None
-        reply = Reply(conversation_id, text, model)
+        reply = Reply(conversation_id, text, model, max_tokens)
         self._replies.append(reply)
         self.busy_changed.emit()
         return self._run(reply, system)
@@ -159,7 +167,7 @@ class ReplyController(QObject):
             reply.conversation_id = created["id"]
             self.conversation_created.emit(reply.conversation_id)
         conversation_id = reply.conversation_id
-        stream = await client.send(conversation_id, reply.text, reply.model)
+        stream = await client.send(conversation_id, reply.text, reply.model, reply.max_tokens)
         reply.stream = stream
         if self._is_shown(conversation_id) and self._composer.text == reply.text:
             self._composer.clear()  # (not text typed meanwhile for another chat)

@@ -79,7 +79,11 @@ class RunManager:
         return self._closing_since
 
     async def start_turn(
-        self, conversation_id: str, content: str, model: ModelEntry
+        self,
+        conversation_id: str,
+        content: str,
+        model: ModelEntry,
+        max_tokens: int | None = None,
     ) -> tuple[Run, ConversationTurn]:
         """Start a run that opens the turn (both messages written before any generation),
         and return once it is open. Raises ConflictError, UnavailableError, and what opening
@@ -90,7 +94,7 @@ class RunManager:
                 "this conversation's reply is still streaming; stop it or wait for it",
                 code="reply_in_progress",
             )
-        turn = ConversationTurn(self._store, conversation_id, content, model.name)
+        turn = ConversationTurn(self._store, conversation_id, content, model.name, max_tokens)
         run = self._start(turn.message_id, model, turn)
         self._run_conversation[run.id] = conversation_id
         try:

@@ -51,11 +51,19 @@ class TurnSink(Protocol):
 class ConversationTurn:
     """A turn of a stored conversation: the user message, and the reply in its own row."""
 
-    def __init__(self, store: Store, conversation_id: str, content: str, model: str) -> None:
+    def __init__(
+        self,
+        store: Store,
+        conversation_id: str,
+        content: str,
+        model: str,
+        max_tokens: int | None = None,
+    ) -> None:
         self._store = store
         self.conversation_id = conversation_id
         self._content = content
         self._model = model
+        self._max_tokens = max_tokens
         # Known before the rows exist: the run is named after its reply from the start.
         self.user_message_id = new_id()
         self.message_id = new_id()
@@ -72,7 +80,7 @@ class ConversationTurn:
         if opened is None:
             raise NotFoundError(f"no conversation with id {self.conversation_id!r}")
         self.opened = opened
-        return ChatRequest(messages=opened.prompt)
+        return ChatRequest(messages=opened.prompt, max_tokens=self._max_tokens)
 
     def checkpoint(self, text: str) -> None:
         self._store.checkpoint(self.message_id, text)

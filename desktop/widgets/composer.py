@@ -7,6 +7,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QWidget
 
+MIN_LINES = 2
+MAX_LINES = 10
+
 
 class _Editor(QPlainTextEdit):
     submitted = Signal()
@@ -30,7 +33,7 @@ class Composer(QWidget):
         super().__init__(parent)
         self.editor = _Editor(self)
         self.editor.setPlaceholderText("Message (Enter to send, Shift+Enter for a new line)")
-        self.editor.setFixedHeight(80)
+        self.editor.textChanged.connect(self._fit_height)
         self.editor.setTabChangesFocus(True)  # a tab character is rarely wanted in a chat
         self.button = QPushButton("Send", self)
         self.button.setObjectName("send-stop")
@@ -39,6 +42,7 @@ class Composer(QWidget):
         layout.addWidget(self.editor, 1)
         layout.addWidget(self.button)
         self._streaming = False
+        self._fit_height()
         self.editor.submitted.connect(self._on_editor_submitted)
         self.button.clicked.connect(self._on_button_clicked)
 
@@ -58,6 +62,17 @@ class Composer(QWidget):
 
     def focus(self) -> None:
         self.editor.setFocus()
+
+    def _fit_height(self) -> None:
+        """As tall as its text, from MIN_LINES up to MAX_LINES (then it scrolls): a long
+        message stays visible, and a small window keeps room for the conversation."""
+        # QPlainTextEdit's layout measures its document in lines, wrapped ones included.
+        lines = int(self.editor.document().documentLayout().documentSize().height())
+        shown = max(MIN_LINES, min(MAX_LINES, lines))
+        margins = self.editor.contentsMargins()
+        frame = 2 * self.editor.frameWidth() + 2 * int(self.editor.document().documentMargin())
+        height = shown * self.editor.fontMetrics().lineSpacing() + frame
+        self.editor.setFixedHeight(height + margins.top() + margins.bottom())
 
     def _on_editor_submitted(self) -> None:
         if not self._streaming and self.text.strip():

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
+    QSpinBox,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -40,6 +41,13 @@ class SettingsDialog(QDialog):
         self._settings = settings
         self.system_prompt = QPlainTextEdit(settings.system_prompt, self)
         self.system_prompt.setPlaceholderText("Default system prompt for new conversations")
+        self.max_tokens = QSpinBox(self)
+        self.max_tokens.setRange(0, config.MAX_TOKENS)
+        self.max_tokens.setSingleStep(256)
+        self.max_tokens.setSpecialValueText("no limit")
+        self.max_tokens.setSuffix(" tokens")
+        self.max_tokens.setValue(settings.max_tokens)
+        self.max_tokens.setAccessibleName("Longest reply, in tokens")
         self.table = QTableWidget(0, 3, self)
         self.table.setHorizontalHeaderLabels(["Base URL (…/v1)", "Model", "API key"])
         self.table.horizontalHeader().setStretchLastSection(True)
@@ -62,6 +70,11 @@ class SettingsDialog(QDialog):
         layout.addLayout(row)
         layout.addWidget(QLabel("System prompt"))
         layout.addWidget(self.system_prompt)
+        limit = QHBoxLayout()
+        limit.addWidget(QLabel("Longest reply (small models can repeat themselves endlessly)"))
+        limit.addWidget(self.max_tokens)
+        limit.addStretch(1)
+        layout.addLayout(limit)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
         add.clicked.connect(self._on_add_clicked)
@@ -109,6 +122,7 @@ class SettingsDialog(QDialog):
                 keys[url] = widget.text()
         self._settings.backends = backends
         self._settings.system_prompt = self.system_prompt.toPlainText().strip()
+        self._settings.max_tokens = self.max_tokens.value()
         errors = []
         try:
             self._settings.save()

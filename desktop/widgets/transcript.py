@@ -13,6 +13,7 @@ import time
 
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
 from PySide6.QtGui import (
+    QColor,
     QGuiApplication,
     QPalette,
     QTextBlockFormat,
@@ -64,6 +65,9 @@ class Transcript(QTextBrowser):
     reply_rendered = Signal(int, float)
     reply_ended = Signal()  # the badge and figures are shown
     theme_changed = Signal()  # light <-> dark: what is shown needs rendering again
+    link_clicked = Signal(QUrl)  # an http(s) link in a message (nothing else is followed)
+    link_hovered = Signal(str)  # its target under the pointer ("" when it leaves)
+    code_copied = Signal()  # a code block's Copy link put it on the clipboard
 
     # One growing reply (see _reset_reply).
     _reply: list[str]
@@ -81,8 +85,9 @@ class Transcript(QTextBrowser):
         self.setOpenLinks(False)
         self.setReadOnly(True)
         self.anchorClicked.connect(self._on_anchor_clicked)
+        self.highlighted.connect(self._on_highlighted)
         self._renderer = MarkdownRenderer(dark=self._palette_is_dark())
-        self._muted = self.palette().color(QPalette.ColorRole.PlaceholderText).name()
+        self._set_colours()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(COALESCE_MS)
@@ -94,12 +99,26 @@ class Transcript(QTextBrowser):
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
-            self._muted = self.palette().color(QPalette.ColorRole.PlaceholderText).name()
+            self._set_colours()
             dark = self._palette_is_dark()
             if dark != self._renderer.dark:
                 # Code colours and badges are baked into the document as inline styles.
                 self._renderer.set_dark(dark)
                 self.theme_changed.emit()
+
+    def _set_colours(self) -> None:
+        """Muted text halfway between the text and its background (the palette's
+        placeholder colour is near black in some styles); badges readable on either."""
+        text = self.palette().color(QPalette.ColorRole.Text)
+        base = self.palette().color(QPalette.ColorRole.Base)
+        self._muted = QColor(
+            (text.red() + base.red()) // 2,
+            (text.green() + base.green()) // 2,
+            (text.blue() + base.blue()) // 2,
+        ).name()
+        dark = self._palette_is_dark()
+        self._error_colour = "#ff8a7a" if dark else "#b03a2e"
+        self._warning_colour = "#f0b45a" if dark else "#9a6108"
 
     def _palette_is_dark(self) -> bool:
         return self.palette().color(QPalette.ColorRole.Base).lightness() < 128
@@ -303,17 +322,25 @@ class Transcript(QTextBrowser):
         stats = stats_for(end.usage)
         pieces = []
         if badge:
-            color = "#c0392b" if end.status == "error" else "#b9770e"
+            color = self._error_colour if end.status == "error" else self._warning_colour
             pieces.append(f'<span style="color:{color};"><b>{html.escape(badge)}</b></span>')
         if stats:
             pieces.append(f'<span style="color:{self._muted};">{html.escape(stats)}</span>')
         return f'<p style="margin-bottom:6px;">{" &nbsp; ".join(pieces)}</p>' if pieces else ""
 
     def _note(self, note: str) -> str:
-        return f'<p><span style="color:#b9770e;"><b>{html.escape(note)}</b></span></p>'
+        colour = self._warning_colour
+        return f'<p><span style="color:{colour};"><b>{html.escape(note)}</b></span></p>'
 
     def _on_anchor_clicked(self, url: QUrl) -> None:
         if url.scheme() == "copy":
             code = self._renderer.code_blocks.get(url.path())
             if code is not None:
                 QGuiApplication.clipboard().setText(code)
+                self.code_copied.emit()
+        elif url.scheme() in ("http", "https") and url.host():
+            self.link_clicked.emit(url)
+        # Any other scheme (file:, javascript:, a relative path...) is not followed.
+
+    def _on_highlighted(self, url: QUrl) -> None:
+        self.link_hovered.emit(url.toString() if url.scheme() in ("http", "https") else "")

@@ -8,11 +8,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from server.errors import BadRequestError, NotFoundError
-from server.jsonbody import check_text, read_object, text_field
+from server.jsonbody import check_text, number_field, read_object, text_field
 from server.run_responses import RunEventStream
 from server.services import services
 from server.sse import ChunkWriter, TurnIds
 from server.types import ConversationListJSON
+
+MAX_REPLY_TOKENS = 1_000_000
 
 
 def _id(request: Request, name: str = "conversation_id") -> str:
@@ -86,13 +88,16 @@ async def send_message(request: Request) -> RunEventStream:
         body, "content", max_chars=limits.max_content_chars, required=True, allow_empty=False
     )
     model_name = text_field(body, "model", max_chars=limits.max_title_chars)
+    max_tokens = number_field(body, "max_tokens", low=1, high=MAX_REPLY_TOKENS, integer=True)
     conversation_id = _id(request)
     # Its own fields only (the model to use): the history is read once, by opening the turn.
     conversation = await svc.store.find_conversation(conversation_id)
     if conversation is None:
         raise _no_conversation(conversation_id)
     model = svc.models.resolve(model_name, conversation["model"])
-    run, turn = await svc.runs.start_turn(conversation_id, content or "", model)
+    run, turn = await svc.runs.start_turn(
+        conversation_id, content or "", model, int(max_tokens) if max_tokens else None
+    )
     writer = ChunkWriter(f"chatcmpl-{run.id}", model.name)
     ids = TurnIds(conversation_id, turn.user_message_id, turn.message_id)
     return RunEventStream(run, writer, ids)

@@ -1,12 +1,17 @@
-"""A reply per chat: Stop ends the reply of the chat on screen, never another's; Esc stops it
-from anywhere in the window; focus and Tab behave as in any text field."""
+"""Replies as a new user meets them: a reply per chat (Stop ends the reply of the chat on
+screen, never another's); Esc stops it from anywhere in the window; focus and Tab behave as in
+any text field; links, Copy, the composer's size, the longest reply."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QMessageBox
 
+from desktop.config import DEFAULT_MAX_TOKENS
 from tests.desktop.conftest import GuiApp, run
 from tests.support.upstream import Script, ScriptedUpstream
 
@@ -109,3 +114,58 @@ def test_the_window_title_names_the_open_chat(
     qtbot.waitUntil(lambda: gui.window.windowTitle() == "Plans for Sunday — Parley")
     qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     assert gui.window.windowTitle() == "Parley"
+
+
+def test_a_reply_is_capped_at_the_longest_reply_setting(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    upstream.script = Script(tokens=1)
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send("Short")
+    assert upstream.records[-1].body["max_tokens"] == DEFAULT_MAX_TOKENS
+
+
+def test_links_open_in_the_browser_only_after_their_target_is_shown(
+    gui: GuiApp, qtbot: Any, monkeypatch: Any
+) -> None:
+    opened: list[str] = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url.toString()))
+    view = gui.window.transcript
+    hovered: list[str] = []
+    view.link_hovered.connect(hovered.append)
+    view.highlighted.emit(QUrl("https://example.org/page"))
+    assert gui.window.statusBar().currentMessage() == "https://example.org/page"
+
+    for url in ("file:///etc/passwd", "javascript:alert(1)", "relative/path"):
+        view.anchorClicked.emit(QUrl(url))  # never followed, nothing asked
+    assert gui.window.findChild(QMessageBox, "open-link") is None
+
+    view.anchorClicked.emit(QUrl("https://example.org/page"))
+    ask = gui.window.findChild(QMessageBox, "open-link")
+    assert ask is not None and ask.informativeText() == "https://example.org/page"
+    ask.button(QMessageBox.StandardButton.Open).click()
+    assert opened == ["https://example.org/page"]
+
+
+def test_copying_a_code_block_says_so(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any, qapp: Any
+) -> None:
+    upstream.script = Script(texts=["```python\n", "x = 1\n", "```\n"])
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send("Code please")
+    link = re.findall(r'href="(copy:\d+)"', gui.window.transcript.toHtml())[-1]
+    gui.window.transcript.anchorClicked.emit(QUrl(link))
+    assert qapp.clipboard().text().strip() == "x = 1"
+    assert gui.window.statusBar().currentMessage() == "Copied to the clipboard"
+
+
+def test_the_composer_grows_with_its_text_up_to_a_limit(gui: GuiApp) -> None:
+    composer = gui.window.composer
+    one = composer.editor.height()
+    composer.set_text("\n".join(["line"] * 5))
+    five = composer.editor.height()
+    composer.set_text("\n".join(["line"] * 50))
+    fifty = composer.editor.height()
+    assert one < five < fifty == composer.editor.maximumHeight()
+    composer.set_text("\n".join(["line"] * 80))
+    assert composer.editor.height() == fifty  # capped: it scrolls from there

@@ -50,6 +50,25 @@ def test_message_json_has_every_field(parley: Parley, upstream: ScriptedUpstream
     assert assistant["usage"]["prompt_tokens"] == 7
 
 
+def test_max_tokens_caps_the_reply_at_the_backend(
+    parley: Parley, upstream: ScriptedUpstream
+) -> None:
+    upstream.script = Script(tokens=2)
+    conversation_id = parley.new_conversation()
+    parley.send(conversation_id, max_tokens=3).read_all()
+    assert upstream.records[-1].body["max_tokens"] == 3
+    parley.send(conversation_id).read_all()
+    assert "max_tokens" not in upstream.records[-1].body  # none asked: none sent
+    for bad in (0, -1, 2.5, "100", True):
+        reply = parley.call(
+            "POST",
+            f"/api/conversations/{conversation_id}/messages",
+            json_body={"content": "hi", "max_tokens": bad},
+        )
+        assert reply.status == 400, bad
+    assert len(parley.conversation(conversation_id)["messages"]) == 4  # nothing stored
+
+
 def test_rename(parley: Parley) -> None:
     conversation_id = parley.new_conversation(title="old")
     reply = parley.call(
