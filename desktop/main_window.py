@@ -211,7 +211,8 @@ class MainWindow(QMainWindow):
 
     def _on_sidebar_conversation_selected(self, conversation_id: str) -> None:
         if conversation_id != self.current_id:
-            self.tasks.spawn(self._open(conversation_id))
+            # A search hit: shown at the words found.
+            self.tasks.spawn(self._open(conversation_id, reveal=self.sidebar.query()))
 
     def _on_sidebar_rename_requested(self, conversation_id: str, title: str) -> None:
         self.tasks.spawn(self._rename(conversation_id, title))
@@ -333,7 +334,9 @@ class MainWindow(QMainWindow):
         if chosen is not None:
             self.model_state.setText(_model_state_text(chosen))
 
-    async def _open(self, conversation_id: str, *, missing_ok: bool = False) -> None:
+    async def _open(
+        self, conversation_id: str, *, missing_ok: bool = False, reveal: str = ""
+    ) -> None:
         client = self._require_client()
         self._opening += 1
         request = self._opening
@@ -347,6 +350,8 @@ class MainWindow(QMainWindow):
             return  # a later click, or New chat, came first
         self._set_current(conversation_id)
         self.reply.show(conversation)
+        if reveal:
+            self.transcript.reveal(reveal)
         if conversation["model"]:
             self.model_picker.setCurrentText(conversation["model"])
         if missing_ok:  # restored at launch: select it in the list too

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QPoint, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QIcon, QKeyEvent, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import (
+    QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.widgets.search_result import SNIPPET_ROLE, SearchResultDelegate, clean_snippet
 from server.types import ConversationJSON
 
 ID_ROLE = Qt.ItemDataRole.UserRole
@@ -55,10 +57,16 @@ class ConversationList(QWidget):
         self.search.setClearButtonEnabled(True)
         self.list = _List(self)
         self.list.setWordWrap(True)
+        self.list.setItemDelegate(SearchResultDelegate(self.list))
+        self.no_results = QLabel(self)
+        self.no_results.setObjectName("no-results")
+        self.no_results.setWordWrap(True)
+        self.no_results.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.new_button)
         layout.addWidget(self.search)
+        layout.addWidget(self.no_results)
         layout.addWidget(self.list, 1)
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
@@ -131,8 +139,9 @@ class ConversationList(QWidget):
         for conversation in conversations:
             title = conversation["title"] or "New chat"
             match = conversation.get("match")
-            label = f"{title}\n{match['snippet']}" if match and match.get("message_id") else title
-            item = QListWidgetItem(label)
+            item = QListWidgetItem(title)
+            if match and match["message_id"]:
+                item.setData(SNIPPET_ROLE, clean_snippet(match["snippet"]))
             item.setData(ID_ROLE, conversation["id"])
             item.setData(TITLE_ROLE, title)
             item.setToolTip(title)
@@ -141,6 +150,9 @@ class ConversationList(QWidget):
             if conversation["id"] == current:
                 self.list.setCurrentItem(item)
         del blocker
+        query = self.query()
+        self.no_results.setText(f"No chats match “{query}”." if query else "")
+        self.no_results.setVisible(bool(query) and not conversations)
 
     def start_rename(self, item: QListWidgetItem | None = None) -> None:
         """Edit the title of `item` (the selected chat by default) in place."""

@@ -9,6 +9,7 @@ the reply grows, where re-rendering the whole reply costs ~90 ms at 10,000+ toke
 from __future__ import annotations
 
 import html
+import re
 import time
 
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
@@ -140,6 +141,16 @@ class Transcript(QTextBrowser):
         self.setHtml("".join(parts))
         self.moveCursor(QTextCursor.MoveOperation.End)
         self.ensureCursorVisible()
+
+    def reveal(self, query: str) -> bool:
+        """Select and scroll to the first place holding a word of `query` (a search hit)."""
+        for word in re.findall(r"\w+", query):
+            cursor = self.document().find(word)  # case-insensitive
+            if not cursor.isNull():
+                self.setTextCursor(cursor)
+                self.ensureCursorVisible()
+                return True
+        return False
 
     def clear_conversation(self) -> None:
         self.show_conversation([])

@@ -11,6 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMenu, QMessageBox
 
+from desktop.widgets.search_result import SNIPPET_ROLE
 from tests.desktop.conftest import GuiApp, run
 from tests.support.upstream import Script, ScriptedUpstream
 
@@ -115,19 +116,33 @@ def test_delete_from_the_context_menu(gui: GuiApp, upstream: ScriptedUpstream, q
     assert gui.window.current_id == shown and "Second" in gui.transcript_text()
 
 
-def test_search_shows_matches_with_snippets(
+def test_search_shows_clean_snippets_says_no_results_and_opens_at_the_match(
     gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
 ) -> None:
-    upstream.script = Script(tokens=1)
+    upstream.script = Script(texts=["Lava ", "rises.\n\n", "```\n", "magma = hot\n", "```\n"])
     chat(gui, qtbot, "How do volcanoes erupt?")
     qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    upstream.script = Script(tokens=1)
     chat(gui, qtbot, "Best pasta recipe")
-    gui.window.sidebar.search.setText("volcano")
-    qtbot.waitUntil(lambda: len(titles(gui)) == 1, timeout=5_000)
-    assert titles(gui)[0].startswith("How do volcanoes erupt?\n")
-    assert "«volcanoes»" in titles(gui)[0]
-    gui.window.sidebar.search.clear()
+    sidebar = gui.window.sidebar
+
+    sidebar.search.setText("magma")
+    qtbot.waitUntil(lambda: titles(gui) == ["How do volcanoes erupt?"], timeout=5_000)
+    snippet = sidebar.list.item(0).data(SNIPPET_ROLE)
+    assert "<b>magma</b>" in snippet  # the word found, in bold
+    assert "«" not in snippet and "`" not in snippet  # no raw markers, no fences
+    assert sidebar.list.visualItemRect(sidebar.list.item(0)).height() > 30  # two lines
+    assert not sidebar.no_results.isVisible()
+
+    sidebar.list.setCurrentRow(0)  # opened at the match, which is selected
+    qtbot.waitUntil(lambda: gui.window.transcript.textCursor().selectedText() == "magma")
+
+    sidebar.search.setText("zeppelin")
+    qtbot.waitUntil(lambda: titles(gui) == [], timeout=5_000)
+    assert sidebar.no_results.isVisible() and "zeppelin" in sidebar.no_results.text()
+    sidebar.search.clear()
     qtbot.waitUntil(lambda: len(titles(gui)) == 2, timeout=5_000)
+    assert not sidebar.no_results.isVisible()
 
 
 def test_failed_send_shows_why_and_keeps_the_text(

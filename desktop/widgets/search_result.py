@@ -1,0 +1,84 @@
+"""How a search result is drawn in the sidebar: the chat's title, and under it, smaller and
+muted, the matching text with the words found in bold (no «» markers, no code fences)."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt
+from PySide6.QtGui import QAbstractTextDocumentLayout, QPainter, QPalette, QTextDocument
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+
+SNIPPET_ROLE = Qt.ItemDataRole.UserRole + 3
+FENCE = re.compile(r"`{3,}\w*|~{3,}\w*")
+MATCH = re.compile(r"«(.*?)»", re.DOTALL)
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+def clean_snippet(snippet: str) -> str:
+    """The server's snippet as HTML: code fences and line breaks gone, «matches» bold."""
+    flat = " ".join(FENCE.sub(" ", snippet).split())
+    parts = MATCH.split(flat)  # text, match, text, match, ...
+    return "".join(
+        f"<b>{html.escape(part)}</b>" if i % 2 else html.escape(part)
+        for i, part in enumerate(parts)
+    )
+
+
+class SearchResultDelegate(QStyledItemDelegate):
+    """Items with a snippet get two lines; the others are drawn as usual."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+
+    def _document(
+        self, option: QStyleOptionViewItem, index: Index, width: int, selected: bool = False
+    ) -> QTextDocument:
+        palette = option.palette
+        # On the selection's background the muted tone sits between its text and the highlight.
+        text = palette.color(
+            QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        )
+        base = palette.color(QPalette.ColorRole.Highlight if selected else QPalette.ColorRole.Base)
+        muted = f"rgb({(text.red() + base.red()) // 2},{(text.green() + base.green()) // 2}," \
+                f"{(text.blue() + base.blue()) // 2})"  # fmt: skip
+        title = html.escape(str(index.data(Qt.ItemDataRole.DisplayRole)))
+        document = QTextDocument()
+        document.setDefaultFont(option.font)
+        document.setDocumentMargin(1)
+        document.setHtml(
+            f'<div style="color:{text.name()};">{title}</div>'
+            f'<div style="color:{muted}; font-size:small;">{index.data(SNIPPET_ROLE)}</div>'
+        )
+        document.setTextWidth(max(width, 40))
+        return document
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        if not index.data(SNIPPET_ROLE):
+            super().paint(painter, option, index)
+            return
+        item = QStyleOptionViewItem(option)
+        self.initStyleOption(item, index)
+        item.text = ""
+        widget = item.widget
+        style = widget.style() if widget is not None else None
+        if style is None:
+            return
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, item, painter, widget)
+        area = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, item, widget)
+        selected = bool(item.state & QStyle.StateFlag.State_Selected)
+        document = self._document(option, index, area.width(), selected)
+        context = QAbstractTextDocumentLayout.PaintContext()
+        painter.save()
+        painter.translate(area.topLeft())
+        document.documentLayout().draw(painter, context)
+        painter.restore()
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        if not index.data(SNIPPET_ROLE):
+            return super().sizeHint(option, index)
+        width = option.rect.width() or 240
+        document = self._document(option, index, width - 8)
+        return QSize(width, int(document.size().height()) + 4)
