@@ -63,10 +63,12 @@ class App:
         self.window.reply_finished.connect(self._on_window_reply_finished)
         self.window.settings_requested.connect(self._on_window_settings_requested)
         self.window.conversation_opened.connect(self._on_window_conversation_opened)
+        self.window.default_model_chosen.connect(self._on_window_default_model_chosen)
 
     def _apply_config(self) -> None:
         self.window.system_prompt = self.config.system_prompt or None
         self.window.max_tokens = self.config.max_tokens or None
+        self.window.model_picker.default_model = self.config.default_model
 
     def settings(self) -> Settings:
         """The server's settings now: the command line's, plus the configured backends."""
@@ -74,9 +76,7 @@ class App:
             UpstreamSettings(b.base_url, b.model, api_key=api_keys.api_key(b.base_url))
             for b in self.config.backends
         )
-        return dataclasses.replace(
-            self.base, token=new_token(), upstreams=self.base.upstreams + configured
-        )
+        return dataclasses.replace(self.base, token=new_token(), later_upstreams=configured)
 
     async def run(self) -> int:
         sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
@@ -144,6 +144,14 @@ class App:
         if (conversation_id or None) != self.state.conversation_id:
             self.state.conversation_id = conversation_id or None
             self.state.save()
+
+    def _on_window_default_model_chosen(self, name: str) -> None:
+        self.config.default_model = name
+        self.window.model_picker.default_model = name
+        try:
+            self.config.save()
+        except OSError as exc:
+            self.window.show_error(f"Your default model was not saved: {exc}")
 
     def _on_window_settings_requested(self) -> None:
         if self._dialog is not None:

@@ -202,6 +202,13 @@ class ParleyClient:
             ConversationJSON, CONVERSATION_KEYS, "PATCH", path, {"title": title}
         )
 
+    async def set_model(self, conversation_id: str, model: str) -> ConversationJSON:
+        """The model the conversation's next replies use."""
+        path = f"/api/conversations/{quote(conversation_id)}"
+        return await self._object(
+            ConversationJSON, CONVERSATION_KEYS, "PATCH", path, {"model": model}
+        )
+
     async def delete(self, conversation_id: str) -> None:
         await self._call("DELETE", f"/api/conversations/{quote(conversation_id)}")
 

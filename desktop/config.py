@@ -42,6 +42,7 @@ class DesktopConfig:
     # The longest reply, in tokens: small models can otherwise loop until the context is
     # full. 0 means no limit of Parley's own.
     max_tokens: int = DEFAULT_MAX_TOKENS
+    default_model: str = ""  # for new chats: the last model picked on one ("" = none yet)
 
     @classmethod
     def load(cls, path: Path | None = None) -> DesktopConfig:
@@ -53,6 +54,7 @@ class DesktopConfig:
                 backends=[Backend(str(b["base_url"]), str(b["model"])) for b in data["backends"]],
                 system_prompt=str(data.get("system_prompt", "")),
                 max_tokens=_max_tokens(data.get("max_tokens", DEFAULT_MAX_TOKENS)),
+                default_model=str(data.get("default_model", "")),
             )
         except FileNotFoundError:
             return cls()

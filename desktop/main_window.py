@@ -12,7 +12,6 @@ import logging
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QComboBox,
     QHBoxLayout,
     QLabel,
     QMainWindow,
@@ -30,14 +29,13 @@ from desktop.tasks import Tasks
 from desktop.widgets.banner import Banner
 from desktop.widgets.composer import Composer
 from desktop.widgets.conversation_list import ConversationList
+from desktop.widgets.model_picker import ModelPicker
 from desktop.widgets.transcript import Transcript
-from server.types import ModelStatusJSON
 
 log = logging.getLogger(__name__)
 
 STATUS_POLL_MS = 1000
 NOTICE_MS = 2500
-MODEL_STATES = {"ready": "ready", "loading": "loading…", "unloaded": "loads on first use"}
 
 
 class MainWindow(QMainWindow):
@@ -50,6 +48,7 @@ class MainWindow(QMainWindow):
     reply_finished = Signal(str)  # message id, once the view shows what the server saved
     conversations_shown = Signal()
     conversation_opened = Signal(str)  # the id on screen now ("" for a new chat)
+    default_model_chosen = Signal(str)  # picked while on a new chat
     error_shown = Signal(str)
 
     def __init__(self) -> None:
@@ -70,10 +69,7 @@ class MainWindow(QMainWindow):
         self.composer = Composer(self)
         self.reply = ReplyController(self.transcript, self.composer, self._is_shown, self)
         self.banner = Banner(self)
-        self.model_picker = QComboBox(self)
-        self.model_picker.setObjectName("model-picker")
-        self.model_picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.model_state = QLabel("starting…", self)
+        self.model_picker = ModelPicker(self)
         self.settings_button = QPushButton("Settings", self)
         self._layout()
 
@@ -103,6 +99,7 @@ class MainWindow(QMainWindow):
         self.reply.busy_changed.connect(self._on_reply_busy_changed)
         self.reply.error_reported.connect(self.show_error)
         self.settings_button.clicked.connect(self.settings_requested)
+        self.model_picker.model_chosen.connect(self._on_model_picker_model_chosen)
         self._status_timer = QTimer(self)
         self._status_timer.setInterval(STATUS_POLL_MS)
         self._status_timer.timeout.connect(self._on_status_timer_timeout)
@@ -111,8 +108,7 @@ class MainWindow(QMainWindow):
     def _layout(self) -> None:
         top = QHBoxLayout()
         top.addWidget(QLabel("Model:", self))
-        top.addWidget(self.model_picker)
-        top.addWidget(self.model_state, 1)
+        top.addWidget(self.model_picker, 1)
         top.addWidget(self.settings_button)
         right = QWidget(self)
         column = QVBoxLayout(right)
@@ -193,6 +189,8 @@ class MainWindow(QMainWindow):
         self.current_id = conversation_id
         self._on_reply_busy_changed()
         self._update_title()
+        if conversation_id is None:
+            self.model_picker.choose(None)  # a new chat starts on the user's default
         self.conversation_opened.emit(conversation_id or "")
 
     def _update_title(self) -> None:
@@ -224,7 +222,7 @@ class MainWindow(QMainWindow):
         self.tasks.spawn(self._refresh_list())
 
     def _on_composer_message_submitted(self, text: str) -> None:
-        model = self.model_picker.currentText() or None
+        model = self.model_picker.current()
         # The conversation it was typed in, even if another is opened while it is sent.
         sending = self.reply.submit(
             self.current_id, text, model, self.system_prompt, self.max_tokens
@@ -239,6 +237,12 @@ class MainWindow(QMainWindow):
     def _on_composer_stop_requested(self) -> None:
         self.tasks.spawn(self.reply.stop(self.current_id))
         self.composer.focus()  # the next typing goes to the composer, not the button
+
+    def _on_model_picker_model_chosen(self, name: str) -> None:
+        if self.current_id is not None:
+            self.tasks.spawn(self._set_model(self.current_id, name))
+        else:
+            self.default_model_chosen.emit(name)  # the user's default for new chats
 
     def _on_reply_busy_changed(self) -> None:
         self.composer.set_streaming(self.reply.busy_in(self.current_id))
@@ -319,20 +323,9 @@ class MainWindow(QMainWindow):
         try:
             status = await self.client.status()
         except ClientError as exc:
-            self.model_state.setText(f"server unreachable: {exc.message}")
+            self.model_picker.show_unreachable(exc.message)
             return
-        names = [m["name"] for m in status["models"]]
-        current = self.model_picker.currentText() or status["default_model"]
-        if names != [self.model_picker.itemText(i) for i in range(self.model_picker.count())]:
-            self.model_picker.clear()
-            self.model_picker.addItems(names)
-            if current in names:
-                self.model_picker.setCurrentText(current)
-        chosen = next(
-            (m for m in status["models"] if m["name"] == self.model_picker.currentText()), None
-        )
-        if chosen is not None:
-            self.model_state.setText(_model_state_text(chosen))
+        self.model_picker.show_status(status)
 
     async def _open(
         self, conversation_id: str, *, missing_ok: bool = False, reveal: str = ""
@@ -352,10 +345,12 @@ class MainWindow(QMainWindow):
         self.reply.show(conversation)
         if reveal:
             self.transcript.reveal(reveal)
-        if conversation["model"]:
-            self.model_picker.setCurrentText(conversation["model"])
+        self.model_picker.choose(conversation["model"])
         if missing_ok:  # restored at launch: select it in the list too
             await self._refresh_list()
+
+    async def _set_model(self, conversation_id: str, name: str) -> None:
+        await self._require_client().set_model(conversation_id, name)
 
     async def _rename(self, conversation_id: str, title: str) -> None:
         await self._require_client().rename(conversation_id, title)
@@ -374,10 +369,3 @@ class MainWindow(QMainWindow):
         if conversation_id != self.current_id:
             return  # another one was opened meanwhile, in the new colours already
         self.reply.show(conversation)
-
-
-def _model_state_text(model: ModelStatusJSON) -> str:
-    text = MODEL_STATES.get(model["state"], f"error: {model['error']}")
-    if model["in_use"]:
-        text += " · generating"
-    return text

@@ -34,7 +34,7 @@ QUESTIONS = [
 
 async def drive(app: App, out: Path) -> None:
     window = app.window
-    while window.client is None or window.model_state.text() != "ready":
+    while window.client is None or window.model_picker.state.text() != "ready":
         await asyncio.sleep(0.05)
     for question in QUESTIONS:
         finished = asyncio.Event()

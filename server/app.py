@@ -30,12 +30,14 @@ log = logging.getLogger(__name__)
 
 
 def default_backends(settings: Settings) -> list[ChatBackend]:
-    """Configured upstreams first (the first is the default), then the local model."""
+    """Upstreams named by flags first (the first is the default), then the local model, then
+    the desktop's own backends."""
     backends: list[ChatBackend] = [
         OpenAICompatBackend(u, settings.limits) for u in settings.upstreams
     ]
     if settings.local.enabled:
         backends.append(LocalBackend(settings.local))
+    backends += [OpenAICompatBackend(u, settings.limits) for u in settings.later_upstreams]
     return backends
 
 

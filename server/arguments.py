@@ -34,14 +34,13 @@ def settings_from_args(
     args: argparse.Namespace,
     *,
     token: str,
-    extra_upstreams: tuple[UpstreamSettings, ...] = (),
     host: str = "127.0.0.1",
     port: int = 0,
 ) -> Settings:
     """The settings the flags of `add_backend_arguments` ask for. Raises UsageError.
 
-    `extra_upstreams` (the desktop's configured backends) come after the one named by flags,
-    which stays the default model.
+    The upstream named by flags is the default model; the desktop adds its own backends
+    as `Settings.later_upstreams`, after the local model.
     """
     data_dir: Path | None = args.data_dir
     return Settings(
@@ -49,7 +48,7 @@ def settings_from_args(
         host=host,
         port=port,
         token=token,
-        upstreams=(*_upstream_from_args(args), *extra_upstreams),
+        upstreams=_upstream_from_args(args),
         local=LocalSettings(gguf=_gguf_from_args(args)),
     )
 

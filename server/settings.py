@@ -168,6 +168,9 @@ class Settings:
     token: str = field(default_factory=new_token)
     upstreams: tuple[UpstreamSettings, ...] = ()
     local: LocalSettings = field(default_factory=LocalSettings)
+    # Upstreams listed after the local model: the desktop's Settings backends, which do not
+    # take the default away from the bundled model (a --upstream flag does).
+    later_upstreams: tuple[UpstreamSettings, ...] = ()
     limits: Limits = field(default_factory=Limits)
 
     @property

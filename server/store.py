@@ -109,6 +109,11 @@ class Store:
     async def rename(self, conversation_id: str, title: str) -> ConversationJSON | None:
         return await self.db.run(_rename, conversation_id, title, time.time())
 
+    async def set_model(self, conversation_id: str, model: str) -> ConversationJSON | None:
+        """The model the conversation's next replies use (not an activity: its place in the
+        list stays)."""
+        return await self.db.run(_set_model, conversation_id, model)
+
     async def delete(self, conversation_id: str) -> bool:
         return await self.db.run(_delete, conversation_id)
 
@@ -268,6 +273,15 @@ def _rename(conn: sqlite3.Connection, cid: str, title: str, now: float) -> Conve
         cursor = conn.execute(
             "UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?", (title, now, cid)
         )
+        if cursor.rowcount == 0:
+            return None
+        row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
+    return _conversation(row)
+
+
+def _set_model(conn: sqlite3.Connection, cid: str, model: str) -> ConversationJSON | None:
+    with transaction(conn):
+        cursor = conn.execute("UPDATE conversations SET model = ? WHERE id = ?", (model, cid))
         if cursor.rowcount == 0:
             return None
         row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()

@@ -7,6 +7,7 @@ closes the connection (httpcore shields that close from the cancellation).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import AsyncGenerator
@@ -28,6 +29,7 @@ from server.settings import Limits, UpstreamSettings
 from server.types import FinishReason, Usage
 
 MAX_ERROR_BODY = 2000
+CHECK_TIMEOUT_S = 5.0
 MAX_LINE_BYTES = 4_000_000
 
 
@@ -53,18 +55,47 @@ class OpenAICompatBackend:
             trust_env=False,
         )
 
+    # Checked, not assumed: "unloaded" until checked, "loading" while a check runs, then
+    # "ready" or "error" (unreachable, key refused); every request's outcome updates it.
+    _state: ModelState = "unloaded"
+    _state_error: str | None = None
+    _check: asyncio.Task[None] | None = None
+
     @property
     def state(self) -> ModelState:
-        return "ready"
+        return self._state
 
     @property
     def state_error(self) -> str | None:
-        return None
+        return self._state_error
 
     def warm_up(self) -> None:
-        pass  # nothing to load; the upstream is reached on first use
+        """Check the upstream in the background (`GET models`, bounded): reachable, and
+        does it take the key? Cheap, so every configured upstream is checked at start."""
+        if self._check is None or self._check.done():
+            self._state = "loading"
+            self._check = asyncio.get_running_loop().create_task(self._check_reachable())
+
+    async def _check_reachable(self) -> None:
+        try:
+            response = await self._client.get("models", timeout=CHECK_TIMEOUT_S)
+        except httpx.HTTPError as exc:
+            self._set_state("error", _describe_transport_error(exc, self.base_url))
+            return
+        if response.status_code in (401, 403):
+            self._set_state(
+                "error", f"the upstream refused the API key (HTTP {response.status_code})"
+            )
+        else:
+            # Reachable; a server without a models list (404) still serves completions.
+            self._set_state("ready", None)
+
+    def _set_state(self, state: ModelState, error: str | None) -> None:
+        self._state, self._state_error = state, error
 
     async def aclose(self) -> None:
+        if self._check is not None:
+            self._check.cancel()
         await self._client.aclose()
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
@@ -96,6 +127,7 @@ class OpenAICompatBackend:
                 ) as response:
                     if response.status_code != 200:
                         raise BackendError(await _describe_refusal(response))
+                    self._set_state("ready", None)
                     payloads = _sse_data(response)
                     async with contextlib.aclosing(payloads):
                         async for data in payloads:
@@ -111,7 +143,10 @@ class OpenAICompatBackend:
                             finish = reason or finish
                             usage = chunk_usage or usage
             except httpx.HTTPError as exc:
-                raise BackendError(_describe_transport_error(exc, self.base_url)) from exc
+                problem = _describe_transport_error(exc, self.base_url)
+                if isinstance(exc, httpx.ConnectError):
+                    self._set_state("error", problem)
+                raise BackendError(problem) from exc
             tail = joiner.flush()
             if tail:
                 yield TextDelta(tail)

@@ -43,10 +43,12 @@ class ModelRegistry:
         return next(iter(self._entries), None)
 
     def warm_up(self) -> None:
-        """Get the default model ready in the background; others load on first use."""
+        """Get the default model ready in the background, and check every upstream (cheap);
+        other local models load on first use."""
         default = self.default_name
-        if default is not None:
-            self._entries[default].backend.warm_up()
+        for name, entry in self._entries.items():
+            if name == default or entry.backend.kind == "openai_compat":
+                entry.backend.warm_up()
 
     def entries(self) -> list[ModelEntry]:
         return list(self._entries.values())

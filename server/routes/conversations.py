@@ -56,14 +56,25 @@ async def get_conversation(request: Request) -> JSONResponse:
     return JSONResponse(conversation)
 
 
-async def rename_conversation(request: Request) -> JSONResponse:
+async def update_conversation(request: Request) -> JSONResponse:
+    """Rename (`title`) and/or choose the model of the next replies (`model`, a known one)."""
     svc = services(request)
     limits = svc.settings.limits
     body = await read_object(request, limits)
-    title = text_field(body, "title", max_chars=limits.max_title_chars, required=True) or ""
-    conversation = await svc.store.rename(_id(request), title.strip())
-    if conversation is None:
-        raise _no_conversation(_id(request))
+    title = text_field(body, "title", max_chars=limits.max_title_chars)
+    model = text_field(body, "model", max_chars=limits.max_title_chars)
+    if not title and not model:
+        raise BadRequestError("give a 'title' or a 'model'", code="invalid_field")
+    conversation = None
+    if model:
+        svc.models.resolve(model)  # 404 model_not_found for a name no backend serves
+        conversation = await svc.store.set_model(_id(request), model)
+        if conversation is None:
+            raise _no_conversation(_id(request))
+    if title:
+        conversation = await svc.store.rename(_id(request), title.strip())
+        if conversation is None:
+            raise _no_conversation(_id(request))
     return JSONResponse(conversation)
 
 
@@ -131,7 +142,7 @@ routes = [
     Route("/api/conversations", list_conversations, methods=["GET"]),
     Route("/api/conversations", create_conversation, methods=["POST"]),
     Route("/api/conversations/{conversation_id}", get_conversation, methods=["GET"]),
-    Route("/api/conversations/{conversation_id}", rename_conversation, methods=["PATCH"]),
+    Route("/api/conversations/{conversation_id}", update_conversation, methods=["PATCH"]),
     Route("/api/conversations/{conversation_id}", delete_conversation, methods=["DELETE"]),
     Route("/api/conversations/{conversation_id}/messages", send_message, methods=["POST"]),
     Route(

@@ -11,8 +11,9 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QMessageBox
 
-from desktop.config import DEFAULT_MAX_TOKENS
+from desktop.config import DEFAULT_MAX_TOKENS, DesktopConfig
 from tests.desktop.conftest import GuiApp, run
+from tests.support.parley import MODEL
 from tests.support.upstream import Script, ScriptedUpstream
 
 
@@ -169,3 +170,35 @@ def test_the_composer_grows_with_its_text_up_to_a_limit(gui: GuiApp) -> None:
     assert one < five < fifty == composer.editor.maximumHeight()
     composer.set_text("\n".join(["line"] * 80))
     assert composer.editor.height() == fifty  # capped: it scrolls from there
+
+
+def test_the_model_picker_belongs_to_the_open_chat_and_new_chats_use_the_default(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    picker = gui.window.model_picker
+    client = gui.window.client
+    assert client is not None
+    local = next(m["name"] for m in run(qtbot, client.status())["models"] if m["kind"] == "local")
+    qtbot.waitUntil(lambda: picker.current() == MODEL)  # the server's default: --upstream
+
+    def pick(name: str) -> None:
+        qtbot.waitUntil(lambda: picker.combo.findText(name) >= 0, timeout=5_000)
+        picker.combo.setCurrentIndex(picker.combo.findText(name))
+        picker.combo.activated.emit(picker.combo.currentIndex())
+
+    upstream.script = Script(tokens=1)
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send("First chat")
+    first = gui.window.current_id or ""
+    pick(local)  # while the chat is open: that chat's model, on the server
+    qtbot.waitUntil(lambda: run(qtbot, client.conversation(first))["model"] == local)
+
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert picker.current() == MODEL  # a new chat: the default, not the last chat's model
+    pick(local)  # on a new chat: the user's default from now on, kept across launches
+    assert DesktopConfig.load().default_model == local
+    gui.window.sidebar.list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: gui.window.current_id == first)
+    assert picker.current() == local
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert picker.current() == local

@@ -86,6 +86,14 @@ def add_backend(gui: GuiApp, upstream: ScriptedUpstream, key_text: str) -> Setti
     return dialog
 
 
+def pick(gui: GuiApp, qtbot: Any, name: str) -> None:
+    """Choose a model in the picker as the user does, once the status lists it."""
+    combo = gui.window.model_picker.combo
+    qtbot.waitUntil(lambda: combo.findText(name) >= 0, timeout=5_000)  # refreshed every 1 s
+    combo.setCurrentIndex(combo.findText(name))
+    combo.activated.emit(combo.currentIndex())
+
+
 def save(dialog: SettingsDialog) -> None:
     dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save).click()
 
@@ -95,8 +103,7 @@ def key_reaches_the_upstream(gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
     qtbot.waitUntil(lambda: gui.window.client is not None, timeout=20_000)
     qtbot.waitUntil(lambda: not gui.app._restart_pending and gui.app.server is not None)
     upstream.script = Script(tokens=1)
-    gui.window.model_picker.addItem("second-model")
-    gui.window.model_picker.setCurrentText("second-model")
+    pick(gui, qtbot, "second-model")
     with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
         gui.send("Hello")
     return upstream.records[-1].headers.get("authorization", "")
@@ -135,8 +142,7 @@ def test_a_backend_added_in_settings_is_saved_and_used(
     names = [m["name"] for m in run(qtbot, client.status())["models"]]
     assert "second-model" in names
     upstream.script = Script(tokens=1)
-    gui.window.model_picker.addItem("second-model")  # the picker refreshes every second
-    gui.window.model_picker.setCurrentText("second-model")
+    pick(gui, qtbot, "second-model")
     with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
         gui.send("Bonjour")
     assert upstream.records[-1].body["model"] == "second-model"

@@ -12,7 +12,6 @@ import pytest
 
 from server.arguments import add_backend_arguments, settings_from_args
 from server.errors import ParleyError, UsageError
-from server.settings import UpstreamSettings
 from tests.support.client import request
 from tests.support.process import ServerProcess
 from tests.support.upstream import ScriptedUpstream
@@ -121,10 +120,8 @@ def test_settings_from_args_is_the_one_path_for_both_commands(tmp_path: Path) ->
         ["--data-dir", str(tmp_path), "--gguf", str(gguf), "--upstream", "http://x/v1",
          "--upstream-model", "m"]
     )  # fmt: skip
-    extra = UpstreamSettings("http://y/v1", "other")
-    settings = settings_from_args(args, token="t", extra_upstreams=(extra,))
-    # The flags' upstream stays the default model; the desktop's own come after it.
-    assert [u.model for u in settings.upstreams] == ["m", "other"]
+    settings = settings_from_args(args, token="t")
+    assert [u.model for u in settings.upstreams] == ["m"]
     assert (settings.host, settings.port, settings.token) == ("127.0.0.1", 0, "t")
     assert settings.local.gguf == gguf and settings.data_dir == tmp_path
 

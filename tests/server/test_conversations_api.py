@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
+from server.app import default_backends
+from server.settings import Settings, UpstreamSettings
 from tests.support.parley import Parley
 from tests.support.upstream import Script, ScriptedUpstream
 
@@ -67,6 +70,34 @@ def test_max_tokens_caps_the_reply_at_the_backend(
         )
         assert reply.status == 400, bad
     assert len(parley.conversation(conversation_id)["messages"]) == 4  # nothing stored
+
+
+def test_patch_sets_the_model_of_the_next_replies_without_moving_the_conversation(
+    parley: Parley, upstream: ScriptedUpstream
+) -> None:
+    older = parley.new_conversation()
+    newer = parley.new_conversation()
+    path = f"/api/conversations/{older}"
+    local = next(m["name"] for m in parley.status()["models"] if m["kind"] == "local")
+    reply = parley.call("PATCH", path, json_body={"model": local})
+    assert reply.status == 200 and reply.json()["model"] == local
+    listed = parley.call("GET", "/api/conversations").json()["conversations"]
+    assert [c["id"] for c in listed] == [newer, older]  # not an activity
+    unknown = parley.call("PATCH", path, json_body={"model": "no-such-model"})
+    assert unknown.status == 404 and unknown.json()["error"]["code"] == "model_not_found"
+    empty = parley.call("PATCH", path, json_body={})
+    assert empty.status == 400
+    assert parley.conversation(older)["model"] == local
+
+
+def test_the_desktops_own_backends_come_after_the_local_model(tmp_path: Path) -> None:
+    later = UpstreamSettings("http://127.0.0.1:9/v1", "configured-in-settings")
+    flagged = UpstreamSettings("http://127.0.0.1:9/v1", "from-a-flag")
+    alone = Settings(data_dir=tmp_path, later_upstreams=(later,))
+    assert [b.kind for b in default_backends(alone)] == ["local", "openai_compat"]
+    with_flag = Settings(data_dir=tmp_path, upstreams=(flagged,), later_upstreams=(later,))
+    names = [b.name for b in default_backends(with_flag)]
+    assert names[0] == "from-a-flag" and names[-1] == "configured-in-settings"
 
 
 def test_rename(parley: Parley) -> None:

@@ -1,0 +1,93 @@
+"""The model picker: which model the open chat uses, and how that model is doing.
+
+It shows the open chat's model; a new chat starts on the user's default (the last model
+chosen for a new chat), else the server's default (the bundled model, unless `--upstream`
+named another). A choice made by the user is announced (`model_chosen`); choices made by
+the window are not.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
+
+from server.types import ModelStatusJSON, StatusJSON
+
+STATES = {"ready": "ready", "loading": "loading…", "unloaded": "loads on first use"}
+# An upstream has nothing to load: its states say whether it was reached.
+UPSTREAM_STATES = {"ready": "ready", "loading": "checking…", "unloaded": "not checked yet"}
+
+
+def state_text(model: ModelStatusJSON) -> str:
+    if model["state"] == "error":
+        text = f"error: {model['error']}"
+    else:
+        names = STATES if model["kind"] == "local" else UPSTREAM_STATES
+        text = names.get(model["state"], model["state"])
+    if model["in_use"]:
+        text += " · generating"
+    return text
+
+
+class ModelPicker(QWidget):
+    model_chosen = Signal(str)  # by the user, in the list
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.combo = QComboBox(self)
+        self.combo.setObjectName("model-picker")
+        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.combo.setAccessibleName("Model")
+        self.state = QLabel("starting…", self)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(QLabel("Model:", self))
+        layout.addWidget(self.combo)
+        layout.addWidget(self.state, 1)
+        self.default_model = ""  # the user's default for new chats ("" = none chosen)
+        self._models: list[ModelStatusJSON] = []
+        self._server_default: str | None = None
+        self._wanted: str | None = None  # asked for before the list had it
+        self.combo.activated.connect(self._on_combo_activated)
+
+    def current(self) -> str | None:
+        return self.combo.currentText() or None
+
+    def choose(self, name: str | None) -> None:
+        """Show `name` (a chat's model); None: the default for a new chat."""
+        self._wanted = name or self._new_chat_model()
+        self._apply_wanted()
+
+    def show_status(self, status: StatusJSON) -> None:
+        self._models = status["models"]
+        self._server_default = status["default_model"]
+        names = [m["name"] for m in self._models]
+        if names != [self.combo.itemText(i) for i in range(self.combo.count())]:
+            current = self._wanted or self.current() or self._new_chat_model()
+            self.combo.clear()
+            self.combo.addItems(names)
+            self._wanted = current
+        if self._wanted is None and not self.current():
+            self._wanted = self._new_chat_model()
+        self._apply_wanted()
+        chosen = next((m for m in self._models if m["name"] == self.current()), None)
+        if chosen is not None:
+            self.state.setText(state_text(chosen))
+
+    def show_unreachable(self, reason: str) -> None:
+        self.state.setText(f"server unreachable: {reason}")
+
+    def _new_chat_model(self) -> str | None:
+        names = [m["name"] for m in self._models]
+        if self.default_model in names:
+            return self.default_model
+        return self._server_default
+
+    def _apply_wanted(self) -> None:
+        if self._wanted is not None and self.combo.findText(self._wanted) >= 0:
+            self.combo.setCurrentText(self._wanted)
+            self._wanted = None
+
+    def _on_combo_activated(self, _index: int) -> None:
+        self._wanted = None
+        self.model_chosen.emit(self.combo.currentText())

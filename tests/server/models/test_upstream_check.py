@@ -1,0 +1,55 @@
+"""An upstream's state is checked, not assumed: reachable ones are ready, dead ones say why."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.parley import MODEL, Parley
+from tests.support.upstream import ScriptedUpstream
+from tests.support.waiting import wait_for
+
+
+def upstream_status(parley: Parley) -> dict[str, Any]:
+    found: dict[str, Any] = next(m for m in parley.status()["models"] if m["name"] == MODEL)
+    return found
+
+
+@pytest.fixture
+def dead_url() -> str:
+    """A loopback port nothing listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.fixture
+def dead_parley(data_dir: Path, dead_url: str) -> Iterator[Parley]:
+    server = Parley(data_dir, dead_url).start()
+    yield server
+    server.stop()
+
+
+def test_a_reachable_upstream_is_ready_once_checked(parley: Parley) -> None:
+    assert wait_for(lambda: upstream_status(parley)["state"] == "ready", 10)
+    assert upstream_status(parley)["error"] is None
+
+
+def test_an_unreachable_upstream_is_an_error_with_the_reason(dead_parley: Parley) -> None:
+    wait_for(lambda: upstream_status(dead_parley)["state"] == "error", 10)
+    assert "cannot reach" in upstream_status(dead_parley)["error"]
+
+
+def test_a_reply_that_cannot_reach_the_upstream_marks_it_as_an_error(
+    parley: Parley, upstream: ScriptedUpstream
+) -> None:
+    wait_for(lambda: upstream_status(parley)["state"] == "ready", 10)
+    upstream.stop()
+    parley.send(parley.new_conversation()).read_all()  # connection refused
+    assert upstream_status(parley)["state"] == "error"
+    assert "cannot reach" in upstream_status(parley)["error"]
