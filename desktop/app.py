@@ -29,6 +29,7 @@ from desktop.tasks import Tasks
 from desktop.widgets.settings_dialog import SettingsDialog
 from desktop.window_state import WindowState
 from server.settings import Settings, UpstreamSettings, new_token
+from server.types import BackendCheckJSON
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +159,7 @@ class App:
             return
         self._dialog = SettingsDialog(self.config, self.window)
         self._dialog.settings_saved.connect(self._on_dialog_settings_saved)
+        self._dialog.check_requested.connect(self._on_dialog_check_requested)
         self._dialog.finished.connect(self._on_dialog_finished)
         self._dialog.open()
 
@@ -166,10 +168,28 @@ class App:
             self._dialog.deleteLater()
             self._dialog = None
 
-    def _on_dialog_settings_saved(self, errors: list[str]) -> None:
+    def _on_dialog_check_requested(self, row: int, base_url: str, api_key: str) -> None:
+        self.tasks.spawn(self._check_backend(row, base_url, api_key))
+
+    async def _check_backend(self, row: int, base_url: str, api_key: str) -> None:
+        dialog = self._dialog
+        if self.client is None:
+            found: BackendCheckJSON = {"reachable": False, "error": "Parley's server is not up"}
+        else:
+            try:
+                found = await self.client.check_backend(base_url, api_key)
+            except ClientError as exc:
+                found = {"reachable": False, "error": exc.message}
+        if dialog is not None and dialog is self._dialog:
+            dialog.show_check(row, found["reachable"], found.get("models", []),
+                              found.get("error", ""))  # fmt: skip
+
+    def _on_dialog_settings_saved(self, errors: list[str], backends_changed: bool) -> None:
         self._apply_config()
         if errors:
             self.window.show_error("; ".join(errors))
+        if not backends_changed:
+            return  # a prompt or a limit: the running server and its loaded models stay
         # Backends are fixed for a server's life: restart it, once no reply is in flight.
         if self.window.reply_in_flight:
             self._restart_pending = True

@@ -20,6 +20,7 @@ import httpx
 
 from desktop.errors import ClientError
 from server.types import (
+    BackendCheckJSON,
     ChunkJSON,
     ConversationJSON,
     ConversationListJSON,
@@ -211,6 +212,14 @@ class ParleyClient:
 
     async def delete(self, conversation_id: str) -> None:
         await self._call("DELETE", f"/api/conversations/{quote(conversation_id)}")
+
+    async def check_backend(self, base_url: str, api_key: str) -> BackendCheckJSON:
+        """Whether an OpenAI-compatible backend answers (and takes the key), and its models;
+        the server asks it (bounded), nothing is stored."""
+        body = {"base_url": base_url, "api_key": api_key} if api_key else {"base_url": base_url}
+        return await self._object(
+            BackendCheckJSON, ("reachable",), "POST", "/api/backends/check", body
+        )
 
     async def settled_message(self, conversation_id: str, message_id: str) -> MessageJSON:
         """The message as stored once its reply has settled (the server waits for that,

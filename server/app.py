@@ -19,6 +19,7 @@ from server.models.base import ChatBackend
 from server.models.local import LocalBackend
 from server.models.openai_compat import OpenAICompatBackend
 from server.models.registry import ModelRegistry
+from server.routes import backends as backend_routes
 from server.routes import conversations, openai, status
 from server.run_manager import RunManager
 from server.security import SecurityMiddleware
@@ -61,7 +62,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
             await store.close()
 
     app = Starlette(
-        routes=[*status.routes, *conversations.routes, *openai.routes],
+        routes=[*status.routes, *conversations.routes, *backend_routes.routes, *openai.routes],
         middleware=[
             Middleware(FramingMiddleware, max_header_bytes=settings.limits.max_header_bytes),
             Middleware(SecurityMiddleware, token=settings.token, bind_host=settings.host),

@@ -68,6 +68,14 @@ class ModelStatusJSON(TypedDict):
     queue_length: int
 
 
+class BackendCheckJSON(TypedDict):
+    """`POST /api/backends/check`: is an upstream there, and which models it lists."""
+
+    reachable: bool
+    models: NotRequired[list[str]]
+    error: NotRequired[str]
+
+
 class StatusJSON(TypedDict):
     models: list[ModelStatusJSON]
     default_model: str | None

@@ -13,31 +13,34 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from desktop import api_keys, config
+from desktop.widgets.backends_table import BackendsTable
 
-URL, MODEL, KEY = range(3)
 KEEP_KEY = ""  # an empty key field keeps the stored key
 
 
 class SettingsDialog(QDialog):
-    settings_saved = Signal(list)  # messages about what could not be saved (keyring)
+    """The parent (the app) saves nothing itself: it hears `settings_saved` and, for "Test
+    connection", `check_requested`, answered with `show_check`."""
+
+    # Messages about what could not be saved (keyring), and whether the backends changed
+    # (only then does the server restart and reload its models).
+    settings_saved = Signal(list, bool)
+    check_requested = Signal(int, str, str)  # row, base URL, API key ("" = the stored one)
 
     def __init__(self, settings: config.DesktopConfig, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Parley settings")
         self.setObjectName("settings-dialog")
-        self.resize(640, 420)
+        self.resize(760, 460)
         self._settings = settings
         self.system_prompt = QPlainTextEdit(settings.system_prompt, self)
         self.system_prompt.setPlaceholderText("Default system prompt for new conversations")
@@ -48,22 +51,25 @@ class SettingsDialog(QDialog):
         self.max_tokens.setSuffix(" tokens")
         self.max_tokens.setValue(settings.max_tokens)
         self.max_tokens.setAccessibleName("Longest reply, in tokens")
-        self.table = QTableWidget(0, 3, self)
-        self.table.setHorizontalHeaderLabels(["Base URL (…/v1)", "Model", "API key"])
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table = BackendsTable(self)
         for backend in settings.backends:
-            self._add_row(backend.base_url, backend.model)
+            self.table.add_row(backend.base_url, backend.model)
         self.error = QLabel(self)
         self.error.setStyleSheet("color: #c0392b;")
+        self.check_result = QLabel(self)
+        self.check_result.setObjectName("check-result")
+        self.check_result.setWordWrap(True)
         add = QPushButton("Add backend", self)
         remove = QPushButton("Remove selected", self)
+        self.test_button = QPushButton("Test connection", self)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
         )
         row = QHBoxLayout()
         row.addWidget(add)
         row.addWidget(remove)
-        row.addStretch(1)
+        row.addWidget(self.test_button)
+        row.addWidget(self.check_result, 1)
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("OpenAI-compatible backends (Ollama, llama-server, vLLM, OpenAI)"))
         layout.addWidget(self.table, 1)
@@ -78,48 +84,57 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.error)
         layout.addWidget(buttons)
         add.clicked.connect(self._on_add_clicked)
-        remove.clicked.connect(self._on_remove_clicked)
+        remove.clicked.connect(self.table.remove_selected)
+        self.test_button.clicked.connect(self._on_test_button_clicked)
         buttons.accepted.connect(self._on_buttons_accepted)
         buttons.rejected.connect(self.reject)
 
-    def _add_row(self, url: str = "", model: str = "") -> None:
-        row = self.table.rowCount()
-        self.table.insertRow(row)
-        self.table.setItem(row, URL, QTableWidgetItem(url))
-        self.table.setItem(row, MODEL, QTableWidgetItem(model))
-        key = QLineEdit(self.table)
-        key.setEchoMode(QLineEdit.EchoMode.Password)
-        key.setPlaceholderText("stored" if url and api_keys.api_key(url) else "none")
-        self.table.setCellWidget(row, KEY, key)
+    def show_check(self, row: int, reachable: bool, models: list[str], error: str) -> None:
+        """What "Test connection" found for `row`."""
+        self.test_button.setEnabled(True)
+        if row >= self.table.rowCount():
+            return  # removed meanwhile
+        if not reachable:
+            self.check_result.setText(f"Not reachable: {error}")
+            return
+        self.table.offer_models(row, models)
+        found = f"{len(models)} model(s)" if models else "no model list (type the name)"
+        self.check_result.setText(f"Reachable: {found}.")
 
     def _on_add_clicked(self) -> None:
-        self._add_row()
+        self.table.add_row()
 
-    def _on_remove_clicked(self) -> None:
-        for index in sorted({i.row() for i in self.table.selectedIndexes()}, reverse=True):
-            self.table.removeRow(index)
-
-    def _text(self, row: int, column: int) -> str:
-        item = self.table.item(row, column)
-        return item.text().strip() if item is not None else ""
+    def _on_test_button_clicked(self) -> None:
+        row = self.table.currentRow()
+        if row < 0:
+            self.check_result.setText("Select a backend to test.")
+            return
+        backend = self.table.backend(row)
+        if not backend.url.startswith(("http://", "https://")):
+            self.check_result.setText("The base URL must start with http(s)://.")
+            return
+        self.test_button.setEnabled(False)
+        self.check_result.setText("Testing…")
+        self.check_requested.emit(
+            row, backend.url, backend.key or api_keys.api_key(backend.url) or ""
+        )
 
     def _on_buttons_accepted(self) -> None:
         backends: list[config.Backend] = []
         keys: dict[str, str] = {}
-        for row in range(self.table.rowCount()):
-            url, model = self._text(row, URL), self._text(row, MODEL)
-            if not url and not model:
+        for row, entry in enumerate(self.table.backends()):
+            if not entry.url and not entry.model:
                 continue
-            if not url.startswith(("http://", "https://")):
+            if not entry.url.startswith(("http://", "https://")):
                 self.error.setText(f"Row {row + 1}: the base URL must start with http(s)://.")
                 return
-            if not model:
-                self.error.setText(f"Row {row + 1}: name the model to use at {url}.")
+            if not entry.model:
+                self.error.setText(f"Row {row + 1}: name the model to use at {entry.url}.")
                 return
-            backends.append(config.Backend(url, model))
-            widget = self.table.cellWidget(row, KEY)
-            if isinstance(widget, QLineEdit) and widget.text() != KEEP_KEY:
-                keys[url] = widget.text()
+            backends.append(config.Backend(entry.url, entry.model))
+            if entry.key != KEEP_KEY:
+                keys[entry.url] = entry.key
+        changed = bool(keys) or backends != self._settings.backends
         self._settings.backends = backends
         self._settings.system_prompt = self.system_prompt.toPlainText().strip()
         self._settings.max_tokens = self.max_tokens.value()
@@ -135,11 +150,13 @@ class SettingsDialog(QDialog):
             if problem:
                 refused[url], reason = key, problem
         if refused:
-            self._ask_where_to_keep(refused, reason, errors)
+            self._ask_where_to_keep(refused, reason, errors, changed)
         else:
-            self._finish(errors)
+            self._finish(errors, changed)
 
-    def _ask_where_to_keep(self, keys: dict[str, str], reason: str, errors: list[str]) -> None:
+    def _ask_where_to_keep(
+        self, keys: dict[str, str], reason: str, errors: list[str], changed: bool
+    ) -> None:
         """No keyring took the keys: ask where they go (never dropped silently)."""
         ask = QMessageBox(QMessageBox.Icon.Warning, "Where to keep the API key", "", parent=self)
         ask.setObjectName("key-fallback")
@@ -166,11 +183,11 @@ class SettingsDialog(QDialog):
                 problem = api_keys.store_elsewhere(url, key, choice) if choice else None
                 if problem:
                     errors.append(problem)
-            self._finish(errors)
+            self._finish(errors, changed)
 
         ask.buttonClicked.connect(chosen)
         ask.open()  # never exec() under qasync
 
-    def _finish(self, errors: list[str]) -> None:
-        self.settings_saved.emit(errors)
+    def _finish(self, errors: list[str], changed: bool) -> None:
+        self.settings_saved.emit(errors, changed)
         self.accept()

@@ -25,12 +25,21 @@ from server.models.base import (
     TextDelta,
 )
 from server.models.text import TextJoiner, valid_unicode
+from server.models.upstream_check import describe_transport_error, list_models, upstream_client
 from server.settings import Limits, UpstreamSettings
 from server.types import FinishReason, Usage
 
 MAX_ERROR_BODY = 2000
-CHECK_TIMEOUT_S = 5.0
 MAX_LINE_BYTES = 4_000_000
+
+
+def upstream_timeout(limits: Limits) -> httpx.Timeout:
+    return httpx.Timeout(
+        connect=limits.upstream_connect_timeout,
+        read=limits.upstream_read_timeout,
+        write=limits.upstream_write_timeout,
+        pool=limits.upstream_pool_timeout,
+    )
 
 
 class OpenAICompatBackend:
@@ -39,21 +48,9 @@ class OpenAICompatBackend:
     def __init__(self, upstream: UpstreamSettings, limits: Limits) -> None:
         self.name = upstream.model
         self.base_url = upstream.base_url.rstrip("/") + "/"
-        headers = {"Accept": "text/event-stream"}
-        if upstream.api_key:
-            headers["Authorization"] = f"Bearer {upstream.api_key}"
-        self._client = httpx.AsyncClient(
-            base_url=self.base_url,
-            headers=headers,
-            timeout=httpx.Timeout(
-                connect=limits.upstream_connect_timeout,
-                read=limits.upstream_read_timeout,
-                write=limits.upstream_write_timeout,
-                pool=limits.upstream_pool_timeout,
-            ),
-            # Predictable on a desktop: a proxy from the environment never sees the chat.
-            trust_env=False,
-        )
+        timeout = upstream_timeout(limits)
+        self._client = upstream_client(upstream.base_url, upstream.api_key, timeout)
+        self._client.headers["Accept"] = "text/event-stream"
 
     # Checked, not assumed: "unloaded" until checked, "loading" while a check runs, then
     # "ready" or "error" (unreachable, key refused); every request's outcome updates it.
@@ -78,16 +75,10 @@ class OpenAICompatBackend:
 
     async def _check_reachable(self) -> None:
         try:
-            response = await self._client.get("models", timeout=CHECK_TIMEOUT_S)
-        except httpx.HTTPError as exc:
-            self._set_state("error", _describe_transport_error(exc, self.base_url))
-            return
-        if response.status_code in (401, 403):
-            self._set_state(
-                "error", f"the upstream refused the API key (HTTP {response.status_code})"
-            )
+            await list_models(self._client)
+        except BackendError as exc:
+            self._set_state("error", str(exc))
         else:
-            # Reachable; a server without a models list (404) still serves completions.
             self._set_state("ready", None)
 
     def _set_state(self, state: ModelState, error: str | None) -> None:
@@ -143,7 +134,7 @@ class OpenAICompatBackend:
                             finish = reason or finish
                             usage = chunk_usage or usage
             except httpx.HTTPError as exc:
-                problem = _describe_transport_error(exc, self.base_url)
+                problem = describe_transport_error(exc, self.base_url)
                 if isinstance(exc, httpx.ConnectError):
                     self._set_state("error", problem)
                 raise BackendError(problem) from exc
@@ -243,11 +234,3 @@ async def _describe_refusal(response: httpx.Response) -> str:
         pass
     message = valid_unicode(message.strip())
     return f"the upstream refused the request (HTTP {response.status_code}): {message}"
-
-
-def _describe_transport_error(exc: httpx.HTTPError, base_url: str) -> str:
-    if isinstance(exc, httpx.ConnectError):
-        return f"cannot reach the upstream at {base_url}: {exc}"
-    if isinstance(exc, httpx.TimeoutException):
-        return f"the upstream at {base_url} timed out ({type(exc).__name__})"
-    return f"the upstream connection broke mid-reply: {exc or type(exc).__name__}"

@@ -12,11 +12,11 @@ import keyring
 import pytest
 from keyring.backend import KeyringBackend
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialogButtonBox, QLineEdit, QMessageBox, QTableWidgetItem
+from PySide6.QtWidgets import QDialogButtonBox, QMessageBox, QPushButton
 
 from desktop import api_keys
 from desktop.config import DesktopConfig
-from desktop.widgets.settings_dialog import KEY, MODEL, URL, SettingsDialog
+from desktop.widgets.settings_dialog import SettingsDialog
 from tests.desktop.conftest import GuiApp, run
 from tests.support.upstream import Script, ScriptedUpstream
 
@@ -76,14 +76,19 @@ def add_backend(gui: GuiApp, upstream: ScriptedUpstream, key_text: str) -> Setti
     gui.window.settings_button.click()
     dialog = gui.window.findChild(SettingsDialog, "settings-dialog")
     assert dialog is not None and dialog.isVisible()
-    dialog._on_add_clicked()
-    row = dialog.table.rowCount() - 1
-    dialog.table.setItem(row, URL, QTableWidgetItem(upstream.base_url))
-    dialog.table.setItem(row, MODEL, QTableWidgetItem("second-model"))
-    key = dialog.table.cellWidget(row, KEY)
-    assert isinstance(key, QLineEdit)
-    key.setText(key_text)
+    fill_row(dialog, upstream.base_url, "second-model", key_text)
     return dialog
+
+
+def fill_row(dialog: SettingsDialog, url: str, model: str, key: str) -> int:
+    """Add backend, then type into its cells."""
+    add = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Add backend")
+    add.click()
+    row = dialog.table.rowCount() - 1
+    dialog.table.url_edit(row).setText(url)
+    dialog.table.model_box(row).setEditText(model)
+    dialog.table.key_edit(row).setText(key)
+    return row
 
 
 def pick(gui: GuiApp, qtbot: Any, name: str) -> None:
@@ -115,13 +120,7 @@ def test_a_backend_added_in_settings_is_saved_and_used(
     qtbot.mouseClick(gui.window.settings_button, Qt.MouseButton.LeftButton)
     dialog = gui.window.findChild(SettingsDialog, "settings-dialog")
     assert dialog is not None and dialog.isVisible()
-    dialog._on_add_clicked()
-    row = dialog.table.rowCount() - 1
-    dialog.table.setItem(row, URL, QTableWidgetItem(upstream.base_url))
-    dialog.table.setItem(row, MODEL, QTableWidgetItem("second-model"))
-    key = dialog.table.cellWidget(row, KEY)
-    assert isinstance(key, QLineEdit)
-    key.setText("sk-test-123")
+    fill_row(dialog, upstream.base_url, "second-model", "sk-test-123")
     dialog.system_prompt.setPlainText("Answer in French.")
     old_client = gui.window.client
     save = dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save)
@@ -195,3 +194,37 @@ def test_without_a_keyring_cancel_says_the_key_was_not_saved(
     qtbot.waitUntil(lambda: gui.window.client not in (None, old_client), timeout=20_000)
     qtbot.waitUntil(lambda: not gui.window.tasks, timeout=5_000)
     assert "the API key was not saved" in gui.window.banner.text()
+
+
+def test_test_connection_fetches_the_models_to_pick_from(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any, memory_keyring: MemoryKeyring
+) -> None:
+    gui.window.settings_button.click()
+    dialog = gui.window.findChild(SettingsDialog, "settings-dialog")
+    assert dialog is not None
+    row = fill_row(dialog, upstream.base_url, "", "")
+    dialog.test_button.click()
+    qtbot.waitUntil(lambda: dialog.check_result.text().startswith("Reachable"), timeout=10_000)
+    box = dialog.table.model_box(row)
+    assert [box.itemText(i) for i in range(box.count())] == ["scripted"]
+    assert box.currentText() == "scripted"
+
+    dialog.table.url_edit(row).setText("http://127.0.0.1:9/v1")  # nothing listens there
+    dialog.test_button.click()
+    qtbot.waitUntil(lambda: dialog.check_result.text().startswith("Not reachable"))
+    dialog.reject()
+
+
+def test_saving_only_a_prompt_keeps_the_server_and_its_models(
+    gui: GuiApp, qtbot: Any, memory_keyring: MemoryKeyring
+) -> None:
+    server, client = gui.app.server, gui.window.client
+    gui.window.settings_button.click()
+    dialog = gui.window.findChild(SettingsDialog, "settings-dialog")
+    assert dialog is not None
+    dialog.system_prompt.setPlainText("Be brief.")
+    save(dialog)
+    assert DesktopConfig.load().system_prompt == "Be brief."
+    assert gui.window.system_prompt == "Be brief."
+    qtbot.waitUntil(lambda: not gui.app.tasks, timeout=5_000)
+    assert gui.app.server is server and gui.window.client is client  # not restarted

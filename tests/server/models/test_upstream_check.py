@@ -53,3 +53,17 @@ def test_a_reply_that_cannot_reach_the_upstream_marks_it_as_an_error(
     parley.send(parley.new_conversation()).read_all()  # connection refused
     assert upstream_status(parley)["state"] == "error"
     assert "cannot reach" in upstream_status(parley)["error"]
+
+
+def test_checking_a_backend_before_saving_it_lists_its_models(
+    parley: Parley, upstream: ScriptedUpstream, dead_url: str
+) -> None:
+    there = parley.call(
+        "POST", "/api/backends/check", json_body={"base_url": upstream.base_url, "api_key": "k"}
+    )
+    assert there.status == 200 and there.json() == {"reachable": True, "models": ["scripted"]}
+    gone = parley.call("POST", "/api/backends/check", json_body={"base_url": dead_url})
+    assert gone.status == 200 and gone.json()["reachable"] is False
+    assert "cannot reach" in gone.json()["error"]
+    for body in ({"base_url": "file:///etc/passwd"}, {}, {"base_url": 5}):
+        assert parley.call("POST", "/api/backends/check", json_body=body).status == 400

@@ -1,0 +1,99 @@
+"""The Settings dialog's list of OpenAI-compatible backends: base URL, model, API key.
+
+Each cell is an editor with a hint of what goes there; the model is a list to pick from once
+the backend was tested (its models fetched), and stays free text before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeVar
+
+from PySide6.QtWidgets import QComboBox, QHeaderView, QLineEdit, QTableWidget, QWidget
+
+from desktop import api_keys
+
+URL, MODEL, KEY = range(3)
+W = TypeVar("W", bound=QWidget)
+
+
+@dataclass(frozen=True)
+class BackendRow:
+    url: str
+    model: str
+    key: str  # "" keeps the stored key
+
+
+class BackendsTable(QTableWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(0, 3, parent)
+        self.setObjectName("backends")
+        self.setHorizontalHeaderLabels(["Base URL (…/v1)", "Model", "API key"])
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(URL, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(MODEL, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(KEY, QHeaderView.ResizeMode.Interactive)
+        self.setColumnWidth(MODEL, 190)
+        self.setColumnWidth(KEY, 170)
+        self.verticalHeader().hide()
+        self.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+
+    def add_row(self, url: str = "", model: str = "") -> int:
+        row = self.rowCount()
+        self.insertRow(row)
+        url_edit = QLineEdit(url, self)
+        url_edit.setPlaceholderText("http://127.0.0.1:11434/v1")
+        url_edit.setAccessibleName("Base URL")
+        models = QComboBox(self)
+        models.setEditable(True)
+        models.setEditText(model)
+        line = models.lineEdit()
+        if line is not None:
+            line.setPlaceholderText("e.g. llama3.2")
+        models.setAccessibleName("Model")
+        key = QLineEdit(self)
+        key.setEchoMode(QLineEdit.EchoMode.Password)
+        key.setPlaceholderText("stored" if url and api_keys.api_key(url) else "none")
+        key.setAccessibleName("API key")
+        self.setCellWidget(row, URL, url_edit)
+        self.setCellWidget(row, MODEL, models)
+        self.setCellWidget(row, KEY, key)
+        self.setCurrentCell(row, URL)
+        return row
+
+    def remove_selected(self) -> None:
+        for row in sorted({i.row() for i in self.selectedIndexes()}, reverse=True):
+            self.removeRow(row)
+
+    def url_edit(self, row: int) -> QLineEdit:
+        return self._widget(row, URL, QLineEdit)
+
+    def model_box(self, row: int) -> QComboBox:
+        return self._widget(row, MODEL, QComboBox)
+
+    def key_edit(self, row: int) -> QLineEdit:
+        return self._widget(row, KEY, QLineEdit)
+
+    def backend(self, row: int) -> BackendRow:
+        return BackendRow(
+            self.url_edit(row).text().strip(),
+            self.model_box(row).currentText().strip(),
+            self.key_edit(row).text(),
+        )
+
+    def backends(self) -> list[BackendRow]:
+        return [self.backend(row) for row in range(self.rowCount())]
+
+    def offer_models(self, row: int, names: list[str]) -> None:
+        """The models a test fetched, to pick from (what was typed stays)."""
+        box = self.model_box(row)
+        typed = box.currentText()
+        box.clear()
+        box.addItems(names)
+        box.setEditText(typed or (names[0] if names else ""))
+
+    def _widget(self, row: int, column: int, kind: type[W]) -> W:
+        widget = self.cellWidget(row, column)
+        if not isinstance(widget, kind):
+            raise LookupError(f"no {kind.__name__} at row {row}, column {column}")
+        return widget

@@ -1,0 +1,41 @@
+"""Checking an OpenAI-compatible backend before it is saved (the Settings dialog's "Test
+connection"): is it there, does it take the key, which models does it serve?"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from server.errors import BackendError, BadRequestError
+from server.jsonbody import read_object, text_field
+from server.models.openai_compat import upstream_timeout
+from server.models.upstream_check import list_models, upstream_client
+from server.services import services
+from server.types import BackendCheckJSON
+
+MAX_URL_CHARS = 2000
+MAX_KEY_CHARS = 1000
+
+
+async def check_backend(request: Request) -> JSONResponse:
+    """`{base_url, api_key?}` → `{reachable: true, models: [...]}` or `{reachable: false,
+    error}`. Bounded (a few seconds); nothing is stored."""
+    svc = services(request)
+    body = await read_object(request, svc.settings.limits)
+    base_url = text_field(body, "base_url", max_chars=MAX_URL_CHARS, required=True) or ""
+    api_key = text_field(body, "api_key", max_chars=MAX_KEY_CHARS)
+    if not base_url.startswith(("http://", "https://")):
+        raise BadRequestError(
+            "'base_url' must start with http:// or https://", code="invalid_field"
+        )
+    timeout = upstream_timeout(svc.settings.limits)
+    async with upstream_client(base_url, api_key or None, timeout) as client:
+        try:
+            found: BackendCheckJSON = {"reachable": True, "models": await list_models(client)}
+        except BackendError as exc:
+            found = {"reachable": False, "error": str(exc)}
+    return JSONResponse(found)
+
+
+routes = [Route("/api/backends/check", check_backend, methods=["POST"])]
