@@ -13,7 +13,6 @@ from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QLabel,
     QMainWindow,
     QMessageBox,
     QPushButton,
@@ -107,7 +106,6 @@ class MainWindow(QMainWindow):
 
     def _layout(self) -> None:
         top = QHBoxLayout()
-        top.addWidget(QLabel("Model:", self))
         top.addWidget(self.model_picker, 1)
         top.addWidget(self.settings_button)
         right = QWidget(self)

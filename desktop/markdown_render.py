@@ -19,6 +19,40 @@ from pygments.lexers import TextLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
 FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)[^\n]*$")
+LIST_ITEM = re.compile(r"^( *)([-*+]|\d{1,9}[.)])( +|$)")
+# Lines that make a block Qt lays out differently when it is cut in pieces: lists (their
+# numbering and nesting), quotes and tables.
+STRUCTURED = re.compile(r"^( *([-*+]|\d{1,9}[.)]) |\s*>|\s*\|)", re.MULTILINE)
+
+
+def nest_lists(text: str) -> str:
+    """Models indent nested list items by 2 or 3 spaces; Markdown wants 4. Each list item
+    is re-indented to 4 spaces per nesting level (deeper than the item above: one level
+    more; as deep as an earlier item: that item's level), and so are its continuation lines.
+    Text already in steps of 4 comes out unchanged."""
+    stack: list[int] = []  # the original indentation of each open level
+    lines = []
+    for line in text.split("\n"):
+        match = LIST_ITEM.match(line)
+        indent = len(line) - len(line.lstrip(" "))
+        if match:
+            while stack and stack[-1] > indent:
+                stack.pop()
+            if not stack or stack[-1] < indent:
+                stack.append(indent)
+            lines.append(" " * (4 * (len(stack) - 1)) + line.lstrip(" "))
+        elif line.strip() and indent == 0:
+            stack = []  # a paragraph: the list is over
+            lines.append(line)
+        elif line.strip() and stack:
+            lines.append(" " * (4 * len(stack)) + line.lstrip(" "))  # inside the last item
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def is_structured(text: str) -> bool:
+    return STRUCTURED.search(text) is not None
 
 
 def _markdown() -> markdown.Markdown:
@@ -74,8 +108,23 @@ class MarkdownRenderer:
         if not text.strip():
             return ""
         self._md.reset()
-        rendered: str = self._md.convert(text)
-        return rendered
+        rendered: str = self._md.convert(nest_lists(text))
+        return self._decorate(rendered)
+
+    def _decorate(self, rendered: str) -> str:
+        """What Qt's rich text does not draw by itself: table rules and padding, and the bar
+        beside a quote (a two-cell table, as Qt has no left border)."""
+        rule = "#5f6368" if self.dark else "#c8c8c8"
+        rendered = rendered.replace(
+            "<table>",
+            f'<table border="1" cellspacing="0" cellpadding="5" style="border-color:{rule};">',
+        )
+        rendered = rendered.replace(
+            "<blockquote>",
+            f'<table cellspacing="0" cellpadding="0"><tr><td width="3" bgcolor="{rule}"></td>'
+            '<td style="padding-left:10px;">',
+        )
+        return rendered.replace("</blockquote>", "</td></tr></table>")
 
     def _code(self, code: str, language: str) -> str:
         block_id = str(next(self._ids))
@@ -98,16 +147,27 @@ class MarkdownRenderer:
 MAX_TAIL_CHARS = 1500
 
 
+def _continues_list(previous: str, line: str) -> bool:
+    """After a blank line, does `line` go on with the list `previous` belongs to?"""
+    in_list = LIST_ITEM.match(previous) is not None or previous.startswith(" ")
+    return in_list and (LIST_ITEM.match(line) is not None or line.startswith(" "))
+
+
 def split_stable(text: str, max_tail: int = MAX_TAIL_CHARS) -> tuple[str, str, str]:
     """Split a growing reply into (stable prefix, live tail, carry).
 
     The prefix ends after the last blank line outside a code fence (or a closing fence), so
-    it renders the same however the text grows. A tail longer than `max_tail` (one endless
-    paragraph, a long code block) is cut at its last line break, or last space, instead, so
+    it renders the same however the text grows; a blank line between the items of a list
+    is not such a place (cut there, the list would be drawn as two, numbered from 1 again),
+    so it counts only once the next line shows the list has ended. A tail longer than
+    `max_tail` (one endless paragraph, a long code block) is cut at its last line break, or
+    last space, instead, so
     re-rendering stays cheap; if that cut falls inside a code block, `carry` is the fence
     line that must open the rest when it is rendered.
     """
     cut = 0
+    pending: int | None = None  # a blank line, until the next line says whether it ends a list
+    previous = ""  # the last non-blank line
     position = 0
     fence: str | None = None
     fence_line = ""
@@ -116,11 +176,17 @@ def split_stable(text: str, max_tail: int = MAX_TAIL_CHARS) -> tuple[str, str, s
         position += len(line) + 1
         stripped = line.strip()
         if fence is None:
+            if not stripped:
+                pending = pending or position
+                fence_at_line_end.append((position, fence, fence_line))
+                continue
+            if pending is not None and not _continues_list(previous, line):
+                cut = pending
+            pending = None
+            previous = line
             match = FENCE_OPEN.match(line)
             if match:
                 fence, fence_line = match.group(1), line
-            elif not stripped:
-                cut = position
         elif stripped.startswith(fence) and not stripped.strip(fence[0]):
             fence = None
             cut = position

@@ -17,22 +17,18 @@ from PySide6.QtGui import (
     QColor,
     QGuiApplication,
     QPalette,
-    QTextBlockFormat,
-    QTextCharFormat,
     QTextCursor,
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from desktop.client import ReplyEnd
-from desktop.markdown_render import MarkdownRenderer, split_stable
+from desktop.markdown_render import MarkdownRenderer, is_structured, split_stable
 from server.types import MessageJSON, Usage
 
 COALESCE_MS = 40
 # At most this much new text is laid out per update (~5 ms); a larger burst is spread out.
 FLUSH_BUDGET_CHARS = 3000
-HEADER_GAP = 14.0
-TEXT_GAP = 4.0
-PARAGRAPH_GAP = 12.0  # Qt's own margin between HTML paragraphs
+MERGE_GUARD = "\u200b"  # see _insert_html
 
 BADGES: dict[tuple[str, str | None], str] = {
     ("interrupted", "client_hangup"): "Stopped",
@@ -77,6 +73,7 @@ class Transcript(QTextBrowser):
     _shown_len: int
     _ending: tuple[ReplyEnd | None, str] | None
     _live_start: int
+    _reply_start: int
     _footer_start: int | None
     _streaming: bool
     _live: bool
@@ -160,10 +157,11 @@ class Transcript(QTextBrowser):
     def begin_reply(self, user_text: str, model: str | None) -> None:
         """Show the user's message and an empty reply that will grow."""
         self._abandon_reply()
-        self._append_html(self._header("user", None), top_margin=HEADER_GAP)
-        self._append_html(self._user_body(user_text), top_margin=TEXT_GAP)
-        self._append_html(self._header("assistant", model), top_margin=HEADER_GAP)
-        self._live_start = self._open_block(TEXT_GAP)
+        self._append_html(self._header("user", None))
+        self._append_html(self._user_body(user_text))
+        self._append_html(self._header("assistant", model))
+        self._live_start = self._end()
+        self._reply_start = self._live_start
         self._streaming = True
         self._live = True
 
@@ -211,18 +209,25 @@ class Transcript(QTextBrowser):
             self._live = False
             shown = "".join(self._reply)
             content = end.content or ""
-            if len(content) > len(shown) and content.startswith(shown):
-                # Text the server generated but the view never received (Stop): render it
-                # together with the live tail it continues, so it joins the same paragraph.
+            unseen = len(content) > len(shown) and content.startswith(shown)
+            if unseen:
+                # Text the server generated but the view never received (Stop).
                 self._reply.append(content[len(shown) :])
-                tail = self._carry + content[self._frozen_len :]
+                shown = content
+            if self._frozen_len and is_structured(shown):
+                # Drawn in pieces, a list, a quote or a table can come out unlike the same
+                # text drawn whole, as a reopened chat is: draw the reply whole, once.
+                self._replace_from(self._reply_start, self._renderer.render(shown))
+            elif unseen:
+                # Rendered with the live tail it continues, so it joins the same paragraph.
+                tail = self._carry + shown[self._frozen_len :]
                 self._replace_from(self._live_start, self._renderer.render(tail))
-                self._shown_len = len(content)
+            self._shown_len = len(shown)
             footer = self._footer(end)
         else:
             footer = self._note(note)
         self._footer_start = self._end()
-        self._append_html(footer, top_margin=TEXT_GAP)
+        self._append_html(footer)
         self.reply_ended.emit()
         if self._follow_bottom():
             self.moveCursor(QTextCursor.MoveOperation.End)
@@ -242,9 +247,7 @@ class Transcript(QTextBrowser):
             self._replace_from(self._live_start, self._renderer.render(stable))
             self._frozen_len += len(stable) - len(self._carry)
             self._carry = carry
-            # A frozen part ends at a blank line: the next paragraph keeps the gap a reopened
-            # conversation shows there (not inside a code block cut in two).
-            self._live_start = self._open_block(0 if carry else PARAGRAPH_GAP)
+            self._live_start = self._end()
             tail = carry + tail
         self._replace_from(self._live_start, self._renderer.render(tail) if tail.strip() else "")
         self._shown_len = end
@@ -269,28 +272,32 @@ class Transcript(QTextBrowser):
         cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
         if html_text:
-            cursor.insertHtml(html_text)
+            self._insert_html(cursor.position(), html_text)
 
-    def _append_html(self, html_text: str, top_margin: float = 0) -> None:
-        cursor = QTextCursor(self.document())
-        cursor.setPosition(self._open_block(top_margin))
-        cursor.insertHtml(html_text)
+    def _append_html(self, html_text: str) -> None:
+        self._insert_html(self._end(), html_text)
 
-    def _open_block(self, top_margin: float = 0) -> int:
-        """Start a fresh, plainly formatted block at the end (unless the last one is empty).
+    def _insert_html(self, position: int, html_text: str) -> None:
+        """Insert `html_text` at `position` (the end of a block) as the blocks it would be
+        in a whole document, so a piece drawn live equals the same text drawn at once.
 
-        Inserted HTML would otherwise merge into the previous block (a header, a code block).
+        Qt merges the first block of inserted HTML into the block at the cursor, which
+        would strip a list item, a quote or a table of its own format (or join it to the
+        header before it). So a one-character paragraph goes first, takes that merge, and
+        is removed: every block of `html_text` keeps its format.
         """
-        block = QTextBlockFormat()
-        block.setTopMargin(top_margin)
         cursor = QTextCursor(self.document())
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        if cursor.block().length() > 1:
-            cursor.insertBlock(block, QTextCharFormat())
-        else:
-            cursor.setBlockFormat(block)
-            cursor.setBlockCharFormat(QTextCharFormat())
-        return cursor.position()
+        cursor.setPosition(position)
+        if self.document().isEmpty():
+            cursor.insertHtml(html_text)  # nothing to merge with
+            return
+        cursor.insertHtml(f"<p>{MERGE_GUARD}</p>{html_text}")
+        cursor.setPosition(position)
+        cursor.movePosition(
+            QTextCursor.MoveOperation.NextCharacter, QTextCursor.MoveMode.KeepAnchor
+        )
+        if cursor.selectedText() == MERGE_GUARD:
+            cursor.removeSelectedText()
 
     def _end(self) -> int:
         cursor = QTextCursor(self.document())
@@ -313,6 +320,7 @@ class Transcript(QTextBrowser):
         self._shown_len = 0
         self._ending = None
         self._live_start = 0
+        self._reply_start = 0
         self._footer_start = None
         self._streaming = False
         self._live = False

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
+from desktop.client import ReplyEnd
 from desktop.markdown_render import MarkdownRenderer, split_stable
+from desktop.widgets.transcript import Transcript
 
 
 def test_cut_after_the_last_blank_line_outside_code() -> None:
@@ -36,3 +42,77 @@ def test_rendering_escapes_raw_html_and_links_code_for_copying() -> None:
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert 'href="copy:1"' in html
     assert renderer.code_blocks["1"] == "print('hi')"
+
+
+SAMPLES = {
+    "loose numbered list": "Steps:\n\n1. First thing\n\n2. Second thing\n\n3. Third\n\nDone.\n",
+    "nested lists (2 and 3 spaces)": (
+        "- top\n  - two-space nested\n    - deeper\n- back\n\n"
+        "1. one\n   - three-space nested\n2. two\n"
+    ),
+    "table": "Results:\n\n| name | value |\n|---|---|\n| a | 1 |\n| b | 2 |\n\nAfter.\n",
+    "quote": "He said:\n\n> first line\n> second line\n\nThen left.\n",
+    "mixed": "Intro.\n\n1. a\n\n   - x\n   - y\n\n2. b\n\n> q\n\n| h |\n|---|\n| c |\n",
+}
+
+
+def grown_live(qtbot: Any, text: str, step: int = 7) -> Transcript:
+    """A reply streamed piece by piece, each piece drawn before the next comes."""
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.resize(800, 600)
+    view.begin_reply("q", "m")
+    sizes: list[int] = []
+    view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
+    for end in range(step, len(text) + step, step):
+        view.add_text(text[end - step : end])
+        qtbot.waitUntil(lambda end=end: bool(sizes) and sizes[-1] == min(end, len(text)))
+    with qtbot.waitSignal(view.reply_ended, timeout=5_000):
+        view.end_reply(ReplyEnd(status="completed", usage={}))
+    return view
+
+
+def reopened(qtbot: Any, text: str) -> Transcript:
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.resize(800, 600)
+    base = {"conversation_id": "c", "status": "completed", "ended_by": None, "error": None,
+            "created_at": 0.0, "completed_at": 0.0}  # fmt: skip
+    view.show_conversation([
+        {**base, "id": "u", "role": "user", "content": "q", "model": None, "usage": None},
+        {**base, "id": "a", "role": "assistant", "content": text, "model": "m", "usage": {}},
+    ])  # type: ignore[list-item]  # fmt: skip
+    return view
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_a_reply_drawn_live_is_the_same_document_as_when_reopened(qtbot: Any, name: str) -> None:
+    text = SAMPLES[name]
+    live, again = grown_live(qtbot, text), reopened(qtbot, text)
+    assert live.document().toMarkdown() == again.document().toMarkdown()
+
+
+def test_a_loose_numbered_list_keeps_its_numbers_while_it_streams(qtbot: Any) -> None:
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.begin_reply("q", "m")
+    sizes: list[int] = []
+    view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
+    text = "1. First thing\n\n2. Second thing\n\n3. Thi"
+    for piece in text.split(" "):
+        view.add_text(piece + " ")
+        qtbot.waitUntil(lambda: bool(sizes) and sizes[-1] == sum(map(len, view._reply)))
+    markdown = view.document().toMarkdown()
+    assert "2.  Second thing" in markdown and "3.  Thi" in markdown, markdown
+
+
+def test_nested_items_nest_whatever_their_indentation() -> None:
+    html = MarkdownRenderer().render("- top\n  - two\n    - three\n\n1. one\n   - sub\n")
+    assert html.count("<ul>") == 3 + 1 and "<ol>" in html
+
+
+def test_tables_have_rules_and_quotes_a_bar() -> None:
+    html = MarkdownRenderer().render("| a |\n|---|\n| 1 |\n\n> quoted\n")
+    assert '<table border="1"' in html
+    assert 'bgcolor="#c8c8c8"></td>' in html and "quoted" in html
+    assert "<blockquote>" not in html
