@@ -55,6 +55,15 @@ def is_structured(text: str) -> bool:
     return STRUCTURED.search(text) is not None
 
 
+TABLE_OPEN = '<table border="1"'
+QUOTE_OPEN = '<table cellspacing="0"'
+
+
+def opens_with_a_list_table_or_quote(rendered: str) -> bool:
+    """HTML whose first block Qt would strip of its format when merging it into another."""
+    return rendered.lstrip().startswith(("<ol", "<ul", TABLE_OPEN, QUOTE_OPEN))
+
+
 def _markdown() -> markdown.Markdown:
     md = markdown.Markdown(extensions=["tables", "sane_lists"])
     # Raw HTML from a model is text to show, not markup to obey.
@@ -116,12 +125,11 @@ class MarkdownRenderer:
         beside a quote (a two-cell table, as Qt has no left border)."""
         rule = "#5f6368" if self.dark else "#c8c8c8"
         rendered = rendered.replace(
-            "<table>",
-            f'<table border="1" cellspacing="0" cellpadding="5" style="border-color:{rule};">',
+            "<table>", f'{TABLE_OPEN} cellspacing="0" cellpadding="5" style="border-color:{rule};">'
         )
         rendered = rendered.replace(
             "<blockquote>",
-            f'<table cellspacing="0" cellpadding="0"><tr><td width="3" bgcolor="{rule}"></td>'
+            f'{QUOTE_OPEN} cellpadding="0"><tr><td width="3" bgcolor="{rule}"></td>'
             '<td style="padding-left:10px;">',
         )
         return rendered.replace("</blockquote>", "</td></tr></table>")
@@ -147,27 +155,16 @@ class MarkdownRenderer:
 MAX_TAIL_CHARS = 1500
 
 
-def _continues_list(previous: str, line: str) -> bool:
-    """After a blank line, does `line` go on with the list `previous` belongs to?"""
-    in_list = LIST_ITEM.match(previous) is not None or previous.startswith(" ")
-    return in_list and (LIST_ITEM.match(line) is not None or line.startswith(" "))
-
-
 def split_stable(text: str, max_tail: int = MAX_TAIL_CHARS) -> tuple[str, str, str]:
     """Split a growing reply into (stable prefix, live tail, carry).
 
     The prefix ends after the last blank line outside a code fence (or a closing fence), so
-    it renders the same however the text grows; a blank line between the items of a list
-    is not such a place (cut there, the list would be drawn as two, numbered from 1 again),
-    so it counts only once the next line shows the list has ended. A tail longer than
-    `max_tail` (one endless paragraph, a long code block) is cut at its last line break, or
-    last space, instead, so
+    it renders the same however the text grows. A tail longer than `max_tail` (one endless
+    paragraph, a long code block) is cut at its last line break, or last space, instead, so
     re-rendering stays cheap; if that cut falls inside a code block, `carry` is the fence
     line that must open the rest when it is rendered.
     """
     cut = 0
-    pending: int | None = None  # a blank line, until the next line says whether it ends a list
-    previous = ""  # the last non-blank line
     position = 0
     fence: str | None = None
     fence_line = ""
@@ -176,17 +173,11 @@ def split_stable(text: str, max_tail: int = MAX_TAIL_CHARS) -> tuple[str, str, s
         position += len(line) + 1
         stripped = line.strip()
         if fence is None:
-            if not stripped:
-                pending = pending or position
-                fence_at_line_end.append((position, fence, fence_line))
-                continue
-            if pending is not None and not _continues_list(previous, line):
-                cut = pending
-            pending = None
-            previous = line
             match = FENCE_OPEN.match(line)
             if match:
                 fence, fence_line = match.group(1), line
+            elif not stripped:
+                cut = position
         elif stripped.startswith(fence) and not stripped.strip(fence[0]):
             fence = None
             cut = position

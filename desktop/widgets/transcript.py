@@ -17,18 +17,28 @@ from PySide6.QtGui import (
     QColor,
     QGuiApplication,
     QPalette,
+    QTextBlockFormat,
+    QTextCharFormat,
     QTextCursor,
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from desktop.client import ReplyEnd
-from desktop.markdown_render import MarkdownRenderer, is_structured, split_stable
+from desktop.markdown_render import (
+    MarkdownRenderer,
+    is_structured,
+    opens_with_a_list_table_or_quote,
+    split_stable,
+)
 from server.types import MessageJSON, Usage
 
 COALESCE_MS = 40
 # At most this much new text is laid out per update (~5 ms); a larger burst is spread out.
 FLUSH_BUDGET_CHARS = 3000
-MERGE_GUARD = "\u200b"  # see _insert_html
+HEADER_GAP = 14.0
+TEXT_GAP = 4.0
+PARAGRAPH_GAP = 12.0  # Qt's own margin between HTML paragraphs
+MERGE_GUARD = "\u200b"  # see _insert_whole
 
 BADGES: dict[tuple[str, str | None], str] = {
     ("interrupted", "client_hangup"): "Stopped",
@@ -157,10 +167,10 @@ class Transcript(QTextBrowser):
     def begin_reply(self, user_text: str, model: str | None) -> None:
         """Show the user's message and an empty reply that will grow."""
         self._abandon_reply()
-        self._append_html(self._header("user", None))
-        self._append_html(self._user_body(user_text))
-        self._append_html(self._header("assistant", model))
-        self._live_start = self._end()
+        self._append_html(self._header("user", None), top_margin=HEADER_GAP)
+        self._append_html(self._user_body(user_text), top_margin=TEXT_GAP)
+        self._append_html(self._header("assistant", model), top_margin=HEADER_GAP)
+        self._live_start = self._open_block(TEXT_GAP)
         self._reply_start = self._live_start
         self._streaming = True
         self._live = True
@@ -214,10 +224,10 @@ class Transcript(QTextBrowser):
                 # Text the server generated but the view never received (Stop).
                 self._reply.append(content[len(shown) :])
                 shown = content
-            if self._frozen_len and is_structured(shown):
-                # Drawn in pieces, a list, a quote or a table can come out unlike the same
-                # text drawn whole, as a reopened chat is: draw the reply whole, once.
-                self._replace_from(self._reply_start, self._renderer.render(shown))
+            if is_structured(shown):
+                # Drawn in pieces, a list, a quote or a table comes out unlike the same text
+                # drawn whole, as a reopened chat is: draw the reply whole, once.
+                self._insert_whole(self._reply_start - 1, self._renderer.render(shown))
             elif unseen:
                 # Rendered with the live tail it continues, so it joins the same paragraph.
                 tail = self._carry + shown[self._frozen_len :]
@@ -227,7 +237,8 @@ class Transcript(QTextBrowser):
         else:
             footer = self._note(note)
         self._footer_start = self._end()
-        self._append_html(footer)
+        if footer:
+            self._append_html(footer, top_margin=TEXT_GAP)
         self.reply_ended.emit()
         if self._follow_bottom():
             self.moveCursor(QTextCursor.MoveOperation.End)
@@ -244,12 +255,14 @@ class Transcript(QTextBrowser):
         if not stable and end < len(text):
             stable, tail, carry = pending, "", ""  # one unbreakable run: take it whole
         if stable:
-            self._replace_from(self._live_start, self._renderer.render(stable))
+            self._draw_live(self._renderer.render(stable))
             self._frozen_len += len(stable) - len(self._carry)
             self._carry = carry
-            self._live_start = self._end()
+            # A frozen part ends at a blank line: the next paragraph keeps the gap a reopened
+            # conversation shows there (not inside a code block cut in two).
+            self._live_start = self._open_block(0 if carry else PARAGRAPH_GAP)
             tail = carry + tail
-        self._replace_from(self._live_start, self._renderer.render(tail) if tail.strip() else "")
+        self._draw_live(self._renderer.render(tail) if tail.strip() else "")
         self._shown_len = end
         self.reply_rendered.emit(end, time.perf_counter() - started)
         if end < len(text):
@@ -269,35 +282,64 @@ class Transcript(QTextBrowser):
     def _replace_from(self, position: int, html_text: str) -> None:
         cursor = QTextCursor(self.document())
         cursor.setPosition(min(position, self._end()))
+        # Deleting from a block's start into a list item leaves the block in that list: the
+        # block keeps the format it had before (a plain one, opened for this text).
+        kept = cursor.blockFormat()
         cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
+        cursor.setBlockFormat(kept)
         if html_text:
-            self._insert_html(cursor.position(), html_text)
+            cursor.insertHtml(html_text)
 
-    def _append_html(self, html_text: str) -> None:
-        self._insert_html(self._end(), html_text)
+    def _draw_live(self, html_text: str) -> None:
+        """Draw `html_text` from the live start on, in place of what was there."""
+        if opens_with_a_list_table_or_quote(html_text):
+            # Kept whole: costs a layout of the block before, only while such a block is
+            # the first of the live part.
+            self._insert_whole(self._live_start - 1, html_text)
+        else:
+            self._replace_from(self._live_start, html_text)
 
-    def _insert_html(self, position: int, html_text: str) -> None:
-        """Insert `html_text` at `position` (the end of a block) as the blocks it would be
-        in a whole document, so a piece drawn live equals the same text drawn at once.
+    def _insert_whole(self, position: int, html_text: str) -> None:
+        """Replace everything after `position` (the end of a block) with `html_text`, each
+        block of it keeping its own format, as in a document drawn whole.
 
-        Qt merges the first block of inserted HTML into the block at the cursor, which
-        would strip a list item, a quote or a table of its own format (or join it to the
-        header before it). So a one-character paragraph goes first, takes that merge, and
-        is removed: every block of `html_text` keeps its format.
+        Qt merges the first block of inserted HTML into the block at the cursor, stripping
+        a list item, a quote or a table of its own format. So a one-character paragraph goes
+        first, takes that merge, and is removed. (It costs a layout of the block before, so
+        it is used once per reply, not per update.)
         """
         cursor = QTextCursor(self.document())
-        cursor.setPosition(position)
-        if self.document().isEmpty():
-            cursor.insertHtml(html_text)  # nothing to merge with
-            return
+        cursor.setPosition(min(position, self._end()))
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        start = cursor.position()
         cursor.insertHtml(f"<p>{MERGE_GUARD}</p>{html_text}")
-        cursor.setPosition(position)
-        cursor.movePosition(
-            QTextCursor.MoveOperation.NextCharacter, QTextCursor.MoveMode.KeepAnchor
-        )
+        cursor.setPosition(start)
+        cursor.setPosition(start + 1, QTextCursor.MoveMode.KeepAnchor)
         if cursor.selectedText() == MERGE_GUARD:
             cursor.removeSelectedText()
+
+    def _append_html(self, html_text: str, top_margin: float = 0) -> None:
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(self._open_block(top_margin))
+        cursor.insertHtml(html_text)
+
+    def _open_block(self, top_margin: float = 0) -> int:
+        """Start a fresh, plainly formatted block at the end (unless the last one is empty).
+
+        Inserted HTML would otherwise merge into the previous block (a header, a code block).
+        """
+        block = QTextBlockFormat()
+        block.setTopMargin(top_margin)
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        if cursor.block().length() > 1:
+            cursor.insertBlock(block, QTextCharFormat())
+        else:
+            cursor.setBlockFormat(block)
+            cursor.setBlockCharFormat(QTextCharFormat())
+        return cursor.position()
 
     def _end(self) -> int:
         cursor = QTextCursor(self.document())
