@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop import style
 from desktop.client import ParleyClient
 from desktop.errors import ClientError
 from desktop.reply import ReplyController
@@ -71,6 +72,7 @@ class MainWindow(QMainWindow):
         self.model_picker = ModelPicker(self)
         self.settings_button = QPushButton("Settings", self)
         self._layout()
+        self._style_fields()
 
         new_chat = QAction("New chat", self)
         new_chat.setShortcut(QKeySequence("Ctrl+N"))
@@ -156,6 +158,20 @@ class MainWindow(QMainWindow):
         self._status_timer.stop()
         await self.reply.hang_up()
         await self.tasks.close()
+
+    def _style_fields(self) -> None:
+        """The focus ring, on the fields only: a style sheet on the window would stop the
+        transcript from following a switch of the system's palette. Set again when the
+        palette changes, which a widget with a style sheet no longer follows by itself."""
+        for field in (self.composer.editor, self.sidebar.search):
+            field.setStyleSheet("")
+            field.setPalette(self.palette())
+            field.setStyleSheet(style.FOCUS)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._style_fields()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         # Esc that no child used (the composer, the transcript, the list; not an inline

@@ -3,7 +3,7 @@ Stop while the chat's reply is in flight (Esc, handled by the window, stops it t
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QWidget
 
@@ -63,6 +63,11 @@ class Composer(QWidget):
     def focus(self) -> None:
         self.editor.setFocus()
 
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange):
+            self._fit_height()  # the frame (a style sheet's border) or the lines changed
+
     def _fit_height(self) -> None:
         """As tall as its text, from MIN_LINES up to MAX_LINES (then it scrolls): a long
         message stays visible, and a small window keeps room for the conversation."""
@@ -73,6 +78,7 @@ class Composer(QWidget):
         frame = 2 * self.editor.frameWidth() + 2 * int(self.editor.document().documentMargin())
         height = shown * self.editor.fontMetrics().lineSpacing() + frame
         self.editor.setFixedHeight(height + margins.top() + margins.bottom())
+        self.updateGeometry()
 
     def _on_editor_submitted(self) -> None:
         if not self._streaming and self.text.strip():

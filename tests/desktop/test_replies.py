@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtGui import QDesktopServices, QPalette
 from PySide6.QtWidgets import QMessageBox
 
 from desktop.config import DEFAULT_MAX_TOKENS, DesktopConfig
@@ -202,3 +202,15 @@ def test_the_model_picker_belongs_to_the_open_chat_and_new_chats_use_the_default
     assert picker.current() == local
     qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     assert picker.current() == local
+
+
+def test_keyboard_focus_is_plain_to_see(gui: GuiApp, qtbot: Any) -> None:
+    editor = gui.window.composer.editor
+    gui.window.activateWindow()
+    editor.setFocus()
+    qtbot.waitUntil(editor.hasFocus)
+    image = gui.window.grab().toImage()
+    corner = editor.mapTo(gui.window, editor.rect().topLeft())
+    highlight = gui.window.palette().color(QPalette.ColorRole.Highlight).name()
+    ring = [image.pixelColor(corner.x() + dx, corner.y() + 20).name() for dx in range(3)]
+    assert ring[:2] == [highlight, highlight] and ring[2] != highlight  # 2 px, not 1
