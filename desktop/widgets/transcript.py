@@ -30,7 +30,8 @@ from desktop.markdown_render import (
     opens_with_a_list_table_or_quote,
     split_stable,
 )
-from server.types import MessageJSON, Usage
+from desktop.widgets.badges import badge_for, stats_for
+from server.types import MessageJSON
 
 COALESCE_MS = 40
 # At most this much new text is laid out per update (~5 ms); a larger burst is spread out.
@@ -39,30 +40,6 @@ HEADER_GAP = 14.0
 TEXT_GAP = 4.0
 PARAGRAPH_GAP = 12.0  # Qt's own margin between HTML paragraphs
 MERGE_GUARD = "\u200b"  # see _insert_whole
-
-BADGES: dict[tuple[str, str | None], str] = {
-    ("interrupted", "client_hangup"): "Stopped",
-    ("interrupted", "shutdown"): "Interrupted: Parley was closed",
-    ("interrupted", "crash"): "Interrupted: Parley quit unexpectedly",
-}
-
-
-def badge_for(end: ReplyEnd) -> str:
-    if end.status == "error":
-        return f"Error: {end.error or 'the model failed'}"
-    return BADGES.get((end.status, end.ended_by), "")
-
-
-def stats_for(usage: Usage | None) -> str:
-    usage = usage or {}
-    parts = []
-    if "ttft_ms" in usage:
-        parts.append(f"first token {usage['ttft_ms']:.0f} ms")
-    if "tokens_per_s" in usage:
-        parts.append(f"{usage['tokens_per_s']:.1f} tok/s")
-    if isinstance(usage.get("completion_tokens"), int):
-        parts.append(f"{usage['completion_tokens']} tokens")
-    return " · ".join(parts)
 
 
 class Transcript(QTextBrowser):
