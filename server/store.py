@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import re
 import sqlite3
@@ -134,9 +135,9 @@ class Store:
             _open_turn, conversation_id, content, model, user_message_id, message_id, time.time()
         )
 
-    def checkpoint(self, message_id: str, content: str) -> None:
-        """Queue a write of the reply so far; returns at once."""
-        self.db.submit(_checkpoint, message_id, content, time.time())
+    def checkpoint(self, message_id: str, content: str) -> concurrent.futures.Future[object]:
+        """Queue a write of the reply so far; returns at once, with the write's future."""
+        return self.db.submit(_checkpoint, message_id, content, time.time())
 
     async def finish(self, message_id: str, ending: Ending) -> None:
         """Write a reply's ending. Only the run's settle calls this. Raises StorageError,

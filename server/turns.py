@@ -12,6 +12,7 @@ other code writes an ending.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import dataclasses
 import logging
@@ -43,7 +44,9 @@ class TurnSink(Protocol):
         """
         ...
 
-    def checkpoint(self, text: str) -> None: ...
+    def checkpoint(self, text: str) -> concurrent.futures.Future[object] | None:
+        """Queue a write of the reply so far; the future (if any) completes when written."""
+        ...
 
     async def finish(self, ending: Ending) -> None: ...
 
@@ -82,8 +85,8 @@ class ConversationTurn:
         self.opened = opened
         return ChatRequest(messages=opened.prompt, max_tokens=self._max_tokens)
 
-    def checkpoint(self, text: str) -> None:
-        self._store.checkpoint(self.message_id, text)
+    def checkpoint(self, text: str) -> concurrent.futures.Future[object] | None:
+        return self._store.checkpoint(self.message_id, text)
 
     async def finish(self, ending: Ending) -> None:
         if self.opened is not None:  # else no row was written, and there is nothing to end
@@ -99,8 +102,8 @@ class StatelessTurn:
     async def open(self) -> ChatRequest:
         return self._request
 
-    def checkpoint(self, text: str) -> None:
-        pass
+    def checkpoint(self, text: str) -> concurrent.futures.Future[object] | None:
+        return None
 
     async def finish(self, ending: Ending) -> None:
         pass
@@ -137,6 +140,10 @@ class Run:
         self._loop = asyncio.get_running_loop()
         self._timer: asyncio.TimerHandle | None = None
         self._last_checkpoint = 0.0
+        # At most one checkpoint write in flight: a slow disk (or a huge reply) never piles
+        # up queued copies of the text; the next write takes the latest text when it goes.
+        self._writing = False
+        self._write_wanted = False
         self._started_at: float | None = None
         self._first_token_at: float | None = None
 
@@ -269,11 +276,29 @@ class Run:
         self._timer = None
         if self.ending is not None:
             return
+        if self._writing:
+            self._write_wanted = True  # taken when the write in flight is done
+            return
         self._last_checkpoint = time.monotonic()
         try:
-            self._sink.checkpoint(self.text)
+            written = self._sink.checkpoint(self.text)
         except Exception:
             log.exception("run %s: checkpoint failed", self.id)
+            return
+        if written is not None:
+            self._writing = True
+            written.add_done_callback(self._on_checkpoint_written)
+
+    def _on_checkpoint_written(self, _written: concurrent.futures.Future[object]) -> None:
+        # On the database thread: back to the run's loop.
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nothing more to write
+            self._loop.call_soon_threadsafe(self._after_checkpoint)
+
+    def _after_checkpoint(self) -> None:
+        self._writing = False
+        if self._write_wanted:
+            self._write_wanted = False
+            self._schedule_checkpoint()
 
     async def _settle(self, streamed: bool, finished: StreamEnd | None, error: str | None) -> None:
         """End the run: stop the work, release the model, save the text. Once; never raises."""

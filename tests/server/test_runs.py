@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 import time
 from collections.abc import AsyncGenerator
@@ -83,6 +84,19 @@ class CountingSink:
             self.failures -= 1
             raise StorageError("database is locked (simulated)")
         self.finishes.append(ending)
+
+
+class SlowDiskSink(CountingSink):
+    """Checkpoint writes that complete only when the test says (a slow or locked disk)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[concurrent.futures.Future[object]] = []
+
+    def checkpoint(self, text: str) -> concurrent.futures.Future[object]:  # type: ignore[override]
+        self.checkpoints.append(text)
+        self.writes.append(concurrent.futures.Future())
+        return self.writes[-1]
 
 
 def make_run(backend: ThreadBackend, sink: CountingSink, stop_timeout: float = 5.0) -> Run:
@@ -186,5 +200,29 @@ def test_a_run_stopped_before_it_opens_writes_nothing_and_never_leases_the_model
         assert run.ending is not None
         assert (run.ending.status, run.ending.ended_by) == ("interrupted", "shutdown")
         assert not run.model.lease.in_use
+
+    asyncio.run(scenario())
+
+
+def test_checkpoints_never_pile_up_behind_a_slow_disk() -> None:
+    async def scenario() -> None:
+        backend = ThreadBackend(tokens=60, per_token=0.01)
+        sink = SlowDiskSink()
+        run = make_run(backend, sink)  # a checkpoint every 50 ms wanted
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run.life)
+            while len(run.parts) < 30:  # ~300 ms: six intervals while the first write hangs
+                await asyncio.sleep(0.01)
+            assert len(sink.checkpoints) == 1  # one write in flight, no queue behind it
+            sink.writes[0].set_result(None)
+            while len(sink.checkpoints) < 2:
+                await asyncio.sleep(0.005)
+            # The next write takes the latest text, not the one of an old interval.
+            assert len(sink.checkpoints[1]) > len(sink.checkpoints[0])
+            assert sink.checkpoints[1] == "".join(run.parts[: sink.checkpoints[1].count(" ")])
+            for write in sink.writes:
+                if not write.done():
+                    write.set_result(None)
+            await run.wait_done()
 
     asyncio.run(scenario())

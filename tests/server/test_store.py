@@ -156,3 +156,82 @@ def test_unencodable_text_is_a_storage_error_not_a_crash(tmp_path: Path) -> None
         await store.close()
 
     asyncio.run(scenario())
+
+
+def fts_consistent(path: Path) -> bool:
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
+        return True
+    except sqlite3.DatabaseError:
+        return False
+    finally:
+        conn.close()
+
+
+def test_a_reply_is_indexed_for_search_when_it_settles_not_at_each_checkpoint(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        path = tmp_path / "db.sqlite3"
+        store = Store(path)
+        await store.open()
+        conversation = await store.create_conversation("", None, None)
+        streaming = await open_turn(store, conversation["id"], "first")
+        assert streaming is not None
+        for words in ("zebra", "zebra giraffe", "zebra giraffe okapi"):
+            await asyncio.wrap_future(store.checkpoint(streaming.assistant_message["id"], words))
+        assert await store.search("okapi") == []  # not while it streams
+        await store.finish(
+            streaming.assistant_message["id"],
+            Ending(content="zebra giraffe okapi!", status="completed", ended_by=None,
+                   completed_at=1.0),
+        )  # fmt: skip
+        assert [c["id"] for c in await store.search("okapi")] == [conversation["id"]]
+        assert fts_consistent(path)
+        await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_reply_cut_by_a_crash_is_indexed_at_the_next_start(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        path = tmp_path / "db.sqlite3"
+        store = Store(path)
+        await store.open()
+        conversation = await store.create_conversation("", None, None)
+        opened = await open_turn(store, conversation["id"], "q")
+        assert opened is not None
+        await asyncio.wrap_future(store.checkpoint(opened.assistant_message["id"], "narwhal"))
+        await store.close()  # no settle: as if the process died
+        again = Store(path)
+        assert await again.open() == 1
+        assert [c["id"] for c in await again.search("narwhal")] == [conversation["id"]]
+        assert fts_consistent(path)
+        await again.close()
+
+    asyncio.run(scenario())
+
+
+def test_the_migration_reindexes_a_reply_left_streaming_by_an_older_parley(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "db.sqlite3"
+    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:1])
+    old = connect(path)  # the schema before 0002: every checkpoint re-indexed the text
+    old.execute("INSERT INTO conversations (id, title, created_at, updated_at) "
+                "VALUES ('c', '', 0, 0)")  # fmt: skip
+    old.execute("INSERT INTO messages (id, conversation_id, role, content, status, created_at, "
+                "updated_at) VALUES ('m', 'c', 'assistant', '', 'streaming', 0, 0)")  # fmt: skip
+    old.execute("UPDATE messages SET content = 'axolotl' WHERE id = 'm'")
+    old.close()
+    monkeypatch.undo()
+
+    async def scenario() -> None:
+        store = Store(path)
+        assert await store.open() == 1  # migrated, then recovered as a crash
+        assert [c["id"] for c in await store.search("axolotl")] == ["c"]
+        assert fts_consistent(path)
+        await store.close()
+
+    asyncio.run(scenario())
