@@ -51,6 +51,7 @@ class OpenAICompatBackend:
         timeout = upstream_timeout(limits)
         self._client = upstream_client(upstream.base_url, upstream.api_key, timeout)
         self._client.headers["Accept"] = "text/event-stream"
+        self._client.headers["Accept-Encoding"] = "identity"
 
     # Checked, not assumed: "unloaded" until checked, "loading" while a check runs, then
     # "ready" or "error" (unreachable, key refused); every request's outcome updates it.
@@ -119,6 +120,15 @@ class OpenAICompatBackend:
                     if response.status_code != 200:
                         raise BackendError(await _describe_refusal(response))
                     self._set_state("ready", None)
+                    encoding = response.headers.get("content-encoding", "identity").lower()
+                    if encoding not in ("", "identity"):
+                        # Asked for identity: a compressed stream is refused, not inflated.
+                        # A few hundred KB of gzip inflate to GBs and starved the whole
+                        # server (issue 19); a token stream gains nothing from compression.
+                        raise BackendError(
+                            f"the upstream sent a compressed stream ({encoding}); Parley "
+                            "reads replies uncompressed"
+                        )
                     payloads = _sse_data(response)
                     async with contextlib.aclosing(payloads):
                         async for data in payloads:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.support.hostile_upstream import GzipBombUpstream
 from tests.support.parley import Parley
 from tests.support.upstream import Script, ScriptedUpstream
 
@@ -56,3 +59,30 @@ def test_a_second_server_on_the_same_data_dir_is_refused(
     with pytest.raises(RuntimeError, match="exited during start-up"):
         second.start()
     assert parley.status()["active_turns"] == 0
+
+
+@pytest.fixture
+def bomb() -> Iterator[GzipBombUpstream]:
+    upstream = GzipBombUpstream().start()
+    yield upstream
+    upstream.stop()
+
+
+def test_a_compressed_stream_is_refused_not_inflated(
+    data_dir: Path, bomb: GzipBombUpstream
+) -> None:
+    # ~50 KB of gzip that inflates to 50 MB of SSE lines: inflating it froze the server.
+    parley = Parley(data_dir, bomb.base_url).start()
+    try:
+        conversation_id = parley.new_conversation()
+        stream = parley.send(conversation_id)
+        stream.read_all()
+        assert stream.final["parley"]["status"] == "error"
+        assert "compressed stream (gzip)" in stream.final["parley"]["error"]
+        started = time.perf_counter()
+        assert parley.call("GET", "/healthz").status == 200
+        assert time.perf_counter() - started < 1.0  # the server was never starved
+        message = parley.wait_settled(conversation_id, stream.first["message_id"])
+        assert message["status"] == "error" and message["content"] == ""
+    finally:
+        parley.stop()

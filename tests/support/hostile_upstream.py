@@ -1,0 +1,46 @@
+"""An OpenAI-compatible upstream that attacks its client: for now, a gzip bomb (a small
+compressed body that inflates to tens of MB of SSE lines). More modes belong here (issue 19)."""
+
+from __future__ import annotations
+
+import gzip
+from typing import Any
+
+from server.serve import BackgroundServer, bind
+
+INFLATED_BYTES = 50_000_000
+
+
+class GzipBombUpstream:
+    """Answers every chat completion with `Content-Encoding: gzip` and a bomb body."""
+
+    def __init__(self) -> None:
+        self.body = gzip.compress(b"data: {}\n\n" * (INFLATED_BYTES // 10), compresslevel=9)
+        self.requests = 0
+        self._server: BackgroundServer | None = None
+
+    def start(self) -> GzipBombUpstream:
+        self._server = BackgroundServer(self, bind("127.0.0.1", 0))  # type: ignore[arg-type]
+        self._server.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop(timeout=5)
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.port}/v1"
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        self.requests += 1
+        headers = [
+            (b"content-type", b"text/event-stream"),
+            (b"content-encoding", b"gzip"),
+            (b"content-length", str(len(self.body)).encode()),
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": self.body})
