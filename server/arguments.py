@@ -14,6 +14,8 @@ from pathlib import Path
 from server.errors import UsageError
 from server.settings import LocalSettings, Settings, UpstreamSettings, default_data_dir
 
+MIN_TOKEN_CHARS = 16  # a short token is guessed; any local page can try
+
 
 def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags shared by `parley-server` and the desktop app's `parley`."""
@@ -42,6 +44,11 @@ def settings_from_args(
     The upstream named by flags is the default model; the desktop adds its own backends
     as `Settings.later_upstreams`, after the local model.
     """
+    if len(token) < MIN_TOKEN_CHARS or token != token.strip():
+        raise UsageError(
+            f"the API token must be at least {MIN_TOKEN_CHARS} characters, with no spaces at "
+            "either end (leave it out for a random one)"
+        )
     data_dir: Path | None = args.data_dir
     return Settings(
         data_dir=data_dir.expanduser() if data_dir else default_data_dir(),

@@ -55,6 +55,9 @@ def parse_object(raw: bytes) -> JSONObject:
     except RecursionError as exc:
         raise BadRequestError("the JSON is nested too deeply") from exc
     except ValueError as exc:
+        if "int_max_str_digits" in str(exc) or ("digits" in str(exc) and "integer" in str(exc)):
+            # Python's own message tells the client to change the server's interpreter.
+            raise BadRequestError("the body has a number with too many digits") from exc
         raise BadRequestError(f"the body is not valid JSON: {exc}") from exc
     if not isinstance(value, dict):
         raise BadRequestError("the body must be a JSON object")

@@ -184,6 +184,8 @@ def _no_constant(name: str) -> None:
 def _parse_chunk(data: bytes) -> dict[str, Any]:
     try:
         chunk = json.loads(data, parse_constant=_no_constant)
+    except RecursionError as exc:
+        raise BackendError("the upstream sent JSON nested too deeply to read") from exc
     except ValueError as exc:  # UnicodeDecodeError is a ValueError too
         raise BackendError(f"the upstream sent something that is not JSON: {data[:200]!r}") from exc
     if not isinstance(chunk, dict):

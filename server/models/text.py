@@ -11,6 +11,10 @@ HIGH_SURROGATES = ("\ud800", "\udbff")
 
 
 def valid_unicode(text: str) -> str:
+    """Text that storage and clients take: lone surrogates and NUL (refused from users,
+    and cutting SQLite's `length()`/`LIKE`) become U+FFFD."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

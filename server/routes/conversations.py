@@ -45,6 +45,8 @@ async def create_conversation(request: Request) -> JSONResponse:
     title = text_field(body, "title", max_chars=limits.max_title_chars) or ""
     model = text_field(body, "model", max_chars=limits.max_title_chars)
     system = text_field(body, "system", max_chars=limits.max_content_chars)
+    if model:
+        svc.models.resolve(model)  # 404 model_not_found, rather than a chat that cannot reply
     conversation = await svc.store.create_conversation(title.strip(), model or None, system or None)
     return JSONResponse(conversation, status_code=201)
 

@@ -294,3 +294,19 @@ def test_a_client_trickling_its_body_gets_408_then_is_closed(small: Parley) -> N
     status = int(reply.split(b" ", 2)[1])
     assert_clean_error(status, reply.partition(b"\r\n\r\n")[2], 408)
     assert_untouched_and_serving(small, conversation_id)
+
+
+def test_a_number_with_thousands_of_digits_gets_a_plain_400(small: Parley) -> None:
+    body = b'{"title": "x", "model": ' + b"9" * 5000 + b"}"
+    reply = small.call(
+        "POST", "/api/conversations", body=body, headers={"Content-Type": "application/json"}
+    )
+    assert reply.status == 400
+    message = reply.json()["error"]["message"]
+    assert "too many digits" in message and "sys." not in message
+
+
+def test_a_conversation_for_a_model_nobody_serves_is_refused(small: Parley) -> None:
+    reply = small.call("POST", "/api/conversations", json_body={"model": "no-such-model"})
+    assert reply.status == 404 and reply.json()["error"]["code"] == "model_not_found"
+    assert small.call("GET", "/api/conversations").json()["conversations"] == []

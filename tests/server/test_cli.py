@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from server.arguments import add_backend_arguments, settings_from_args
+from server.cli import main
 from server.errors import ParleyError, UsageError
 from tests.support.client import request
 from tests.support.process import ServerProcess
@@ -120,11 +121,20 @@ def test_settings_from_args_is_the_one_path_for_both_commands(tmp_path: Path) ->
         ["--data-dir", str(tmp_path), "--gguf", str(gguf), "--upstream", "http://x/v1",
          "--upstream-model", "m"]
     )  # fmt: skip
-    settings = settings_from_args(args, token="t")
+    token = "a-token-of-16-chars"
+    settings = settings_from_args(args, token=token)
     assert [u.model for u in settings.upstreams] == ["m"]
-    assert (settings.host, settings.port, settings.token) == ("127.0.0.1", 0, "t")
+    assert (settings.host, settings.port, settings.token) == ("127.0.0.1", 0, token)
     assert settings.local.gguf == gguf and settings.data_dir == tmp_path
 
     with pytest.raises(UsageError, match="go together"):
-        settings_from_args(parser.parse_args(["--upstream-model", "m"]), token="t")
+        settings_from_args(parser.parse_args(["--upstream-model", "m"]), token=token)
     assert issubclass(UsageError, ParleyError)
+
+
+@pytest.mark.parametrize("token", ["a", " " * 20, "short-token", " padded-token-here "])
+def test_a_short_or_blank_token_is_refused(
+    token: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--data-dir", str(tmp_path), "--token", token]) == 2
+    assert "at least 16 characters" in capsys.readouterr().err

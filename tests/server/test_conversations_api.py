@@ -16,9 +16,9 @@ def test_create_get_and_list_newest_first(parley: Parley) -> None:
     second = parley.call(
         "POST",
         "/api/conversations",
-        json_body={"title": "Beta", "system": "Be terse.", "model": "x"},
+        json_body={"title": "Beta", "system": "Be terse.", "model": "scripted"},
     ).json()
-    assert (second["title"], second["system"], second["model"]) == ("Beta", "Be terse.", "x")
+    assert (second["title"], second["system"], second["model"]) == ("Beta", "Be terse.", "scripted")
 
     listed = parley.call("GET", "/api/conversations").json()["conversations"]
     assert [c["id"] for c in listed] == [second["id"], first["id"]]

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from server.errors import BackendError
+from server.models.openai_compat import _parse_chunk
 from tests.support.hostile_upstream import GzipBombUpstream
 from tests.support.parley import Parley
 from tests.support.upstream import Script, ScriptedUpstream
@@ -86,3 +88,20 @@ def test_a_compressed_stream_is_refused_not_inflated(
         assert message["status"] == "error" and message["content"] == ""
     finally:
         parley.stop()
+
+
+def test_a_nul_from_the_upstream_is_replaced_as_a_users_would_be_refused(
+    parley: Parley, upstream: ScriptedUpstream
+) -> None:
+    upstream.script = Script(texts=["a\x00b ", "end"])
+    conversation_id = parley.new_conversation()
+    stream = parley.send(conversation_id)
+    stream.read_all()
+    assert stream.delivered == "a\ufffdb end"
+    message = parley.wait_settled(conversation_id, stream.first["message_id"])
+    assert message["content"] == "a\ufffdb end"
+
+
+def test_json_nested_too_deeply_is_a_clear_backend_error() -> None:
+    with pytest.raises(BackendError, match="nested too deeply"):
+        _parse_chunk(b"[" * 200_000 + b"]" * 200_000)
