@@ -14,7 +14,8 @@ from server.models.base import ChatRequest
 from server.models.registry import ModelEntry
 from server.settings import Limits
 from server.store import Store, new_id
-from server.turns import ConversationTurn, Run, StatelessTurn, TurnSink
+from server.turn_sinks import ConversationTurn, StatelessTurn, TurnSink
+from server.turns import Run
 
 
 class RunManager:

@@ -1,0 +1,88 @@
+"""Where a run's turn is kept: a stored conversation's rows, or nothing (the stateless
+OpenAI-compatible API). Opened before the model is leased, checkpointed while the reply
+streams, finished once by the run's settle (server/turns.py)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+from typing import Protocol
+
+from server.errors import NotFoundError
+from server.models.base import ChatRequest
+from server.store import Ending, OpenedTurn, Store, new_id
+
+
+class TurnSink(Protocol):
+    """Where a run's turn is kept: opened before the model is leased, checkpointed while
+    the reply streams, finished once by the settle."""
+
+    async def open(self) -> ChatRequest:
+        """Write what must exist before any generation; return what the model must see.
+
+        Raises ParleyError when the turn cannot begin; nothing was written then.
+        """
+        ...
+
+    def checkpoint(self, text: str) -> concurrent.futures.Future[object] | None:
+        """Queue a write of the reply so far; the future (if any) completes when written."""
+        ...
+
+    async def finish(self, ending: Ending) -> None: ...
+
+
+class ConversationTurn:
+    """A turn of a stored conversation: the user message, and the reply in its own row."""
+
+    def __init__(
+        self,
+        store: Store,
+        conversation_id: str,
+        content: str,
+        model: str,
+        max_tokens: int | None = None,
+    ) -> None:
+        self._store = store
+        self.conversation_id = conversation_id
+        self._content = content
+        self._model = model
+        self._max_tokens = max_tokens
+        # Known before the rows exist: the run is named after its reply from the start.
+        self.user_message_id = new_id()
+        self.message_id = new_id()
+        self.opened: OpenedTurn | None = None
+
+    async def open(self) -> ChatRequest:
+        opened = await self._store.open_turn(
+            self.conversation_id,
+            self._content,
+            self._model,
+            user_message_id=self.user_message_id,
+            message_id=self.message_id,
+        )
+        if opened is None:
+            raise NotFoundError(f"no conversation with id {self.conversation_id!r}")
+        self.opened = opened
+        return ChatRequest(messages=opened.prompt, max_tokens=self._max_tokens)
+
+    def checkpoint(self, text: str) -> concurrent.futures.Future[object] | None:
+        return self._store.checkpoint(self.message_id, text)
+
+    async def finish(self, ending: Ending) -> None:
+        if self.opened is not None:  # else no row was written, and there is nothing to end
+            await self._store.finish(self.message_id, ending)
+
+
+class StatelessTurn:
+    """A stateless run (the OpenAI-compatible API): the client keeps the history."""
+
+    def __init__(self, request: ChatRequest) -> None:
+        self._request = request
+
+    async def open(self) -> ChatRequest:
+        return self._request
+
+    def checkpoint(self, text: str) -> concurrent.futures.Future[object] | None:
+        return None
+
+    async def finish(self, ending: Ending) -> None:
+        pass
