@@ -6,32 +6,17 @@ from __future__ import annotations
 import gzip
 from typing import Any
 
-from server.serve import BackgroundServer, bind
+from tests.support.upstream import ServedOnLoopback
 
 INFLATED_BYTES = 50_000_000
 
 
-class GzipBombUpstream:
+class GzipBombUpstream(ServedOnLoopback):
     """Answers every chat completion with `Content-Encoding: gzip` and a bomb body."""
 
     def __init__(self) -> None:
         self.body = gzip.compress(b"data: {}\n\n" * (INFLATED_BYTES // 10), compresslevel=9)
         self.requests = 0
-        self._server: BackgroundServer | None = None
-
-    def start(self) -> GzipBombUpstream:
-        self._server = BackgroundServer(self, bind("127.0.0.1", 0))  # type: ignore[arg-type]
-        self._server.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.stop(timeout=5)
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.port}/v1"
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":

@@ -12,7 +12,7 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import anyio
 import anyio.lowlevel
@@ -65,16 +65,12 @@ class _Failure(Exception):
     pass
 
 
-class ScriptedUpstream:
-    def __init__(self) -> None:
-        self.script = Script()
-        self.records: list[Record] = []
-        self._lock = threading.Lock()
-        self._server: BackgroundServer | None = None
+class ServedOnLoopback:
+    """An ASGI app of the tests' own (`__call__`), served on 127.0.0.1 at a free port."""
 
-    # -- lifecycle ------------------------------------------------------------------------
+    _server: BackgroundServer | None = None
 
-    def start(self) -> ScriptedUpstream:
+    def start(self) -> Self:
         self._server = BackgroundServer(self, bind("127.0.0.1", 0))  # type: ignore[arg-type]
         self._server.start()
         return self
@@ -87,6 +83,13 @@ class ScriptedUpstream:
     def base_url(self) -> str:
         assert self._server is not None
         return f"http://127.0.0.1:{self._server.port}/v1"
+
+
+class ScriptedUpstream(ServedOnLoopback):
+    def __init__(self) -> None:
+        self.script = Script()
+        self.records: list[Record] = []
+        self._lock = threading.Lock()
 
     # -- waiting helpers for tests (polling a recorded fact with a deadline) ---------------
 
