@@ -159,7 +159,9 @@ class OpenAICompatBackend:
 
 
 async def _sse_data(response: httpx.Response) -> AsyncGenerator[bytes, None]:
-    """The payloads of the `data:` lines of an event stream.
+    """The data of each event of an event stream, per the SSE spec: lines end with LF, CRLF
+    or CR; an event's `data:` lines are joined with LF and it is dispatched at the blank line
+    that ends it (an event with empty data is none); other fields and comments are ignored.
 
     Split by hand on bytes: httpx's text and line decoders cost more per token than the
     rest of the relay together.
@@ -167,14 +169,39 @@ async def _sse_data(response: httpx.Response) -> AsyncGenerator[bytes, None]:
     pending = b""
     async for received in response.aiter_bytes():
         pending += received
-        if len(pending) > MAX_LINE_BYTES and b"\n" not in received:
-            raise BackendError(f"the upstream sent a line longer than {MAX_LINE_BYTES} bytes")
-        *lines, pending = pending.split(b"\n")
-        for line in lines:
-            if line.startswith(b"data:"):
-                yield line[5:].strip()
-    if pending.startswith(b"data:"):
-        yield pending[5:].strip()
+        if b"\r" in pending:
+            # A CR at the very end may be the first half of a CRLF still on its way.
+            held = b"\r" if pending.endswith(b"\r") else b""
+            pending = pending[: len(pending) - len(held)]
+            pending = pending.replace(b"\r\n", b"\n").replace(b"\r", b"\n") + held
+        # Whole events only: each ends with a blank line.
+        *events, pending = pending.split(b"\n\n")
+        if len(pending) > MAX_LINE_BYTES:
+            raise BackendError(f"the upstream sent an event longer than {MAX_LINE_BYTES} bytes")
+        for block in events:
+            if block.startswith(b"data:") and b"\n" not in block:  # one line: the usual case
+                data = (block[6:] if block[5:6] == b" " else block[5:]).strip()
+            else:
+                data = _event_data(block)
+            if data:  # an event whose data is empty is none (the spec)
+                yield data
+    data = _event_data(pending.rstrip(b"\n"))
+    if data:  # ended without the blank line: still an event
+        yield data
+
+
+def _event_data(block: bytes) -> bytes:
+    """The data of one event (its lines without the blank line that ended it)."""
+    if b"\n" not in block:  # one line: the usual case
+        if not block.startswith(b"data:"):
+            return b""
+        return (block[6:] if block[5:6] == b" " else block[5:]).strip()
+    values = [
+        line[6:] if line[5:6] == b" " else line[5:]
+        for line in block.split(b"\n")
+        if line.startswith(b"data:")
+    ]
+    return b"\n".join(values).strip()
 
 
 def _no_constant(name: str) -> None:

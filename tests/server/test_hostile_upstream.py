@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 
 from server.errors import BackendError
 from server.models.openai_compat import _parse_chunk
-from tests.support.hostile_upstream import GzipBombUpstream
+from tests.support.hostile_upstream import GzipBombUpstream, RawUpstream
 from tests.support.parley import Parley
 from tests.support.upstream import Script, ScriptedUpstream
 
@@ -105,3 +106,44 @@ def test_a_nul_from_the_upstream_is_replaced_as_a_users_would_be_refused(
 def test_json_nested_too_deeply_is_a_clear_backend_error() -> None:
     with pytest.raises(BackendError, match="nested too deeply"):
         _parse_chunk(b"[" * 200_000 + b"]" * 200_000)
+
+
+def token_events(texts: list[str], end: bytes) -> list[bytes]:
+    events = [
+        b"data: " + json.dumps({"choices": [{"delta": {"content": t}}]}).encode() + end + end
+        for t in texts
+    ]
+    done = b"data: " + json.dumps({"choices": [{"delta": {}, "finish_reason": "stop"}]}).encode()
+    return [*events, done + end + end, b"data: [DONE]" + end + end]
+
+
+@pytest.mark.parametrize(
+    "framing",
+    ["CRLF", "CR", "CR then LF in the next read", "empty data lines", "comments and fields"],
+)
+def test_event_streams_are_read_as_the_sse_spec_says(data_dir: Path, framing: str) -> None:
+    texts = ["Hello", ", ", "world"]
+    if framing == "CRLF":
+        pieces = token_events(texts, b"\r\n")
+    elif framing == "CR":
+        pieces = token_events(texts, b"\r")
+    elif framing == "CR then LF in the next read":
+        pieces = [p for event in token_events(texts, b"\r\n") for p in (event[:-1], event[-1:])]
+    elif framing == "empty data lines":
+        pieces = [p for event in token_events(texts, b"\n") for p in (b"data:\n\n", event)]
+    else:
+        pieces = [
+            b": keep-alive\n\nevent: message\nid: 7\nretry: 10\n",
+            *token_events(texts, b"\n"),
+        ]
+    upstream = RawUpstream(pieces).start()
+    parley = Parley(data_dir, upstream.base_url).start()
+    try:
+        conversation_id = parley.new_conversation()
+        stream = parley.send(conversation_id)
+        stream.read_all()
+        assert stream.final["parley"]["status"] == "completed", stream.final
+        assert stream.delivered == "Hello, world"
+    finally:
+        parley.stop()
+        upstream.stop()
