@@ -25,7 +25,6 @@ from server.types import (
     ConversationJSON,
     ConversationListJSON,
     EndedBy,
-    FinishReason,
     MessageJSON,
     Status,
     StatusJSON,
@@ -53,7 +52,6 @@ class ReplyEnd:
     error: str | None = None
     usage: Usage | None = None
     save_error: str | None = None
-    finish_reason: FinishReason | None = None
     # The whole saved text, when read from the store (it may hold a few characters the
     # view never received); None when the view received all of it.
     content: str | None = None
@@ -71,14 +69,12 @@ class ReplyEnd:
     @classmethod
     def from_final(cls, chunk: ChunkJSON) -> ReplyEnd:
         outcome = chunk["parley"]
-        choices = chunk["choices"]
         return cls(
             status=outcome["status"],
             ended_by=outcome["ended_by"],
             error=outcome.get("error"),
             usage=chunk.get("usage"),
             save_error=outcome.get("save_error"),
-            finish_reason=choices[0]["finish_reason"] if choices else None,
         )
 
 

@@ -15,11 +15,13 @@ from pathlib import Path
 
 import platformdirs
 
+from server.settings import Limits
+
 APP_NAME = "parley"  # the same directory names as the server's
 
 log = logging.getLogger(__name__)
 DEFAULT_MAX_TOKENS = 2048
-MAX_TOKENS = 1_000_000
+MAX_TOKENS = Limits().max_reply_tokens  # what the server takes
 
 
 def config_dir() -> Path:

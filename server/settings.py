@@ -93,6 +93,7 @@ class Limits:
 
     max_body_bytes: int = 1_000_000
     max_content_chars: int = 200_000
+    max_reply_tokens: int = 1_000_000  # the highest `max_tokens` a request may ask for
     max_title_chars: int = 500
     max_header_bytes: int = 32_768
     header_timeout: float = 10.0

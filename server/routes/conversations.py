@@ -14,8 +14,6 @@ from server.services import services
 from server.sse import ChunkWriter, TurnIds
 from server.types import ConversationListJSON
 
-MAX_REPLY_TOKENS = 1_000_000
-
 
 def _id(request: Request, name: str = "conversation_id") -> str:
     value: str = request.path_params[name]
@@ -101,7 +99,7 @@ async def send_message(request: Request) -> RunEventStream:
         body, "content", max_chars=limits.max_content_chars, required=True, allow_empty=False
     )
     model_name = text_field(body, "model", max_chars=limits.max_title_chars)
-    max_tokens = number_field(body, "max_tokens", low=1, high=MAX_REPLY_TOKENS, integer=True)
+    max_tokens = number_field(body, "max_tokens", low=1, high=limits.max_reply_tokens, integer=True)
     conversation_id = _id(request)
     # Its own fields only (the model to use): the history is read once, by opening the turn.
     conversation = await svc.store.find_conversation(conversation_id)

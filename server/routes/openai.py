@@ -22,7 +22,6 @@ from server.sse import ChunkWriter
 from server.types import ChatMessage, Role
 
 MAX_MESSAGES = 10_000
-MAX_TOKENS = 1_000_000
 MAX_STOP_SEQUENCES = 4
 ROLES: dict[str, Role] = {
     "system": "system",
@@ -70,9 +69,10 @@ def parse_call(body: JSONObject, limits: Limits) -> CompletionCall:
     n = body.get("n", 1)
     if n != 1 or isinstance(n, bool):
         raise BadRequestError("only n = 1 is supported", code="invalid_field")
-    max_tokens = number_field(body, "max_completion_tokens", low=1, high=MAX_TOKENS, integer=True)
+    highest = limits.max_reply_tokens
+    max_tokens = number_field(body, "max_completion_tokens", low=1, high=highest, integer=True)
     if max_tokens is None:
-        max_tokens = number_field(body, "max_tokens", low=1, high=MAX_TOKENS, integer=True)
+        max_tokens = number_field(body, "max_tokens", low=1, high=highest, integer=True)
     temperature = number_field(body, "temperature", low=0, high=2)
     request = ChatRequest(
         messages=_messages(body.get("messages"), limits),
