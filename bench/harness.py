@@ -59,6 +59,15 @@ class Upstream:
 @dataclass
 class ParleyProcess:
     port: int
+    pid: int = 0
+    data_dir: Path | None = None
+
+    def rss_mb(self) -> float:
+        """The server process's resident memory now (Linux)."""
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
 
     def call(self, method: str, path: str, body: Any = None) -> Any:
         reply = request(self.port, method, path, token=TOKEN, json_body=body)
@@ -93,7 +102,8 @@ def _spawn(args: list[str]) -> tuple[subprocess.Popen[str], str]:
 
 
 @contextmanager
-def processes() -> Iterator[tuple[Upstream, ParleyProcess]]:
+def processes(*parley_args: str) -> Iterator[tuple[Upstream, ParleyProcess]]:
+    """The scripted upstream and parley-server (with these extra flags), each in a process."""
     root = Path(__file__).resolve().parent.parent
     os.chdir(root)
     up_proc, base_url = _spawn([sys.executable, "-m", "tests.support.upstream"])
@@ -101,11 +111,11 @@ def processes() -> Iterator[tuple[Upstream, ParleyProcess]]:
     with tempfile.TemporaryDirectory() as data_dir:
         parley_proc, line = _spawn(
             [sys.executable, "-m", "server", "--data-dir", data_dir, "--upstream", base_url,
-             "--upstream-model", "scripted"]
+             "--upstream-model", "scripted", *parley_args]
         )  # fmt: skip
         port = int(line.rsplit(":", 1)[1])
         try:
-            yield upstream, ParleyProcess(port)
+            yield upstream, ParleyProcess(port, parley_proc.pid, Path(data_dir))
         finally:
             for proc in (parley_proc, up_proc):
                 proc.terminate()

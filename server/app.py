@@ -51,7 +51,11 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
-            recovered = await store.open()
+            try:
+                recovered = await store.open()
+            except StorageError as exc:
+                app.state.startup_error = str(exc)  # what the desktop shows (serve.py)
+                raise
             if recovered:
                 log.warning("marked %d reply(ies) cut by a crash as interrupted", recovered)
             models.warm_up()

@@ -12,7 +12,13 @@ import os
 from pathlib import Path
 
 from server.errors import UsageError
-from server.settings import LocalSettings, Settings, UpstreamSettings, default_data_dir
+from server.settings import (
+    Limits,
+    LocalSettings,
+    Settings,
+    UpstreamSettings,
+    default_data_dir,
+)
 
 MIN_TOKEN_CHARS = 16  # a short token is guessed; any local page can try
 
@@ -29,6 +35,12 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
         "--upstream-key-env",
         metavar="VAR",
         help="environment variable holding the upstream API key",
+    )
+    parser.add_argument(
+        "--max-reply-chars",
+        type=int,
+        metavar="N",
+        help=f"cut a reply at N characters (default {Limits.max_reply_chars:,})",
     )
 
 
@@ -57,7 +69,17 @@ def settings_from_args(
         token=token,
         upstreams=_upstream_from_args(args),
         local=LocalSettings(gguf=_gguf_from_args(args)),
+        limits=_limits_from_args(args),
     )
+
+
+def _limits_from_args(args: argparse.Namespace) -> Limits:
+    chars: int | None = args.max_reply_chars
+    if chars is None:
+        return Limits()
+    if chars < 1:
+        raise UsageError(f"--max-reply-chars must be at least 1, got {chars}")
+    return Limits(max_reply_chars=chars)
 
 
 def _upstream_from_args(args: argparse.Namespace) -> tuple[UpstreamSettings, ...]:

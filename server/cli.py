@@ -10,7 +10,7 @@ import sys
 
 from server.app import create_app
 from server.arguments import add_backend_arguments, settings_from_args
-from server.db import DataDirLock
+from server.db import DataDirLock, check_database
 from server.errors import StorageError, UsageError
 from server.serve import ParleyServer, bind, config_for
 from server.settings import new_token
@@ -44,9 +44,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = settings_from_args(args, token=token, host=args.host, port=args.port)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
+        # Fail here, with one clear line, rather than in the server's start-up.
         probe = DataDirLock(settings.db_path)
-        probe.acquire()  # fail here, clearly, rather than in the server's start-up
-        probe.release()
+        probe.acquire()
+        try:
+            check_database(settings.db_path)
+        finally:
+            probe.release()
     except (UsageError, StorageError, OSError) as exc:
         print(f"parley-server: {exc}", file=sys.stderr)
         return 2

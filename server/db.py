@@ -51,6 +51,24 @@ def connect(path: Path, busy_timeout: float = Limits.db_busy_timeout) -> sqlite3
     return conn
 
 
+def check_database(path: Path) -> None:
+    """Open the database at `path` as the server will, then close it. Raises StorageError
+    naming the file when SQLite cannot use it (e.g. a damaged file). Never changes or
+    deletes a file SQLite cannot read: it fails before writing anything."""
+    try:
+        conn = connect(path)
+    except (sqlite3.Error, OSError) as exc:
+        raise unusable_database(path, exc) from exc
+    conn.close()
+
+
+def unusable_database(path: Path, exc: Exception) -> StorageError:
+    return StorageError(
+        f"cannot open the database at {path}: {exc}. It was left as it is: move it aside "
+        "to start with an empty history, or put back a copy that works"
+    )
+
+
 class DataDirLock:
     """One server per database: an exclusive lock file beside it, held while it is open.
 
@@ -105,7 +123,7 @@ class Database:
         try:
             await asyncio.wrap_future(self._pool.submit(_open))
         except (sqlite3.Error, OSError) as exc:
-            raise StorageError(f"cannot open the database at {self.path}: {exc}") from exc
+            raise unusable_database(self.path, exc) from exc
 
     def _call(self, fn: Callable[..., T], *args: object) -> T:  # runs on the database thread
         if self._conn is None:

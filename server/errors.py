@@ -3,6 +3,7 @@
     ParleyError
     ├── ApiError                  answered to the client (server/error_response.py renders it)
     │   ├── BadRequestError           400
+    │   │   └── PromptTooLongError        400 context_length_exceeded
     │   ├── UnauthorizedError         401
     │   ├── ForbiddenError            403
     │   ├── NotFoundError             404
@@ -71,6 +72,13 @@ class BadRequestError(ApiError):
     status = 400
     code = "bad_request"
     type = "invalid_request_error"
+
+
+class PromptTooLongError(BadRequestError):
+    """A prompt that cannot fit in the local model's context even with the history dropped:
+    the message names the limit. Raised before anything is written."""
+
+    code = "context_length_exceeded"  # OpenAI's code for the same case
 
 
 class UnauthorizedError(ApiError):

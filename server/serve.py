@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import socket
 import threading
 import time
@@ -19,9 +20,11 @@ from types import FrameType
 import uvicorn
 from starlette.applications import Starlette
 
-from server.http_protocol import with_header_deadline
+from server.http_protocol import with_deadlines
 from server.services import Services
 from server.settings import Limits
+
+log = logging.getLogger(__name__)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -50,7 +53,7 @@ def _limits(app: Starlette) -> Limits:
 def config_for(app: Starlette, **overrides: object) -> uvicorn.Config:
     limits = _limits(app)
     options: dict[str, object] = {
-        "http": with_header_deadline(limits.header_timeout),
+        "http": with_deadlines(limits.header_timeout, limits.send_timeout),
         "h11_max_incomplete_event_size": limits.max_header_bytes,
         "log_level": "warning",
         "access_log": False,
@@ -80,9 +83,16 @@ class ParleyServer(uvicorn.Server):
         if self.started and self._on_started is not None:
             self._on_started()
 
+    def _services(self) -> Services | None:
+        found: Services | None = getattr(getattr(self.config.app, "state", None), "services", None)
+        return found
+
+    def _limits(self) -> Limits:
+        services = self._services()
+        return services.settings.limits if services is not None else Limits()
+
     def _stop_runs(self) -> None:
-        app = self.config.app
-        services: Services | None = getattr(getattr(app, "state", None), "services", None)
+        services = self._services()
         if services is not None:
             services.runs.shutdown()
 
@@ -96,10 +106,24 @@ class ParleyServer(uvicorn.Server):
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         # SIGINT/SIGTERM in parley-server: settle every run as "shutdown", then exit.
+        if self.should_exit and self._runs_settling():
+            # A second Ctrl+C would make uvicorn force its exit and cut the settles short
+            # (replies saved as crashes). The wait is bounded anyway (Limits docstring).
+            log.warning(
+                "still saving %d repl%s; exiting once saved (at most %.0f s)",
+                self._runs_settling(),
+                "y" if self._runs_settling() == 1 else "ies",
+                self._limits().graceful_shutdown,
+            )
+            return
         loop = self._loop
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self._stop_runs)
         super().handle_exit(sig, frame)
+
+    def _runs_settling(self) -> int:
+        services = self._services()
+        return services.runs.active_count if services is not None else 0
 
 
 class BackgroundServer:
@@ -130,8 +154,11 @@ class BackgroundServer:
         if self.server.started:
             return True
         if not self.thread.is_alive():
+            state = getattr(self.server.config.app, "state", None)
+            reason = getattr(state, "startup_error", None)  # the app's own words (app.py)
             raise RuntimeError(
-                f"the server thread exited during start-up ({self.failure!r}; see the log)"
+                reason
+                or f"the server thread exited during start-up ({self.failure!r}; see the log)"
             )
         return False
 

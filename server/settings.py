@@ -80,6 +80,10 @@ class Limits:
     - `header_timeout`, `body_timeout`: a client must send its request within these (a
       loopback client takes milliseconds); slower ones get 408 (server/http_protocol.py,
       server/jsonbody.py).
+    - `send_timeout`: a client that reads nothing for this long while a response waits to
+      be written (its socket's buffers full) is disconnected, and its reply takes the
+      hang-up path (server/http_protocol.py). A slow reader is not dropped: only one that
+      reads nothing at all.
     - `upstream_connect_timeout`, `upstream_write_timeout`, `upstream_pool_timeout`,
       `upstream_read_timeout`: how long a run waits on an OpenAI-compatible upstream before
       it ends with an error. They never delay a stop: stopping a run closes its request at
@@ -94,10 +98,14 @@ class Limits:
     max_body_bytes: int = 1_000_000
     max_content_chars: int = 200_000
     max_reply_tokens: int = 1_000_000  # the highest `max_tokens` a request may ask for
+    # The longest reply kept, in characters (~1 million tokens): a reply that reaches it is
+    # cut there and ends as an error saying so; the text up to it is kept (--max-reply-chars).
+    max_reply_chars: int = 4_000_000
     max_title_chars: int = 500
     max_header_bytes: int = 32_768
     header_timeout: float = 10.0
     body_timeout: float = 10.0
+    send_timeout: float = 30.0
     stop_timeout: float = 5.0
     checkpoint_interval: float = 0.1
     db_busy_timeout: float = 5.0

@@ -32,6 +32,9 @@ from server.types import EndedBy, Usage
 
 log = logging.getLogger(__name__)
 
+# The most text a follower takes in one piece (one SSE chunk); see `Run.follow`.
+FOLLOW_PIECE_CHARS = 65_536
+
 
 class Run:
     """One reply being generated. Created and driven by RunManager."""
@@ -47,6 +50,8 @@ class Run:
         self.id = run_id
         self.model = model
         self.parts: list[str] = []
+        self._chars = 0
+        self._over_limit: str | None = None  # why the reply was cut at the size limit
         self.stop_reason: EndedBy | None = None
         self.ending: Ending | None = None
         self._info: Usage = {}
@@ -109,8 +114,14 @@ class Run:
             # than anyio's checkpoint, which looks up the async library on every call.
             await asyncio.sleep(0)
             if index < len(self.parts):
-                batch = self.parts[index:]
-                index += len(batch)
+                # A bounded piece at a time: a follower far behind (a slow reader) never
+                # holds a second copy of the whole reply, only one piece being sent.
+                end, size = index, 0
+                while end < len(self.parts) and size < FOLLOW_PIECE_CHARS:
+                    size += len(self.parts[end])
+                    end += 1
+                batch = self.parts[index:end]
+                index = end
                 yield "".join(batch)
                 continue
             if self._done.is_set() and self.ending is not None:
@@ -139,7 +150,8 @@ class Run:
                 async with contextlib.aclosing(events):
                     async for event in events:
                         if isinstance(event, TextDelta):
-                            self._append(event.text)
+                            if not self._append(event.text):
+                                break  # at the size limit: closing `events` stops the work
                         elif isinstance(event, StreamInfo):
                             self._info.update(event.usage)
                         else:
@@ -178,14 +190,28 @@ class Run:
             self._opened.set()
         return request
 
-    def _append(self, text: str) -> None:
+    def _append(self, text: str) -> bool:
+        """Add text to the reply. False once the reply is at `Limits.max_reply_chars` (the
+        text is cut there, and the run must end)."""
         if not text:
-            return
+            return True
+        room = self._limits.max_reply_chars - self._chars
+        if len(text) >= room:
+            cap = self._limits.max_reply_chars
+            self._over_limit = (
+                f"the reply reached Parley's limit of {cap:,} characters and was cut there "
+                "(--max-reply-chars)"
+            )
+            text = text[:room]
+            if not text:
+                return False
+        self._chars += len(text)
         if self._first_token_at is None:
             self._first_token_at = time.monotonic()
         self.parts.append(text)
         self._wake()
         self._schedule_checkpoint()
+        return self._over_limit is None
 
     def _schedule_checkpoint(self) -> None:
         if self._timer is not None:
@@ -229,6 +255,8 @@ class Run:
         if self.ending is not None:
             return
         try:
+            if self.stop_reason is None and finished is None and error is None:
+                error = self._over_limit  # cut at the size limit: an error that says so
             if self.stop_reason is None and finished is None and error is None:
                 # Neither finished, failed nor stopped: the run task itself was cancelled.
                 self.stop_reason = "shutdown"

@@ -123,4 +123,10 @@ class ChatBackend(Protocol):
     def warm_up(self) -> None:
         """Start getting ready (e.g. load weights) in the background; returns at once."""
 
+    async def admit(self, request: ChatRequest) -> None:
+        """Refuse, before anything is written, a request this backend can never serve.
+
+        Raises PromptTooLongError (400) for a prompt that cannot fit its context; other
+        failures are left to `stream`, where they become the reply's ending."""
+
     async def aclose(self) -> None: ...

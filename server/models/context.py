@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from server.errors import BackendError
+from server.errors import PromptTooLongError
 from server.types import ChatMessage
 
 # ChatML wraps each message as "<|im_start|>role\n...<|im_end|>\n".
@@ -17,8 +17,8 @@ def fit_to_context(
     """(the messages that fit in `budget` tokens, how many were dropped, their token count).
 
     A leading system message is always kept, and so is the last message. Older messages go
-    first; a reply left at the front without its question goes with it. Raises BackendError
-    if even the system message and the last message do not fit.
+    first; a reply left at the front without its question goes with it. Raises
+    PromptTooLongError if even the system message and the last message do not fit.
     """
     head = messages[:1] if messages and messages[0]["role"] == "system" else []
     rest = messages[len(head) :]
@@ -34,8 +34,8 @@ def fit_to_context(
             rest.pop(0)
             dropped += 1
     if total > budget:
-        raise BackendError(
-            f"the message is too long for the model's context ({total} tokens; "
-            f"at most {budget} fit with room for a reply)"
+        raise PromptTooLongError(
+            f"the message is too long for the model's context: {total} tokens, and at most "
+            f"{budget} fit with room for a reply"
         )
     return head + rest, dropped, total

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from server.errors import BackendError, BundledModelMissingError
+from server.errors import BackendError, BundledModelMissingError, PromptTooLongError
 from server.models import native_log
 from server.models.base import (
     ChatRequest,
@@ -33,7 +33,7 @@ from server.models.base import (
     TextDelta,
 )
 from server.models.bundled import BUNDLED_MODEL_NAME, bundled_gguf
-from server.models.context import fit_to_context
+from server.models.context import MESSAGE_OVERHEAD, fit_to_context
 from server.settings import LocalSettings
 from server.types import ChatMessage, FinishReason, Usage
 
@@ -134,6 +134,25 @@ class LocalBackend:
 
     # -- generation -----------------------------------------------------------------------
 
+    async def admit(self, request: ChatRequest) -> None:
+        """Raises PromptTooLongError if the prompt cannot fit even with the history dropped.
+
+        Loads the model first if needed (the reply would wait for it anyway); a model that
+        cannot load is left to `stream`, whose error becomes the reply's ending."""
+        if self._llm is None:
+            try:
+                await asyncio.to_thread(self._load)
+            except BackendError:
+                return
+        kept = request.messages[-1:]
+        if len(request.messages) > 1 and request.messages[0]["role"] == "system":
+            kept = [request.messages[0], *kept]
+        most = sum(len(m["content"].encode()) + MESSAGE_OVERHEAD for m in kept)
+        if most <= self._budget(request):
+            return  # a token is at least a byte: it fits without counting (most messages)
+        # Tokenizing reads only the vocabulary: safe beside a running generation.
+        await asyncio.to_thread(self._fit, request)
+
     async def stream(
         self, request: ChatRequest, signal: StopSignal
     ) -> AsyncGenerator[StreamEvent, None]:
@@ -220,6 +239,9 @@ class LocalBackend:
                 "total_tokens": prompt_tokens + completion_tokens,
             }
             put(StreamEnd(finish or "stop", usage))
+        except PromptTooLongError as exc:  # the client's error, told in the reply: no traceback
+            log.warning("local generation refused: %s", exc)
+            put(exc)
         except Exception as exc:
             if signal.requested:
                 # llama_decode aborted by our callback, or a failure while stopping.
@@ -240,11 +262,14 @@ class LocalBackend:
             signal.confirm_stopped()
 
     def _fit(self, request: ChatRequest) -> tuple[list[ChatMessage], int, int]:
+        return fit_to_context(request.messages, self._count_tokens, self._budget(request))
+
+    def _budget(self, request: ChatRequest) -> int:
+        """The prompt's room in the context, with room kept for the reply."""
         reserve = DEFAULT_REPLY_RESERVE
         if request.max_tokens is not None:
             reserve = min(reserve, request.max_tokens)
-        budget = self.settings.n_ctx - reserve - SAFETY_MARGIN
-        return fit_to_context(request.messages, self._count_tokens, budget)
+        return self.settings.n_ctx - reserve - SAFETY_MARGIN
 
     def _count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))

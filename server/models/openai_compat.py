@@ -85,6 +85,9 @@ class OpenAICompatBackend:
     def _set_state(self, state: ModelState, error: str | None) -> None:
         self._state, self._state_error = state, error
 
+    async def admit(self, request: ChatRequest) -> None:
+        """Nothing to check here: the upstream knows its own context and says so."""
+
     async def aclose(self) -> None:
         if self._check is not None:
             self._check.cancel()

@@ -9,10 +9,11 @@ from starlette.routing import Route
 
 from server.errors import BadRequestError, NotFoundError
 from server.jsonbody import check_text, number_field, read_object, text_field
+from server.models.base import ChatRequest
 from server.run_responses import RunEventStream
 from server.services import services
 from server.sse import ChunkWriter, TurnIds
-from server.types import ConversationListJSON
+from server.types import ChatMessage, ConversationListJSON
 
 
 def _id(request: Request, name: str = "conversation_id") -> str:
@@ -106,9 +107,11 @@ async def send_message(request: Request) -> RunEventStream:
     if conversation is None:
         raise _no_conversation(conversation_id)
     model = svc.models.resolve(model_name, conversation["model"])
-    run, turn = await svc.runs.start_turn(
-        conversation_id, content or "", model, int(max_tokens) if max_tokens else None
-    )
+    reply_tokens = int(max_tokens) if max_tokens else None
+    # The new message alone (the oldest history is dropped to fit, never the new message).
+    user_turn: ChatMessage = {"role": "user", "content": content or ""}
+    await model.backend.admit(ChatRequest([user_turn], max_tokens=reply_tokens))
+    run, turn = await svc.runs.start_turn(conversation_id, content or "", model, reply_tokens)
     writer = ChunkWriter(f"chatcmpl-{run.id}", model.name)
     ids = TurnIds(conversation_id, turn.user_message_id, turn.message_id)
     return RunEventStream(run, writer, ids)

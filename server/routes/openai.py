@@ -51,6 +51,7 @@ async def chat_completions(request: Request) -> RunResponse:
     body = await read_object(request, svc.settings.limits)
     call = parse_call(body, svc.settings.limits)
     model = svc.models.resolve(call.model)
+    await model.backend.admit(call.request)
     run = svc.runs.start_stateless(model, call.request)
     writer = ChunkWriter(run.id, model.name)
     if call.stream:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -14,8 +17,9 @@ from server.arguments import add_backend_arguments, settings_from_args
 from server.cli import main
 from server.errors import ParleyError, UsageError
 from tests.support.client import request
+from tests.support.parley import Parley
 from tests.support.process import ServerProcess
-from tests.support.upstream import ScriptedUpstream
+from tests.support.upstream import Script, ScriptedUpstream
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -75,6 +79,60 @@ def test_data_dir_in_use_exits_2(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "another Parley is already using" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_damaged_database_exits_2_with_one_line_and_is_left_as_it_is(tmp_path: Path) -> None:
+    damaged = tmp_path / "parley.sqlite3"
+    damaged.write_bytes(b"this is not what SQLite wrote\x00" * 2000)
+    before = damaged.read_bytes()
+    result = run_cli("--data-dir", str(tmp_path))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot open the database at" in lines[0], result.stderr
+    assert "move it aside" in lines[0]
+    assert damaged.read_bytes() == before
+
+
+def test_the_window_is_told_why_a_damaged_database_cannot_be_opened(tmp_path: Path) -> None:
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "parley.sqlite3").write_bytes(b"garbage" * 1000)
+    server = Parley(tmp_path)
+    with pytest.raises(RuntimeError, match=r"cannot open the database at .*move it aside"):
+        server.start()
+
+
+@pytest.mark.slow
+def test_a_second_ctrl_c_while_replies_are_saved_waits_for_them(
+    tmp_path: Path, upstream: ScriptedUpstream, processes: list[ServerProcess]
+) -> None:
+    upstream.script = Script(tokens=100_000, rate=100)
+    process = ServerProcess(tmp_path, upstream.base_url).start()
+    processes.append(process)
+    conversation_id = process.new_conversation()
+    stream = process.send(conversation_id, "hello")
+    stream.read_until(lambda text: len(text) > 20)
+    # Another program holds the database's write lock: the settle's writes must wait.
+    holder = sqlite3.connect(tmp_path / "parley.sqlite3", timeout=10)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        assert process.proc is not None
+        process.proc.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+        process.proc.send_signal(signal.SIGINT)  # impatient: Ctrl+C again
+        time.sleep(1.0)
+    finally:
+        holder.rollback()
+        holder.close()
+    assert process.proc.wait(20) == 0
+    stream.close()
+    with sqlite3.connect(tmp_path / "parley.sqlite3") as db:
+        status, ended_by = db.execute(
+            "SELECT status, ended_by FROM messages WHERE id = ?", (stream.first["message_id"],)
+        ).fetchone()
+    assert (status, ended_by) == ("interrupted", "shutdown")
+    output = "".join(process.output)
+    assert "still saving 1 reply" in output and "Traceback" not in output
 
 
 def test_port_in_use_exits_2(tmp_path: Path) -> None:

@@ -59,7 +59,7 @@ def test_a_second_server_on_the_same_data_dir_is_refused(
     parley: Parley, data_dir: Path, upstream: ScriptedUpstream
 ) -> None:
     second = Parley(data_dir, upstream.base_url)
-    with pytest.raises(RuntimeError, match="exited during start-up"):
+    with pytest.raises(RuntimeError, match="another Parley is already using"):
         second.start()
     assert parley.status()["active_turns"] == 0
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from server.models.bundled import BUNDLED_MODEL_NAME
 from server.models.local import LocalBackend
 from tests.server.test_shutdown_and_crash import stored_message
 from tests.support.client import request
@@ -75,3 +76,23 @@ def test_kill_9_mid_local_reply_then_restart(
     assert (message["status"], message["ended_by"]) == ("interrupted", "crash")
     assert stored_message(db_path, message_id)["status"] == "interrupted"  # integrity_check too
     restarted.terminate()
+
+
+def test_a_prompt_longer_than_the_context_is_a_400_naming_the_limit(local_parley: Parley) -> None:
+    too_long = "hello " * 30_000  # ~30,000 tokens; the bundled model's context holds 2,048
+    conversation_id = local_parley.new_conversation()
+    path = f"/api/conversations/{conversation_id}/messages"
+    reply = local_parley.call("POST", path, json_body={"content": too_long})
+    assert reply.status == 400, reply.body
+    error = reply.json()["error"]
+    assert error["code"] == "context_length_exceeded"
+    assert "at most" in error["message"] and "tokens" in error["message"]
+    assert local_parley.conversation(conversation_id)["messages"] == []  # nothing written
+
+    body = {"model": BUNDLED_MODEL_NAME, "messages": [{"role": "user", "content": too_long}]}
+    reply = local_parley.call("POST", "/v1/chat/completions", json_body=body)
+    assert reply.status == 400 and reply.json()["error"]["code"] == "context_length_exceeded"
+    # A message that fits is still answered.
+    stream = local_parley.send(conversation_id, "Say hi.", max_tokens=4)
+    stream.read_all()
+    assert stream.final["parley"]["status"] == "completed"

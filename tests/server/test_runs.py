@@ -16,7 +16,7 @@ from server.models.base import ChatRequest, StopSignal, StreamEnd, StreamEvent, 
 from server.models.registry import ModelEntry
 from server.settings import Limits
 from server.store import Ending
-from server.turns import Run
+from server.turns import FOLLOW_PIECE_CHARS, Run
 
 
 class ThreadBackend:
@@ -61,6 +61,9 @@ class ThreadBackend:
             yield TextDelta(item)
         yield StreamEnd("stop")
 
+    async def admit(self, request: ChatRequest) -> None:
+        pass
+
     async def aclose(self) -> None:
         pass
 
@@ -99,10 +102,12 @@ class SlowDiskSink(CountingSink):
         return self.writes[-1]
 
 
-def make_run(backend: ThreadBackend, sink: CountingSink, stop_timeout: float = 5.0) -> Run:
+def make_run(
+    backend: ThreadBackend, sink: CountingSink, stop_timeout: float = 5.0, **limits: int
+) -> Run:
     entry = ModelEntry(backend)  # type: ignore[arg-type]
-    limits = Limits(stop_timeout=stop_timeout, checkpoint_interval=0.05)
-    return Run("r1", entry, sink, limits, lambda run: None)
+    chosen = Limits(stop_timeout=stop_timeout, checkpoint_interval=0.05, **limits)  # type: ignore[arg-type]
+    return Run("r1", entry, sink, chosen, lambda run: None)
 
 
 def test_lease_is_held_until_a_stubborn_worker_really_returns() -> None:
@@ -224,5 +229,45 @@ def test_checkpoints_never_pile_up_behind_a_slow_disk() -> None:
                 if not write.done():
                     write.set_result(None)
             await run.wait_done()
+
+    asyncio.run(scenario())
+
+
+def test_a_reply_at_the_size_limit_is_cut_there_and_its_work_stopped() -> None:
+    async def scenario() -> None:
+        # Tokens are "wN " (3-5 chars): the limit falls inside one of them.
+        backend = ThreadBackend(tokens=100_000, per_token=0.0001)
+        sink = CountingSink()
+        run = make_run(backend, sink, max_reply_chars=1_001)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run.life)
+            await run.wait_done()
+        assert backend.thread_exited.wait(2)
+        assert len(sink.finishes) == 1
+        ending = sink.finishes[0]
+        assert (ending.status, ending.ended_by) == ("error", "error")
+        assert ending.error is not None and "limit of 1,001 characters" in ending.error
+        assert len(ending.content) == 1_001
+        assert ending.content == "".join(f"w{i} " for i in range(400))[:1_001]
+        assert not run.model.lease.in_use
+
+    asyncio.run(scenario())
+
+
+def test_a_follower_far_behind_takes_the_reply_in_bounded_pieces() -> None:
+    async def scenario() -> None:
+        backend = ThreadBackend(tokens=0, per_token=0.0)
+        run = make_run(backend, CountingSink())
+        for index in range(50_000):  # ~340,000 characters waiting for a slow reader
+            run.parts.append(f"w{index} ")
+        pieces: list[str] = []
+        async for item in run.follow():
+            assert isinstance(item, str)
+            pieces.append(item)
+            if sum(map(len, pieces)) == len(run.text):
+                break
+        longest_part = max(map(len, run.parts))
+        assert max(map(len, pieces)) < FOLLOW_PIECE_CHARS + longest_part
+        assert "".join(pieces) == run.text
 
     asyncio.run(scenario())

@@ -34,6 +34,7 @@ class Script:
     usage: bool = True
     texts: list[str] | None = None  # exact token texts (may hold lone surrogates)
     usage_json: str | None = None  # raw JSON for the usage chunk (may hold NaN)
+    token_chars: int | None = None  # each token padded to this many characters (heavy replies)
 
     def __post_init__(self) -> None:
         if self.texts is not None:
@@ -42,6 +43,8 @@ class Script:
     def token(self, index: int) -> str:
         if self.texts is not None:
             return self.texts[index]
+        if self.token_chars is not None:
+            return f"t{index} ".rjust(self.token_chars, "x")
         return f"t{index} "
 
     def text(self, count: int | None = None) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from server.errors import BackendError
+from server.errors import PromptTooLongError
 from server.models.context import MESSAGE_OVERHEAD, fit_to_context
 from server.settings import LocalSettings
 from server.types import ChatMessage
@@ -37,7 +37,7 @@ def test_oldest_turns_go_first_and_the_system_prompt_stays() -> None:
 
 
 def test_a_last_message_that_cannot_fit_is_a_clear_error() -> None:
-    with pytest.raises(BackendError, match="too long for the model's context"):
+    with pytest.raises(PromptTooLongError, match="context: 506 tokens, and at most 100 fit"):
         fit_to_context([msg("user", 500)], words, 100)
 
 
