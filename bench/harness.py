@@ -102,24 +102,34 @@ def _spawn(args: list[str]) -> tuple[subprocess.Popen[str], str]:
 
 
 @contextmanager
+def parley_server(upstream_url: str, *parley_args: str) -> Iterator[ParleyProcess]:
+    """parley-server in its own process, on a fresh data dir, with this upstream."""
+    with tempfile.TemporaryDirectory() as data_dir:
+        proc, line = _spawn(
+            [sys.executable, "-m", "server", "--data-dir", data_dir, "--upstream", upstream_url,
+             "--upstream-model", "scripted", *parley_args]
+        )  # fmt: skip
+        port = int(line.rsplit(":", 1)[1])
+        try:
+            yield ParleyProcess(port, proc.pid, Path(data_dir))
+        finally:
+            proc.terminate()
+            proc.wait(20)
+
+
+@contextmanager
 def processes(*parley_args: str) -> Iterator[tuple[Upstream, ParleyProcess]]:
     """The scripted upstream and parley-server (with these extra flags), each in a process."""
     root = Path(__file__).resolve().parent.parent
     os.chdir(root)
     up_proc, base_url = _spawn([sys.executable, "-m", "tests.support.upstream"])
     upstream = Upstream(base_url, int(base_url.rsplit(":", 1)[1].split("/")[0]))
-    with tempfile.TemporaryDirectory() as data_dir:
-        parley_proc, line = _spawn(
-            [sys.executable, "-m", "server", "--data-dir", data_dir, "--upstream", base_url,
-             "--upstream-model", "scripted", *parley_args]
-        )  # fmt: skip
-        port = int(line.rsplit(":", 1)[1])
-        try:
-            yield upstream, ParleyProcess(port, parley_proc.pid, Path(data_dir))
-        finally:
-            for proc in (parley_proc, up_proc):
-                proc.terminate()
-                proc.wait(20)
+    try:
+        with parley_server(base_url, *parley_args) as parley:
+            yield upstream, parley
+    finally:
+        up_proc.terminate()
+        up_proc.wait(20)
 
 
 def summary(values: list[float]) -> dict[str, float]:

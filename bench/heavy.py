@@ -4,7 +4,9 @@
    (`--max-reply-chars 50000000`), and with the default limit (the reply is cut at 4 MB):
    `/healthz` latency on another connection meanwhile, the server's peak RSS, the time from
    the upstream's last byte to the reply's final event, and the database's size after.
-2. A 20 MB reply read by a client at ~100 KB/s for 10 s (then it hangs up), against one that
+2. A gzip bomb upstream (~50 KB inflating to 50 MB of SSE lines): how long until the reply
+   ends, `/healthz` and RSS meanwhile.
+3. A 20 MB reply read by a client at ~100 KB/s for 10 s (then it hangs up), against one that
    reads at full speed: the server's peak RSS.
 
     python -m bench.heavy
@@ -16,10 +18,10 @@ import socket
 import threading
 import time
 
-from bench.harness import TOKEN, ParleyProcess, processes, show, summary
+from bench.harness import TOKEN, ParleyProcess, parley_server, processes, show, summary
+from tests.support.hostile_upstream import GzipBombUpstream
 
 TOKEN_CHARS = 1_000
-HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
 
 
 class Sampler:
@@ -27,6 +29,9 @@ class Sampler:
 
     def __init__(self, parley: ParleyProcess) -> None:
         self.parley = parley
+        self.healthz = (
+            f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{parley.port}\r\nConnection: close\r\n\r\n"
+        ).encode()
         self.latencies_ms: list[float] = []
         self.rss_mb: list[float] = []
         self._stop = threading.Event()
@@ -45,7 +50,7 @@ class Sampler:
             self.rss_mb.append(self.parley.rss_mb())
             started = time.perf_counter()
             with socket.create_connection(("127.0.0.1", self.parley.port), timeout=120) as sock:
-                sock.sendall(HEALTHZ)
+                sock.sendall(self.healthz)
                 while sock.recv(65536):
                     pass
             self.latencies_ms.append((time.perf_counter() - started) * 1000)
@@ -57,7 +62,7 @@ def send_raw(parley: ParleyProcess, conversation_id: str) -> socket.socket:
     body = b'{"content": "go"}'
     sock.sendall(
         f"POST /api/conversations/{conversation_id}/messages HTTP/1.1\r\n"
-        f"Host: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n"
+        f"Host: 127.0.0.1:{parley.port}\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
         + body
     )
@@ -96,6 +101,32 @@ def big_reply(megabytes: int, *flags: str) -> None:
         )
 
 
+def gzip_bomb() -> None:
+    bomb = GzipBombUpstream().start()
+    try:
+        with parley_server(bomb.base_url) as parley, Sampler(parley) as sampler:
+            conversation_id = parley.new_conversation()
+            started = time.perf_counter()
+            sock = send_raw(parley, conversation_id)
+            received = b""
+            while piece := sock.recv(1 << 20):
+                received += piece
+            ended_s = time.perf_counter() - started
+            sock.close()
+        refused = b"compressed stream" in received
+        show("gzip bomb: /healthz meanwhile (ms)", summary(sampler.latencies_ms))
+        show(
+            "gzip bomb: server",
+            {
+                "reply_ended_s": round(ended_s, 3),
+                "refused": refused,
+                "peak_rss_mb": round(max(sampler.rss_mb), 1),
+            },
+        )
+    finally:
+        bomb.stop()
+
+
 def slow_reader(megabytes: int, rate_kb_s: int | None, seconds: float) -> None:
     flags = ("--max-reply-chars", str(megabytes * 2_000_000))
     with processes(*flags) as (upstream, parley):
@@ -129,6 +160,7 @@ def slow_reader(megabytes: int, rate_kb_s: int | None, seconds: float) -> None:
 def main() -> None:
     big_reply(40, "--max-reply-chars", "50000000")
     big_reply(40)
+    gzip_bomb()
     slow_reader(20, 100, 10.0)
     slow_reader(20, None, 60.0)
 

@@ -147,3 +147,21 @@ def test_event_streams_are_read_as_the_sse_spec_says(data_dir: Path, framing: st
     finally:
         parley.stop()
         upstream.stop()
+
+
+def test_an_endless_line_is_refused_at_the_event_limit(data_dir: Path) -> None:
+    # 13 MB of one line that never ends: buffered up to MAX_LINE_BYTES (4 MB), then refused.
+    upstream = RawUpstream([b'data: {"choices": "', *[b"x" * 65_536] * 200]).start()
+    parley = Parley(data_dir, upstream.base_url).start()
+    try:
+        conversation_id = parley.new_conversation()
+        stream = parley.send(conversation_id)
+        stream.read_all()
+        assert stream.final["parley"]["status"] == "error"
+        assert "longer than 4000000 bytes" in stream.final["parley"]["error"]
+        started = time.perf_counter()
+        assert parley.call("GET", "/healthz").status == 200
+        assert time.perf_counter() - started < 1.0
+    finally:
+        parley.stop()
+        upstream.stop()
