@@ -102,13 +102,14 @@ def _spawn(args: list[str]) -> tuple[subprocess.Popen[str], str]:
 
 
 @contextmanager
-def parley_server(upstream_url: str, *parley_args: str) -> Iterator[ParleyProcess]:
-    """parley-server in its own process, on a fresh data dir, with this upstream."""
+def parley_server(upstream_url: str | None, *parley_args: str) -> Iterator[ParleyProcess]:
+    """parley-server in its own process, on a fresh data dir, with this upstream (None: the
+    embedded default, the bundled model)."""
+    upstream = ["--upstream", upstream_url, "--upstream-model", "scripted"] if upstream_url else []
     with tempfile.TemporaryDirectory() as data_dir:
         proc, line = _spawn(
-            [sys.executable, "-m", "server", "--data-dir", data_dir, "--upstream", upstream_url,
-             "--upstream-model", "scripted", *parley_args]
-        )  # fmt: skip
+            [sys.executable, "-m", "server", "--data-dir", data_dir, *upstream, *parley_args]
+        )
         port = int(line.rsplit(":", 1)[1])
         try:
             yield ParleyProcess(port, proc.pid, Path(data_dir))
