@@ -37,7 +37,7 @@ def default_backends(settings: Settings) -> list[ChatBackend]:
         OpenAICompatBackend(u, settings.limits) for u in settings.upstreams
     ]
     if settings.local.enabled:
-        backends.append(LocalBackend(settings.local))
+        backends.append(LocalBackend(settings.local, settings.limits))
     backends += [OpenAICompatBackend(u, settings.limits) for u in settings.later_upstreams]
     return backends
 

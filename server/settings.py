@@ -158,11 +158,16 @@ class LocalSettings:
 
     enabled: bool = True
     gguf: Path | None = None
-    n_ctx: int = 4096
+    n_ctx: int = 4096  # per conversation
+    n_parallel: int = 2  # conversations streaming at once (the engine's slots)
+    # Tokens per prompt batch: a stopped prefill ends at a batch boundary, so a batch must
+    # be short (docs/benchmarks.md: the stop latency / prefill speed trade-off).
+    n_batch: int = 64
     # 2 cores shared with a GUI and a server: one thread generates (robust under
     # contention, see docs/benchmarks.md), two evaluate the prompt.
     n_threads: int = 1
     n_threads_batch: int = 2
+    n_gpu_layers: int = 0  # layers offloaded to a GPU (needs a GPU build of xllamacpp)
 
 
 @dataclass(frozen=True)

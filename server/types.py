@@ -64,8 +64,10 @@ class ModelStatusJSON(TypedDict):
     kind: str
     state: ModelState
     error: str | None
-    in_use: bool
-    queue_length: int
+    in_use: bool  # slots_busy > 0
+    slots: int  # replies it serves at once
+    slots_busy: int
+    queue_length: int  # replies waiting for a slot
 
 
 class BackendCheckJSON(TypedDict):

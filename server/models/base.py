@@ -109,6 +109,7 @@ class ChatBackend(Protocol):
 
     name: str
     kind: str
+    slots: int  # replies it serves at once; more wait in the model's queue
 
     @property
     def state(self) -> ModelState: ...

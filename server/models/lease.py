@@ -1,7 +1,8 @@
-"""The model's "in use" mark: one holder at a time, waiters served first come, first served.
+"""A model's slots: at most `slots` holders at a time, waiters served first come, first served.
 
 Release is a plain synchronous call, so no cancellation can skip it; a waiter whose task is
-cancelled leaves the queue and never holds the lease.
+cancelled leaves the queue and never holds a slot. A holder keeps its slot until its work
+has really stopped (server/turns.py), so the slots count what the model is doing.
 """
 
 from __future__ import annotations
@@ -11,24 +12,31 @@ from collections import deque
 
 
 class Lease:
-    def __init__(self) -> None:
-        self._holder: object | None = None
+    def __init__(self, slots: int = 1) -> None:
+        if slots < 1:
+            raise ValueError(f"a model needs at least one slot, got {slots}")
+        self.slots = slots
+        self._holders: list[object] = []
         self._waiters: deque[tuple[object, asyncio.Future[None]]] = deque()
 
     @property
     def in_use(self) -> bool:
-        return self._holder is not None
+        return bool(self._holders)
+
+    @property
+    def busy(self) -> int:
+        return len(self._holders)
 
     @property
     def queue_length(self) -> int:
         return sum(1 for _, future in self._waiters if not future.done())
 
     def held_by(self, owner: object) -> bool:
-        return self._holder is owner
+        return any(holder is owner for holder in self._holders)
 
     async def acquire(self, owner: object) -> None:
-        if self._holder is None and not self._waiters:
-            self._holder = owner
+        if len(self._holders) < self.slots and not self._waiters:
+            self._holders.append(owner)
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         entry = (owner, future)
@@ -44,15 +52,17 @@ class Lease:
             raise
 
     def release(self, owner: object) -> bool:
-        """Give the lease to the next live waiter. Returns False if `owner` did not hold it."""
-        if self._holder is not owner:
+        """Free `owner`'s slot for the next live waiter. False if `owner` held none."""
+        for index, holder in enumerate(self._holders):
+            if holder is owner:
+                del self._holders[index]
+                break
+        else:
             return False
-        self._holder = None
-        while self._waiters:
+        while self._waiters and len(self._holders) < self.slots:
             nxt, future = self._waiters.popleft()
             if future.done():
                 continue
-            self._holder = nxt
+            self._holders.append(nxt)
             future.set_result(None)
-            break
         return True

@@ -44,12 +44,24 @@ def upstream_timeout(limits: Limits) -> httpx.Timeout:
 
 class OpenAICompatBackend:
     kind = "openai_compat"
+    slots = 1  # replies at once (Parley's own limit; the upstream may queue more)
 
-    def __init__(self, upstream: UpstreamSettings, limits: Limits) -> None:
+    def __init__(
+        self,
+        upstream: UpstreamSettings,
+        limits: Limits,
+        *,
+        extra_body: dict[str, Any] | None = None,
+        keep_alive: bool = True,
+    ) -> None:
+        """`extra_body`: fields added to every request (the local engine's own options)."""
         self.name = upstream.model
         self.base_url = upstream.base_url.rstrip("/") + "/"
+        self._extra_body = extra_body or {}
         timeout = upstream_timeout(limits)
-        self._client = upstream_client(upstream.base_url, upstream.api_key, timeout)
+        self._client = upstream_client(
+            upstream.base_url, upstream.api_key, timeout, keep_alive=keep_alive
+        )
         self._client.headers["Accept"] = "text/event-stream"
         self._client.headers["Accept-Encoding"] = "identity"
 
@@ -106,6 +118,7 @@ class OpenAICompatBackend:
             body["temperature"] = request.temperature
         if request.stop:
             body["stop"] = request.stop
+        body.update(self._extra_body)
         return body
 
     async def stream(

@@ -13,7 +13,10 @@ from server.types import ModelStatusJSON
 @dataclass
 class ModelEntry:
     backend: ChatBackend
-    lease: Lease = field(default_factory=Lease)
+    lease: Lease = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.lease = Lease(self.backend.slots)
 
     @property
     def name(self) -> str:
@@ -26,6 +29,8 @@ class ModelEntry:
             "state": self.backend.state,
             "error": self.backend.state_error,
             "in_use": self.lease.in_use,
+            "slots": self.lease.slots,
+            "slots_busy": self.lease.busy,
             "queue_length": self.lease.queue_length,
         }
 

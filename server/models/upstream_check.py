@@ -16,13 +16,16 @@ MAX_NAME_CHARS = 200
 
 
 def upstream_client(
-    base_url: str, api_key: str | None, timeout: httpx.Timeout
+    base_url: str, api_key: str | None, timeout: httpx.Timeout, *, keep_alive: bool = True
 ) -> httpx.AsyncClient:
+    """`keep_alive=False`: a new connection per request (llama.cpp's server closes one after
+    a streamed reply, and a pooled client would send the next request into it)."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     return httpx.AsyncClient(
         base_url=base_url.rstrip("/") + "/",
         headers=headers,
         timeout=timeout,
+        limits=httpx.Limits(max_keepalive_connections=None if keep_alive else 0),
         # Predictable on a desktop: a proxy from the environment never sees the chat.
         trust_env=False,
     )

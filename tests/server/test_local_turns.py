@@ -18,6 +18,21 @@ from tests.support.waiting import wait_for
 STORY = "Write a very long story about a dragon and a knight, at least 1000 words."
 
 
+def child_pids(pid: int) -> list[int]:
+    return [
+        int(child)
+        for task in Path(f"/proc/{pid}/task").iterdir()
+        for child in (task / "children").read_text().split()
+    ]
+
+
+def zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
 def test_graceful_stop_mid_reply_stops_the_worker_and_saves_as_shutdown(data_dir: Path) -> None:
     server = Parley(data_dir).start()
     wait_model_ready(server)
@@ -63,8 +78,13 @@ def test_kill_9_mid_local_reply_then_restart(
         return len(checkpointed) > 40
 
     wait_for(has_checkpoint, timeout=30)
+    assert process.proc is not None
+    engines = child_pids(process.proc.pid)
+    assert len(engines) == 1  # the llama.cpp engine's own process
     process.kill()
     stream.close()
+    # The engine sees its stdin close when Parley dies, and exits: no orphan keeps the model.
+    wait_for(lambda: not Path(f"/proc/{engines[0]}").exists() or zombie(engines[0]), timeout=10)
 
     restarted = ServerProcess(data_dir, None).start()
     processes.append(restarted)

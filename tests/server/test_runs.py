@@ -24,6 +24,7 @@ class ThreadBackend:
 
     name = "threaded"
     kind = "test"
+    slots = 1
     state = "ready"
     state_error = None
 

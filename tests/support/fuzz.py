@@ -160,10 +160,13 @@ def local_round(parley: Parley, rng: random.Random) -> list[str]:
     moment = rng.choice(LOCAL_MOMENTS)
     generations = parley.services.models.resolve(None).backend.generations  # type: ignore[attr-defined]
     ran_before = generations[-1] if generations else None
-    holder = None
-    if moment == "queued":
-        holder = parley.send(parley.new_conversation(), "Write a long story about a lighthouse.")
-        holder.read_until(lambda text: len(text) > 0)
+    holders = []
+    slots = int(parley.status()["models"][0]["slots"])
+    if moment == "queued":  # every slot busy, so the next one waits
+        for _ in range(slots):
+            holder = parley.send(parley.new_conversation(), "Write a long story about a ship.")
+            holder.read_until(lambda text: len(text) > 0)
+            holders.append(holder)
     conversation_id = parley.new_conversation()
     content = LONG_PROMPT if moment == "prefill" else "Say hello."
     stream = parley.send(conversation_id, content)
@@ -171,8 +174,8 @@ def local_round(parley: Parley, rng: random.Random) -> list[str]:
     if moment == "queued":
         parley.wait_for(lambda: parley.queue_length() == 1)
         stream.hang_up()
-        assert holder is not None
-        holder.hang_up()
+        for holder in holders:
+            holder.hang_up()
     elif moment == "prefill":
         parley.wait_for(
             lambda: (
@@ -197,9 +200,10 @@ def local_round(parley: Parley, rng: random.Random) -> list[str]:
     new = list(generations)
     if ran_before is not None:
         new = new[new.index(ran_before) + 1 :] if ran_before in new else new
-    # Exactly one generation ran: in "queued", the holder's; the queued one never started.
-    if len(new) != 1:
-        problems.append(f"local {moment}: {len(new)} generations ran, expected 1")
+    # Exactly the expected generations ran: in "queued", the holders'; the queued one never.
+    expected = slots if moment == "queued" else 1
+    if len(new) != expected:
+        problems.append(f"local {moment}: {len(new)} generations ran, expected {expected}")
     if any(g.returned_at is None for g in new):
         problems.append(f"local {moment}: a generation thread is still running")
     return problems

@@ -29,18 +29,21 @@ def line_up(
     queue_length: Callable[[], int],
     hang_up: Iterable[int] = (),
     hold_tokens: int = 2000,
+    slots: int = 1,
 ) -> list[SSEStream]:
-    """Stream 0 takes the model (a long reply); 1..count-1 queue behind it, in that order.
+    """Streams 0..slots-1 take the model's slots (long replies); the rest queue behind them,
+    in that order.
 
     Each is opened only once the previous one is in the queue, so the arrival order is
-    known; those in `hang_up` hang up while queued (and must leave the queue). Then stream 0
-    hangs up too, and the queue starts moving.
+    known; those in `hang_up` hang up while queued (and must leave the queue). Then the
+    holders hang up too, and the queue starts moving.
     """
     quitters = set(hang_up)
-    streams = [open_chat(port, token, 0, hold_tokens)]
-    streams[0].read_until(lambda text: len(text) > 0)
+    streams = [open_chat(port, token, number, hold_tokens) for number in range(slots)]
+    for holder in streams:
+        holder.read_until(lambda text: len(text) > 0)
     queued = 0
-    for number in range(1, count):
+    for number in range(slots, count):
         streams.append(open_chat(port, token, number, 3))
         queued += 1
         wait_for(lambda q=queued: queue_length() == q, timeout=30)
@@ -48,8 +51,14 @@ def line_up(
             streams[number].hang_up()
             queued -= 1
             wait_for(lambda q=queued: queue_length() == q, timeout=30)
-    streams[0].hang_up()
+    for holder in streams[:slots]:
+        holder.hang_up()
     return streams
+
+
+def overtakes(order: list[int], arrival: list[int]) -> int:
+    """The most places any stream gained on its arrival position (FIFO with k slots: < k)."""
+    return max((arrival.index(n) - order.index(n) for n in order), default=0)
 
 
 def read_concurrently(streams: dict[int, SSEStream], timeout: float = 120) -> list[int]:

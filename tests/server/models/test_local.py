@@ -1,12 +1,15 @@
 """The bundled model through Parley's API, on a real socket: real generation, real interrupts.
 
-Token counts, not seconds: the worker thread records when each token was produced
-(time.perf_counter, the same clock the test's hang-up uses).
+Whether the engine really stopped is asked of the engine itself (its `/slots`: is any slot
+still processing?), in its own process, not inferred from Parley's side of the stream.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
+
+import httpx
 
 from server.models.local import GenerationStats, LocalBackend
 from tests.support.client import SSEStream
@@ -19,6 +22,20 @@ def backend(server: Parley) -> LocalBackend:
     entry = server.services.models.resolve(None)
     assert isinstance(entry.backend, LocalBackend)
     return entry.backend
+
+
+def engine_idle_after(server: Parley, since: float, timeout: float = 30.0) -> float:
+    """Seconds from `since` until no slot of the engine is processing (its own account)."""
+    engine = backend(server).engine
+    assert engine is not None
+    headers = {"Authorization": f"Bearer {engine.key}", "Connection": "close"}
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        slots = httpx.get(f"{engine.url}/slots", headers=headers, timeout=5).json()
+        if not any(slot["is_processing"] for slot in slots):
+            return time.perf_counter() - since
+        time.sleep(0.005)
+    raise TimeoutError("the engine is still processing")
 
 
 def completions(server: Parley, **body: Any) -> SSEStream:
@@ -42,73 +59,80 @@ def test_bundled_model_is_the_default_and_completes_a_short_reply(local_parley: 
     assert "completion_tokens_estimated" not in message["usage"]
 
 
-def test_hang_up_mid_reply_stops_within_one_token_and_frees_the_model(
-    local_parley: Parley,
-) -> None:
+def test_hang_up_mid_reply_stops_the_engine_and_frees_the_slot(local_parley: Parley) -> None:
     conversation_id = local_parley.new_conversation()
     stream = local_parley.send(conversation_id, STORY)
     delivered = stream.read_until(lambda text: len(text) > 40)
     hung_up_at = stream.hang_up()
 
     message = local_parley.wait_settled(conversation_id, stream.first["message_id"])
+    # The engine's own slot is free at once (a token takes ~15 ms; wide margin for CI).
+    assert engine_idle_after(local_parley, hung_up_at) < 1.0
     local_parley.wait_idle()
     stats = backend(local_parley).generations[-1]
-    assert stats.returned_at is not None  # the worker thread really returned
-    assert sum(1 for t in stats.token_times if t > hung_up_at) <= 1
+    assert stats.returned_at is not None  # the stream from the engine is closed
     assert message["content"].startswith(delivered)
     assert (message["status"], message["ended_by"]) == ("interrupted", "client_hangup")
-    assert not local_parley.status()["models"][0]["in_use"]
+    model = local_parley.status()["models"][0]
+    assert (model["in_use"], model["slots_busy"]) == (False, 0)
 
 
-def test_concurrent_requests_are_served_one_after_the_other_in_arrival_order(
+def test_two_conversations_stream_at_once_and_a_third_waits_its_turn(
     local_parley: Parley,
 ) -> None:
-    first = completions(local_parley, max_tokens=30)
+    assert local_parley.status()["models"][0]["slots"] == 2
+    first = completions(local_parley, max_tokens=60)
+    second = completions(local_parley, max_tokens=60)
     first.read_until(lambda text: len(text) > 0)
-    second = completions(local_parley, max_tokens=30)
-    # The second waits for the model while the first generates.
+    second.read_until(lambda text: len(text) > 0)
+    # Both are streaming: neither has finished while the other has begun.
+    third = completions(local_parley, max_tokens=10)
     local_parley.wait_for(lambda: local_parley.queue_length() == 1)
-    first.read_all()
-    second.read_all()
-    assert first.final["parley"]["status"] == "completed"
-    assert second.final["parley"]["status"] == "completed"
-    gens = list(backend(local_parley).generations)[-2:]
-    assert gens[0].returned_at is not None
-    assert gens[1].started >= gens[0].returned_at
+    assert local_parley.status()["models"][0]["slots_busy"] == 2
+    for stream in (first, second, third):
+        stream.read_all()
+        assert stream.final["parley"]["status"] == "completed"
+    gens = list(backend(local_parley).generations)[-3:]
+    assert gens[1].started < gens[0].returned_at  # type: ignore[operator]
+    # The third began only once a slot was free.
+    assert gens[2].started >= min(g.returned_at for g in gens[:2])  # type: ignore[type-var]
 
 
 def test_queued_request_whose_client_hangs_up_never_runs(local_parley: Parley) -> None:
     before = len(backend(local_parley).generations)
-    running = completions(local_parley, max_tokens=400)
-    running.read_until(lambda text: len(text) > 0)
+    running = [completions(local_parley, max_tokens=400) for _ in range(2)]
+    for stream in running:
+        stream.read_until(lambda text: len(text) > 0)
     queued = completions(local_parley, max_tokens=30)
     local_parley.wait_for(lambda: local_parley.queue_length() == 1)
     queued.hang_up()
-    running.read_all()
+    for stream in running:
+        stream.read_all()
     local_parley.wait_idle()
-    assert len(backend(local_parley).generations) == before + 1  # only the running one
+    assert len(backend(local_parley).generations) == before + 2  # only the running ones
 
     after = completions(local_parley, max_tokens=5)
     after.read_all()
     assert after.final["parley"]["status"] == "completed"
 
 
-def test_hang_up_during_prefill_aborts_the_prefill(local_parley: Parley) -> None:
+def test_hang_up_during_prefill_stops_the_engine_at_the_next_batch(local_parley: Parley) -> None:
+    # ~3,000 tokens: its prefill takes ~9 s here; a stopped one ends within a batch or two.
     long_history = [
-        {"role": "user", "content": "Remember these words: " + "lantern river stone " * 300},
+        {"role": "user", "content": "Remember these words: " + "lantern river stone " * 600},
         {"role": "assistant", "content": "I will remember them. " * 150},
         {"role": "user", "content": "Now list every word, in order."},
     ]
     gens = backend(local_parley).generations
     before = len(gens)
     stream = completions(local_parley, messages=long_history, max_tokens=50)
-    # Hang up once the prompt evaluation (seconds for this history) has begun.
     stats: GenerationStats = local_parley.wait_for(
         lambda: len(gens) > before and gens[-1].prefill_started and gens[-1]
     )
-    stream.hang_up()
+    time.sleep(0.5)  # well into the prefill
+    hung_up_at = stream.hang_up()
+    assert engine_idle_after(local_parley, hung_up_at) < 3.0
     local_parley.wait_idle()
-    assert stats.prefill_aborted, "the prefill ran to the end instead of being aborted"
     assert stats.token_times == []
     assert stats.returned_at is not None
 
