@@ -90,12 +90,17 @@ def send(parley: ParleyProcess, conversation: str, content: str, **fields: objec
     return SSEStream(parley.port, path, {"content": content, **fields}, TOKEN, timeout=300)
 
 
-def ttft(parley: ParleyProcess, content: str = "Say hi.", max_tokens: int = 1) -> float:
+def ttft(parley: ParleyProcess, content: str = "Count from 1 to 5.", max_tokens: int = 1) -> float:
+    """Time to the first event after the turn's ids that carries text, or ends the reply
+    (a sampled reply may end at once, with no text)."""
     started = time.perf_counter()
     stream = send(parley, parley.new_conversation(), content, max_tokens=max_tokens)
-    stream.read_until(lambda text: len(text) > 0)
-    elapsed = time.perf_counter() - started
-    stream.read_all()
+    stream.first  # noqa: B018 - the ids; then the model's first output
+    elapsed = None
+    for _event in stream.iter_events():
+        if elapsed is None:
+            elapsed = time.perf_counter() - started
+    assert elapsed is not None
     return elapsed * 1000
 
 

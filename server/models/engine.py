@@ -88,7 +88,7 @@ class Engine:
         for raw in self._proc.stderr:
             line = raw.decode("utf-8", "replace").rstrip()
             match = LOG_LINE.match(line)
-            level, text = match.groups() if match else ("W", line)
+            level, text = match.groups() if match else ("D", line)  # its unmarked lines: detail
             if not text:
                 continue
             if level == "E":

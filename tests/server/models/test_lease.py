@@ -79,3 +79,29 @@ def test_release_by_a_non_holder_is_refused_and_changes_nothing() -> None:
         assert not lease.in_use
 
     asyncio.run(scenario())
+
+
+def test_two_slots_hold_two_at_once_and_the_rest_wait_in_order() -> None:
+    async def scenario() -> None:
+        lease = Lease(slots=2)
+        await lease.acquire("a")
+        await lease.acquire("b")  # both slots, at once
+        assert (lease.busy, lease.queue_length) == (2, 0)
+        waiting = [asyncio.create_task(lease.acquire(name)) for name in ("c", "d", "e")]
+        await asyncio.sleep(0)
+        assert lease.queue_length == 3
+        waiting[1].cancel()  # "d" gives up while it waits
+        await asyncio.sleep(0)
+        lease.release("b")
+        await waiting[0]
+        assert lease.held_by("c") and not lease.held_by("e")
+        lease.release("a")
+        await waiting[2]
+        assert lease.held_by("e") and not lease.held_by("d")
+        assert (lease.busy, lease.queue_length) == (2, 0)
+        assert not lease.release("d")  # never held one
+        lease.release("c")
+        lease.release("e")
+        assert not lease.in_use
+
+    asyncio.run(scenario())
