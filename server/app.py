@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 from collections.abc import AsyncIterator
 
@@ -18,9 +19,11 @@ from server.framing import FramingMiddleware
 from server.models.base import ChatBackend
 from server.models.local import LocalBackend
 from server.models.openai_compat import OpenAICompatBackend
+from server.models.registered import RegisteredModels
 from server.models.registry import ModelRegistry
 from server.routes import backends as backend_routes
 from server.routes import conversations, openai, status
+from server.routes import models as model_routes
 from server.run_manager import RunManager
 from server.security import SecurityMiddleware
 from server.services import Services
@@ -30,23 +33,29 @@ from server.store import Store
 log = logging.getLogger(__name__)
 
 
-def default_backends(settings: Settings) -> list[ChatBackend]:
-    """Upstreams named by flags first (the first is the default), then the local model, then
-    the desktop's own backends."""
+def default_backends(
+    settings: Settings, added: RegisteredModels | None = None
+) -> list[ChatBackend]:
+    """Upstreams named by flags first (the first is the default), then the local model, the
+    GGUF files a user added, then the desktop's own backends."""
     backends: list[ChatBackend] = [
         OpenAICompatBackend(u, settings.limits) for u in settings.upstreams
     ]
     if settings.local.enabled:
         backends.append(LocalBackend(settings.local, settings.limits))
+    for model in added.models if added is not None else []:
+        local = dataclasses.replace(settings.local, gguf=model.path)
+        backends.append(LocalBackend(local, settings.limits))
     backends += [OpenAICompatBackend(u, settings.limits) for u in settings.later_upstreams]
     return backends
 
 
 def create_app(settings: Settings, backends: list[ChatBackend] | None = None) -> Starlette:
     store = Store(settings.db_path, busy_timeout=settings.limits.db_busy_timeout)
-    models = ModelRegistry(default_backends(settings) if backends is None else backends)
+    added = RegisteredModels(settings.data_dir / "models.json")
+    models = ModelRegistry(default_backends(settings, added) if backends is None else backends)
     runs = RunManager(store, settings.limits)
-    svc = Services(settings=settings, store=store, models=models, runs=runs)
+    svc = Services(settings=settings, store=store, models=models, runs=runs, local_models=added)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -66,7 +75,13 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
             await store.close()
 
     app = Starlette(
-        routes=[*status.routes, *conversations.routes, *backend_routes.routes, *openai.routes],
+        routes=[
+            *status.routes,
+            *conversations.routes,
+            *model_routes.routes,
+            *backend_routes.routes,
+            *openai.routes,
+        ],
         middleware=[
             Middleware(FramingMiddleware, max_header_bytes=settings.limits.max_header_bytes),
             Middleware(SecurityMiddleware, token=settings.token, bind_host=settings.host),

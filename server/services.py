@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
+from server.models.registered import RegisteredModels
 from server.models.registry import ModelRegistry
 from server.run_manager import RunManager
 from server.settings import Settings
@@ -18,6 +19,7 @@ class Services:
     store: Store
     models: ModelRegistry
     runs: RunManager
+    local_models: RegisteredModels  # the GGUF files a user added
 
 
 def services(request: Request) -> Services:

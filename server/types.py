@@ -70,6 +70,24 @@ class ModelStatusJSON(TypedDict):
     queue_length: int  # replies waiting for a slot
 
 
+class GGUFJSON(TypedDict):
+    """What a local model's GGUF file says about itself (read from its header)."""
+
+    path: str
+    size_bytes: int
+    quantization: str | None
+    context_length: int | None  # what the model was trained for; Parley uses its own n_ctx
+    architecture: str | None
+
+
+class ModelJSON(ModelStatusJSON):
+    """One model in `GET /api/models`."""
+
+    default: bool
+    removable: bool  # added with POST /api/models/local (not the bundled or a flag's model)
+    gguf: NotRequired[GGUFJSON]
+
+
 class BackendCheckJSON(TypedDict):
     """`POST /api/backends/check`: is an upstream there, and which models it lists."""
 

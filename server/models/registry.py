@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from server.errors import NotFoundError, UnavailableError
+from server.errors import ConflictError, NotFoundError, UnavailableError
 from server.models.base import ChatBackend
 from server.models.lease import Lease
 from server.types import ModelStatusJSON
@@ -54,6 +54,19 @@ class ModelRegistry:
         for name, entry in self._entries.items():
             if name == default or entry.backend.kind == "openai_compat":
                 entry.backend.warm_up()
+
+    def add(self, backend: ChatBackend) -> ModelEntry:
+        """Raises ConflictError if a model of that name exists."""
+        if backend.name in self._entries:
+            raise ConflictError(f"a model named {backend.name!r} exists", code="model_exists")
+        entry = self._entries[backend.name] = ModelEntry(backend)
+        return entry
+
+    def remove(self, name: str) -> ModelEntry:
+        """Raises NotFoundError."""
+        entry = self.resolve(name)
+        del self._entries[name]
+        return entry
 
     def entries(self) -> list[ModelEntry]:
         return list(self._entries.values())

@@ -1,0 +1,135 @@
+"""The models: list them, add a GGUF file, remove one that was added.
+
+    GET    /api/models                  every model, its state, slots and queue; a GGUF's facts
+    POST   /api/models/local {"path"}   add a GGUF (201); not a usable GGUF → 400, nothing added
+    DELETE /api/models/local/{name}     remove an added one (204); in use → 409
+
+An added GGUF is remembered in the data dir (server/models/registered.py) and loads on first
+use, like any local model. The bundled model, and models named by flags, are not removable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+from pathlib import Path
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from server.errors import BadRequestError, ConflictError, NotFoundError, StorageError
+from server.jsonbody import read_object, text_field
+from server.models.gguf import GGUFError, GGUFInfo, read_gguf
+from server.models.local import LocalBackend
+from server.models.registered import RegisteredModel
+from server.models.registry import ModelEntry
+from server.services import Services, services
+from server.types import GGUFJSON, ModelJSON
+
+MAX_PATH_CHARS = 4096
+
+
+async def list_models(request: Request) -> JSONResponse:
+    svc = services(request)
+    models = [await _model_json(svc, entry) for entry in svc.models.entries()]
+    return JSONResponse({"models": models, "default": svc.models.default_name})
+
+
+async def add_local_model(request: Request) -> JSONResponse:
+    svc = services(request)
+    body = await read_object(request, svc.settings.limits)
+    text = text_field(body, "path", max_chars=MAX_PATH_CHARS, required=True, allow_empty=False)
+    path = Path(text or "")
+    if not path.is_absolute():
+        raise BadRequestError("'path' must be an absolute path", code="invalid_field")
+    try:
+        await asyncio.to_thread(read_gguf, path)
+    except GGUFError as exc:
+        raise BadRequestError(f"cannot add {path.name}: {exc}", code="invalid_model") from exc
+    name = path.stem
+    settings = dataclasses.replace(svc.settings.local, gguf=path)
+    entry = svc.models.add(LocalBackend(settings, svc.settings.limits))  # 409 if the name exists
+    try:
+        await asyncio.to_thread(svc.local_models.add, RegisteredModel(name, path))
+    except OSError as exc:
+        svc.models.remove(name)
+        where = svc.local_models.path
+        raise StorageError(f"could not remember the model in {where}: {exc}") from exc
+    return JSONResponse(await _model_json(svc, entry), status_code=201)
+
+
+async def remove_local_model(request: Request) -> Response:
+    svc = services(request)
+    name: str = request.path_params["name"]
+    if not any(m.name == name for m in svc.local_models.models):
+        if name in {e.name for e in svc.models.entries()}:
+            raise ConflictError(
+                f"{name!r} was not added here (the bundled model, or one named by a flag) "
+                "and cannot be removed",
+                code="not_removable",
+            )
+        raise NotFoundError(f"no added model named {name!r}", code="model_not_found")
+    entry = svc.models.resolve(name)
+    if entry.lease.in_use or entry.lease.queue_length:
+        raise ConflictError(f"{name!r} is replying; stop its replies first", code="model_in_use")
+    try:
+        await asyncio.to_thread(svc.local_models.remove, name)
+    except OSError as exc:
+        where = svc.local_models.path
+        raise StorageError(f"could not forget the model in {where}: {exc}") from exc
+    svc.models.remove(name)
+    await entry.backend.aclose()  # its engine process, if it was loaded
+    return Response(status_code=204)
+
+
+async def _model_json(svc: Services, entry: ModelEntry) -> ModelJSON:
+    status = entry.status()
+    found: ModelJSON = {
+        "name": status["name"],
+        "kind": status["kind"],
+        "state": status["state"],
+        "error": status["error"],
+        "in_use": status["in_use"],
+        "slots": status["slots"],
+        "slots_busy": status["slots_busy"],
+        "queue_length": status["queue_length"],
+        "default": entry.name == svc.models.default_name,
+        "removable": any(m.name == entry.name for m in svc.local_models.models),
+    }
+    backend = entry.backend
+    if isinstance(backend, LocalBackend) and backend.path is not None:
+        found["gguf"] = await _gguf_json(backend.path)
+    return found
+
+
+@functools.lru_cache(maxsize=256)
+def _read_cached(path: Path, _mtime_ns: int, _size: int) -> GGUFInfo:
+    return read_gguf(path)  # the header of a 5 GB model is read once, not per listing
+
+
+def _read_gguf_facts(path: Path) -> GGUFInfo | None:
+    try:
+        stat = path.stat()
+        return _read_cached(path, stat.st_mtime_ns, stat.st_size)
+    except (GGUFError, OSError):
+        return None  # the model's own state says what is wrong once it loads
+
+
+async def _gguf_json(path: Path) -> GGUFJSON:
+    info = await asyncio.to_thread(_read_gguf_facts, path)
+    return {
+        "path": str(path),
+        "size_bytes": info.size_bytes if info else 0,
+        "quantization": info.quantization if info else None,
+        "context_length": info.context_length if info else None,
+        "architecture": info.architecture if info else None,
+    }
+
+
+routes = [
+    Route("/api/models", list_models, methods=["GET"]),
+    Route("/api/models/local", add_local_model, methods=["POST"]),
+    Route("/api/models/local/{name}", remove_local_model, methods=["DELETE"]),
+]

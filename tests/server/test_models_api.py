@@ -1,0 +1,103 @@
+"""The models API: list every model with its facts; add a GGUF file, refuse what is not one;
+remove an added one; added models are remembered and chat like the bundled one."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from server.models.bundled import BUNDLED_MODEL_NAME, bundled_gguf
+from tests.support.parley import Parley, wait_model_ready
+
+
+def models(server: Parley) -> dict[str, dict]:  # type: ignore[type-arg]
+    reply = server.call("GET", "/api/models")
+    assert reply.status == 200, reply.body
+    return {m["name"]: m for m in reply.json()["models"]}
+
+
+def test_the_bundled_model_is_listed_with_its_files_facts(local_parley: Parley) -> None:
+    found = models(local_parley)[BUNDLED_MODEL_NAME]
+    assert found["kind"] == "local" and found["state"] == "ready"
+    assert (found["default"], found["removable"]) == (True, False)
+    assert (found["slots"], found["slots_busy"], found["queue_length"]) == (2, 0, 0)
+    gguf = found["gguf"]
+    assert gguf["quantization"] == "Q4_1" and gguf["context_length"] == 8192
+    assert gguf["size_bytes"] == bundled_gguf().stat().st_size
+    assert gguf["architecture"] == "llama"
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (lambda d: d / "missing.gguf", "no file at"),
+        (lambda d: d, "is a folder"),
+        (lambda d: _write(d / "notes.gguf", b"hello, I am text\n" * 100), "not a GGUF model file"),
+        (lambda d: _write(d / "cut.gguf", bundled_gguf().read_bytes()[:200]), "truncated"),
+        (lambda d: _write(d / "half.gguf", bundled_gguf().read_bytes()[:40_000_000]), "truncated"),
+    ],
+)
+def test_what_is_not_a_usable_gguf_is_refused_and_nothing_is_added(
+    data_dir: Path, tmp_path: Path, make: object, reason: str
+) -> None:
+    server = Parley(data_dir).start()
+    try:
+        before = set(models(server))
+        path = make(tmp_path)  # type: ignore[operator]
+        reply = server.call("POST", "/api/models/local", json_body={"path": str(path)})
+        assert reply.status == 400, reply.body
+        assert reason in reply.json()["error"]["message"]
+        assert set(models(server)) == before
+        assert not (data_dir / "models.json").exists()
+    finally:
+        server.stop()
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def test_an_added_gguf_chats_is_remembered_and_can_be_removed(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    link = tmp_path / "my-model.gguf"
+    os.symlink(bundled_gguf(), link)
+    server = Parley(data_dir).start()
+    try:
+        reply = server.call("POST", "/api/models/local", json_body={"path": str(link)})
+        assert reply.status == 201, reply.body
+        added = reply.json()
+        assert (added["name"], added["kind"], added["removable"]) == ("my-model", "local", True)
+        assert added["state"] == "unloaded"  # loads on first use
+        again = server.call("POST", "/api/models/local", json_body={"path": str(link)})
+        assert again.status == 409
+        relative = server.call("POST", "/api/models/local", json_body={"path": "x.gguf"})
+        assert relative.status == 400
+    finally:
+        server.stop()
+
+    server = Parley(data_dir).start()  # remembered across a restart
+    try:
+        assert "my-model" in models(server)
+        conversation_id = server.new_conversation(model="my-model")
+        stream = server.send(conversation_id, "Say hi.", max_tokens=5)
+        stream.read_all()
+        assert stream.final["parley"]["status"] == "completed"
+        assert models(server)["my-model"]["state"] == "ready"
+
+        bundled = server.call("DELETE", f"/api/models/local/{BUNDLED_MODEL_NAME}")
+        assert bundled.status == 409
+        assert server.call("DELETE", "/api/models/local/nothing").status == 404
+        assert server.call("DELETE", "/api/models/local/my-model").status == 204
+        assert "my-model" not in models(server)
+        wait_model_ready(server)  # the bundled model is untouched
+    finally:
+        server.stop()
+    server = Parley(data_dir).start()
+    try:
+        assert "my-model" not in models(server)
+    finally:
+        server.stop()
