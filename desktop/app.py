@@ -25,6 +25,7 @@ from desktop.client import ParleyClient
 from desktop.embedded import EmbeddedServer, launch_settings
 from desktop.errors import ClientError, LaunchError, ServerStartError
 from desktop.main_window import MainWindow
+from desktop.models_controller import ModelsController
 from desktop.tasks import Tasks
 from desktop.widgets.settings_dialog import SettingsDialog
 from desktop.window_state import WindowState
@@ -63,6 +64,8 @@ class App:
         self.window.close_requested.connect(self.request_close)
         self.window.reply_finished.connect(self._on_window_reply_finished)
         self.window.settings_requested.connect(self._on_window_settings_requested)
+        self.models = ModelsController(lambda: self.client, self.tasks, self.window)
+        self.window.models_requested.connect(self.models.open)
         self.window.conversation_opened.connect(self._on_window_conversation_opened)
         self.window.default_model_chosen.connect(self._on_window_default_model_chosen)
 

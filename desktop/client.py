@@ -26,6 +26,7 @@ from server.types import (
     ConversationListJSON,
     EndedBy,
     MessageJSON,
+    ModelJSON,
     Status,
     StatusJSON,
     Usage,
@@ -217,6 +218,24 @@ class ParleyClient:
             BackendCheckJSON, ("reachable",), "POST", "/api/backends/check", body
         )
 
+    # -- models ----------------------------------------------------------------------------
+
+    async def models(self) -> list[ModelJSON]:
+        """Every model, its state and slots; a local one's GGUF facts."""
+        found = await self._call("GET", "/api/models")
+        models = found.get("models") if isinstance(found, dict) else None
+        if not isinstance(models, list):
+            raise ClientError("the server's list of models is malformed")
+        return [_shaped(ModelJSON, MODEL_KEYS, model) for model in models]
+
+    async def add_local_model(self, path: str) -> ModelJSON:
+        """Add a GGUF file (the server checks it is one: ClientError says why not)."""
+        body = {"path": path}
+        return await self._object(ModelJSON, MODEL_KEYS, "POST", "/api/models/local", body)
+
+    async def remove_local_model(self, name: str) -> None:
+        await self._call("DELETE", f"/api/models/local/{quote(name, safe='')}")
+
     async def settled_message(self, conversation_id: str, message_id: str) -> MessageJSON:
         """The message as stored once its reply has settled (the server waits for that,
         bounded): one request, where a hang-up left no final chunk to read."""
@@ -259,6 +278,7 @@ class ParleyClient:
 
 
 CONVERSATION_KEYS = ("id", "title", "model", "system", "created_at", "updated_at")
+MODEL_KEYS = ("name", "kind", "state", "slots", "slots_busy", "queue_length", "removable")
 MESSAGE_KEYS = ("id", "conversation_id", "role", "content", "status", "ended_by", "error",
                 "model", "created_at", "completed_at", "usage")  # fmt: skip
 

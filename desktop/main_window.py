@@ -45,6 +45,7 @@ class MainWindow(QMainWindow):
 
     close_requested = Signal()
     settings_requested = Signal()
+    models_requested = Signal()
     reply_finished = Signal(str)  # message id, once the view shows what the server saved
     conversations_shown = Signal()
     conversation_opened = Signal(str)  # the id on screen now ("" for a new chat)
@@ -71,6 +72,7 @@ class MainWindow(QMainWindow):
         self.banner = Banner(self)
         self.model_picker = ModelPicker(self)
         self.settings_button = QPushButton("Settings", self)
+        self.models_button = QPushButton("Models", self)
         self._layout()
         self._style_fields()
 
@@ -100,6 +102,7 @@ class MainWindow(QMainWindow):
         self.reply.busy_changed.connect(self._on_reply_busy_changed)
         self.reply.error_reported.connect(self.show_error)
         self.settings_button.clicked.connect(self.settings_requested)
+        self.models_button.clicked.connect(self.models_requested)
         self.model_picker.model_chosen.connect(self._on_model_picker_model_chosen)
         self._status_timer = QTimer(self)
         self._status_timer.setInterval(STATUS_POLL_MS)
@@ -109,6 +112,7 @@ class MainWindow(QMainWindow):
     def _layout(self) -> None:
         top = QHBoxLayout()
         top.addWidget(self.model_picker, 1)
+        top.addWidget(self.models_button)
         top.addWidget(self.settings_button)
         right = QWidget(self)
         column = QVBoxLayout(right)

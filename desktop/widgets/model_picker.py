@@ -24,8 +24,10 @@ def state_text(model: ModelStatusJSON) -> str:
     else:
         names = STATES if model["kind"] == "local" else UPSTREAM_STATES
         text = names.get(model["state"], model["state"])
-    if model["in_use"]:
-        text += " · generating"
+    if model["slots_busy"]:
+        text += " · replying"
+        if model["slots"] > 1:
+            text += f" ({model['slots_busy']} of {model['slots']})"
     return text
 
 

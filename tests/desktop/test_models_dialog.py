@@ -1,0 +1,50 @@
+"""The Models dialog against the real app and its embedded server: it lists every model with
+its state, adds a GGUF file (a bad one is refused with the server's reason), removes it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from desktop.widgets.models_dialog import ModelsDialog
+from server.models.bundled import BUNDLED_MODEL_NAME, bundled_gguf
+from tests.desktop.conftest import GuiApp
+
+
+def names(dialog: ModelsDialog) -> list[str]:
+    return [str(dialog.table.item(row, 0).text()) for row in range(dialog.table.rowCount())]
+
+
+def test_the_dialog_lists_adds_and_removes_models(gui: GuiApp, qtbot: Any, tmp_path: Path) -> None:
+    gui.window.models_button.click()
+    dialog = gui.window.findChild(ModelsDialog, "models-dialog")
+    assert dialog is not None
+    qtbot.waitUntil(lambda: BUNDLED_MODEL_NAME in names(dialog), timeout=10_000)
+    assert any(name.startswith("scripted") for name in names(dialog))
+    bundled_row = names(dialog).index(BUNDLED_MODEL_NAME)
+    assert "Q4_1" in dialog.table.item(bundled_row, 3).text()
+    dialog.table.selectRow(bundled_row)
+    assert not dialog.remove_button.isEnabled()  # the bundled model stays
+
+    text = tmp_path / "notes.gguf"
+    text.write_text("not a model\n" * 50)
+    dialog.add_requested.emit(str(text))
+    qtbot.waitUntil(lambda: "not a GGUF model file" in dialog.message.text(), timeout=10_000)
+    assert "notes" not in names(dialog)
+
+    link = tmp_path / "my-model.gguf"
+    os.symlink(bundled_gguf(), link)
+    dialog.add_requested.emit(str(link))
+    qtbot.waitUntil(lambda: "my-model" in names(dialog), timeout=10_000)
+    dialog.table.selectRow(names(dialog).index("my-model"))
+    assert dialog.remove_button.isEnabled()
+    # The picker lists it too (the window's status poll).
+    picker = gui.window.model_picker.combo
+    qtbot.waitUntil(lambda: picker.findText("my-model") >= 0, timeout=10_000)
+
+    dialog.remove_button.click()
+    qtbot.waitUntil(lambda: "my-model" not in names(dialog), timeout=10_000)
+    assert "Removed my-model" in dialog.message.text()
+    dialog.reject()
+    qtbot.waitUntil(lambda: gui.app.models.dialog is None, timeout=5_000)
