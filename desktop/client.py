@@ -233,6 +233,11 @@ class ParleyClient:
         body = {"path": path}
         return await self._object(ModelJSON, MODEL_KEYS, "POST", "/api/models/local", body)
 
+    async def configure_model(self, name: str, settings: dict[str, int]) -> ModelJSON:
+        """A local model's n_ctx / n_threads / n_gpu_layers (used from its next start)."""
+        path = f"/api/models/{quote(name, safe='')}"
+        return await self._object(ModelJSON, MODEL_KEYS, "PATCH", path, settings)
+
     async def remove_local_model(self, name: str) -> None:
         await self._call("DELETE", f"/api/models/local/{quote(name, safe='')}")
 

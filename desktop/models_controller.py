@@ -36,6 +36,7 @@ class ModelsController(QObject):
         self.dialog = ModelsDialog(self._parent)
         self.dialog.add_requested.connect(self._on_dialog_add_requested)
         self.dialog.remove_requested.connect(self._on_dialog_remove_requested)
+        self.dialog.settings_requested.connect(self._on_dialog_settings_requested)
         self.dialog.finished.connect(self._on_dialog_finished)
         self.dialog.open()
         self._timer.start()
@@ -55,6 +56,10 @@ class ModelsController(QObject):
 
     def _on_dialog_remove_requested(self, name: str) -> None:
         self._tasks.spawn(self._remove(name))
+
+    def _on_dialog_settings_requested(self, name: str, settings: dict[str, int]) -> None:
+        done = f"{name} starts with these settings on its next use."
+        self._tasks.spawn(self._act(done, lambda client: client.configure_model(name, settings)))
 
     async def _refresh(self) -> None:
         dialog, client = self.dialog, self._client()

@@ -41,11 +41,16 @@ def default_backends(
     backends: list[ChatBackend] = [
         OpenAICompatBackend(u, settings.limits) for u in settings.upstreams
     ]
+    locals_: list[LocalBackend] = []
     if settings.local.enabled:
-        backends.append(LocalBackend(settings.local, settings.limits))
+        locals_.append(LocalBackend(settings.local, settings.limits))
     for model in added.models if added is not None else []:
         local = dataclasses.replace(settings.local, gguf=model.path)
-        backends.append(LocalBackend(local, settings.limits))
+        locals_.append(LocalBackend(local, settings.limits))
+    for backend in locals_:
+        if added is not None and backend.name in added.settings:
+            backend.configure(**added.settings[backend.name])  # the user's, per model
+    backends += locals_
     backends += [OpenAICompatBackend(u, settings.limits) for u in settings.later_upstreams]
     return backends
 

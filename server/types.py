@@ -80,12 +80,21 @@ class GGUFJSON(TypedDict):
     architecture: str | None
 
 
+class LocalModelSettingsJSON(TypedDict):
+    """A local model's own settings (`PATCH /api/models/{name}`)."""
+
+    n_ctx: int  # each conversation's context, in tokens
+    n_threads: int  # generation threads
+    n_gpu_layers: int  # layers offloaded to a GPU (-1: all; needs a GPU build)
+
+
 class ModelJSON(ModelStatusJSON):
     """One model in `GET /api/models`."""
 
     default: bool
     removable: bool  # added with POST /api/models/local (not the bundled or a flag's model)
     gguf: NotRequired[GGUFJSON]
+    settings: NotRequired[LocalModelSettingsJSON]
 
 
 class BackendCheckJSON(TypedDict):

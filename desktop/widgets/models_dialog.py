@@ -12,17 +12,20 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFileDialog,
+    QFormLayout,
+    QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
+    QSpinBox,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from server.types import ModelJSON
+from server.types import LocalModelSettingsJSON, ModelJSON
 
 COLUMNS = ("Model", "Kind", "State", "File")
 LOCAL_STATES = {"ready": "ready", "loading": "loading…", "unloaded": "loads on first use"}
@@ -54,16 +57,60 @@ def describe_file(model: ModelJSON) -> str:
     return f"{gguf['path']} ({', '.join(facts)})"
 
 
+class LocalSettingsBox(QGroupBox):
+    """The selected local model's own settings, applied from its next start."""
+
+    apply_requested = Signal(dict)  # {"n_ctx": ..., "n_threads": ..., "n_gpu_layers": ...}
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Settings of the selected local model", parent)
+        self.n_ctx = self._spin(512, 131_072, 512, " tokens", "Context per conversation")
+        self.n_threads = self._spin(1, 64, 1, "", "Generation threads")
+        self.n_gpu_layers = self._spin(-1, 1000, 1, "", "Layers on the GPU")
+        self.n_gpu_layers.setSpecialValueText("all")
+        self.apply_button = QPushButton("Apply", self)
+        form = QFormLayout(self)
+        form.addRow("Context per conversation:", self.n_ctx)
+        form.addRow("Generation threads:", self.n_threads)
+        form.addRow("Layers on the GPU (0: CPU only):", self.n_gpu_layers)
+        form.addRow(self.apply_button)
+        self.apply_button.clicked.connect(self._on_apply_button_clicked)
+
+    def _spin(self, low: int, high: int, step: int, suffix: str, name: str) -> QSpinBox:
+        box = QSpinBox(self)
+        box.setRange(low, high)
+        box.setSingleStep(step)
+        box.setSuffix(suffix)
+        box.setAccessibleName(name)
+        return box
+
+    def show_settings(self, settings: LocalModelSettingsJSON) -> None:
+        self.n_ctx.setValue(settings["n_ctx"])
+        self.n_threads.setValue(settings["n_threads"])
+        self.n_gpu_layers.setValue(settings["n_gpu_layers"])
+
+    def _on_apply_button_clicked(self) -> None:
+        self.apply_requested.emit(
+            {
+                "n_ctx": self.n_ctx.value(),
+                "n_threads": self.n_threads.value(),
+                "n_gpu_layers": self.n_gpu_layers.value(),
+            }
+        )
+
+
 class ModelsDialog(QDialog):
     add_requested = Signal(str)  # the path of a GGUF file the user picked
     remove_requested = Signal(str)  # a model's name
+    settings_requested = Signal(str, dict)  # a local model's name, its new settings
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Models")
         self.setObjectName("models-dialog")
-        self.resize(860, 360)
+        self.resize(860, 520)
         self._models: list[ModelJSON] = []
+        self._settings_of: str | None = None  # whose settings the box shows
         self.table = QTableWidget(0, len(COLUMNS), self)
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setAccessibleName("Models")
@@ -81,6 +128,8 @@ class ModelsDialog(QDialog):
         self.message = QLabel(self)
         self.message.setWordWrap(True)
         self.message.setObjectName("models-message")
+        self.local_settings = LocalSettingsBox(self)
+        self.local_settings.setVisible(False)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         row = QHBoxLayout()
         row.addWidget(self.add_button)
@@ -90,11 +139,13 @@ class ModelsDialog(QDialog):
         layout.addWidget(self.table, 1)
         layout.addWidget(self.message)
         layout.addLayout(row)
+        layout.addWidget(self.local_settings)
         layout.addWidget(buttons)
         buttons.rejected.connect(self.reject)
         self.add_button.clicked.connect(self._on_add_button_clicked)
         self.remove_button.clicked.connect(self._on_remove_button_clicked)
         self.table.itemSelectionChanged.connect(self._on_table_selection_changed)
+        self.local_settings.apply_requested.connect(self._on_local_settings_apply_requested)
 
     def show_models(self, models: list[ModelJSON]) -> None:
         chosen = self.selected()
@@ -129,6 +180,17 @@ class ModelsDialog(QDialog):
         name = self.selected()
         model = next((m for m in self._models if m["name"] == name), None)
         self.remove_button.setEnabled(model is not None and model["removable"])
+        settings = model.get("settings") if model is not None else None
+        if settings is not None and name != self._settings_of:
+            self.local_settings.show_settings(settings)  # not while the user edits them
+        self._settings_of = name if settings is not None else None
+        self.local_settings.setVisible(settings is not None)
+
+    def _on_local_settings_apply_requested(self, settings: dict[str, int]) -> None:
+        name = self.selected()
+        if name:
+            self.show_note(f"Applying the settings of {name}…")
+            self.settings_requested.emit(name, settings)
 
     def _on_add_button_clicked(self) -> None:
         path, _filter = QFileDialog.getOpenFileName(

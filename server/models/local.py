@@ -84,6 +84,16 @@ class LocalBackend:
     def state(self) -> ModelState:
         return self._state
 
+    def configure(self, **changes: int) -> None:
+        """Change LocalSettings fields before the engine starts (startup)."""
+        self.settings = dataclasses.replace(self.settings, **changes)  # type: ignore[arg-type]
+        self.slots = self.settings.n_parallel
+
+    async def reconfigure(self, **changes: int) -> None:
+        """Change LocalSettings fields: the engine stops, and starts with them on next use."""
+        await self._drop_engine()
+        self.configure(**changes)
+
     @property
     def state_error(self) -> str | None:
         return self._error

@@ -1,6 +1,8 @@
-"""The GGUF files a user added (`POST /api/models/local`), remembered in the data dir.
+"""The GGUF files a user added (`POST /api/models/local`) and each local model's own settings
+(`PATCH /api/models/{name}`), remembered in the data dir.
 
-`models.json`: `{"local_models": [{"name": ..., "path": ...}]}`, written whole to a temporary
+`models.json`: `{"local_models": [{"name": ..., "path": ...}], "settings": {name: {"n_ctx": …,
+"n_threads": …, "n_gpu_layers": …}}}`, written whole to a temporary
 file and renamed over the old one, so a crash leaves the old list or the new one, never half.
 A file that cannot be read is reported in the log and treated as empty; it is not
 overwritten until the user adds or removes a model.
@@ -23,34 +25,51 @@ class RegisteredModel:
     path: Path
 
 
+# A local model's own settings: what LocalSettings fields a user may change per model.
+SETTING_NAMES = ("n_ctx", "n_threads", "n_gpu_layers")
+ModelSettings = dict[str, int]
+
+
 class RegisteredModels:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.models: list[RegisteredModel] = self._load()
+        self.models: list[RegisteredModel] = []
+        self.settings: dict[str, ModelSettings] = {}
+        self._load()
 
-    def _load(self) -> list[RegisteredModel]:
+    def _load(self) -> None:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             entries = data["local_models"]
-            return [RegisteredModel(str(e["name"]), Path(str(e["path"]))) for e in entries]
+            self.models = [RegisteredModel(str(e["name"]), Path(str(e["path"]))) for e in entries]
+            self.settings = {
+                str(name): {k: int(v) for k, v in values.items() if k in SETTING_NAMES}
+                for name, values in data.get("settings", {}).items()
+            }
         except FileNotFoundError:
-            return []
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            pass
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             log.error("cannot read the added models from %s (%s); starting without them",
                       self.path, exc)  # fmt: skip
-            return []
 
     def add(self, model: RegisteredModel) -> None:
-        self._save([*self.models, model])
+        self._save([*self.models, model], self.settings)
 
     def remove(self, name: str) -> None:
-        self._save([m for m in self.models if m.name != name])
+        settings = {k: v for k, v in self.settings.items() if k != name}
+        self._save([m for m in self.models if m.name != name], settings)
 
-    def _save(self, models: list[RegisteredModel]) -> None:
-        """Raises OSError; then the list in memory is unchanged too."""
-        payload = {"local_models": [{"name": m.name, "path": str(m.path)} for m in models]}
+    def configure(self, name: str, settings: ModelSettings) -> None:
+        self._save(self.models, {**self.settings, name: settings})
+
+    def _save(self, models: list[RegisteredModel], settings: dict[str, ModelSettings]) -> None:
+        """Raises OSError; then what is in memory is unchanged too."""
+        payload = {
+            "local_models": [{"name": m.name, "path": str(m.path)} for m in models],
+            "settings": settings,
+        }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_name(self.path.name + ".tmp")
         temporary.write_text(json.dumps(payload, indent=2), encoding="utf-8")
         os.replace(temporary, self.path)
-        self.models = models
+        self.models, self.settings = models, settings

@@ -1,6 +1,7 @@
 """The models: list them, add a GGUF file, remove one that was added.
 
     GET    /api/models                  every model, its state, slots and queue; a GGUF's facts
+    PATCH  /api/models/{name}           a local model's n_ctx, n_threads, n_gpu_layers
     POST   /api/models/local {"path"}   add a GGUF (201); not a usable GGUF → 400, nothing added
     DELETE /api/models/local/{name}     remove an added one (204); in use → 409
 
@@ -20,7 +21,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from server.errors import BadRequestError, ConflictError, NotFoundError, StorageError
-from server.jsonbody import read_object, text_field
+from server.jsonbody import number_field, read_object, text_field
 from server.models.gguf import GGUFError, GGUFInfo, read_gguf
 from server.models.local import LocalBackend
 from server.models.registered import RegisteredModel
@@ -84,6 +85,38 @@ async def remove_local_model(request: Request) -> Response:
     return Response(status_code=204)
 
 
+SETTING_RANGES = {"n_ctx": (512, 131_072), "n_threads": (1, 64), "n_gpu_layers": (-1, 1000)}
+
+
+async def configure_model(request: Request) -> JSONResponse:
+    """A local model's own settings; remembered, and used from its next start (the engine
+    stops now if it runs). 409 while it replies."""
+    svc = services(request)
+    entry = svc.models.resolve(request.path_params["name"])  # 404 for an unknown name
+    backend = entry.backend
+    if not isinstance(backend, LocalBackend):
+        raise BadRequestError("only local models have these settings", code="not_local")
+    body = await read_object(request, svc.settings.limits)
+    changes: dict[str, int] = {}
+    for key, (low, high) in SETTING_RANGES.items():
+        value = number_field(body, key, low=low, high=high, integer=True)
+        if value is not None:
+            changes[key] = int(value)
+    if not changes:
+        raise BadRequestError(f"give one of {', '.join(SETTING_RANGES)}", code="invalid_field")
+    if entry.lease.in_use or entry.lease.queue_length:
+        raise ConflictError(f"{entry.name!r} is replying; stop its replies first",
+                            code="model_in_use")  # fmt: skip
+    merged = {**svc.local_models.settings.get(entry.name, {}), **changes}
+    try:
+        await asyncio.to_thread(svc.local_models.configure, entry.name, merged)
+    except OSError as exc:
+        where = svc.local_models.path
+        raise StorageError(f"could not remember the settings in {where}: {exc}") from exc
+    await backend.reconfigure(**changes)
+    return JSONResponse(await _model_json(svc, entry))
+
+
 async def _model_json(svc: Services, entry: ModelEntry) -> ModelJSON:
     status = entry.status()
     found: ModelJSON = {
@@ -99,8 +132,15 @@ async def _model_json(svc: Services, entry: ModelEntry) -> ModelJSON:
         "removable": any(m.name == entry.name for m in svc.local_models.models),
     }
     backend = entry.backend
-    if isinstance(backend, LocalBackend) and backend.path is not None:
-        found["gguf"] = await _gguf_json(backend.path)
+    if isinstance(backend, LocalBackend):
+        local = backend.settings
+        found["settings"] = {
+            "n_ctx": local.n_ctx,
+            "n_threads": local.n_threads,
+            "n_gpu_layers": local.n_gpu_layers,
+        }
+        if backend.path is not None:
+            found["gguf"] = await _gguf_json(backend.path)
     return found
 
 
@@ -131,5 +171,6 @@ async def _gguf_json(path: Path) -> GGUFJSON:
 routes = [
     Route("/api/models", list_models, methods=["GET"]),
     Route("/api/models/local", add_local_model, methods=["POST"]),
+    Route("/api/models/{name}", configure_model, methods=["PATCH"]),
     Route("/api/models/local/{name}", remove_local_model, methods=["DELETE"]),
 ]

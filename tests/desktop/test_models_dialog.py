@@ -3,6 +3,7 @@ its state, adds a GGUF file (a bad one is refused with the server's reason), rem
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,9 @@ def names(dialog: ModelsDialog) -> list[str]:
     return [str(dialog.table.item(row, 0).text()) for row in range(dialog.table.rowCount())]
 
 
-def test_the_dialog_lists_adds_and_removes_models(gui: GuiApp, qtbot: Any, tmp_path: Path) -> None:
+def test_the_dialog_lists_adds_and_removes_models(
+    gui: GuiApp, qtbot: Any, tmp_path: Path, data_dir: Path
+) -> None:
     gui.window.models_button.click()
     dialog = gui.window.findChild(ModelsDialog, "models-dialog")
     assert dialog is not None
@@ -26,6 +29,16 @@ def test_the_dialog_lists_adds_and_removes_models(gui: GuiApp, qtbot: Any, tmp_p
     assert "Q4_1" in dialog.table.item(bundled_row, 3).text()
     dialog.table.selectRow(bundled_row)
     assert not dialog.remove_button.isEnabled()  # the bundled model stays
+    box = dialog.local_settings
+    assert box.isVisibleTo(dialog) and box.n_ctx.value() == 4096
+    box.n_ctx.setValue(2048)
+    box.apply_button.click()
+    qtbot.waitUntil(lambda: "starts with these settings" in dialog.message.text(), timeout=10_000)
+    saved = json.loads((data_dir / "models.json").read_text())["settings"]
+    assert saved[BUNDLED_MODEL_NAME]["n_ctx"] == 2048  # the server has it, and remembers it
+    assert box.n_ctx.value() == 2048
+    dialog.table.selectRow(names(dialog).index("scripted (default)"))
+    assert not box.isVisibleTo(dialog)  # an upstream has none
 
     text = tmp_path / "notes.gguf"
     text.write_text("not a model\n" * 50)

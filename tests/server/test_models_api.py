@@ -101,3 +101,41 @@ def test_an_added_gguf_chats_is_remembered_and_can_be_removed(
         assert "my-model" not in models(server)
     finally:
         server.stop()
+
+
+def test_a_local_models_settings_are_changed_remembered_and_used(data_dir: Path) -> None:
+    words = "lantern river stone " * 400  # ~1,200 tokens: fits 4,096, not 1,024
+    server = Parley(data_dir).start()
+    try:
+        wait_model_ready(server)
+        path = f"/api/models/{BUNDLED_MODEL_NAME}"
+        assert server.call("PATCH", path, json_body={"n_ctx": 100}).status == 400
+        assert server.call("PATCH", path, json_body={}).status == 400
+        assert server.call("PATCH", "/api/models/nothing", json_body={"n_ctx": 1024}).status == 404
+        reply = server.call("PATCH", path, json_body={"n_ctx": 1024, "n_threads": 1})
+        assert reply.status == 200, reply.body
+        changed = reply.json()
+        assert changed["settings"] == {"n_ctx": 1024, "n_threads": 1, "n_gpu_layers": 0}
+        assert changed["state"] == "unloaded"  # starts again with them on next use
+    finally:
+        server.stop()
+
+    server = Parley(data_dir).start()  # remembered
+    try:
+        found = models(server)[BUNDLED_MODEL_NAME]
+        assert found["settings"]["n_ctx"] == 1024
+        conversation_id = server.new_conversation()
+        refused = server.call(
+            "POST", f"/api/conversations/{conversation_id}/messages", json_body={"content": words}
+        )
+        assert refused.status == 400 and "context_length_exceeded" in refused.body.decode()
+        stream = server.send(conversation_id, "Say hi.", max_tokens=5)
+        stream.read_all()
+        assert stream.final["parley"]["status"] == "completed"
+    finally:
+        server.stop()
+
+
+def test_an_upstream_has_no_local_settings(parley: Parley) -> None:
+    reply = parley.call("PATCH", "/api/models/scripted", json_body={"n_ctx": 2048})
+    assert reply.status == 400 and reply.json()["error"]["code"] == "not_local"
