@@ -163,6 +163,7 @@ class App:
         self._dialog = SettingsDialog(self.config, self.window)
         self._dialog.settings_saved.connect(self._on_dialog_settings_saved)
         self._dialog.check_requested.connect(self._on_dialog_check_requested)
+        self._dialog.detect_requested.connect(self._on_dialog_detect_requested)
         self._dialog.finished.connect(self._on_dialog_finished)
         self._dialog.open()
 
@@ -173,6 +174,25 @@ class App:
 
     def _on_dialog_check_requested(self, row: int, base_url: str, api_key: str) -> None:
         self.tasks.spawn(self._check_backend(row, base_url, api_key))
+
+    def _on_dialog_detect_requested(self) -> None:
+        self.tasks.spawn(self._detect_local_servers())
+
+    async def _detect_local_servers(self) -> None:
+        dialog = self._dialog
+        if dialog is None:
+            return
+        if self.client is None:
+            dialog.show_found([], "Parley's server is not up")
+            return
+        try:
+            found = await self.client.detect_local_servers()
+        except ClientError as exc:
+            if dialog is self._dialog:
+                dialog.show_found([], exc.message)
+            return
+        if dialog is self._dialog:
+            dialog.show_found(found)
 
     async def _check_backend(self, row: int, base_url: str, api_key: str) -> None:
         dialog = self._dialog

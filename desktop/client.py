@@ -25,6 +25,7 @@ from server.types import (
     ConversationJSON,
     ConversationListJSON,
     EndedBy,
+    FoundServerJSON,
     MessageJSON,
     ModelJSON,
     Status,
@@ -240,6 +241,14 @@ class ParleyClient:
 
     async def remove_local_model(self, name: str) -> None:
         await self._call("DELETE", f"/api/models/local/{quote(name, safe='')}")
+
+    async def detect_local_servers(self) -> list[FoundServerJSON]:
+        """Ollama or LM Studio running here now, with their models (offered, never added)."""
+        found = await self._call("GET", "/api/backends/detect")
+        servers = found.get("found") if isinstance(found, dict) else None
+        if not isinstance(servers, list):
+            raise ClientError("the server's list of local servers is malformed")
+        return [_shaped(FoundServerJSON, ("name", "base_url", "models"), s) for s in servers]
 
     async def settled_message(self, conversation_id: str, message_id: str) -> MessageJSON:
         """The message as stored once its reply has settled (the server waits for that,

@@ -105,6 +105,14 @@ class BackendCheckJSON(TypedDict):
     error: NotRequired[str]
 
 
+class FoundServerJSON(TypedDict):
+    """A local OpenAI-compatible server found running (`GET /api/backends/detect`)."""
+
+    name: str  # "Ollama", "LM Studio"
+    base_url: str
+    models: list[str]
+
+
 class StatusJSON(TypedDict):
     models: list[ModelStatusJSON]
     default_model: str | None

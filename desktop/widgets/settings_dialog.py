@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from desktop import api_keys, config
 from desktop.widgets.backends_table import BackendsTable
+from server.types import FoundServerJSON
 
 KEEP_KEY = ""  # an empty key field keeps the stored key
 
@@ -35,6 +36,7 @@ class SettingsDialog(QDialog):
     # (only then does the server restart and reload its models).
     settings_saved = Signal(list, bool)
     check_requested = Signal(int, str, str)  # row, base URL, API key ("" = the stored one)
+    detect_requested = Signal()  # "Find Ollama / LM Studio", answered with `show_found`
 
     def __init__(self, settings: config.DesktopConfig, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -62,6 +64,8 @@ class SettingsDialog(QDialog):
         add = QPushButton("Add backend", self)
         remove = QPushButton("Remove selected", self)
         self.test_button = QPushButton("Test connection", self)
+        self.detect_button = QPushButton("Find Ollama / LM Studio", self)
+        self.found_row = QHBoxLayout()
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
         )
@@ -69,11 +73,13 @@ class SettingsDialog(QDialog):
         row.addWidget(add)
         row.addWidget(remove)
         row.addWidget(self.test_button)
+        row.addWidget(self.detect_button)
         row.addWidget(self.check_result, 1)
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("OpenAI-compatible backends (Ollama, llama-server, vLLM, OpenAI)"))
         layout.addWidget(self.table, 1)
         layout.addLayout(row)
+        layout.addLayout(self.found_row)
         layout.addWidget(QLabel("System prompt"))
         layout.addWidget(self.system_prompt)
         limit = QHBoxLayout()
@@ -86,6 +92,7 @@ class SettingsDialog(QDialog):
         add.clicked.connect(self._on_add_clicked)
         remove.clicked.connect(self.table.remove_selected)
         self.test_button.clicked.connect(self._on_test_button_clicked)
+        self.detect_button.clicked.connect(self._on_detect_button_clicked)
         buttons.accepted.connect(self._on_buttons_accepted)
         buttons.rejected.connect(self.reject)
 
@@ -100,6 +107,45 @@ class SettingsDialog(QDialog):
         self.table.offer_models(row, models)
         found = f"{len(models)} model(s)" if models else "no model list (type the name)"
         self.check_result.setText(f"Reachable: {found}.")
+
+    def show_found(self, servers: list[FoundServerJSON], error: str = "") -> None:
+        """What "Find Ollama / LM Studio" found: one button each, to add it (or not)."""
+        self.detect_button.setEnabled(True)
+        while self.found_row.count():
+            item = self.found_row.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
+        if error:
+            self.check_result.setText(f"Could not look: {error}")
+            return
+        known = {backend.url.rstrip("/") for backend in self.table.backends()}
+        offered = [s for s in servers if s["base_url"].rstrip("/") not in known]
+        if not servers:
+            self.check_result.setText("Neither Ollama nor LM Studio is running here.")
+        elif not offered:
+            self.check_result.setText("What is running here is in the list already.")
+        else:
+            self.check_result.setText("Found running here:")
+        for server in offered:
+            count = len(server["models"])
+            button = QPushButton(f"Add {server['name']} ({count} model(s))", self)
+            button.setObjectName(f"add-found-{server['name']}")
+            button.clicked.connect(lambda _checked=False, s=server: self._add_found(s))
+            self.found_row.addWidget(button)
+        self.found_row.addStretch(1)
+
+    def _add_found(self, server: FoundServerJSON) -> None:
+        models = server["models"]
+        row = self.table.add_row(server["base_url"], models[0] if models else "")
+        self.table.offer_models(row, models)
+        self.check_result.setText(f"Added {server['name']}: pick its model, then Save.")
+        self.show_found([])
+
+    def _on_detect_button_clicked(self) -> None:
+        self.detect_button.setEnabled(False)
+        self.check_result.setText("Looking…")
+        self.detect_requested.emit()
 
     def _on_add_clicked(self) -> None:
         self.table.add_row()

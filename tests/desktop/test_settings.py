@@ -228,3 +228,29 @@ def test_saving_only_a_prompt_keeps_the_server_and_its_models(
     assert gui.window.system_prompt == "Be brief."
     qtbot.waitUntil(lambda: not gui.app.tasks, timeout=5_000)
     assert gui.app.server is server and gui.window.client is client  # not restarted
+
+
+def test_a_running_local_server_is_offered_and_added_only_when_asked(
+    gui: GuiApp,
+    upstream: ScriptedUpstream,
+    qtbot: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    memory_keyring: MemoryKeyring,
+) -> None:
+    from server.routes import backends as backend_routes
+
+    # The embedded server looks where Ollama listens; here, the scripted upstream answers.
+    monkeypatch.setattr(backend_routes, "LOCAL_SERVERS", [("Ollama", upstream.base_url)])
+    gui.window.settings_button.click()
+    dialog = gui.window.findChild(SettingsDialog, "settings-dialog")
+    assert dialog is not None
+    rows = dialog.table.rowCount()
+    dialog.detect_button.click()
+    qtbot.waitUntil(lambda: dialog.findChild(QPushButton, "add-found-Ollama") is not None,
+                    timeout=10_000)  # fmt: skip
+    assert dialog.table.rowCount() == rows  # offered, not added
+    dialog.findChild(QPushButton, "add-found-Ollama").click()
+    assert dialog.table.rowCount() == rows + 1
+    added = dialog.table.backend(rows)
+    assert (added.url, added.model) == (upstream.base_url, "scripted")
+    dialog.reject()

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from server.routes import backends as backend_routes
 from tests.support.parley import MODEL, Parley
 from tests.support.upstream import ScriptedUpstream
 from tests.support.waiting import wait_for
@@ -67,3 +68,21 @@ def test_checking_a_backend_before_saving_it_lists_its_models(
     assert "cannot reach" in gone.json()["error"]
     for body in ({"base_url": "file:///etc/passwd"}, {}, {"base_url": 5}):
         assert parley.call("POST", "/api/backends/check", json_body=body).status == 400
+
+
+def test_local_servers_that_answer_are_found_and_none_is_added(
+    parley: Parley, upstream: ScriptedUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An "Ollama" that answers (the scripted upstream) and an "LM Studio" where nothing listens.
+    monkeypatch.setattr(
+        backend_routes,
+        "LOCAL_SERVERS",
+        [("Ollama", upstream.base_url), ("LM Studio", "http://127.0.0.1:9/v1")],
+    )
+    before = parley.call("GET", "/api/models").json()["models"]
+    reply = parley.call("GET", "/api/backends/detect")
+    assert reply.status == 200, reply.body
+    assert reply.json() == {
+        "found": [{"name": "Ollama", "base_url": upstream.base_url, "models": ["scripted"]}]
+    }
+    assert parley.call("GET", "/api/models").json()["models"] == before  # offered, not added
