@@ -18,7 +18,15 @@ import socket
 import threading
 import time
 
-from bench.harness import TOKEN, ParleyProcess, parley_server, processes, show, summary
+from bench.harness import (
+    TOKEN,
+    ParleyProcess,
+    Upstream,
+    parley_server,
+    processes,
+    show,
+    summary,
+)
 from tests.support.hostile_upstream import GzipBombUpstream
 
 TOKEN_CHARS = 1_000
@@ -69,11 +77,15 @@ def send_raw(parley: ParleyProcess, conversation_id: str) -> socket.socket:
     return sock
 
 
+def offer_reply(upstream: Upstream, parley: ParleyProcess, megabytes: int) -> tuple[str, float]:
+    """Script a reply of that size; a new conversation for it, and the server's idle RSS."""
+    upstream.script(tokens=megabytes * 1_000_000 // TOKEN_CHARS, token_chars=TOKEN_CHARS)
+    return parley.new_conversation(), parley.rss_mb()
+
+
 def big_reply(megabytes: int, *flags: str) -> None:
     with processes(*flags) as (upstream, parley):
-        upstream.script(tokens=megabytes * 1_000_000 // TOKEN_CHARS, token_chars=TOKEN_CHARS)
-        conversation_id = parley.new_conversation()
-        idle_rss = parley.rss_mb()
+        conversation_id, idle_rss = offer_reply(upstream, parley, megabytes)
         with Sampler(parley) as sampler:
             sock = send_raw(parley, conversation_id)
             received = 0
@@ -130,9 +142,7 @@ def gzip_bomb() -> None:
 def slow_reader(megabytes: int, rate_kb_s: int | None, seconds: float) -> None:
     flags = ("--max-reply-chars", str(megabytes * 2_000_000))
     with processes(*flags) as (upstream, parley):
-        upstream.script(tokens=megabytes * 1_000_000 // TOKEN_CHARS, token_chars=TOKEN_CHARS)
-        conversation_id = parley.new_conversation()
-        idle_rss = parley.rss_mb()
+        conversation_id, idle_rss = offer_reply(upstream, parley, megabytes)
         with Sampler(parley) as sampler:
             sock = send_raw(parley, conversation_id)
             deadline = time.monotonic() + seconds

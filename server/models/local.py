@@ -78,6 +78,9 @@ class LocalBackend:
         self._control: httpx.AsyncClient | None = None
         self._loading: asyncio.Future[None] | None = None
         self._counts: OrderedDict[bytes, int] = OrderedDict()
+        # Bumped when the engine is dropped: a load started before then is stale.
+        self._lock = threading.Lock()
+        self._generation = 0
         self.generations: deque[GenerationStats] = deque(maxlen=64)
 
     @property
@@ -105,81 +108,100 @@ class LocalBackend:
             self._start_loading()
 
     def _start_loading(self) -> asyncio.Future[None]:
-        """Start the engine in a worker thread (a load takes a while); a future on this loop."""
+        """Start the engine in a worker thread (a load takes a while); a future on this loop,
+        done when the load has ended (its failure is in the model's state)."""
         if self._loading is not None and not self._loading.done():
             return self._loading
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         self._loading = future
         self._state = "loading"
+        with self._lock:
+            generation = self._generation
+        config = self._engine_config()
 
         def load() -> None:
-            error: BaseException | None = None
+            engine: Engine | None = None
+            error: str | None = None
             try:
-                self._load()
-            except BaseException as exc:  # handed to the loop, raised to who awaits it
-                error = exc
-            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
-                loop.call_soon_threadsafe(self._loaded, future, error)
+                engine = Engine(config)
+                engine.start()
+            except BackendError as exc:
+                engine, error = None, str(exc)
+            except Exception as exc:
+                engine, error = None, f"the engine could not start: {exc!r}"
+            with self._lock:
+                stale = generation != self._generation  # dropped or closed meanwhile
+            if stale and engine is not None:
+                engine.stop()  # never left running: nobody would stop it
+                engine = None
+            try:
+                loop.call_soon_threadsafe(self._loaded, future, engine, error, stale)
+            except RuntimeError:  # the loop is closed: nobody waits, and nobody stops it
+                if engine is not None:
+                    engine.stop()
 
         threading.Thread(target=load, name="parley-engine-load", daemon=True).start()
         return future
 
-    def _load(self) -> None:
-        if self.path is None:
-            raise BackendError(self._error or "no model file")
-        engine = Engine(
-            EngineConfig(
-                model=str(self.path),
-                n_ctx=self.settings.n_ctx,
-                n_parallel=self.settings.n_parallel,
-                n_batch=self.settings.n_batch,
-                n_threads=self.settings.n_threads,
-                n_threads_batch=self.settings.n_threads_batch,
-                n_gpu_layers=self.settings.n_gpu_layers,
-            )
+    def _engine_config(self) -> EngineConfig:
+        assert self.path is not None
+        return EngineConfig(
+            model=str(self.path),
+            n_ctx=self.settings.n_ctx,
+            n_parallel=self.settings.n_parallel,
+            n_batch=self.settings.n_batch,
+            n_threads=self.settings.n_threads,
+            n_threads_batch=self.settings.n_threads_batch,
+            n_gpu_layers=self.settings.n_gpu_layers,
         )
-        engine.start()
-        self.engine = engine
 
-    def _loaded(self, future: asyncio.Future[None], error: BaseException | None) -> None:
-        if error is None and self.engine is not None:
-            engine = self.engine
-            upstream = UpstreamSettings(f"{engine.url}/v1", self.name, engine.key)
-            self._relay = OpenAICompatBackend(
-                upstream, self._limits, extra_body={"return_progress": True}, keep_alive=False
-            )
-            self._control = httpx.AsyncClient(
-                base_url=engine.url,
-                headers={"Authorization": f"Bearer {engine.key}", "Connection": "close"},
-                timeout=CONTROL_TIMEOUT_S,
-                trust_env=False,
-            )
-            self._state, self._error = "ready", None
-        else:
-            self._state = "error"
-            self._error = str(error) if isinstance(error, BackendError) else repr(error)
-            log.error("%s", self._error)
-        if not future.done():
-            if error is None:
-                future.set_result(None)
+    def _loaded(
+        self, future: asyncio.Future[None], engine: Engine | None, error: str | None, stale: bool
+    ) -> None:
+        if not stale:
+            if engine is not None:
+                self._install(engine)
             else:
-                future.set_exception(BackendError(self._error or "the engine failed"))
+                self._state, self._error = "error", error or "the engine failed"
+                log.error("%s", self._error)
+        if not future.done():
+            future.set_result(None)
+
+    def _install(self, engine: Engine) -> None:
+        self.engine = engine
+        upstream = UpstreamSettings(f"{engine.url}/v1", self.name, engine.key)
+        self._relay = OpenAICompatBackend(
+            upstream, self._limits, extra_body={"return_progress": True}, keep_alive=False
+        )
+        self._control = httpx.AsyncClient(
+            base_url=engine.url,
+            headers={"Authorization": f"Bearer {engine.key}", "Connection": "close"},
+            timeout=CONTROL_TIMEOUT_S,
+            trust_env=False,
+        )
+        self._state, self._error = "ready", None
 
     async def _ready(self) -> OpenAICompatBackend:
         """The relay to a running engine: started (or restarted) if needed. Raises BackendError."""
-        if self._relay is not None and self.engine is not None and not self.engine.running():
-            log.error("the engine stopped unexpectedly; starting it again")
-            await self._drop_engine()
-        if self._relay is None:
+        for _ in range(3):  # a load made stale by new settings is started again
+            if self._relay is not None and self.engine is not None and not self.engine.running():
+                log.error("the engine stopped unexpectedly; starting it again")
+                await self._drop_engine()
+            if self._relay is not None:
+                return self._relay
             if self.path is None:
                 raise BackendError(self._error or "no model file")
             # Shielded: a request that goes away must not cancel a load others wait for.
             await asyncio.shield(self._start_loading())
-        assert self._relay is not None
-        return self._relay
+            if self._state == "error":
+                raise BackendError(self._error or "the engine failed")
+        raise BackendError("the local engine could not be started")
 
     async def _drop_engine(self) -> None:
+        """Stop the engine (and make any load in flight stale: it stops what it started)."""
+        with self._lock:
+            self._generation += 1
         relay, control, engine = self._relay, self._control, self.engine
         self._relay = self._control = self.engine = None
         self._loading = None

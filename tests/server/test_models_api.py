@@ -6,9 +6,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import httpx
 import pytest
 
 from server.models.bundled import BUNDLED_MODEL_NAME, bundled_gguf
+from server.models.local import LocalBackend
 from tests.support.parley import Parley, wait_model_ready
 
 
@@ -139,3 +141,40 @@ def test_a_local_models_settings_are_changed_remembered_and_used(data_dir: Path)
 def test_an_upstream_has_no_local_settings(parley: Parley) -> None:
     reply = parley.call("PATCH", "/api/models/scripted", json_body={"n_ctx": 2048})
     assert reply.status == 400 and reply.json()["error"]["code"] == "not_local"
+
+
+def engine_processes() -> list[int]:
+    """This process's children that are engines (Linux /proc)."""
+    found = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+            if b"server.models.engine_process" in cmdline:
+                found.append(int(child))
+    return found
+
+
+def test_settings_changed_while_the_model_loads_leave_one_engine_with_them(
+    data_dir: Path,
+) -> None:
+    server = Parley(data_dir).start()  # the bundled model starts loading at once
+    try:
+        reply = server.call(
+            "PATCH", f"/api/models/{BUNDLED_MODEL_NAME}", json_body={"n_ctx": 2048}
+        )
+        assert reply.status == 200, reply.body
+        conversation_id = server.new_conversation()
+        stream = server.send(conversation_id, "Say hi.", max_tokens=5)
+        stream.read_all()
+        assert stream.final["parley"]["status"] == "completed"
+        # The load that began with the old settings stopped what it started.
+        server.wait_for(lambda: len(engine_processes()) == 1, timeout=15)
+        assert models(server)[BUNDLED_MODEL_NAME]["settings"]["n_ctx"] == 2048
+        backend = server.services.models.resolve(None).backend
+        assert isinstance(backend, LocalBackend) and backend.engine is not None
+        headers = {"Authorization": f"Bearer {backend.engine.key}", "Connection": "close"}
+        slots = httpx.get(f"{backend.engine.url}/slots", headers=headers, timeout=5).json()
+        assert [slot["n_ctx"] for slot in slots] == [2048, 2048]  # the engine runs with them
+    finally:
+        server.stop()
+    assert not engine_processes() or server.wait_for(lambda: not engine_processes(), timeout=10)
