@@ -9,7 +9,9 @@ parley-server on its embedded default in its own process; every figure through t
    (0.5-1.5 s in): the server process tree's CPU seconds in the second after, and the next
    short request's time to first token (when the model serves again);
 4. two conversations streaming at once: combined tok/s against one alone;
-5. two ~2,500-token conversations used in turn (A, B, A): A's second turn TTFT / its first.
+5. two ~2,500-token conversations used in turn (A, B, A): A's second turn TTFT / its first;
+6. the same engine spoken to directly (llama.cpp's own server, which xllamacpp serves), for
+   what Parley's relay costs: generation tok/s, alternating with Parley's /v1.
 Run it alone: llama.cpp's threads are very sensitive to other load on two cores.
 """
 
@@ -22,7 +24,12 @@ import threading
 import time
 from pathlib import Path
 
+import httpx
+
 from bench.harness import TOKEN, ParleyProcess, parley_server, show, summary
+from server.models.bundled import bundled_gguf
+from server.models.engine import Engine, EngineConfig
+from server.settings import LocalSettings
 from tests.support.client import SSEStream
 
 WORDS = [
@@ -161,6 +168,52 @@ def cache_in_turn(parley: ParleyProcess) -> tuple[float, float, float]:
         figures.append((time.perf_counter() - started) * 1000)
         stream.read_all()
     return figures[0], figures[1], figures[2]
+
+
+def direct_rate(engine: Engine, max_tokens: int = 256) -> float:
+    """tok/s straight from the engine's own OpenAI-compatible API (no Parley in between)."""
+    body = {"messages": [{"role": "user", "content": STORY}], "stream": True,
+            "max_tokens": max_tokens, "temperature": 0}  # fmt: skip
+    headers = {"Authorization": f"Bearer {engine.key}", "Connection": "close"}
+    first, tokens = None, 0
+    with httpx.stream("POST", f"{engine.url}/v1/chat/completions", json=body, headers=headers,
+                      timeout=120) as reply:  # fmt: skip
+        for line in reply.iter_lines():
+            if line.startswith("data: {") and '"content":"' in line:
+                tokens += 1
+                first = first or time.perf_counter()
+    assert first is not None
+    return (tokens - 1) / (time.perf_counter() - first)
+
+
+def parley_v1_rate(parley: ParleyProcess, max_tokens: int = 256) -> float:
+    body = {"messages": [{"role": "user", "content": STORY}], "stream": True,
+            "max_tokens": max_tokens, "temperature": 0}  # fmt: skip
+    stream = SSEStream(parley.port, "/v1/chat/completions", body, TOKEN, timeout=120)
+    stream.read_until(lambda text: len(text) > 0)
+    first = time.perf_counter()
+    stream.read_all()
+    return float(stream.final["usage"]["completion_tokens"] - 1) / (time.perf_counter() - first)
+
+
+def relay_cost(rounds: int) -> None:
+    local = LocalSettings()
+    engine = Engine(
+        EngineConfig(str(bundled_gguf()), local.n_ctx, local.n_parallel, local.n_batch,
+                     local.n_threads, local.n_threads_batch, local.n_gpu_layers)
+    )  # fmt: skip
+    engine.start()
+    try:
+        with parley_server(None) as parley:
+            parley_v1_rate(parley, 8)  # loads Parley's engine (idle while the other runs)
+            direct, relayed = [], []
+            for _ in range(rounds):
+                direct.append(direct_rate(engine))
+                relayed.append(parley_v1_rate(parley))
+    finally:
+        engine.stop()
+    show("llama.cpp's own server (the engine, directly), tok/s", summary(direct))
+    show("Parley /v1 (relaying the engine), tok/s", summary(relayed))
 
 
 def main(rounds: int = 5) -> None:
