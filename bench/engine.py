@@ -199,7 +199,7 @@ def parley_v1_rate(parley: ParleyProcess, max_tokens: int = 256) -> float:
 def relay_cost(rounds: int) -> None:
     local = LocalSettings()
     engine = Engine(
-        EngineConfig(str(bundled_gguf()), local.n_ctx, local.n_parallel, local.n_batch,
+        EngineConfig(str(bundled_gguf()), "bundled", local.n_ctx, local.n_parallel, local.n_batch,
                      local.n_threads, local.n_threads_batch, local.n_gpu_layers)
     )  # fmt: skip
     engine.start()

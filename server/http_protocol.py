@@ -101,8 +101,8 @@ class DeadlineProtocol(H11Protocol):
 
     def _on_send_deadline(self) -> None:
         self._send_timer = None
-        if self.transport.is_closing():
-            return
+        if not self.transport.get_write_buffer_size():
+            return  # all of it went (a closing transport has closed meanwhile)
         if self._unsent() != self._unsent_at_arming:
             # Still paused, but the client did read: the kernel only asks for more once
             # much of its buffer has gone, which a slow reader takes a while to do.
@@ -116,6 +116,8 @@ class DeadlineProtocol(H11Protocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
+        if self._send_timer is None and self.transport.get_write_buffer_size():
+            self._arm_send_deadline()  # its end still waits in the buffer
         answered_early = self.conn.their_state is h11.SEND_BODY
         if answered_early and not self.transport.is_closing() and self._drain_timer is None:
             self._drain_timer = self.loop.call_later(DRAIN_GRACE_S, self._on_drain_deadline)

@@ -196,7 +196,7 @@ class Run:
         if not text:
             return True
         room = self._limits.max_reply_chars - self._chars
-        if len(text) >= room:
+        if len(text) > room:
             cap = self._limits.max_reply_chars
             self._over_limit = (
                 f"the reply reached Parley's limit of {cap:,} characters and was cut there "

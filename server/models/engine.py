@@ -31,6 +31,7 @@ LOG_LINE = re.compile(r"^[\d.]+ ([EWID]) (.*)$")
 @dataclass(frozen=True)
 class EngineConfig:
     model: str
+    alias: str  # the model's name, as the engine reports it
     n_ctx: int  # per conversation (slot)
     n_parallel: int
     n_batch: int

@@ -26,6 +26,8 @@ def _params(config: dict[str, Any], key: str) -> Any:
 
     params = xllamacpp.CommonParams()
     params.model.path = config["model"]
+    # Its /v1/models answers without the key: it names the model, never the file's path.
+    params.model_alias = {config["alias"]}
     params.n_parallel = config["n_parallel"]
     # Each slot has its own n_ctx / n_parallel of the total (no unified KV cache).
     params.n_ctx = config["n_ctx"] * config["n_parallel"]

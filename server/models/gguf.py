@@ -7,6 +7,7 @@ bounded, so a hostile or damaged file costs little and raises `GGUFError` with t
 
 from __future__ import annotations
 
+import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,9 @@ MAGIC = b"GGUF"
 MAX_KEYS = 100_000
 MAX_STRING_BYTES = 16_000_000  # a chat template or a merges entry is far smaller
 MAX_DIMS = 8
+MAX_ARRAY_ITEMS = 10_000_000  # a vocabulary has a few hundred thousand
+# Only these keys are kept; the others are read past, not stored.
+WANTED_KEYS = ("general.architecture", "general.file_type", "general.alignment")
 ALIGNMENT_KEY = "general.alignment"
 
 # The value types of GGUF's key-value section, and the struct format of each scalar.
@@ -52,20 +56,34 @@ def read_gguf(path: Path) -> GGUFInfo:
     inside the last tensor is found only when the model loads (the load error names it).
     """
     try:
-        size = path.stat().st_size
+        status = path.stat()
+        if path.is_dir():
+            raise IsADirectoryError
+        if not stat.S_ISREG(status.st_mode):  # a FIFO or a device would block or never end
+            raise GGUFError(f"{path} is not a regular file")
         with path.open("rb") as file:
-            return _read(_Reader(file), size)
+            return _read(_Reader(file, status.st_size), status.st_size)
     except FileNotFoundError:
         raise GGUFError(f"no file at {path}") from None
     except IsADirectoryError:
         raise GGUFError(f"{path} is a folder, not a GGUF file") from None
     except OSError as exc:
         raise GGUFError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (ValueError, OverflowError, struct.error) as exc:
+        if isinstance(exc, GGUFError):
+            raise
+        raise GGUFError(f"the file is damaged ({exc})") from None
 
 
 class _Reader:
-    def __init__(self, file: IO[bytes]) -> None:
+    def __init__(self, file: IO[bytes], size: int) -> None:
         self.file = file
+        self.size = size
+
+    def skip(self, count: int) -> None:
+        if count > self.size - self.file.tell():
+            raise GGUFError("the file is truncated (it ends inside its header)")
+        self.file.seek(count, 1)
 
     def take(self, count: int) -> bytes:
         data = self.file.read(count)
@@ -76,29 +94,34 @@ class _Reader:
     def scalar(self, fmt: str) -> Any:
         return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
 
-    def string(self) -> str:
+    def string(self, keep: bool = True) -> str:
         length = self.scalar("<Q")
         if length > MAX_STRING_BYTES:
             raise GGUFError("the file is damaged (a string in its header is impossibly long)")
+        if not keep:
+            self.skip(length)
+            return ""
         return self.take(length).decode("utf-8", "replace")
 
-    def value(self, kind: int) -> Any:
+    def value(self, kind: int, keep: bool = True) -> Any:
         if kind in SCALARS:
             return self.scalar(SCALARS[kind])
         if kind == STRING:
-            return self.string()
+            return self.string(keep)
         if kind == ARRAY:
             item_kind, count = self.scalar("<I"), self.scalar("<Q")
+            if count > MAX_ARRAY_ITEMS:
+                raise GGUFError("the file is damaged (an impossibly long array)")
             if item_kind in SCALARS:
-                skip = struct.calcsize(SCALARS[item_kind]) * count
-                self.file.seek(skip, 1)  # numeric arrays (token scores…) are not needed
+                # Numeric arrays (token scores…) are not needed.
+                self.skip(struct.calcsize(SCALARS[item_kind]) * count)
                 return None
             if item_kind == STRING:
                 for _ in range(count):  # the vocabulary: skipped string by string
                     length = self.scalar("<Q")
                     if length > MAX_STRING_BYTES:
                         raise GGUFError("the file is damaged (an impossibly long string)")
-                    self.file.seek(length, 1)
+                    self.skip(length)
                 return None
             raise GGUFError(f"the file is damaged (unknown array type {item_kind})")
         raise GGUFError(f"the file is damaged (unknown value type {kind})")
@@ -116,10 +139,13 @@ def _read(reader: _Reader, size: int) -> GGUFInfo:
     meta: dict[str, Any] = {}
     for _ in range(keys):
         key = reader.string()
-        meta[key] = reader.value(reader.scalar("<I"))
+        wanted = key in WANTED_KEYS or key.endswith(".context_length")
+        value = reader.value(reader.scalar("<I"), keep=wanted)
+        if wanted:
+            meta[key] = value
     last_offset = 0
     for _ in range(tensors):
-        reader.string()  # name
+        reader.string(keep=False)  # name
         dims = reader.scalar("<I")
         if dims > MAX_DIMS:
             raise GGUFError("the file is damaged (a tensor with impossible dimensions)")

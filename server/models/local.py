@@ -78,9 +78,13 @@ class LocalBackend:
         self._control: httpx.AsyncClient | None = None
         self._loading: asyncio.Future[None] | None = None
         self._counts: OrderedDict[bytes, int] = OrderedDict()
-        # Bumped when the engine is dropped: a load started before then is stale.
+        # Bumped when the engine is dropped: a load started before then is stale. The engine
+        # being started, so that dropping it stops a load in flight; closed: removed or shut
+        # down, never to start an engine again.
         self._lock = threading.Lock()
         self._generation = 0
+        self._starting: Engine | None = None
+        self._closed = False
         self.generations: deque[GenerationStats] = deque(maxlen=64)
 
     @property
@@ -121,22 +125,26 @@ class LocalBackend:
         config = self._engine_config()
 
         def load() -> None:
-            engine: Engine | None = None
+            starting = Engine(config)
+            engine: Engine | None = starting
             error: str | None = None
+            with self._lock:
+                self._starting = starting
             try:
-                engine = Engine(config)
-                engine.start()
+                starting.start()
             except BackendError as exc:
                 engine, error = None, str(exc)
             except Exception as exc:
                 engine, error = None, f"the engine could not start: {exc!r}"
             with self._lock:
+                if self._starting is starting:
+                    self._starting = None
                 stale = generation != self._generation  # dropped or closed meanwhile
             if stale and engine is not None:
                 engine.stop()  # never left running: nobody would stop it
                 engine = None
             try:
-                loop.call_soon_threadsafe(self._loaded, future, engine, error, stale)
+                loop.call_soon_threadsafe(self._loaded, future, engine, error, generation)
             except RuntimeError:  # the loop is closed: nobody waits, and nobody stops it
                 if engine is not None:
                     engine.stop()
@@ -148,6 +156,7 @@ class LocalBackend:
         assert self.path is not None
         return EngineConfig(
             model=str(self.path),
+            alias=self.name,
             n_ctx=self.settings.n_ctx,
             n_parallel=self.settings.n_parallel,
             n_batch=self.settings.n_batch,
@@ -157,14 +166,22 @@ class LocalBackend:
         )
 
     def _loaded(
-        self, future: asyncio.Future[None], engine: Engine | None, error: str | None, stale: bool
+        self,
+        future: asyncio.Future[None],
+        engine: Engine | None,
+        error: str | None,
+        generation: int,
     ) -> None:
-        if not stale:
+        # Checked again here, on the loop: the engine may have been dropped since the thread
+        # looked.
+        if generation != self._generation or self._closed:
             if engine is not None:
-                self._install(engine)
-            else:
-                self._state, self._error = "error", error or "the engine failed"
-                log.error("%s", self._error)
+                threading.Thread(target=engine.stop, name="parley-engine-stop").start()
+        elif engine is not None:
+            self._install(engine)
+        else:
+            self._state, self._error = "error", error or "the engine failed"
+            log.error("%s", self._error)
         if not future.done():
             future.set_result(None)
 
@@ -185,6 +202,8 @@ class LocalBackend:
     async def _ready(self) -> OpenAICompatBackend:
         """The relay to a running engine: started (or restarted) if needed. Raises BackendError."""
         for _ in range(3):  # a load made stale by new settings is started again
+            if self._closed:
+                raise BackendError(f"the model {self.name!r} was removed")
             if self._relay is not None and self.engine is not None and not self.engine.running():
                 log.error("the engine stopped unexpectedly; starting it again")
                 await self._drop_engine()
@@ -202,6 +221,7 @@ class LocalBackend:
         """Stop the engine (and make any load in flight stale: it stops what it started)."""
         with self._lock:
             self._generation += 1
+            starting, self._starting = self._starting, None
         relay, control, engine = self._relay, self._control, self.engine
         self._relay = self._control = self.engine = None
         self._loading = None
@@ -210,8 +230,9 @@ class LocalBackend:
             await relay.aclose()
         if control is not None:
             await control.aclose()
-        if engine is not None:
-            await asyncio.to_thread(engine.stop)
+        for stopping in (engine, starting):
+            if stopping is not None:
+                await asyncio.to_thread(stopping.stop)
 
     # -- generation -----------------------------------------------------------------------
 
@@ -262,6 +283,8 @@ class LocalBackend:
                     yield event
         except BackendError as exc:
             raise BackendError(str(exc).replace("the upstream", "the local engine")) from exc
+        except RuntimeError as exc:  # its client closed under the reply: restarted or removed
+            raise BackendError(f"the local engine stopped mid-reply ({exc})") from exc
         finally:
             if signal.requested:
                 stats.stop_requested_at = time.perf_counter()
@@ -307,7 +330,8 @@ class LocalBackend:
                 "/tokenize", json={"content": text, "add_special": False}
             )
             tokens = response.json()["tokens"]
-        except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+        except (httpx.HTTPError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+            # RuntimeError: the client was closed under us (the engine restarted or removed).
             raise BackendError(f"the local engine could not count tokens: {exc!r}") from exc
         return len(tokens)
 
@@ -319,6 +343,7 @@ class LocalBackend:
         return sum(1 for slot in response.json() if slot.get("is_processing"))
 
     async def aclose(self) -> None:
+        self._closed = True
         await self._drop_engine()
 
 

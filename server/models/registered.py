@@ -10,9 +10,12 @@ overwritten until the user adds or removes a model.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +38,7 @@ class RegisteredModels:
         self.path = path
         self.models: list[RegisteredModel] = []
         self.settings: dict[str, ModelSettings] = {}
+        self._lock = threading.Lock()
         self._load()
 
     def _load(self) -> None:
@@ -52,15 +56,24 @@ class RegisteredModels:
             log.error("cannot read the added models from %s (%s); starting without them",
                       self.path, exc)  # fmt: skip
 
+    # Each change is made and written under one lock (they run in worker threads): two at
+    # once never lose one another's change.
+
     def add(self, model: RegisteredModel) -> None:
-        self._save([*self.models, model], self.settings)
+        with self._lock:
+            self._save([*self.models, model], self.settings)
 
     def remove(self, name: str) -> None:
-        settings = {k: v for k, v in self.settings.items() if k != name}
-        self._save([m for m in self.models if m.name != name], settings)
+        with self._lock:
+            settings = {k: v for k, v in self.settings.items() if k != name}
+            self._save([m for m in self.models if m.name != name], settings)
 
-    def configure(self, name: str, settings: ModelSettings) -> None:
-        self._save(self.models, {**self.settings, name: settings})
+    def configure(self, name: str, changes: ModelSettings) -> ModelSettings:
+        """Merge `changes` into the model's settings; returns them all."""
+        with self._lock:
+            merged = {**self.settings.get(name, {}), **changes}
+            self._save(self.models, {**self.settings, name: merged})
+            return merged
 
     def _save(self, models: list[RegisteredModel], settings: dict[str, ModelSettings]) -> None:
         """Raises OSError; then what is in memory is unchanged too."""
@@ -69,7 +82,13 @@ class RegisteredModels:
             "settings": settings,
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(self.path.name + ".tmp")
-        temporary.write_text(json.dumps(payload, indent=2), encoding="utf-8")
-        os.replace(temporary, self.path)
+        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".models-")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                json.dump(payload, file, indent=2)
+            os.replace(temporary, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
         self.models, self.settings = models, settings

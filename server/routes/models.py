@@ -73,15 +73,20 @@ async def remove_local_model(request: Request) -> Response:
             )
         raise NotFoundError(f"no added model named {name!r}", code="model_not_found")
     entry = svc.models.resolve(name)
-    if entry.lease.in_use or entry.lease.queue_length:
+    added = next(m.path for m in svc.local_models.models if m.name == name)
+    # Another model of that name (an upstream's, or a flag's) shadows the added one, which
+    # never loaded: only the remembered entry goes.
+    shadowed = not isinstance(entry.backend, LocalBackend) or entry.backend.path != added
+    if not shadowed and (entry.lease.in_use or entry.lease.queue_length):
         raise ConflictError(f"{name!r} is replying; stop its replies first", code="model_in_use")
     try:
         await asyncio.to_thread(svc.local_models.remove, name)
     except OSError as exc:
         where = svc.local_models.path
         raise StorageError(f"could not forget the model in {where}: {exc}") from exc
-    svc.models.remove(name)
-    await entry.backend.aclose()  # its engine process, if it was loaded
+    if not shadowed:
+        svc.models.remove(name)
+        await entry.backend.aclose()  # its engine process, if it was loaded
     return Response(status_code=204)
 
 
@@ -107,14 +112,21 @@ async def configure_model(request: Request) -> JSONResponse:
     if entry.lease.in_use or entry.lease.queue_length:
         raise ConflictError(f"{entry.name!r} is replying; stop its replies first",
                             code="model_in_use")  # fmt: skip
-    merged = {**svc.local_models.settings.get(entry.name, {}), **changes}
     try:
-        await asyncio.to_thread(svc.local_models.configure, entry.name, merged)
+        await asyncio.to_thread(svc.local_models.configure, entry.name, changes)
     except OSError as exc:
         where = svc.local_models.path
         raise StorageError(f"could not remember the settings in {where}: {exc}") from exc
     await backend.reconfigure(**changes)
     return JSONResponse(await _model_json(svc, entry))
+
+
+def _removable(svc: Services, entry: ModelEntry) -> bool:
+    """An added GGUF, loaded as itself (not shadowed by another model of its name)."""
+    backend = entry.backend
+    if not isinstance(backend, LocalBackend):
+        return False
+    return any(m.name == entry.name and m.path == backend.path for m in svc.local_models.models)
 
 
 async def _model_json(svc: Services, entry: ModelEntry) -> ModelJSON:
@@ -129,7 +141,7 @@ async def _model_json(svc: Services, entry: ModelEntry) -> ModelJSON:
         "slots_busy": status["slots_busy"],
         "queue_length": status["queue_length"],
         "default": entry.name == svc.models.default_name,
-        "removable": any(m.name == entry.name for m in svc.local_models.models),
+        "removable": _removable(svc, entry),
     }
     backend = entry.backend
     if isinstance(backend, LocalBackend):

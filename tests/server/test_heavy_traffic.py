@@ -111,3 +111,37 @@ def test_a_slow_reader_is_not_dropped(data_dir: Path, upstream: ScriptedUpstream
         assert len(reply["content"]) == 800_000
     finally:
         parley.stop()
+
+
+def test_a_finished_answer_left_unread_does_not_hold_its_connection(
+    data_dir: Path, upstream: ScriptedUpstream
+) -> None:
+    # A ~400 KB conversation fetched by a client that never reads: the answer is complete,
+    # part of it still in the server's buffer; closing waits for that buffer to drain, so the
+    # send deadline must end it (it aborts: the client then gets less than the whole answer).
+    upstream.script = Script(texts=[WORD] * 400)
+    parley = Parley(data_dir, upstream.base_url, limits=Limits(send_timeout=0.3)).start()
+    try:
+        conversation_id = parley.new_conversation()
+        parley.send(conversation_id).read_all()
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", parley.port))
+        sock.sendall(
+            f"GET /api/conversations/{conversation_id} HTTP/1.1\r\nHost: 127.0.0.1:{parley.port}"
+            f"\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n".encode()
+        )
+        time.sleep(1.5)  # reads nothing meanwhile
+        sock.settimeout(10)
+        received = b""
+        try:
+            while piece := sock.recv(1 << 16):
+                received += piece
+        except ConnectionResetError:
+            pass
+        sock.close()
+        head, _, body = received.partition(b"\r\n\r\n")
+        length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+        assert len(body) < length  # cut off: the server let go of the connection
+    finally:
+        parley.stop()

@@ -4,6 +4,7 @@ remove an added one; added models are remembered and chat like the bundled one."
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
 
 import httpx
@@ -39,6 +40,8 @@ def test_the_bundled_model_is_listed_with_its_files_facts(local_parley: Parley) 
         (lambda d: _write(d / "notes.gguf", b"hello, I am text\n" * 100), "not a GGUF model file"),
         (lambda d: _write(d / "cut.gguf", bundled_gguf().read_bytes()[:200]), "truncated"),
         (lambda d: _write(d / "half.gguf", bundled_gguf().read_bytes()[:40_000_000]), "truncated"),
+        (lambda d: _write(d / "huge.gguf", HUGE_ARRAY), "damaged"),
+        (lambda d: _fifo(d / "pipe.gguf"), "not a regular file"),
     ],
 )
 def test_what_is_not_a_usable_gguf_is_refused_and_nothing_is_added(
@@ -55,6 +58,18 @@ def test_what_is_not_a_usable_gguf_is_refused_and_nothing_is_added(
         assert not (data_dir / "models.json").exists()
     finally:
         server.stop()
+
+
+# A header with one key whose value claims 2^63 numbers: read past, it would seek to nowhere.
+HUGE_ARRAY = (
+    b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 4) + b"evil"
+    + struct.pack("<IIQ", 9, 4, 2**63)
+)  # fmt: skip
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)  # opening it would block for ever
+    return path
 
 
 def _write(path: Path, data: bytes) -> Path:
@@ -159,9 +174,7 @@ def test_settings_changed_while_the_model_loads_leave_one_engine_with_them(
 ) -> None:
     server = Parley(data_dir).start()  # the bundled model starts loading at once
     try:
-        reply = server.call(
-            "PATCH", f"/api/models/{BUNDLED_MODEL_NAME}", json_body={"n_ctx": 2048}
-        )
+        reply = server.call("PATCH", f"/api/models/{BUNDLED_MODEL_NAME}", json_body={"n_ctx": 2048})
         assert reply.status == 200, reply.body
         conversation_id = server.new_conversation()
         stream = server.send(conversation_id, "Say hi.", max_tokens=5)

@@ -6,12 +6,17 @@ still processing?), in its own process, not inferred from Parley's side of the s
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
 import httpx
+import pytest
 
+from server.errors import BackendError
+from server.models.base import ChatRequest, StopSignal
 from server.models.local import GenerationStats, LocalBackend
+from server.settings import LocalSettings
 from tests.support.client import SSEStream
 from tests.support.parley import Parley
 
@@ -162,3 +167,15 @@ def test_going_back_to_a_conversation_reuses_its_evaluated_history(local_parley:
     second_a = time_to_first_output(a, "In one word?")
     assert first_a > 1.0  # a long prefill: the bound below means something
     assert second_a < 0.5 * first_a  # measured ~3 % (docs/benchmarks.md); a loose bound
+
+
+def test_a_removed_model_never_starts_an_engine_again() -> None:
+    async def scenario() -> None:
+        backend = LocalBackend(LocalSettings())
+        await backend.aclose()  # removed (DELETE) or shut down, maybe while a request waited
+        events = backend.stream(ChatRequest([{"role": "user", "content": "hi"}]), StopSignal())
+        with pytest.raises(BackendError, match="was removed"):
+            await anext(events)
+        assert backend.engine is None and backend.state == "unloaded"
+
+    asyncio.run(scenario())
