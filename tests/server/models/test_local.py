@@ -7,6 +7,8 @@ still processing?), in its own process, not inferred from Parley's side of the s
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import time
 from typing import Any
 
@@ -179,3 +181,24 @@ def test_a_removed_model_never_starts_an_engine_again() -> None:
         assert backend.engine is None and backend.state == "unloaded"
 
     asyncio.run(scenario())
+
+
+def test_an_engine_that_dies_mid_reply_ends_it_as_an_error_and_starts_again(
+    local_parley: Parley,
+) -> None:
+    engine = backend(local_parley).engine
+    assert engine is not None and engine.pid is not None
+    conversation_id = local_parley.new_conversation()
+    stream = local_parley.send(conversation_id, STORY)
+    delivered = stream.read_until(lambda text: len(text) > 20)
+    os.kill(engine.pid, signal.SIGKILL)  # a native crash, as the OS would end it
+    stream.read_all()
+    outcome = stream.final["parley"]
+    assert outcome["status"] == "error" and "local engine" in outcome["error"]
+    message = local_parley.wait_settled(conversation_id, stream.first["message_id"])
+    assert message["content"].startswith(delivered)
+    local_parley.wait_idle()
+    after = completions(local_parley, max_tokens=5)  # the next request starts it again
+    after.read_all()
+    assert after.final["parley"]["status"] == "completed"
+    assert backend(local_parley).engine is not engine
