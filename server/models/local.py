@@ -55,9 +55,10 @@ CONTROL_TIMEOUT_S = 30.0
 
 @dataclass
 class GenerationStats:
-    """One request to the engine, in this process's clock (time.perf_counter)."""
+    """One reply given the model (a slot), in this process's clock (time.perf_counter)."""
 
     started: float
+    asked: str = ""  # the start of the last message (which request this was, for diagnosis)
     prefill_started: float | None = None  # the request went to the engine
     token_times: list[float] = field(default_factory=list)
     stop_requested_at: float | None = None
@@ -257,7 +258,11 @@ class LocalBackend:
     async def stream(
         self, request: ChatRequest, signal: StopSignal
     ) -> AsyncGenerator[StreamEvent, None]:
-        stats = GenerationStats(started=time.perf_counter())
+        # Recorded before the first await: the order of `generations` is the order the slots
+        # were granted in.
+        last = request.messages[-1]["content"] if request.messages else ""
+        stats = GenerationStats(started=time.perf_counter(), asked=last[:80])
+        self.generations.append(stats)
         relayed = False
         try:
             relay = await self._ready()
@@ -272,7 +277,6 @@ class LocalBackend:
             )
             if signal.requested:
                 return
-            self.generations.append(stats)
             stats.prefill_started = time.perf_counter()
             relayed = True  # from here the relay confirms the stop when its stream is closed
             events = relay.stream(fitted, signal)

@@ -13,7 +13,7 @@ import threading
 import pytest
 
 from tests.support.parley import Parley
-from tests.support.queueing import line_up, overtakes, read_concurrently
+from tests.support.queueing import line_up, read_concurrently
 
 STREAMS = 32
 HANG_UP = {9, 17, 25, 31}
@@ -36,13 +36,18 @@ def test_32_streams_at_once_are_served_in_arrival_order(local_parley: Parley) ->
     served = [n for n in range(slots, STREAMS) if n not in HANG_UP]
     order = read_concurrently({n: streams[n] for n in served})
 
-    # First come, first served: with k slots, k replies run at once, so one may show its
-    # first text before an earlier one's, but never overtake k or more of them.
     assert sorted(order) == served
-    assert overtakes(order, served) < slots, order
     for number in served:
         assert streams[number].final["parley"]["status"] == "completed", number
     status = local_parley.wait_idle(timeout=30)
     assert status["models"][0]["queue_length"] == 0 and not status["models"][0]["in_use"]
-    assert len(generations) - ran_before == slots + len(served)  # the hung-up ones never ran
+    # First come, first served, as the server granted the slots (the order in which the
+    # readers saw first texts is only approximate: k replies run at once, and 27 reader
+    # threads share one GIL). The hung-up ones never ran.
+    ran = list(generations)[ran_before:]
+    assert [number_asked(g.asked) for g in ran] == list(range(slots)) + served
     local_parley.wait_for(lambda: threading.active_count() <= threads_before, timeout=10)
+
+
+def number_asked(asked: str) -> int:
+    return int(asked.removeprefix("Say the number ").rstrip("."))

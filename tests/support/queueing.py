@@ -18,6 +18,9 @@ def open_chat(port: int, token: str, number: int, max_tokens: int) -> SSEStream:
         "messages": [{"role": "user", "content": f"Say the number {number}."}],
         "stream": True,
         "max_tokens": max_tokens,
+        # Greedy: a sampled reply may end at once with no text, and then it has no place in
+        # the order of first texts.
+        "temperature": 0,
     }
     return SSEStream(port, "/v1/chat/completions", body, token, timeout=120)
 
