@@ -26,6 +26,8 @@ log = logging.getLogger("parley.engine")
 STOP_WAIT_S = 3.0
 # llama.cpp's log lines: "0.00.004.120 E llama_model_load: error loading model: …"
 LOG_LINE = re.compile(r"^[\d.]+ ([EWID]) (.*)$")
+# Warnings llama.cpp's server gives in normal use (a prompt it has cached whole): detail.
+ROUTINE_WARNINGS = ("need to evaluate at least 1 token", "n_past was set to")
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,7 @@ class Engine:
                 log.error("%s", text)
                 if self._first_error is None:
                     self._first_error = text.split(": ", 1)[-1]
-            elif level == "W":
+            elif level == "W" and not any(routine in text for routine in ROUTINE_WARNINGS):
                 log.warning("%s", text)
             else:
                 log.debug("%s", text)
