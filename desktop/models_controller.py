@@ -4,6 +4,7 @@ through the server (desktop/client.py), and say what went wrong in the dialog it
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QWidget
@@ -14,6 +15,11 @@ from desktop.tasks import Tasks
 from desktop.widgets.models_dialog import ModelsDialog
 
 REFRESH_MS = 1000  # states change while it is open: loading, replying, errors
+T = TypeVar("T")
+
+
+class Failed:
+    """What a call to the server gave when it failed (its reason is shown in the dialog)."""
 
 
 class ModelsController(QObject):
@@ -62,20 +68,9 @@ class ModelsController(QObject):
         self._tasks.spawn(self._act(done, lambda client: client.configure_model(name, settings)))
 
     async def _refresh(self) -> None:
-        dialog, client = self.dialog, self._client()
-        if dialog is None:
-            return
-        if client is None:
-            dialog.show_error("Parley's server is not up.")
-            return
-        try:
-            models = await client.models()
-        except ClientError as exc:
-            if dialog is self.dialog:
-                dialog.show_error(exc.message)
-            return
-        if dialog is self.dialog:
-            dialog.show_models(models)
+        models = await self._ask(lambda client: client.models())
+        if not isinstance(models, Failed) and self.dialog is not None:
+            self.dialog.show_models(models)
 
     async def _add(self, path: str) -> None:
         await self._act(f"Added {path}.", lambda client: client.add_local_model(path))
@@ -84,15 +79,22 @@ class ModelsController(QObject):
         await self._act(f"Removed {name}.", lambda client: client.remove_local_model(name))
 
     async def _act(self, done: str, action: Callable[[ParleyClient], Awaitable[object]]) -> None:
+        dialog = self.dialog
+        done_ok = not isinstance(await self._ask(action), Failed)
+        if done_ok and dialog is not None and dialog is self.dialog:
+            dialog.show_note(done)
+            await self._refresh()
+
+    async def _ask(self, call: Callable[[ParleyClient], Awaitable[T]]) -> T | Failed:
+        """The server's answer, or Failed with the reason shown in the dialog (if still open)."""
         dialog, client = self.dialog, self._client()
-        if dialog is None or client is None:
-            return
+        if dialog is None:
+            return Failed()
         try:
-            await action(client)
+            if client is None:
+                raise ClientError("Parley's server is not up.")
+            return await call(client)
         except ClientError as exc:
             if dialog is self.dialog:
                 dialog.show_error(exc.message)
-            return
-        if dialog is self.dialog:
-            dialog.show_note(done)
-        await self._refresh()
+            return Failed()
