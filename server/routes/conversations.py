@@ -108,9 +108,11 @@ async def send_message(request: Request) -> RunEventStream:
         raise _no_conversation(conversation_id)
     model = svc.models.resolve(model_name, conversation["model"])
     reply_tokens = int(max_tokens) if max_tokens else None
-    # The new message alone (the oldest history is dropped to fit, never the new message).
-    user_turn: ChatMessage = {"role": "user", "content": content or ""}
-    await model.backend.admit(ChatRequest([user_turn], max_tokens=reply_tokens))
+    # What is never dropped to fit the context: the system prompt and the new message.
+    kept: list[ChatMessage] = [{"role": "user", "content": content or ""}]
+    if conversation["system"]:
+        kept.insert(0, {"role": "system", "content": conversation["system"]})
+    await model.backend.admit(ChatRequest(kept, max_tokens=reply_tokens))
     run, turn = await svc.runs.start_turn(conversation_id, content or "", model, reply_tokens)
     writer = ChunkWriter(f"chatcmpl-{run.id}", model.name)
     ids = TurnIds(conversation_id, turn.user_message_id, turn.message_id)

@@ -116,3 +116,13 @@ def test_a_prompt_longer_than_the_context_is_a_400_naming_the_limit(local_parley
     stream = local_parley.send(conversation_id, "Say hi.", max_tokens=4)
     stream.read_all()
     assert stream.final["parley"]["status"] == "completed"
+
+
+def test_a_system_prompt_that_leaves_no_room_is_a_400_too(local_parley: Parley) -> None:
+    conversation_id = local_parley.new_conversation(system="lantern river stone " * 1500)
+    reply = local_parley.call(
+        "POST", f"/api/conversations/{conversation_id}/messages", json_body={"content": "Hi."}
+    )
+    assert reply.status == 400, reply.body
+    assert reply.json()["error"]["code"] == "context_length_exceeded"
+    assert local_parley.conversation(conversation_id)["messages"] == []  # nothing written
