@@ -28,6 +28,7 @@ from server.types import (
     FoundServerJSON,
     MessageJSON,
     ModelJSON,
+    OutcomeJSON,
     Status,
     StatusJSON,
     Usage,
@@ -69,8 +70,7 @@ class ReplyEnd:
         )
 
     @classmethod
-    def from_final(cls, chunk: ChunkJSON) -> ReplyEnd:
-        outcome = chunk["parley"]
+    def from_final(cls, chunk: ChunkJSON, outcome: OutcomeJSON) -> ReplyEnd:
         return cls(
             status=outcome["status"],
             ended_by=outcome["ended_by"],
@@ -111,8 +111,11 @@ class ReplyStream:
                 if data == "[DONE]":
                     return
                 chunk = _chunk(data)
-                if "parley" in chunk:
-                    yield ReplyEnd.from_final(chunk)
+                outcome = chunk.get("parley")
+                if outcome is not None and "status" in outcome:
+                    yield ReplyEnd.from_final(chunk, cast(OutcomeJSON, outcome))
+                elif outcome is not None:
+                    continue  # a tool step: not shown yet
                 elif chunk["choices"] and (text := chunk["choices"][0]["delta"].get("content")):
                     yield ReplyText(text)
         except httpx.HTTPError as exc:
@@ -311,8 +314,9 @@ def _chunk(data: str) -> ChunkJSON:
     except ValueError as exc:
         raise ClientError("the server sent a reply event that is not JSON") from exc
     chunk = _shaped(ChunkJSON, ("model", "choices"), value)
-    if "parley" in chunk:
-        _shaped(dict, ("status", "ended_by"), chunk["parley"])
+    outcome = chunk.get("parley")
+    if outcome is not None and "step" not in outcome:
+        _shaped(dict, ("status", "ended_by"), outcome)
     return chunk
 
 

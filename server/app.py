@@ -24,11 +24,14 @@ from server.models.registry import ModelRegistry
 from server.routes import backends as backend_routes
 from server.routes import conversations, openai, status
 from server.routes import models as model_routes
+from server.routes import tools as tool_routes
 from server.run_manager import RunManager
 from server.security import SecurityMiddleware
 from server.services import Services
 from server.settings import Settings
 from server.store import Store
+from server.tools.config import McpConfigFile
+from server.tools.manager import ToolManager
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +63,10 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
     added = RegisteredModels(settings.data_dir / "models.json")
     models = ModelRegistry(default_backends(settings, added) if backends is None else backends)
     runs = RunManager(store, settings.limits)
-    svc = Services(settings=settings, store=store, models=models, runs=runs, local_models=added)
+    tools = ToolManager(McpConfigFile(settings.mcp_config_path))
+    svc = Services(
+        settings=settings, store=store, models=models, runs=runs, local_models=added, tools=tools
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -73,7 +79,10 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
             if recovered:
                 log.warning("marked %d reply(ies) cut by a crash as interrupted", recovered)
             models.warm_up()
-            async with runs.running():
+            if tools.config.error:
+                log.error("MCP servers: %s", tools.config.error)
+            # Runs stop (and settle) before the tool servers they may be calling stop.
+            async with tools.running(), runs.running():
                 yield
         finally:
             await models.aclose()
@@ -85,6 +94,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
             *conversations.routes,
             *model_routes.routes,
             *backend_routes.routes,
+            *tool_routes.routes,
             *openai.routes,
         ],
         middleware=[

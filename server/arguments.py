@@ -49,6 +49,25 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"cut a reply at N characters (default {Limits.max_reply_chars:,})",
     )
+    parser.add_argument(
+        "--mcp-config",
+        type=Path,
+        metavar="FILE",
+        help='MCP servers the model may call, as {"mcpServers": {...}} '
+        "(default: mcp.json in the data dir)",
+    )
+    parser.add_argument(
+        "--max-steps",
+        type=int,
+        metavar="N",
+        help=f"the most model calls in one turn with tools (default {Limits.max_steps})",
+    )
+    parser.add_argument(
+        "--tool-timeout",
+        type=float,
+        metavar="SECONDS",
+        help=f"cancel a tool call after this long (default {Limits.tool_call_timeout:g})",
+    )
 
 
 def settings_from_args(
@@ -77,16 +96,38 @@ def settings_from_args(
         upstreams=_upstream_from_args(args),
         local=_local_from_args(args),
         limits=_limits_from_args(args),
+        mcp_config=_mcp_config_from_args(args),
     )
 
 
 def _limits_from_args(args: argparse.Namespace) -> Limits:
-    chars: int | None = args.max_reply_chars
-    if chars is None:
-        return Limits()
-    if chars < 1:
-        raise UsageError(f"--max-reply-chars must be at least 1, got {chars}")
-    return Limits(max_reply_chars=chars)
+    changes: dict[str, int | float] = {}
+    chars: int | None = getattr(args, "max_reply_chars", None)
+    if chars is not None:
+        if chars < 1:
+            raise UsageError(f"--max-reply-chars must be at least 1, got {chars}")
+        changes["max_reply_chars"] = chars
+    steps: int | None = getattr(args, "max_steps", None)
+    if steps is not None:
+        if not 1 <= steps <= 100:
+            raise UsageError(f"--max-steps must be 1 to 100, got {steps}")
+        changes["max_steps"] = steps
+    timeout: float | None = getattr(args, "tool_timeout", None)
+    if timeout is not None:
+        if not 0 < timeout <= 86_400:
+            raise UsageError(f"--tool-timeout must be above 0 and at most a day, got {timeout:g}")
+        changes["tool_call_timeout"] = timeout
+    return Limits(**changes)  # type: ignore[arg-type]
+
+
+def _mcp_config_from_args(args: argparse.Namespace) -> Path | None:
+    path: Path | None = getattr(args, "mcp_config", None)
+    if path is None:
+        return None
+    path = path.expanduser()
+    if path.exists() and not path.is_file():
+        raise UsageError(f"--mcp-config: {path} is not a file")
+    return path  # a file that does not exist yet is created when a server is added
 
 
 def _upstream_from_args(args: argparse.Namespace) -> tuple[UpstreamSettings, ...]:

@@ -127,9 +127,19 @@ def _index_replies_once_settled(conn: sqlite3.Connection) -> None:
     )
 
 
+def _tool_steps(conn: sqlite3.Connection) -> None:
+    """Replies keep their tool steps (issue 11): `messages.parts` holds a reply's text and
+    tool steps in order as JSON, NULL for a reply of text alone (its parts are its
+    content, so existing rows need nothing). `conversations.tools`: may the model call the
+    configured tools in this conversation (on for every existing one)."""
+    conn.execute("ALTER TABLE messages ADD COLUMN parts TEXT")
+    conn.execute("ALTER TABLE conversations ADD COLUMN tools INTEGER NOT NULL DEFAULT 1")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("0001_initial_schema", _initial_schema),
     ("0002_index_replies_once_settled", _index_replies_once_settled),
+    ("0003_tool_steps", _tool_steps),
 ]
 
 

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 import anyio
 import anyio.abc
 
+from server.agent.toolbox import ToolBox
 from server.errors import ConflictError, UnavailableError
 from server.models.base import ChatRequest
 from server.models.registry import ModelEntry
@@ -85,6 +86,7 @@ class RunManager:
         content: str,
         model: ModelEntry,
         max_tokens: int | None = None,
+        tools: ToolBox | None = None,
     ) -> tuple[Run, ConversationTurn]:
         """Start a run that opens the turn (both messages written before any generation),
         and return once it is open. Raises ConflictError, UnavailableError, and what opening
@@ -95,7 +97,9 @@ class RunManager:
                 "this conversation's reply is still streaming; stop it or wait for it",
                 code="reply_in_progress",
             )
-        turn = ConversationTurn(self._store, conversation_id, content, model.name, max_tokens)
+        turn = ConversationTurn(
+            self._store, conversation_id, content, model.name, max_tokens, tools
+        )
         run = self._start(turn.message_id, model, turn)
         self._run_conversation[run.id] = conversation_id
         try:

@@ -15,6 +15,7 @@ from starlette.types import Receive, Scope, Send
 
 from server.error_response import ErrorResponse
 from server.errors import ApiError, BadGatewayError, UnavailableError
+from server.run_feed import StepChanged, ToolCallsMade
 from server.sse import DONE, ChunkWriter, TurnIds, encode
 from server.turns import Run
 
@@ -67,6 +68,10 @@ class RunEventStream(RunResponse):
         async for item in self.run.follow():
             if isinstance(item, str):
                 body = encode(self.writer.chunk({"content": item}))
+            elif isinstance(item, ToolCallsMade):
+                body = encode(self.writer.tool_calls(item.calls))
+            elif isinstance(item, StepChanged):
+                body = encode(self.writer.step(item.step))
             else:
                 body = encode(self.writer.final(item)) + DONE
             await send({"type": "http.response.body", "body": body, "more_body": True})

@@ -11,6 +11,7 @@ from server.models.registry import ModelRegistry
 from server.run_manager import RunManager
 from server.settings import Settings
 from server.store import Store
+from server.tools.manager import ToolManager
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,7 @@ class Services:
     models: ModelRegistry
     runs: RunManager
     local_models: RegisteredModels  # the GGUF files a user added
+    tools: ToolManager  # the MCP servers the user configured
 
 
 def services(request: Request) -> Services:

@@ -89,6 +89,10 @@ class Limits:
       it ends with an error. They never delay a stop: stopping a run closes its request at
       once. The read timeout is long (a long prefill is legitimately silent for minutes);
       a hang-up, not this timeout, is how a user stops a stalled reply.
+    - `tool_call_timeout`: how long one tool call may run before it is cancelled (its
+      step ends as an error the model sees). A stop never waits for it.
+    - `max_steps`: the most model calls in one turn; the last one is offered no tools, so
+      the model answers with what it has.
     - `checkpoint_interval`: at most one checkpoint write per interval while a reply
       streams. It bounds what a crash loses (promise: 250 ms of delivered text,
       docs/reliability.md); 100 ms keeps a margin for the write itself and costs about
@@ -121,6 +125,8 @@ class Limits:
     upstream_write_timeout: float = 30.0
     upstream_pool_timeout: float = 10.0
     upstream_read_timeout: float | None = 300.0
+    tool_call_timeout: float = 60.0
+    max_steps: int = 8
 
     def __post_init__(self) -> None:
         for name, value in vars(self).items():
@@ -186,7 +192,13 @@ class Settings:
     # take the default away from the bundled model (a --upstream flag does).
     later_upstreams: tuple[UpstreamSettings, ...] = ()
     limits: Limits = field(default_factory=Limits)
+    # The MCP servers' configuration file (server/tools/config.py); None: mcp.json in data_dir.
+    mcp_config: Path | None = None
 
     @property
     def db_path(self) -> Path:
         return self.data_dir / "parley.sqlite3"
+
+    @property
+    def mcp_config_path(self) -> Path:
+        return self.mcp_config or self.data_dir / "mcp.json"

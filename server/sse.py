@@ -6,18 +6,27 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 from server.errors import BadGatewayError
 from server.store import Ending
-from server.types import ChunkJSON, DeltaJSON, FinishReason, OutcomeJSON, Usage
+from server.types import (
+    ChunkJSON,
+    DeltaJSON,
+    FinishReason,
+    OutcomeJSON,
+    ToolCallJSON,
+    ToolPartJSON,
+    Usage,
+)
 
 DONE = b"data: [DONE]\n\n"
 
 
 class CompletionMessageJSON(TypedDict):
     role: Literal["assistant"]
-    content: str
+    content: str | None  # None when the reply is only tool calls (OpenAI's shape)
+    tool_calls: NotRequired[list[ToolCallJSON]]
 
 
 class CompletionChoiceJSON(TypedDict):
@@ -77,6 +86,24 @@ class ChunkWriter:
             chunk["message_id"] = turn.message_id
         return chunk
 
+    def tool_calls(self, calls: list[ToolCallJSON]) -> ChunkJSON:
+        """The tool calls a model call ended with, whole, in one `delta.tool_calls`."""
+        return self.chunk(
+            {
+                "tool_calls": [
+                    {"index": index, "id": c["id"], "type": "function", "function": c["function"]}
+                    for index, c in enumerate(calls)
+                ]
+            }
+        )
+
+    def step(self, part: ToolPartJSON) -> ChunkJSON:
+        """A tool step began or ended: no choices, the step under `parley`."""
+        chunk = self.chunk({})
+        chunk["choices"] = []
+        chunk["parley"] = {"step": part}
+        return chunk
+
     def final(self, ending: Ending) -> ChunkJSON:
         """The last chunk: enough to show the reply's ending without asking the server again.
 
@@ -94,18 +121,16 @@ class ChunkWriter:
 
     def completion(self, ending: Ending) -> CompletionJSON:
         """A whole non-streamed `chat.completion`."""
+        message: CompletionMessageJSON = {"role": "assistant", "content": ending.content}
+        if ending.tool_calls:
+            message["tool_calls"] = ending.tool_calls
+            message["content"] = ending.content or None
         return {
             "id": self.completion_id,
             "object": "chat.completion",
             "created": self.created,
             "model": self.model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": ending.content},
-                    "finish_reason": ending.finish_reason,
-                }
-            ],
+            "choices": [{"index": 0, "message": message, "finish_reason": ending.finish_reason}],
             "usage": ending.usage,
             "parley": outcome(ending),
         }

@@ -21,7 +21,9 @@ from server.types import (
     EndedBy,
     FinishReason,
     MessageJSON,
+    PartJSON,
     Status,
+    ToolCallJSON,
     Usage,
 )
 
@@ -40,6 +42,7 @@ class OpenedTurn:
     user_message: MessageJSON
     assistant_message: MessageJSON
     prompt: list[ChatMessage]
+    tools: bool  # the conversation lets the model call tools
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,9 +50,11 @@ class Ending:
     """How a reply ended: built once, by the run's settle (server/turns.py), which alone
     writes it (`Store.finish`) and tells it to the reply's followers.
 
-    `finish_reason` is set when the reply completed. `save_error` says why the final write
-    failed, if it did (the row then keeps its last checkpoint, and the next start marks it
-    `interrupted`/`crash`); neither is a column.
+    `parts` are the reply's text and tool steps in order (None: text alone, its content).
+    `finish_reason` is set when the reply completed; `tool_calls` when it completed by
+    asking the client to run tools (the stateless API). `save_error` says why the final
+    write failed, if it did (the row then keeps its last checkpoint, and the next start
+    marks it `interrupted`/`crash`); none of these three is a column.
     """
 
     content: str
@@ -60,6 +65,8 @@ class Ending:
     usage: Usage | None = None
     finish_reason: FinishReason | None = None
     save_error: str | None = None
+    parts: list[PartJSON] | None = None
+    tool_calls: list[ToolCallJSON] | None = None
 
 
 class Store:
@@ -115,6 +122,10 @@ class Store:
         list stays)."""
         return await self.db.run(_set_model, conversation_id, model)
 
+    async def set_tools(self, conversation_id: str, enabled: bool) -> ConversationJSON | None:
+        """Whether the model may call tools in this conversation's next replies."""
+        return await self.db.run(_set_tools, conversation_id, enabled)
+
     async def delete(self, conversation_id: str) -> bool:
         return await self.db.run(_delete, conversation_id)
 
@@ -135,9 +146,12 @@ class Store:
             _open_turn, conversation_id, content, model, user_message_id, message_id, time.time()
         )
 
-    def checkpoint(self, message_id: str, content: str) -> concurrent.futures.Future[object]:
+    def checkpoint(
+        self, message_id: str, content: str, parts: list[PartJSON] | None = None
+    ) -> concurrent.futures.Future[object]:
         """Queue a write of the reply so far; returns at once, with the write's future."""
-        return self.db.submit(_checkpoint, message_id, content, time.time())
+        encoded = json.dumps(parts, ensure_ascii=False) if parts is not None else None
+        return self.db.submit(_checkpoint, message_id, content, encoded, time.time())
 
     async def finish(self, message_id: str, ending: Ending) -> None:
         """Write a reply's ending. Only the run's settle calls this. Raises StorageError,
@@ -154,6 +168,7 @@ def _conversation(row: sqlite3.Row) -> ConversationJSON:
         "title": row["title"],
         "model": row["model"],
         "system": row["system"],
+        "tools": bool(row["tools"]),
         "created_at": row["created_at"],
         "updated_at": row["updated_at"],
     }
@@ -161,11 +176,16 @@ def _conversation(row: sqlite3.Row) -> ConversationJSON:
 
 def _message(row: sqlite3.Row) -> MessageJSON:
     usage = row["usage"]
+    stored = row["parts"]
+    parts: list[PartJSON] = (
+        json.loads(stored) if stored else [{"type": "text", "text": row["content"]}]
+    )
     return {
         "id": row["id"],
         "conversation_id": row["conversation_id"],
         "role": row["role"],
         "content": row["content"],
+        "parts": parts,
         "status": row["status"],
         "ended_by": row["ended_by"],
         "error": row["error"],
@@ -179,11 +199,36 @@ def _message(row: sqlite3.Row) -> MessageJSON:
 def _recover_crashed(conn: sqlite3.Connection, now: float) -> int:
     # The last checkpoint time is the honest "completed_at" of a reply cut by a crash.
     with transaction(conn):
+        # A tool step still running when the app died was cut by the crash too.
+        for message_id, stored, ended in conn.execute(
+            "SELECT id, parts, updated_at FROM messages "
+            "WHERE status = 'streaming' AND parts IS NOT NULL"
+        ).fetchall():
+            conn.execute(
+                "UPDATE messages SET parts = ? WHERE id = ?",
+                (_interrupt_steps(stored, ended), message_id),
+            )
         cursor = conn.execute(
             "UPDATE messages SET status = 'interrupted', ended_by = 'crash', "
             "completed_at = updated_at WHERE status = 'streaming'"
         )
     return cursor.rowcount
+
+
+def _interrupt_steps(stored: str, ended_at: float) -> str:
+    """Parts JSON with every `running` tool step marked `interrupted` at `ended_at`."""
+    try:
+        parts = json.loads(stored)
+    except ValueError:
+        return stored  # not ours to repair: left as it is
+    for part in parts if isinstance(parts, list) else []:
+        if (
+            isinstance(part, dict)
+            and part.get("type") == "tool"
+            and part.get("status") == "running"
+        ):
+            part["status"], part["ended_at"] = "interrupted", ended_at
+    return json.dumps(parts, ensure_ascii=False)
 
 
 def _create_conversation(
@@ -289,6 +334,15 @@ def _set_model(conn: sqlite3.Connection, cid: str, model: str) -> ConversationJS
     return _conversation(row)
 
 
+def _set_tools(conn: sqlite3.Connection, cid: str, enabled: bool) -> ConversationJSON | None:
+    with transaction(conn):
+        cursor = conn.execute("UPDATE conversations SET tools = ? WHERE id = ?", (enabled, cid))
+        if cursor.rowcount == 0:
+            return None
+        row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
+    return _conversation(row)
+
+
 def _delete(conn: sqlite3.Connection, cid: str) -> bool:
     with transaction(conn):
         # Messages first, so the FTS delete trigger runs for each; then the conversation.
@@ -335,7 +389,7 @@ def _open_turn(
     # A reply that ended with nothing (an error before the first token) is left out.
     prompt.extend({"role": h["role"], "content": h["content"]} for h in history if h["content"])
     prompt.append({"role": "user", "content": content})
-    return OpenedTurn(_message(user_row), _message(asst_row), prompt)
+    return OpenedTurn(_message(user_row), _message(asst_row), prompt, bool(row["tools"]))
 
 
 def _auto_title(content: str) -> str:
@@ -345,24 +399,29 @@ def _auto_title(content: str) -> str:
     return first_line[: AUTO_TITLE_CHARS - 1].rstrip() + "…"
 
 
-def _checkpoint(conn: sqlite3.Connection, message_id: str, content: str, now: float) -> None:
+def _checkpoint(
+    conn: sqlite3.Connection, message_id: str, content: str, parts: str | None, now: float
+) -> None:
     with transaction(conn):
         # Only a reply still streaming is checkpointed: a late checkpoint never
         # overwrites what the settle wrote.
         conn.execute(
-            "UPDATE messages SET content = ?, updated_at = ? WHERE id = ? AND status = 'streaming'",
-            (content, now, message_id),
+            "UPDATE messages SET content = ?, parts = ?, updated_at = ? "
+            "WHERE id = ? AND status = 'streaming'",
+            (content, parts, now, message_id),
         )
 
 
 def _finish(conn: sqlite3.Connection, message_id: str, ending: Ending) -> None:
     usage = json.dumps(ending.usage) if ending.usage is not None else None
+    parts = json.dumps(ending.parts, ensure_ascii=False) if ending.parts is not None else None
     with transaction(conn):
         cursor = conn.execute(
-            "UPDATE messages SET content = ?, status = ?, ended_by = ?, error = ?, usage = ?, "
-            "completed_at = ?, updated_at = ? WHERE id = ? AND status = 'streaming'",
+            "UPDATE messages SET content = ?, parts = ?, status = ?, ended_by = ?, error = ?, "
+            "usage = ?, completed_at = ?, updated_at = ? WHERE id = ? AND status = 'streaming'",
             (
                 ending.content,
+                parts,
                 ending.status,
                 ending.ended_by,
                 ending.error,

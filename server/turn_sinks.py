@@ -5,11 +5,13 @@ streams, finished once by the run's settle (server/turns.py)."""
 from __future__ import annotations
 
 import concurrent.futures
-from typing import Protocol
+from typing import Any, Protocol
 
+from server.agent.toolbox import ToolBox, ToolCallError, ToolOutcome, ToolTarget
 from server.errors import NotFoundError
 from server.models.base import ChatRequest
 from server.store import Ending, OpenedTurn, Store, new_id
+from server.types import PartJSON
 
 
 class TurnSink(Protocol):
@@ -23,7 +25,14 @@ class TurnSink(Protocol):
         """
         ...
 
-    def checkpoint(self, text: str) -> concurrent.futures.Future[object] | None:
+    def toolbox(self) -> ToolBox | None:
+        """The tools the run may call itself (once open); None: the client runs its own
+        (`tools` in the request are passed to the model, its calls end the reply)."""
+        ...
+
+    def checkpoint(
+        self, text: str, parts: list[PartJSON] | None
+    ) -> concurrent.futures.Future[object] | None:
         """Queue a write of the reply so far; the future (if any) completes when written."""
         ...
 
@@ -40,8 +49,11 @@ class ConversationTurn:
         content: str,
         model: str,
         max_tokens: int | None = None,
+        tools: ToolBox | None = None,
     ) -> None:
+        """`tools`: what the turn offers the model when the conversation allows tools."""
         self._store = store
+        self._tools = tools
         self.conversation_id = conversation_id
         self._content = content
         self._model = model
@@ -64,8 +76,15 @@ class ConversationTurn:
         self.opened = opened
         return ChatRequest(messages=opened.prompt, max_tokens=self._max_tokens)
 
-    def checkpoint(self, text: str) -> concurrent.futures.Future[object] | None:
-        return self._store.checkpoint(self.message_id, text)
+    def toolbox(self) -> ToolBox | None:
+        if self.opened is not None and self.opened.tools and self._tools is not None:
+            return self._tools
+        return NO_TOOLS
+
+    def checkpoint(
+        self, text: str, parts: list[PartJSON] | None
+    ) -> concurrent.futures.Future[object] | None:
+        return self._store.checkpoint(self.message_id, text, parts)
 
     async def finish(self, ending: Ending) -> None:
         if self.opened is not None:  # else no row was written, and there is nothing to end
@@ -81,8 +100,31 @@ class StatelessTurn:
     async def open(self) -> ChatRequest:
         return self._request
 
-    def checkpoint(self, text: str) -> concurrent.futures.Future[object] | None:
+    def toolbox(self) -> ToolBox | None:
+        return None
+
+    def checkpoint(
+        self, text: str, parts: list[PartJSON] | None
+    ) -> concurrent.futures.Future[object] | None:
         return None
 
     async def finish(self, ending: Ending) -> None:
         pass
+
+
+class _NoTools:
+    """A conversation turn with no tools to offer."""
+
+    def specs(self) -> list[dict[str, Any]]:
+        return []
+
+    def target(self, function: str) -> ToolTarget | None:
+        return None
+
+    async def call(
+        self, function: str, arguments: dict[str, Any], time_limit: float
+    ) -> ToolOutcome:
+        raise ToolCallError(f"there is no tool named {function!r}")
+
+
+NO_TOOLS: ToolBox = _NoTools()

@@ -7,6 +7,11 @@ message and the `streaming` reply row), so whatever it wrote, it also ends. Ever
 (completed, hang-up, shutdown, error, cancellation of the run task itself) goes through
 `Run._settle`, which runs exactly once, shielded from cancellation, and never raises; no
 other code writes an ending.
+
+A turn may take several steps (the agent): a model call, the tool calls it asks for, their
+results back to the model, the next model call... The model is leased for each model call
+only, never while tools run; a stop cancels whatever is running (the model's stream, or
+every tool call at once) and no new step starts. See docs/api.md, "Tools".
 """
 
 from __future__ import annotations
@@ -21,19 +26,32 @@ from collections.abc import AsyncIterator, Callable
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
-from server.errors import ParleyError, UnavailableError
-from server.models.base import ChatRequest, StopSignal, StreamEnd, StreamInfo, TextDelta
+from server.agent.steps import CallBuilder, ReplyParts, ToolStep, parse_arguments
+from server.agent.toolbox import ToolBox, ToolCallError
+from server.errors import BackendError, ParleyError, UnavailableError
+from server.models.base import (
+    ChatRequest,
+    StopSignal,
+    StreamEnd,
+    StreamInfo,
+    TextDelta,
+    ToolCallDelta,
+)
 from server.models.registry import ModelEntry
+from server.run_feed import FeedItem, StepChanged, ToolCallsMade
 from server.settings import Limits
 from server.store import Ending
 from server.turn_sinks import TurnSink
-from server.types import EndedBy, Usage
+from server.types import ChatMessage, EndedBy, ToolCallJSON, Usage
 
 log = logging.getLogger(__name__)
 
 # The most text a follower takes in one piece (one SSE chunk); see `Run.follow`.
 FOLLOW_PIECE_CHARS = 65_536
+# Token counts summed over a turn's model calls; other usage fields are the last call's.
+SUMMED_USAGE = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
 class Run:
@@ -49,16 +67,24 @@ class Run:
     ) -> None:
         self.id = run_id
         self.model = model
-        self.parts: list[str] = []
+        self.parts: list[str] = []  # the reply's text, in pieces as they came
+        self.reply = ReplyParts()  # which pieces and tool steps make up the reply, in order
+        # What followers read, in order: text pieces (the same str objects) and FeedItems.
+        self._feed: list[str | FeedItem] = []
+        self._toolbox: ToolBox | None = None  # set once the turn is open (the sink's)
+        self._tool_calls: list[ToolCallJSON] | None = None  # a stateless reply's calls
+        self.model_calls = 0
+        self._model_stuck = False  # a model call's work outlived its stop_timeout
         self._chars = 0
         self._over_limit: str | None = None  # why the reply was cut at the size limit
         self.stop_reason: EndedBy | None = None
         self.ending: Ending | None = None
         self._info: Usage = {}
+        self._usage_sum: Usage = {}
         self._sink = sink
         self._limits = limits
         self._on_done = on_done
-        self._signal = StopSignal()
+        self._signal = StopSignal()  # the current model call's
         self._scope = anyio.CancelScope()
         # A plain asyncio.Event, set per delta and cleared by a follower before it waits:
         # creating an anyio.Event per delta cost a quarter of the relay's CPU.
@@ -105,24 +131,34 @@ class Run:
 
     # -- following the run -----------------------------------------------------------------
 
-    async def follow(self) -> AsyncIterator[str | Ending]:
-        """Yield the text as it grows (coalesced), then the Ending once settled."""
+    async def follow(self) -> AsyncIterator[str | FeedItem | Ending]:
+        """Yield the text as it grows (coalesced) and the steps' events in order, then the
+        Ending once settled."""
         index = 0
+        feed = self._feed
         while True:
             # Always yield to the loop, even when data is ready: a follower must never
             # spin the loop (Queue-like fast paths do not suspend). asyncio.sleep(0) rather
             # than anyio's checkpoint, which looks up the async library on every call.
             await asyncio.sleep(0)
-            if index < len(self.parts):
+            if index < len(feed):
+                item = feed[index]
+                if not isinstance(item, str):
+                    index += 1
+                    yield item
+                    continue
                 # A bounded piece at a time: a follower far behind (a slow reader) never
                 # holds a second copy of the whole reply, only one piece being sent.
-                end, size = index, 0
-                while end < len(self.parts) and size < FOLLOW_PIECE_CHARS:
-                    size += len(self.parts[end])
-                    end += 1
-                batch = self.parts[index:end]
-                index = end
-                yield "".join(batch)
+                pieces: list[str] = []
+                size = 0
+                while index < len(feed) and size < FOLLOW_PIECE_CHARS:
+                    piece = feed[index]
+                    if not isinstance(piece, str):
+                        break
+                    pieces.append(piece)
+                    size += len(piece)
+                    index += 1
+                yield "".join(pieces)
                 continue
             if self._done.is_set() and self.ending is not None:
                 # Only once the settle has finished writing, so the end tells what was saved.
@@ -137,25 +173,13 @@ class Run:
     # -- the run's life --------------------------------------------------------------------
 
     async def life(self) -> None:
-        streamed = False
         finished: StreamEnd | None = None
         error: str | None = None
         try:
             with self._scope:
                 request = await self._open()
-                await self.model.lease.acquire(self)
-                self._started_at = time.monotonic()
-                events = self.model.backend.stream(request, self._signal)
-                streamed = True
-                async with contextlib.aclosing(events):
-                    async for event in events:
-                        if isinstance(event, TextDelta):
-                            if not self._append(event.text):
-                                break  # at the size limit: closing `events` stops the work
-                        elif isinstance(event, StreamInfo):
-                            self._info.update(event.usage)
-                        else:
-                            finished = event
+                self._toolbox = self._sink.toolbox()
+                finished = await self._steps(request)
         except ParleyError as exc:
             # A backend that failed, or a turn that could not open (then nothing was written
             # and the settle writes nothing). An error raised while the run was already being
@@ -170,7 +194,164 @@ class Run:
             # Reached by every ending; also when the run task itself is cancelled (server
             # shutdown): the settle must still write, so it is shielded.
             with anyio.CancelScope(shield=True):
-                await self._settle(streamed, finished, error)
+                await self._settle(finished, error)
+
+    async def _steps(self, request: ChatRequest) -> StreamEnd | None:
+        """Model call, tool calls, model call... until the model answers without calling a
+        tool. Returns how the last model call finished; None when the reply was cut at the
+        size limit or its stream ended because the run is stopping."""
+        toolbox = self._toolbox
+        offered: list[dict[str, object]] = []
+        if toolbox is not None and self.model.backend.tools_unsupported is None:
+            offered = list(toolbox.specs())
+        messages = list(request.messages)
+        limit = self._limits.max_steps
+        for number in range(1, limit + 1):
+            last = number == limit
+            if toolbox is None:  # stateless: the client's own tools, passed through
+                step_request = dataclasses.replace(request, messages=messages)
+            else:  # the last step offers no tools, so the model answers
+                tools = offered if offered and not last else None
+                step_request = dataclasses.replace(
+                    request, messages=messages, tools=tools, tool_choice=None, tools_optional=True
+                )
+            first_piece = len(self.parts)
+            called = await self._model_call(step_request)
+            if called is None:
+                return None
+            end, calls = called
+            if not calls:
+                return end
+            self._publish(ToolCallsMade(calls))
+            if toolbox is None:  # the client runs them: they are the reply
+                self._tool_calls = calls
+                return end
+            said = "".join(self.parts[first_piece:])
+            messages.append({"role": "assistant", "content": said, "tool_calls": calls})
+            messages.extend(await self._run_tools(toolbox, calls, limited=last))
+            if last:
+                return end
+        return None  # not reached: the last step returns
+
+    async def _model_call(
+        self, request: ChatRequest
+    ) -> tuple[StreamEnd, list[ToolCallJSON]] | None:
+        """One model call, streamed into the reply, with the model leased for it alone.
+        Returns how it finished and the tool calls it made; None if it did not finish
+        (stopped, or cut at the size limit)."""
+        # A stopped run starts no new step: its cancelled scope raises here, before the
+        # model is leased or the upstream contacted.
+        await anyio.lowlevel.checkpoint()
+        if self._model_stuck:
+            raise BackendError("the model's previous call did not stop; not calling it again")
+        signal = StopSignal()
+        self._signal = signal
+        lease = self.model.lease
+        builder = CallBuilder()
+        finished: StreamEnd | None = None
+        streamed = False
+        await lease.acquire(self)
+        try:
+            self.model_calls += 1
+            if self._started_at is None:
+                self._started_at = time.monotonic()
+            events = self.model.backend.stream(request, signal)
+            streamed = True
+            async with contextlib.aclosing(events):
+                async for event in events:
+                    if isinstance(event, TextDelta):
+                        if not self._append(event.text):
+                            return None  # at the size limit: closing `events` stops the work
+                    elif isinstance(event, ToolCallDelta):
+                        builder.add(event)
+                    elif isinstance(event, StreamInfo):
+                        self._info.update(event.usage)
+                    else:
+                        finished = event
+        finally:
+            # Whatever ended this call (a stop, the size limit, a failure), its work must end
+            # too; then the model's slot is given back, once that work has really stopped.
+            # Shielded: a stop's cancellation must not skip it.
+            signal.request()
+            with anyio.CancelScope(shield=True):
+                await self._release_model(signal, streamed)
+        if finished is None:
+            return None
+        self._add_usage(finished.usage)
+        return finished, builder.calls(f"call-{self.id[:8]}-{self.model_calls}")
+
+    async def _run_tools(
+        self, toolbox: ToolBox, calls: list[ToolCallJSON], *, limited: bool
+    ) -> list[ChatMessage]:
+        """Run the calls (at once, concurrently) as steps of the reply; return the `tool`
+        messages that tell the model their results. A stop cancels every call."""
+        runnable: list[tuple[ToolStep, dict[str, object]]] = []
+        steps = []
+        for call in calls:
+            function = call["function"]["name"]
+            target = toolbox.target(function)
+            step = ToolStep(
+                id=call["id"],
+                function=function,
+                server=target.server if target else "",
+                name=target.tool if target else function,
+                arguments=call["function"]["arguments"],
+            )
+            steps.append(step)
+            self.reply.step_added(step)
+            if limited:
+                step.end(
+                    "error",
+                    f"not run: the turn reached its limit of {self._limits.max_steps} steps",
+                )
+            elif target is None:
+                step.end("error", f"there is no tool named {function!r}")
+            else:
+                try:
+                    runnable.append((step, parse_arguments(step.arguments)))
+                except ValueError as exc:
+                    step.end("error", str(exc))
+            self._step_changed(step)
+        if runnable:
+            async with anyio.create_task_group() as tg:
+                for step, arguments in runnable:
+                    tg.start_soon(self._run_tool, toolbox, step, arguments)
+        return [{"role": "tool", "tool_call_id": s.id, "content": s.for_model()} for s in steps]
+
+    async def _run_tool(
+        self, toolbox: ToolBox, step: ToolStep, arguments: dict[str, object]
+    ) -> None:
+        try:
+            outcome = await toolbox.call(step.function, arguments, self._limits.tool_call_timeout)
+        except anyio.get_cancelled_exc_class():
+            # Stopped: the call was cancelled (the server told) and is no longer waited on;
+            # whatever it answers later is dropped.
+            step.end("interrupted", None)
+            self._step_changed(step)
+            raise
+        except ToolCallError as exc:
+            step.end("error", str(exc))
+        except Exception as exc:
+            log.exception("run %s: tool %s failed", self.id, step.function)
+            step.end("error", f"internal error: {type(exc).__name__}")
+        else:
+            step.end("error" if outcome.is_error else "completed", outcome.text)
+        self._step_changed(step)
+
+    def _publish(self, item: FeedItem) -> None:
+        self._feed.append(item)
+        self._wake()
+
+    def _step_changed(self, step: ToolStep) -> None:
+        self._publish(StepChanged(step.json()))
+        self._schedule_checkpoint()
+
+    def _add_usage(self, reported: Usage | None) -> None:
+        for key, value in (reported or {}).items():
+            if key in SUMMED_USAGE:
+                self._usage_sum[key] = self._usage_sum.get(key, 0) + value
+            else:
+                self._usage_sum[key] = value
 
     async def _open(self) -> ChatRequest:
         # Shielded: once the store is asked to open the turn, the run must learn whether the
@@ -195,6 +376,9 @@ class Run:
         text is cut there, and the run must end)."""
         if not text:
             return True
+        if self.reply.after_step and self.parts:
+            # Text after a tool step starts a new paragraph (in `content` too).
+            text = _paragraph_break(self.parts[-1]) + text
         room = self._limits.max_reply_chars - self._chars
         if len(text) > room:
             cap = self._limits.max_reply_chars
@@ -208,7 +392,9 @@ class Run:
         self._chars += len(text)
         if self._first_token_at is None:
             self._first_token_at = time.monotonic()
+        self.reply.text_added(len(self.parts))
         self.parts.append(text)
+        self._feed.append(text)
         self._wake()
         self._schedule_checkpoint()
         return self._over_limit is None
@@ -231,7 +417,7 @@ class Run:
             return
         self._last_checkpoint = time.monotonic()
         try:
-            written = self._sink.checkpoint(self.text)
+            written = self._sink.checkpoint(self.text, self.reply.json(self.parts))
         except Exception:
             log.exception("run %s: checkpoint failed", self.id)
             return
@@ -250,7 +436,7 @@ class Run:
             self._write_wanted = False
             self._schedule_checkpoint()
 
-    async def _settle(self, streamed: bool, finished: StreamEnd | None, error: str | None) -> None:
+    async def _settle(self, finished: StreamEnd | None, error: str | None) -> None:
         """End the run: stop the work, release the model, save the text. Once; never raises."""
         if self.ending is not None:
             return
@@ -260,8 +446,8 @@ class Run:
             if self.stop_reason is None and finished is None and error is None:
                 # Neither finished, failed nor stopped: the run task itself was cancelled.
                 self.stop_reason = "shutdown"
-            self._signal.request()
-            await self._release_model(streamed)
+            self._signal.request()  # a model call's own `finally` gives its slot back
+            self.reply.interrupt_running()  # a step still running was stopped
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
@@ -281,16 +467,19 @@ class Run:
             self._wake()
             self._on_done(self)
 
-    async def _release_model(self, streamed: bool) -> None:
+    async def _release_model(self, signal: StopSignal, streamed: bool) -> None:
+        """Give the model's slot back once the call's work has really stopped (bounded by
+        `stop_timeout`; after that, the slot is given back when the work ends)."""
         lease = self.model.lease
         if not lease.held_by(self):
             return
         if streamed:
             with anyio.move_on_after(self._limits.stop_timeout):
-                await self._signal.wait_stopped()
-        if self._signal.stopped or not streamed:
+                await signal.wait_stopped()
+        if signal.stopped or not streamed:
             lease.release(self)
             return
+        self._model_stuck = True
         log.error(
             "run %s: the model's work did not stop within %.1fs; "
             "the model stays in use until it does",
@@ -301,14 +490,16 @@ class Run:
         def release_late() -> None:
             lease.release(self)
 
-        self._signal.when_stopped(release_late)
+        signal.when_stopped(release_late)
 
     def _ending(self, finished: StreamEnd | None, error: str | None) -> Ending:
         now = time.time()
-        usage = self._usage(finished.usage if finished else None)
+        usage = self._usage()
+        parts = self.reply.json(self.parts)
         if error is not None:
             return Ending(
                 content=self.text,
+                parts=parts,
                 status="error",
                 ended_by="error",
                 error=error,
@@ -318,14 +509,17 @@ class Run:
         if finished is not None:
             return Ending(
                 content=self.text,
+                parts=parts,
                 status="completed",
                 ended_by=None,
                 usage=usage,
                 completed_at=now,
                 finish_reason=finished.finish_reason,
+                tool_calls=self._tool_calls,
             )
         return Ending(
             content=self.text,
+            parts=parts,
             status="interrupted",
             ended_by=self.stop_reason,
             usage=usage,
@@ -335,14 +529,17 @@ class Run:
     def _failed_ending(self, error: str) -> Ending:
         return Ending(
             content=self.text,
+            parts=self.reply.json(self.parts),
             status="error",
             ended_by="error",
             error=error,
             completed_at=time.time(),
         )
 
-    def _usage(self, reported: Usage | None) -> Usage:
-        usage: Usage = {**self._info, **(reported or {})}
+    def _usage(self) -> Usage:
+        usage: Usage = {**self._info, **self._usage_sum}
+        if self.model_calls > 1:
+            usage["model_calls"] = self.model_calls
         if not isinstance(usage.get("completion_tokens"), int):
             usage["completion_tokens"] = len(self.parts)
             usage["completion_tokens_estimated"] = True
@@ -368,3 +565,10 @@ class Run:
                     return dataclasses.replace(ending, save_error=str(exc))
                 await anyio.sleep(self._limits.final_write_pause * attempt)
         return ending  # not reached: the last attempt returns either way
+
+
+def _paragraph_break(tail: str) -> str:
+    """What starts a new paragraph after text ending with `tail`."""
+    if tail.endswith("\n\n"):
+        return ""
+    return "\n" if tail.endswith("\n") else "\n\n"

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from typing import Literal, NotRequired, TypedDict
 
-Role = Literal["system", "user", "assistant"]
+Role = Literal["system", "user", "assistant", "tool"]
+MessageRole = Literal["user", "assistant"]  # what a stored message is
 Status = Literal["streaming", "completed", "interrupted", "error"]
 EndedBy = Literal["client_hangup", "shutdown", "error", "crash"]
-FinishReason = Literal["stop", "length"]
+# "tool_calls": the model asked for tools (a step of a turn; the whole reply of a /v1 call).
+FinishReason = Literal["stop", "length", "tool_calls"]
+ToolStatus = Literal["running", "completed", "error", "interrupted"]
 ModelState = Literal["unloaded", "loading", "ready", "error"]
 
 # Token counts as reported by a backend (OpenAI's names: prompt_tokens, completion_tokens,
@@ -20,16 +23,54 @@ ModelState = Literal["unloaded", "loading", "ready", "error"]
 Usage = dict[str, int | float]
 
 
+class ToolFunctionJSON(TypedDict):
+    name: str
+    arguments: str  # JSON text, as the model wrote it
+
+
+class ToolCallJSON(TypedDict):
+    """A tool call in OpenAI's shape (an assistant message's `tool_calls`, a chunk's delta)."""
+
+    id: str
+    type: Literal["function"]
+    function: ToolFunctionJSON
+
+
 class ChatMessage(TypedDict):
     role: Role
     content: str
+    tool_calls: NotRequired[list[ToolCallJSON]]  # assistant: the calls it made
+    tool_call_id: NotRequired[str]  # tool: the call this message answers
+
+
+class TextPartJSON(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+class ToolPartJSON(TypedDict):
+    """One tool step of a reply: what was called, and how it went."""
+
+    type: Literal["tool"]
+    id: str  # the model's call id
+    server: str  # the MCP server's name in the configuration
+    name: str  # the tool's own name at that server
+    arguments: str  # JSON text, as the model wrote it
+    status: ToolStatus
+    result: str | None  # the result's text (capped), or what went wrong
+    started_at: float
+    ended_at: float | None
+
+
+PartJSON = TextPartJSON | ToolPartJSON
 
 
 class MessageJSON(TypedDict):
     id: str
     conversation_id: str
-    role: Role
-    content: str
+    role: MessageRole
+    content: str  # the reply's plain text: its text parts, in order
+    parts: list[PartJSON]  # text and tool steps, in order
     status: Status
     ended_by: EndedBy | None
     error: str | None
@@ -49,6 +90,7 @@ class ConversationJSON(TypedDict):
     title: str
     model: str | None
     system: str | None
+    tools: bool  # the model may call the configured tools in this conversation
     created_at: float
     updated_at: float
     messages: NotRequired[list[MessageJSON]]
@@ -113,24 +155,92 @@ class FoundServerJSON(TypedDict):
     models: list[str]
 
 
+ToolServerState = Literal["disabled", "starting", "ready", "error"]
+
+
+class ToolServerConfigJSON(TypedDict, total=False):
+    """One entry of `mcpServers` in the MCP configuration file (the ecosystem's format):
+    `command` (with `args`, `env`, `cwd`) for a server over stdio, or `url` (with
+    `headers`) for one over streamable HTTP."""
+
+    command: str
+    args: list[str]
+    env: dict[str, str]
+    cwd: str
+    url: str
+    headers: dict[str, str]
+    disabled: bool
+
+
+class ToolInfoJSON(TypedDict):
+    """A tool a server offers, as the model is shown it."""
+
+    name: str  # its own name at the server
+    function: str  # the name the model calls it by (`server__tool`)
+    description: str
+    input_schema: dict[str, object]
+
+
+class ToolServerJSON(TypedDict):
+    """A configured MCP server and how it is doing (`GET /api/tools`)."""
+
+    name: str
+    config: ToolServerConfigJSON
+    transport: Literal["stdio", "http"] | None  # None: the entry is not valid
+    state: ToolServerState
+    tools: list[ToolInfoJSON]  # what it offers while ready
+    error: str | None  # why it is not ready (invalid entry, failed start, crash)
+    stderr_tail: list[str]  # its last lines on stderr (stdio)
+    restarts: int  # restarts after crashes since Parley started
+
+
+class ToolsJSON(TypedDict):
+    """`GET /api/tools`: the MCP configuration and its servers."""
+
+    config_path: str
+    config_error: str | None  # the file cannot be read (bad JSON...): no server runs
+    servers: list[ToolServerJSON]
+
+
+class ToolsSummaryJSON(TypedDict):
+    servers: int
+    ready: int
+    tools: int  # offered by the ready servers
+
+
 class StatusJSON(TypedDict):
     models: list[ModelStatusJSON]
     default_model: str | None
     active_turns: int
+    tools: ToolsSummaryJSON
 
 
 # -- a streamed reply: OpenAI `chat.completion.chunk`s, Parley's fields added --------------
 
 
+class DeltaToolCallJSON(TypedDict):
+    index: int
+    id: str
+    type: Literal["function"]
+    function: ToolFunctionJSON
+
+
 class DeltaJSON(TypedDict, total=False):
     role: Literal["assistant"]
     content: str
+    tool_calls: list[DeltaToolCallJSON]
 
 
 class ChoiceJSON(TypedDict):
     index: int
     delta: DeltaJSON
     finish_reason: FinishReason | None
+
+
+class StepEventJSON(TypedDict):
+    """A tool step began or changed (`parley` of a chunk that is not the last)."""
+
+    step: ToolPartJSON
 
 
 class OutcomeJSON(TypedDict):
@@ -155,8 +265,9 @@ class ChunkJSON(TypedDict):
     """One server-sent event of a reply.
 
     The first chunk of a conversation turn also carries `conversation_id`,
-    `user_message_id` and `message_id`; the last one carries `usage` and `parley` (and
-    `error` when the backend failed). Only the last one has `parley`.
+    `user_message_id` and `message_id`; the last one carries `usage` and `parley` (an
+    OutcomeJSON, and `error` when the backend failed). A tool step that begins or changes
+    is a chunk with no choices and `parley` = StepEventJSON.
     """
 
     id: str
@@ -168,5 +279,5 @@ class ChunkJSON(TypedDict):
     user_message_id: NotRequired[str]
     message_id: NotRequired[str]
     usage: NotRequired[Usage | None]
-    parley: NotRequired[OutcomeJSON]
+    parley: NotRequired[OutcomeJSON | StepEventJSON]
     error: NotRequired[ErrorBodyJSON]

@@ -7,7 +7,7 @@ import contextlib
 import threading
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from server.types import ChatMessage, FinishReason, Usage
 
@@ -20,11 +20,28 @@ class ChatRequest:
     max_tokens: int | None = None
     temperature: float | None = None
     stop: list[str] = field(default_factory=list)
+    # OpenAI `tools` (function definitions) and `tool_choice`, passed to the backend as given.
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    # Offered by Parley itself (a conversation's tools), not asked for by a client: a model
+    # that refuses tools is asked again without them, and remembered as unable.
+    tools_optional: bool = False
 
 
 @dataclass(frozen=True)
 class TextDelta:
     text: str
+
+
+@dataclass(frozen=True)
+class ToolCallDelta:
+    """A piece of a tool call the model is writing (OpenAI's `delta.tool_calls[i]`): the
+    call at `index` gets its id and name once, and its arguments' JSON text piece by piece."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
 
 
 @dataclass(frozen=True)
@@ -42,7 +59,7 @@ class StreamEnd:
     usage: Usage | None = None
 
 
-StreamEvent = TextDelta | StreamInfo | StreamEnd
+StreamEvent = TextDelta | ToolCallDelta | StreamInfo | StreamEnd
 
 
 class StopSignal:
@@ -110,6 +127,12 @@ class ChatBackend(Protocol):
     name: str
     kind: str
     slots: int  # replies it serves at once; more wait in the model's queue
+
+    @property
+    def tools_unsupported(self) -> str | None:
+        """Why this model cannot call tools (its chat template has no tool calling), or
+        None when it can or may (an upstream says so itself when it cannot)."""
+        ...
 
     @property
     def state(self) -> ModelState: ...

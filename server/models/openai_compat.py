@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import httpx
@@ -23,11 +24,12 @@ from server.models.base import (
     StreamEnd,
     StreamEvent,
     TextDelta,
+    ToolCallDelta,
 )
 from server.models.text import TextJoiner, valid_unicode
 from server.models.upstream_check import describe_transport_error, list_models, upstream_client
 from server.settings import Limits, UpstreamSettings
-from server.types import FinishReason, Usage
+from server.types import ChatMessage, FinishReason, Usage
 
 MAX_ERROR_BODY = 2000
 MAX_LINE_BYTES = 4_000_000
@@ -45,6 +47,7 @@ def upstream_timeout(limits: Limits) -> httpx.Timeout:
 class OpenAICompatBackend:
     kind = "openai_compat"
     slots = 1  # replies at once (Parley's own limit; the upstream may queue more)
+    tools_unsupported: str | None = None  # an upstream that cannot call tools says so itself
 
     def __init__(
         self,
@@ -108,7 +111,7 @@ class OpenAICompatBackend:
     def _body(self, request: ChatRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.name,
-            "messages": request.messages,
+            "messages": [_wire_message(m) for m in request.messages],
             "stream": True,
             "stream_options": {"include_usage": True},
         }
@@ -118,8 +121,31 @@ class OpenAICompatBackend:
             body["temperature"] = request.temperature
         if request.stop:
             body["stop"] = request.stop
+        if request.tools:
+            body["tools"] = request.tools
+            if request.tool_choice is not None:
+                body["tool_choice"] = request.tool_choice
         body.update(self._extra_body)
         return body
+
+    @contextlib.asynccontextmanager
+    async def _response(self, request: ChatRequest) -> AsyncIterator[httpx.Response]:
+        """The upstream's response to the request. Tools Parley offered on its own that the
+        upstream's model refuses (HTTP 400: many Ollama models have no tool support) are
+        dropped: the request is sent again without them, and they are not offered again."""
+        async with self._client.stream(
+            "POST", "chat/completions", json=self._body(request)
+        ) as response:
+            if not (response.status_code == 400 and request.tools and request.tools_optional):
+                yield response
+                return
+            refusal = await _describe_refusal(response)
+        self.tools_unsupported = f"{self.name} cannot call tools ({refusal})"
+        without = dataclasses.replace(request, tools=None, tools_optional=False)
+        async with self._client.stream(
+            "POST", "chat/completions", json=self._body(without)
+        ) as response:
+            yield response
 
     async def stream(
         self, request: ChatRequest, signal: StopSignal
@@ -130,9 +156,7 @@ class OpenAICompatBackend:
             done = False
             joiner = TextJoiner()
             try:
-                async with self._client.stream(
-                    "POST", "chat/completions", json=self._body(request)
-                ) as response:
+                async with self._response(request) as response:
                     if response.status_code != 200:
                         raise BackendError(await _describe_refusal(response))
                     self._set_state("ready", None)
@@ -153,10 +177,13 @@ class OpenAICompatBackend:
                             if data == b"[DONE]":
                                 done = True
                                 break
-                            text, reason, chunk_usage = _read_chunk(_parse_chunk(data))
+                            chunk = _parse_chunk(data)
+                            text, reason, chunk_usage = _read_chunk(chunk)
                             text = joiner.feed(text)
                             if text:
                                 yield TextDelta(text)
+                            for call in _tool_call_deltas(chunk):
+                                yield call
                             finish = reason or finish
                             usage = chunk_usage or usage
             except httpx.HTTPError as exc:
@@ -172,6 +199,14 @@ class OpenAICompatBackend:
             yield StreamEnd(finish or "stop", usage)
         finally:
             signal.confirm_stopped()
+
+
+def _wire_message(message: ChatMessage) -> dict[str, Any]:
+    """A message as upstreams expect it: an assistant message that only calls tools has
+    `content: null` (some upstreams refuse an empty string beside `tool_calls`)."""
+    if message.get("tool_calls") and not message["content"]:
+        return {**message, "content": None}
+    return dict(message)
 
 
 async def _sse_data(response: httpx.Response) -> AsyncGenerator[bytes, None]:
@@ -251,11 +286,44 @@ def _read_chunk(chunk: dict[str, Any]) -> tuple[str, FinishReason | None, Usage 
         if isinstance(content, str):
             text = content
         reason = choice.get("finish_reason")
-        if reason == "length":
-            finish = "length"
+        if reason in ("length", "tool_calls"):
+            finish = reason
+        elif reason == "function_call":  # OpenAI's older name for the same
+            finish = "tool_calls"
         elif reason:
             finish = "stop"
     return text, finish, _usage(chunk.get("usage"))
+
+
+def _tool_call_deltas(chunk: dict[str, Any]) -> list[ToolCallDelta]:
+    """The pieces of tool calls in a chunk (`choices[0].delta.tool_calls`); malformed
+    entries are skipped (a call that never gets a name fails as a step, visibly)."""
+    choices = chunk.get("choices")
+    if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
+        return []
+    delta = choices[0].get("delta")
+    calls = delta.get("tool_calls") if isinstance(delta, dict) else None
+    if not isinstance(calls, list):
+        return []
+    found = []
+    for position, call in enumerate(calls):
+        if not isinstance(call, dict):
+            continue
+        index = call.get("index", position)
+        function = call.get("function")
+        function = function if isinstance(function, dict) else {}
+        call_id, name, arguments = call.get("id"), function.get("name"), function.get("arguments")
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < 128:
+            continue
+        found.append(
+            ToolCallDelta(
+                index=index,
+                id=call_id if isinstance(call_id, str) and call_id else None,
+                name=name if isinstance(name, str) and name else None,
+                arguments=valid_unicode(arguments) if isinstance(arguments, str) else "",
+            )
+        )
+    return found
 
 
 def _usage(value: object) -> Usage | None:

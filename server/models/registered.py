@@ -10,14 +10,13 @@ overwritten until the user adds or removes a model.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+
+from server.files import write_json_atomically
 
 log = logging.getLogger(__name__)
 
@@ -81,14 +80,5 @@ class RegisteredModels:
             "local_models": [{"name": m.name, "path": str(m.path)} for m in models],
             "settings": settings,
         }
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".models-")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                json.dump(payload, file, indent=2)
-            os.replace(temporary, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        write_json_atomically(self.path, payload)
         self.models, self.settings = models, settings

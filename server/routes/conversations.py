@@ -44,10 +44,20 @@ async def create_conversation(request: Request) -> JSONResponse:
     title = text_field(body, "title", max_chars=limits.max_title_chars) or ""
     model = text_field(body, "model", max_chars=limits.max_title_chars)
     system = text_field(body, "system", max_chars=limits.max_content_chars)
+    tools = _bool_field(body, "tools")
     if model:
         svc.models.resolve(model)  # 404 model_not_found, rather than a chat that cannot reply
     conversation = await svc.store.create_conversation(title.strip(), model or None, system or None)
+    if tools is False:
+        conversation = await svc.store.set_tools(conversation["id"], False) or conversation
     return JSONResponse(conversation, status_code=201)
+
+
+def _bool_field(body: dict[str, object], name: str) -> bool | None:
+    value = body.get(name)
+    if value is not None and not isinstance(value, bool):
+        raise BadRequestError(f"'{name}' must be true or false", code="invalid_field")
+    return value
 
 
 async def get_conversation(request: Request) -> JSONResponse:
@@ -58,15 +68,21 @@ async def get_conversation(request: Request) -> JSONResponse:
 
 
 async def update_conversation(request: Request) -> JSONResponse:
-    """Rename (`title`) and/or choose the model of the next replies (`model`, a known one)."""
+    """Rename (`title`), choose the model of the next replies (`model`, a known one), and/or
+    let the model call tools in them or not (`tools`)."""
     svc = services(request)
     limits = svc.settings.limits
     body = await read_object(request, limits)
     title = text_field(body, "title", max_chars=limits.max_title_chars)
     model = text_field(body, "model", max_chars=limits.max_title_chars)
-    if not title and not model:
-        raise BadRequestError("give a 'title' or a 'model'", code="invalid_field")
+    tools = _bool_field(body, "tools")
+    if not title and not model and tools is None:
+        raise BadRequestError("give a 'title', a 'model' or 'tools'", code="invalid_field")
     conversation = None
+    if tools is not None:
+        conversation = await svc.store.set_tools(_id(request), tools)
+        if conversation is None:
+            raise _no_conversation(_id(request))
     if model:
         svc.models.resolve(model)  # 404 model_not_found for a name no backend serves
         conversation = await svc.store.set_model(_id(request), model)
@@ -113,7 +129,9 @@ async def send_message(request: Request) -> RunEventStream:
     if conversation["system"]:
         kept.insert(0, {"role": "system", "content": conversation["system"]})
     await model.backend.admit(ChatRequest(kept, max_tokens=reply_tokens))
-    run, turn = await svc.runs.start_turn(conversation_id, content or "", model, reply_tokens)
+    run, turn = await svc.runs.start_turn(
+        conversation_id, content or "", model, reply_tokens, svc.tools.toolbox()
+    )
     writer = ChunkWriter(f"chatcmpl-{run.id}", model.name)
     ids = TurnIds(conversation_id, turn.user_message_id, turn.message_id)
     return RunEventStream(run, writer, ids)

@@ -2,11 +2,15 @@
 
 Stateless (the client sends the whole history), but every completion is a run on the same
 path as a conversation turn: the model's lease, the real interrupt on hang-up, one settle.
+`tools` pass through to the model and its calls come back to the client, which runs its
+own tools (Parley's MCP servers are for its own conversations).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -19,15 +23,18 @@ from server.run_responses import RunCompletion, RunEventStream, RunResponse
 from server.services import services
 from server.settings import Limits
 from server.sse import ChunkWriter
-from server.types import ChatMessage, Role
+from server.types import ChatMessage, Role, ToolCallJSON
 
 MAX_MESSAGES = 10_000
 MAX_STOP_SEQUENCES = 4
+MAX_TOOLS = 128
+FUNCTION_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ROLES: dict[str, Role] = {
     "system": "system",
     "developer": "system",
     "user": "user",
     "assistant": "assistant",
+    "tool": "tool",
 }
 
 
@@ -52,6 +59,9 @@ async def chat_completions(request: Request) -> RunResponse:
     call = parse_call(body, svc.settings.limits)
     model = svc.models.resolve(call.model)
     await model.backend.admit(call.request)
+    unsupported = model.backend.tools_unsupported
+    if call.request.tools and unsupported and call.request.tool_choice != "none":
+        raise BadRequestError(unsupported, code="tools_not_supported")
     run = svc.runs.start_stateless(model, call.request)
     writer = ChunkWriter(run.id, model.name)
     if call.stream:
@@ -75,11 +85,14 @@ def parse_call(body: JSONObject, limits: Limits) -> CompletionCall:
     if max_tokens is None:
         max_tokens = number_field(body, "max_tokens", low=1, high=highest, integer=True)
     temperature = number_field(body, "temperature", low=0, high=2)
+    tools = _tools(body.get("tools"))
     request = ChatRequest(
         messages=_messages(body.get("messages"), limits),
         max_tokens=int(max_tokens) if max_tokens is not None else None,
         temperature=temperature,
         stop=_stop(body.get("stop")),
+        tools=tools,
+        tool_choice=_tool_choice(body.get("tool_choice"), tools) if tools else None,
     )
     return CompletionCall(model=model or None, stream=stream, request=request)
 
@@ -100,14 +113,105 @@ def _messages(value: object, limits: Limits) -> list[ChatMessage]:
             raise BadRequestError(
                 f"'{where}.role' must be one of {', '.join(ROLES)}", code="invalid_field"
             )
-        content = _content(item.get("content"), where)
+        calls = _message_tool_calls(item.get("tool_calls"), where) if role == "assistant" else []
+        raw_content = item.get("content")
+        content = "" if raw_content is None and calls else _content(raw_content, where)
         if len(content) > limits.max_content_chars:
             raise BadRequestError(f"'{where}.content' is too long", code="invalid_field")
         check_text(content, f"{where}.content")
-        messages.append({"role": role, "content": content})
+        message: ChatMessage = {"role": role, "content": content}
+        if calls:
+            message["tool_calls"] = calls
+        if role == "tool":
+            call_id = item.get("tool_call_id")
+            if not isinstance(call_id, str) or not call_id or len(call_id) > 256:
+                raise BadRequestError(
+                    f"'{where}.tool_call_id' must name the call it answers", code="invalid_field"
+                )
+            message["tool_call_id"] = call_id
+        messages.append(message)
     if messages[-1]["role"] == "assistant":
         raise BadRequestError("the last message must not be the assistant's", code="invalid_field")
     return messages
+
+
+def _tools(value: object) -> list[dict[str, Any]] | None:
+    """OpenAI `tools`: function definitions, passed to the model as given once checked."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) > MAX_TOOLS:
+        raise BadRequestError(
+            f"'tools' must be an array of at most {MAX_TOOLS}", code="invalid_field"
+        )
+    for index, tool in enumerate(value):
+        where = f"tools[{index}]"
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if not (
+            isinstance(tool, dict) and tool.get("type") == "function" and isinstance(function, dict)
+        ):
+            raise BadRequestError(
+                f'\'{where}\' must be {{"type": "function", "function": {{...}}}}',
+                code="invalid_field",
+            )
+        name = function.get("name")
+        if not isinstance(name, str) or not FUNCTION_NAME.match(name):
+            raise BadRequestError(
+                f"'{where}.function.name' must be 1-64 letters, digits, '_' or '-'",
+                code="invalid_field",
+            )
+        if "parameters" in function and not isinstance(function["parameters"], dict):
+            raise BadRequestError(
+                f"'{where}.function.parameters' must be a JSON Schema object", code="invalid_field"
+            )
+    return value or None
+
+
+def _tool_choice(value: object, tools: list[dict[str, Any]]) -> str | dict[str, Any] | None:
+    if value is None or value in ("none", "auto", "required"):
+        return value
+    names = {tool["function"]["name"] for tool in tools}
+    if isinstance(value, dict) and value.get("type") == "function":
+        function = value.get("function")
+        if isinstance(function, dict) and function.get("name") in names:
+            return value
+    raise BadRequestError(
+        '\'tool_choice\' must be "none", "auto", "required" or one of the tools '
+        '({"type": "function", "function": {"name": ...}})',
+        code="invalid_field",
+    )
+
+
+def _message_tool_calls(value: object, where: str) -> list[ToolCallJSON]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > MAX_TOOLS:
+        raise BadRequestError(f"'{where}.tool_calls' must be an array", code="invalid_field")
+    calls: list[ToolCallJSON] = []
+    for index, call in enumerate(value):
+        function = call.get("function") if isinstance(call, dict) else None
+        call_id = call.get("id") if isinstance(call, dict) else None
+        if not (
+            isinstance(function, dict)
+            and isinstance(call_id, str)
+            and call_id
+            and isinstance(function.get("name"), str)
+            and isinstance(function.get("arguments", ""), str)
+        ):
+            raise BadRequestError(
+                f"'{where}.tool_calls[{index}]' must have an 'id' and a 'function' with a "
+                "'name' and 'arguments' (a JSON string)",
+                code="invalid_field",
+            )
+        arguments = function.get("arguments", "")
+        check_text(arguments, f"{where}.tool_calls[{index}].function.arguments")
+        calls.append(
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": function["name"], "arguments": arguments},
+            }
+        )
+    return calls
 
 
 def _content(value: object, where: str) -> str:

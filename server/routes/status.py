@@ -20,6 +20,7 @@ async def status(request: Request) -> JSONResponse:
         "models": [entry.status() for entry in svc.models.entries()],
         "default_model": svc.models.default_name,
         "active_turns": svc.runs.active_count,
+        "tools": svc.tools.summary(),
     }
     return JSONResponse(found)
 

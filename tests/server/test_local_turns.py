@@ -126,3 +126,32 @@ def test_a_system_prompt_that_leaves_no_room_is_a_400_too(local_parley: Parley) 
     assert reply.status == 400, reply.body
     assert reply.json()["error"]["code"] == "context_length_exceeded"
     assert local_parley.conversation(conversation_id)["messages"] == []  # nothing written
+
+
+def test_the_bundled_model_is_offered_no_tools_and_refuses_them_on_v1(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    from tests.support.tools import tool_server, write_config
+
+    write_config(data_dir / "mcp.json", {"t": tool_server(tmp_path / "log")})
+    parley = Parley(data_dir).start()
+    try:
+        wait_model_ready(parley)
+        parley.wait_for(lambda: parley.status()["tools"]["ready"] == 1, timeout=30)
+        tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+        body = {"messages": [{"role": "user", "content": "hi"}], "tools": [tool]}
+        reply = parley.call("POST", "/v1/chat/completions", json_body=body)
+        assert reply.status == 400, reply.body
+        error = reply.json()["error"]
+        assert error["code"] == "tools_not_supported"
+        assert "chat template has no tool calling" in error["message"]
+
+        # A conversation on it still answers, with no tools offered and no steps.
+        stream = parley.send(parley.new_conversation(), "Say hi.", max_tokens=4)
+        stream.read_all()
+        assert stream.final["parley"]["status"] == "completed"
+        assert stream.steps == [] and stream.tool_calls == []
+        backend = parley.services.models.resolve(None).backend
+        assert backend.tools_unsupported is not None
+    finally:
+        parley.stop()

@@ -25,6 +25,7 @@ class ThreadBackend:
     name = "threaded"
     kind = "test"
     slots = 1
+    tools_unsupported = None
     state = "ready"
     state_error = None
 
@@ -80,7 +81,10 @@ class CountingSink:
         self.opens += 1
         return ChatRequest(messages=[])
 
-    def checkpoint(self, text: str) -> None:
+    def toolbox(self) -> None:
+        return None
+
+    def checkpoint(self, text: str, parts: object = None) -> None:
         self.checkpoints.append(text)
 
     async def finish(self, ending: Ending) -> None:
@@ -97,7 +101,7 @@ class SlowDiskSink(CountingSink):
         super().__init__()
         self.writes: list[concurrent.futures.Future[object]] = []
 
-    def checkpoint(self, text: str) -> concurrent.futures.Future[object]:  # type: ignore[override]
+    def checkpoint(self, text: str, parts: object = None) -> concurrent.futures.Future[object]:  # type: ignore[override]
         self.checkpoints.append(text)
         self.writes.append(concurrent.futures.Future())
         return self.writes[-1]
@@ -260,7 +264,7 @@ def test_a_follower_far_behind_takes_the_reply_in_bounded_pieces() -> None:
         backend = ThreadBackend(tokens=0, per_token=0.0)
         run = make_run(backend, CountingSink())
         for index in range(50_000):  # ~340,000 characters waiting for a slow reader
-            run.parts.append(f"w{index} ")
+            run._append(f"w{index} ")
         pieces: list[str] = []
         async for item in run.follow():
             assert isinstance(item, str)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -233,5 +234,82 @@ def test_the_migration_reindexes_a_reply_left_streaming_by_an_older_parley(
         assert [c["id"] for c in await store.search("axolotl")] == ["c"]
         assert fts_consistent(path)
         await store.close()
+
+    asyncio.run(scenario())
+
+
+def tool_step(status: str, **fields: Any) -> dict[str, Any]:
+    step = {"type": "tool", "id": "c1", "server": "s", "name": "slow", "arguments": "{}"}
+    return {**step, "status": status, "result": None, "started_at": 1.0, "ended_at": None, **fields}
+
+
+def test_a_database_written_before_tool_steps_moves_forward_unchanged(tmp_path: Path) -> None:
+    # Written by Parley as of 79e88e1 (migrations 0001-0002) through its own Store: a
+    # completed reply, a stopped one, and one left streaming by a crash.
+    path = tmp_path / "parley.sqlite3"
+    path.write_bytes((Path(__file__).parents[1] / "fixtures" / "parley-0002.sqlite3").read_bytes())
+
+    async def scenario() -> None:
+        store = Store(path)
+        assert await store.open() == 1  # the streaming reply, recovered as a crash
+        (conversation,) = await store.list_conversations()
+        assert (conversation["title"], conversation["system"]) == ("Old chat", "Be brief.")
+        assert conversation["tools"] is True
+        full = await store.get_conversation(conversation["id"])
+        assert full is not None
+        replies = {m["id"]: m for m in full["messages"] if m["role"] == "assistant"}
+        assert replies["a1"]["content"] == "Hi! How can I help?"
+        assert replies["a1"]["parts"] == [{"type": "text", "text": "Hi! How can I help?"}]
+        assert replies["a1"]["usage"] == {"completion_tokens": 6}
+        assert (replies["a2"]["status"], replies["a2"]["ended_by"]) == (
+            "interrupted",
+            "client_hangup",
+        )
+        assert (replies["a3"]["status"], replies["a3"]["ended_by"], replies["a3"]["content"]) == (
+            "interrupted",
+            "crash",
+            "It was cut",
+        )
+        assert [c["id"] for c in await store.search("help")] == [conversation["id"]]
+        # And new replies keep their steps in it.
+        opened = await store.open_turn(
+            conversation["id"], "next", "m", user_message_id="u4", message_id="a4"
+        )
+        assert opened is not None and opened.tools
+        step = tool_step("completed", result="r", ended_at=2.0)
+        parts: list[Any] = [{"type": "text", "text": "ok"}, step]
+        ending = Ending(
+            content="ok", parts=parts, status="completed", ended_by=None, completed_at=3.0
+        )
+        await store.finish("a4", ending)
+        message = await store.get_message(conversation["id"], "a4")
+        assert message is not None and message["parts"] == parts
+        await store.close()
+        assert fts_consistent(path)
+
+    asyncio.run(scenario())
+
+
+def test_a_crash_marks_a_running_tool_step_interrupted_at_the_next_start(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+
+    async def scenario() -> None:
+        store = Store(path)
+        await store.open()
+        conversation = await store.create_conversation("", None, None)
+        await store.open_turn(conversation["id"], "go", "m", user_message_id="u", message_id="a")
+        parts: list[Any] = [{"type": "text", "text": "Checking."}, tool_step("running")]
+        await asyncio.wrap_future(store.checkpoint("a", "Checking.", parts))
+        await store.close()  # the app died here: nothing settled the reply
+
+        again = Store(path)
+        assert await again.open() == 1
+        message = await again.get_message(conversation["id"], "a")
+        assert message is not None
+        assert (message["status"], message["ended_by"]) == ("interrupted", "crash")
+        step = message["parts"][1]
+        assert step["type"] == "tool" and step["status"] == "interrupted"
+        assert step["ended_at"] == message["completed_at"]
+        await again.close()
 
     asyncio.run(scenario())

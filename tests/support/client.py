@@ -127,9 +127,29 @@ class SSEStream:
 
     @property
     def final(self) -> dict[str, Any]:
-        chunks = [e for e in self.events if isinstance(e, dict) and "parley" in e]
+        chunks = [e for e in self.events if isinstance(e, dict) and "status" in e.get("parley", {})]
         assert chunks, "no final chunk received"
         return chunks[-1]
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        """The tool steps' events received (`parley.step`), in order."""
+        return [
+            e["parley"]["step"]
+            for e in self.events
+            if isinstance(e, dict) and "step" in e.get("parley", {})
+        ]
+
+    @property
+    def tool_calls(self) -> list[dict[str, Any]]:
+        """The tool calls received as `delta.tool_calls`, in order."""
+        return [
+            call
+            for e in self.events
+            if isinstance(e, dict)
+            for choice in e.get("choices", [])
+            for call in choice["delta"].get("tool_calls", [])
+        ]
 
     def read_until(self, predicate: Any) -> str:
         """Read events until `predicate(delivered_text)` holds; return the delivered text."""

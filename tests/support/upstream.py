@@ -35,6 +35,9 @@ class Script:
     texts: list[str] | None = None  # exact token texts (may hold lone surrogates)
     usage_json: str | None = None  # raw JSON for the usage chunk (may hold NaN)
     token_chars: int | None = None  # each token padded to this many characters (heavy replies)
+    # Tool calls made after the tokens, as {"name", "arguments" (JSON text)}; then the
+    # finish reason is "tool_calls". Each call's arguments are sent in two pieces.
+    tool_calls: list[dict[str, str]] | None = None
 
     def __post_init__(self) -> None:
         if self.texts is not None:
@@ -91,6 +94,7 @@ class ServedOnLoopback:
 class ScriptedUpstream(ServedOnLoopback):
     def __init__(self) -> None:
         self.script = Script()
+        self.queue: list[Script] = []  # scripts for the next requests, in order; then `script`
         self.records: list[Record] = []
         self._lock = threading.Lock()
 
@@ -127,7 +131,8 @@ class ScriptedUpstream(ServedOnLoopback):
         raw = await _read_body(receive)
         if raw is None:
             return  # hung up before the request was complete: nothing to answer
-        script = self.script
+        with self._lock:
+            script = self.queue.pop(0) if self.queue else self.script
         record = Record(
             body=json.loads(raw),
             started=time.perf_counter(),
@@ -164,8 +169,11 @@ class ScriptedUpstream(ServedOnLoopback):
     async def _control(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         """For benchmarks that run the upstream in its own process: set the script, read records."""
         if scope["path"] == "/_script":
-            self.script = Script(**json.loads(await _read_body(receive) or b"{}"))
+            fields = json.loads(await _read_body(receive) or b"{}")
+            queue = [Script(**script) for script in fields.pop("queue", [])]
+            self.script = Script(**fields)
             with self._lock:
+                self.queue = queue
                 self.records.clear()
             await _send_json(send, 200, {"ok": True})
             return
@@ -221,12 +229,26 @@ class ScriptedUpstream(ServedOnLoopback):
             record.sent.append(time.perf_counter())
         if script.stall_after is not None:
             await anyio.sleep_forever()
+        finish = script.finish_reason
+        for index, call in enumerate(script.tool_calls or []):
+            arguments = call.get("arguments", "{}")
+            half = len(arguments) // 2
+            first = {
+                "index": index,
+                "id": f"call_{len(self.records)}_{index}",
+                "type": "function",
+                "function": {"name": call["name"], "arguments": arguments[:half]},
+            }
+            await emit(chunk({"tool_calls": [first]}))
+            rest = {"index": index, "function": {"arguments": arguments[half:]}}
+            await emit(chunk({"tool_calls": [rest]}))
+            finish = "tool_calls"
         usage = {
             "prompt_tokens": 7,
             "completion_tokens": script.tokens,
             "total_tokens": 7 + script.tokens,
         }
-        await emit(chunk({}, script.finish_reason))
+        await emit(chunk({}, finish))
         if script.usage_json is not None:
             await emit(b'data: {"choices": [], "usage": ' + script.usage_json.encode() + b"}\n\n")
         elif script.usage:

@@ -1,0 +1,144 @@
+"""A reply's parts as they are made: text and tool steps, in order.
+
+Text stays where the run keeps it (its list of text pieces, which is also the reply's plain
+`content`); the parts only record which pieces each text part covers, so a reply without
+tools costs nothing more than before.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from server.models.base import ToolCallDelta
+from server.types import PartJSON, ToolCallJSON, ToolPartJSON, ToolStatus
+
+
+@dataclass
+class ToolStep:
+    """One tool call of the reply, from the moment the model asked for it."""
+
+    id: str
+    function: str  # the name the model called (`server__tool`)
+    server: str
+    name: str
+    arguments: str
+    status: ToolStatus = "running"
+    result: str | None = None
+    started_at: float = field(default_factory=time.time)
+    ended_at: float | None = None
+
+    def end(self, status: ToolStatus, result: str | None) -> None:
+        """Record how the call ended; a step already ended stays as it was (a late
+        result never overwrites an interruption)."""
+        if self.status != "running":
+            return
+        self.status, self.result, self.ended_at = status, result, time.time()
+
+    def json(self) -> ToolPartJSON:
+        return {
+            "type": "tool",
+            "id": self.id,
+            "server": self.server,
+            "name": self.name,
+            "arguments": self.arguments,
+            "status": self.status,
+            "result": self.result,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+        }
+
+    def for_model(self) -> str:
+        """What the model is told about this call in its `tool` message."""
+        if self.status == "completed":
+            return self.result or ""
+        if self.status == "error":
+            return f"Error: {self.result}"
+        return "The call was stopped before it finished."
+
+
+class CallBuilder:
+    """Tool calls put together from a stream's `delta.tool_calls` pieces (by index)."""
+
+    def __init__(self) -> None:
+        self._calls: dict[int, dict[str, str]] = {}
+
+    def add(self, delta: ToolCallDelta) -> None:
+        call = self._calls.setdefault(delta.index, {"id": "", "name": "", "arguments": ""})
+        if delta.id and not call["id"]:
+            call["id"] = delta.id
+        if delta.name and not call["name"]:
+            call["name"] = delta.name
+        call["arguments"] += delta.arguments
+
+    def calls(self, id_prefix: str) -> list[ToolCallJSON]:
+        """The calls in index order; a call the model gave no id gets one."""
+        found: list[ToolCallJSON] = []
+        for index in sorted(self._calls):
+            call = self._calls[index]
+            found.append(
+                {
+                    "id": call["id"] or f"{id_prefix}-{index}",
+                    "type": "function",
+                    "function": {"name": call["name"], "arguments": call["arguments"]},
+                }
+            )
+        return found
+
+    def __bool__(self) -> bool:
+        return bool(self._calls)
+
+
+def parse_arguments(arguments: str) -> dict[str, Any]:
+    """A call's arguments as an object; raises ValueError saying what is wrong with them."""
+    if not arguments.strip():
+        return {}
+    try:
+        value = json.loads(arguments)
+    except ValueError as exc:
+        raise ValueError(f"the arguments are not valid JSON ({exc})") from exc
+    if not isinstance(value, dict):
+        raise ValueError("the arguments must be a JSON object")
+    return value
+
+
+class ReplyParts:
+    """Which text pieces and which tool steps make up the reply, in order."""
+
+    def __init__(self) -> None:
+        self._items: list[list[int] | ToolStep] = []  # [start, end) of text pieces, or a step
+        self.steps: list[ToolStep] = []
+
+    def text_added(self, piece: int) -> None:
+        last = self._items[-1] if self._items else None
+        if isinstance(last, list) and last[1] == piece:
+            last[1] = piece + 1
+        else:
+            self._items.append([piece, piece + 1])
+
+    def step_added(self, step: ToolStep) -> None:
+        self._items.append(step)
+        self.steps.append(step)
+
+    @property
+    def after_step(self) -> bool:
+        """The last part is a tool step (new text starts a new text part)."""
+        return bool(self._items) and isinstance(self._items[-1], ToolStep)
+
+    def interrupt_running(self) -> None:
+        for step in self.steps:
+            step.end("interrupted", None)
+
+    def json(self, pieces: list[str]) -> list[PartJSON] | None:
+        """The parts, or None for a reply of text alone (its parts are its content)."""
+        if not self.steps:
+            return None
+        parts: list[PartJSON] = []
+        for item in self._items:
+            if isinstance(item, ToolStep):
+                parts.append(item.json())
+            else:
+                parts.append({"type": "text", "text": "".join(pieces[item[0] : item[1]])})
+        return parts

@@ -1,0 +1,25 @@
+"""What a run tells its followers besides text: tool calls the model made, and tool steps
+that began or changed. Text itself is fed as plain `str` pieces (the hot path)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from server.types import ToolCallJSON, ToolPartJSON
+
+
+@dataclass(frozen=True)
+class ToolCallsMade:
+    """The model ended a step asking for these calls (`delta.tool_calls` on the wire)."""
+
+    calls: list[ToolCallJSON]
+
+
+@dataclass(frozen=True)
+class StepChanged:
+    """A tool step began or ended (`parley.step` on the wire)."""
+
+    step: ToolPartJSON
+
+
+FeedItem = ToolCallsMade | StepChanged

@@ -1,0 +1,198 @@
+"""The MCP configuration file, in the ecosystem's format (Claude Desktop, Cursor, VS Code):
+
+    {"mcpServers": {"NAME": {"command": "...", "args": [...], "env": {...}, "cwd": "..."},
+                    "OTHER": {"url": "https://...", "headers": {...}}}}
+
+`command` runs a server over stdio; `url` reaches one over streamable HTTP. `"disabled":
+true` keeps an entry without running it. Other keys (of an entry or of the file) are kept
+as they are when Parley writes the file. An entry that is not valid is reported with why,
+and the others still run; a file that cannot be read at all runs no server and is not
+overwritten until the user changes the configuration.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from server.files import write_json_atomically
+from server.types import ToolServerConfigJSON
+
+MAX_NAME_CHARS = 64
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+class ConfigEntryError(ValueError):
+    """An entry of `mcpServers` that cannot be used; the message names the field."""
+
+
+@dataclass(frozen=True)
+class ServerEntry:
+    """One configured server, validated."""
+
+    name: str
+    config: ToolServerConfigJSON  # as in the file
+    transport: Literal["stdio", "http"] | None = None  # None: not valid (see `error`)
+    error: str | None = None
+
+    @property
+    def disabled(self) -> bool:
+        return bool(self.config.get("disabled"))
+
+    @property
+    def command(self) -> str:
+        return self.config.get("command", "")
+
+    @property
+    def args(self) -> list[str]:
+        return self.config.get("args", [])
+
+    @property
+    def env(self) -> dict[str, str]:
+        return self.config.get("env", {})
+
+    @property
+    def cwd(self) -> str | None:
+        return self.config.get("cwd")
+
+    @property
+    def url(self) -> str:
+        return self.config.get("url", "")
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return self.config.get("headers", {})
+
+
+def check_name(name: str) -> str:
+    if not (0 < len(name) <= MAX_NAME_CHARS and NAME_PATTERN.match(name)):
+        raise ConfigEntryError(
+            f"a server's name must be 1-{MAX_NAME_CHARS} letters, digits, '_', '-' or '.', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+def check_entry(value: object) -> ToolServerConfigJSON:
+    """An entry as Parley can run it; raises ConfigEntryError naming what is wrong."""
+    if not isinstance(value, dict):
+        raise ConfigEntryError("an entry must be an object")
+    entry = cast(dict[str, Any], value)
+    has_command, has_url = "command" in entry, "url" in entry
+    if has_command == has_url:
+        raise ConfigEntryError("give either 'command' (a server over stdio) or 'url' (over HTTP)")
+    if has_command:
+        _string(entry, "command", required=True)
+        _strings(entry, "args")
+        _string_map(entry, "env")
+        _string(entry, "cwd")
+    else:
+        url = _string(entry, "url", required=True)
+        if not re.match(r"^https?://[^\s/]+", url):
+            raise ConfigEntryError("'url' must be an http:// or https:// address")
+        _string_map(entry, "headers")
+    if "disabled" in entry and not isinstance(entry["disabled"], bool):
+        raise ConfigEntryError("'disabled' must be true or false")
+    return cast(ToolServerConfigJSON, entry)
+
+
+def _string(entry: dict[str, Any], key: str, *, required: bool = False) -> str:
+    value = entry.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or not value.strip() or "\x00" in value:
+        raise ConfigEntryError(f"'{key}' must be a non-empty string")
+    return value
+
+
+def _strings(entry: dict[str, Any], key: str) -> None:
+    value = entry.get(key, [])
+    if not (isinstance(value, list) and all(isinstance(v, str) and "\x00" not in v for v in value)):
+        raise ConfigEntryError(f"'{key}' must be a list of strings")
+
+
+def _string_map(entry: dict[str, Any], key: str) -> None:
+    value = entry.get(key, {})
+    if not (
+        isinstance(value, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+        and not any("\x00" in k + v for k, v in value.items())
+    ):
+        raise ConfigEntryError(f"'{key}' must be an object of strings")
+
+
+def entry_from(name: str, value: object) -> ServerEntry:
+    """A ServerEntry; an invalid one carries its error (and runs nothing)."""
+    try:
+        check_name(name)
+        config = check_entry(value)
+    except ConfigEntryError as exc:
+        shown = cast(ToolServerConfigJSON, value if isinstance(value, dict) else {})
+        return ServerEntry(name, shown, None, str(exc))
+    return ServerEntry(name, config, "stdio" if "command" in config else "http")
+
+
+class McpConfigFile:
+    """The configuration file: read at start, rewritten whole (atomically) on each change."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.error: str | None = None  # why the file cannot be read; then nothing runs
+        self._document: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self.reload()
+
+    def reload(self) -> None:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            self._document, self.error = {}, None
+            return
+        except (OSError, UnicodeDecodeError) as exc:
+            self._document, self.error = {}, f"cannot read {self.path}: {exc}"
+            return
+        try:
+            document = json.loads(text)
+        except ValueError as exc:
+            self._document, self.error = {}, f"{self.path} is not valid JSON: {exc}"
+            return
+        servers = document.get("mcpServers", {}) if isinstance(document, dict) else None
+        if not isinstance(servers, dict):
+            self._document = {}
+            self.error = f"{self.path}: expected an object with 'mcpServers' (an object)"
+            return
+        self._document, self.error = document, None
+
+    def entries(self) -> list[ServerEntry]:
+        servers: dict[str, object] = self._document.get("mcpServers", {})
+        return [entry_from(name, value) for name, value in servers.items()]
+
+    def put(self, name: str, config: ToolServerConfigJSON) -> ServerEntry:
+        """Add or replace an entry (validated: raises ConfigEntryError). Raises OSError."""
+        check_name(name)
+        check_entry(config)
+        self._change(lambda servers: servers.__setitem__(name, dict(config)))
+        return entry_from(name, config)
+
+    def remove(self, name: str) -> bool:
+        """Remove an entry; False if there was none. Raises OSError."""
+        if name not in self._document.get("mcpServers", {}):
+            return False
+        self._change(lambda servers: servers.pop(name, None))
+        return True
+
+    def _change(self, edit: Any) -> None:
+        with self._lock:
+            if self.error is not None:
+                raise ConfigEntryError(
+                    f"the configuration file cannot be read, so it is not changed: {self.error}"
+                )
+            document = json.loads(json.dumps(self._document))  # a copy, changed then written
+            servers = document.setdefault("mcpServers", {})
+            edit(servers)
+            write_json_atomically(self.path, document)
+            self._document = document

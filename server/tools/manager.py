@@ -1,0 +1,144 @@
+"""The MCP servers the user configured: started once at launch (in the background), kept
+running, changed when the configuration changes, stopped at shutdown; and the tools they
+offer, fixed per turn.
+
+Only servers in the configuration ever run, and they run without Parley's environment
+(server/tools/stdio.py): Parley's API token never reaches them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+import mcp_types
+
+from server.agent.toolbox import ToolBox, ToolCallError, ToolOutcome, ToolTarget
+from server.tools.config import McpConfigFile, ServerEntry
+from server.tools.mcp_server import McpServer
+from server.tools.names import function_name
+from server.tools.stdio import StopTimes
+from server.types import ToolServerConfigJSON, ToolsJSON, ToolsSummaryJSON
+
+
+class ToolManager:
+    def __init__(self, config: McpConfigFile, stop_times: StopTimes | None = None) -> None:
+        self.config = config
+        self.servers: dict[str, McpServer] = {}
+        self._stop_times = stop_times or StopTimes()
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Run the configured servers while inside; stop them all (bounded) on the way out."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            for entry in self.config.entries():
+                self._start(entry)
+            try:
+                yield
+            finally:
+                self._tg = None
+                with anyio.CancelScope(shield=True):
+                    await self._stop(list(self.servers.values()))
+                tg.cancel_scope.cancel()
+
+    def _start(self, entry: ServerEntry) -> McpServer:
+        server = McpServer(entry, self._stop_times)
+        self.servers[entry.name] = server
+        if self._tg is not None and server.runnable:
+            self._tg.start_soon(server.run, name=f"mcp server {entry.name}")
+        return server
+
+    async def _stop(self, servers: list[McpServer]) -> None:
+        """Stop servers at once, together; each takes at most its StopTimes."""
+        for server in servers:
+            server.stop()
+        bound = self._stop_times.grace + self._stop_times.terminate + 3.0
+        with anyio.move_on_after(bound):
+            for server in servers:
+                if server.runnable:
+                    await server.wait_stopped()
+
+    # -- the configuration ---------------------------------------------------------------
+
+    def describe(self) -> ToolsJSON:
+        return {
+            "config_path": str(self.config.path),
+            "config_error": self.config.error,
+            "servers": [server.json() for server in self.servers.values()],
+        }
+
+    def summary(self) -> ToolsSummaryJSON:
+        ready = [s for s in self.servers.values() if s.state == "ready"]
+        return {
+            "servers": len(self.servers),
+            "ready": len(ready),
+            "tools": sum(len(s.tools) for s in ready),
+        }
+
+    async def put(self, name: str, config: ToolServerConfigJSON) -> McpServer:
+        """Add or change a server: the file is written (raises ConfigEntryError, OSError),
+        the old server stopped and the new one started."""
+        entry = await anyio.to_thread.run_sync(self.config.put, name, config)
+        old = self.servers.pop(name, None)
+        if old is not None:
+            await self._stop([old])
+        return self._start(entry)
+
+    async def remove(self, name: str) -> bool:
+        removed = await anyio.to_thread.run_sync(self.config.remove, name)
+        old = self.servers.pop(name, None)
+        if old is not None:
+            await self._stop([old])
+        return removed or old is not None
+
+    # -- a turn's tools ------------------------------------------------------------------
+
+    def toolbox(self) -> ToolBox:
+        """The tools of the servers ready now, for one turn."""
+        found: dict[str, tuple[McpServer, mcp_types.Tool]] = {}
+        for server in self.servers.values():
+            if server.state != "ready":
+                continue
+            for tool in server.tools:
+                name = function_name(server.name, tool.name)
+                found.setdefault(name, (server, tool))
+        return TurnTools(found)
+
+
+class TurnTools:
+    """The tools offered in one turn (ToolBox), fixed when it opened."""
+
+    def __init__(self, tools: dict[str, tuple[McpServer, mcp_types.Tool]]) -> None:
+        self._tools = tools
+
+    def specs(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "type": "function",
+                "function": {
+                    "name": function,
+                    "description": tool.description or f"{tool.name} (from {server.name})",
+                    "parameters": tool.input_schema,
+                },
+            }
+            for function, (server, tool) in self._tools.items()
+        ]
+
+    def target(self, function: str) -> ToolTarget | None:
+        found = self._tools.get(function)
+        return ToolTarget(found[0].name, found[1].name) if found else None
+
+    async def call(
+        self, function: str, arguments: dict[str, Any], time_limit: float
+    ) -> ToolOutcome:
+        found = self._tools.get(function)
+        if found is None:
+            raise ToolCallError(f"there is no tool named {function!r}")
+        server, tool = found
+        return await server.call(tool.name, arguments, time_limit)

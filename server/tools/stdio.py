@@ -1,0 +1,192 @@
+"""An MCP server over stdio, as a child process Parley owns.
+
+Parley runs its own small transport rather than the SDK's `stdio_client` (which it mirrors:
+newline-delimited JSON-RPC, the server in a new process group) because it needs what that
+one keeps private: the process itself, to know at once when it exits, to read its stderr
+into a tail the user sees, to stop it within a bound Parley chooses, and to end the whole
+process group after it exits (the SDK signals the group only when the server outlives its
+grace period: a server that exits by itself can leave its children running; see
+docs/research/mcp-sdk.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+import anyio
+import anyio.abc
+import mcp_types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.shared.message import SessionMessage
+
+log = logging.getLogger(__name__)
+
+# What a server inherits from Parley's environment (the SDK's own list): nothing else, so
+# Parley's API token and keys never reach it. Its entry's `env` is added to these.
+INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
+EXIT_POLL_S = 0.05
+MAX_LINE_BYTES = 16_000_000  # one JSON-RPC message; a longer one is a broken server
+
+
+@dataclass(frozen=True)
+class StopTimes:
+    """How long a stopping server gets: to exit after its stdin closes, then after SIGTERM
+    to its process group (then SIGKILL)."""
+
+    grace: float = 1.0
+    terminate: float = 1.0
+
+
+@dataclass
+class StdioConnection:
+    read: MemoryObjectReceiveStream[SessionMessage | Exception]
+    write: MemoryObjectSendStream[SessionMessage]
+    closed: anyio.Event  # the server exited, or closed its stdout
+    process: anyio.abc.Process
+
+    @property
+    def exit_code(self) -> int | None:
+        return self.process.returncode
+
+
+def server_environment(extra: dict[str, str]) -> dict[str, str]:
+    env = {key: os.environ[key] for key in INHERITED_ENV if key in os.environ}
+    return env | extra
+
+
+@contextlib.asynccontextmanager
+async def stdio_server(
+    command: str,
+    args: list[str],
+    env: dict[str, str],
+    cwd: str | None,
+    on_stderr: Callable[[str], None],
+    stop_times: StopTimes | None = None,
+) -> AsyncIterator[StdioConnection]:
+    """Start the server; yield its streams; on exit stop it (bounded) and its group.
+
+    Raises OSError when it cannot be started (command not found, not executable...)."""
+    times = stop_times or StopTimes()
+    process = await anyio.open_process(
+        [command, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=server_environment(env),
+        cwd=cwd,
+        start_new_session=True,  # its own process group: stopped as a whole
+    )
+    to_session, read = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write, from_session = anyio.create_memory_object_stream[SessionMessage](0)
+    closed = anyio.Event()
+
+    async def read_stdout() -> None:
+        assert process.stdout is not None
+        pending = b""
+        try:
+            async with to_session:
+                async for received in process.stdout:
+                    pending += received
+                    *lines, pending = pending.split(b"\n")
+                    if len(pending) > MAX_LINE_BYTES:
+                        on_stderr(f"[parley] the server wrote a line over {MAX_LINE_BYTES} bytes")
+                        break
+                    for line in lines:
+                        if line.strip():
+                            await to_session.send(_message(line))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            pass
+        finally:
+            closed.set()
+
+    async def write_stdin() -> None:
+        assert process.stdin is not None
+        try:
+            async with from_session:
+                async for message in from_session:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await process.stdin.send(data.encode() + b"\n")
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            closed.set()
+
+    async def read_stderr() -> None:
+        assert process.stderr is not None
+        pending = b""
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            async for received in process.stderr:
+                *lines, pending = (pending + received).split(b"\n")
+                pending = pending[-4096:]  # a line without end is kept short
+                for line in lines:
+                    on_stderr(line.decode("utf-8", "replace").rstrip())
+        if pending:
+            on_stderr(pending.decode("utf-8", "replace").rstrip())
+
+    async def watch_exit() -> None:
+        # Polled: waiting on the process would also wait for its pipes, which a child
+        # of the server may hold open after the server itself has exited.
+        while process.returncode is None:  # noqa: ASYNC110 (no event tells an exit)
+            await anyio.sleep(EXIT_POLL_S)
+        closed.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read_stdout)
+        tg.start_soon(write_stdin)
+        tg.start_soon(read_stderr)
+        tg.start_soon(watch_exit)
+        try:
+            yield StdioConnection(read, write, closed, process)
+        finally:
+            # Shielded: stopping the server must finish whatever cancelled us; each wait
+            # in it is bounded by `times`.
+            with anyio.CancelScope(shield=True):
+                await _stop(process, write, times)
+            tg.cancel_scope.cancel()
+
+
+def _message(line: bytes) -> SessionMessage | Exception:
+    try:
+        return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except ValueError as exc:
+        return exc  # the session reports it; the connection goes on
+
+
+async def _stop(
+    process: anyio.abc.Process, write: MemoryObjectSendStream[SessionMessage], times: StopTimes
+) -> None:
+    """Close its stdin (MCP's way to ask a stdio server to exit), then SIGTERM and SIGKILL
+    its process group if it does not; then end whatever is left of the group."""
+    write.close()
+    if process.stdin is not None:
+        with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await process.stdin.aclose()
+    for sig, wait in (
+        (None, times.grace),
+        (signal.SIGTERM, times.terminate),
+        (signal.SIGKILL, 2.0),
+    ):
+        if sig is not None:
+            _signal_group(process.pid, sig)
+        with anyio.move_on_after(wait):
+            while process.returncode is None:  # noqa: ASYNC110 (no event tells an exit)
+                await anyio.sleep(EXIT_POLL_S)
+        if process.returncode is not None:
+            break
+    else:
+        log.error("MCP server process %d survived SIGKILL", process.pid)
+    # The server is gone; its children in the group (started by it, still running) too.
+    _signal_group(process.pid, signal.SIGTERM)
+    for stream in (process.stdout, process.stderr):
+        if stream is not None:
+            with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await stream.aclose()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)

@@ -1,0 +1,59 @@
+"""MCP servers for the tests: the configuration that runs tests/support/mcp_tools.py, and
+its log of calls and cancellations."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.support.waiting import wait_for
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def tool_server(log: Path, **env: str) -> dict[str, Any]:
+    """An `mcpServers` entry that runs the tests' MCP server, logging to `log`."""
+    return {
+        "command": sys.executable,
+        "args": ["-m", "tests.support.mcp_tools", str(log)],
+        "env": {"PYTHONPATH": str(REPO), **env},
+        "cwd": str(REPO),
+    }
+
+
+def write_config(path: Path, servers: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    return path
+
+
+class ToolLog:
+    """What the tests' MCP server recorded (JSON lines, `at` = time.monotonic())."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def events(self) -> list[dict[str, Any]]:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    def find(self, event: str, **fields: Any) -> dict[str, Any] | None:
+        for found in self.events():
+            if found["event"] == event and all(found.get(k) == v for k, v in fields.items()):
+                return found
+        return None
+
+    def wait(self, event: str, timeout: float = 10.0, **fields: Any) -> dict[str, Any]:
+        found: dict[str, Any] = wait_for(lambda: self.find(event, **fields), timeout)
+        return found
+
+
+def now() -> float:
+    """The clock the tool log uses."""
+    return time.monotonic()
