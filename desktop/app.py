@@ -29,7 +29,7 @@ from desktop.models_controller import ModelsController
 from desktop.tasks import Tasks
 from desktop.widgets.settings_dialog import SettingsDialog
 from desktop.window_state import WindowState
-from server.settings import Settings, UpstreamSettings, new_token
+from server.settings import Settings, UpstreamSettings, new_token, setup_logging
 from server.types import BackendCheckJSON
 
 log = logging.getLogger(__name__)
@@ -252,10 +252,7 @@ def _timing(event: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    setup_logging()
     try:
         base = launch_settings(argv)
     except LaunchError as exc:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import logging
 import os
 import sys
 
@@ -13,7 +12,7 @@ from server.arguments import add_backend_arguments, settings_from_args
 from server.db import DataDirLock, check_database
 from server.errors import StorageError, UsageError
 from server.serve import ParleyServer, bind, config_for
-from server.settings import new_token
+from server.settings import new_token, setup_logging
 
 
 def port_number(text: str) -> int:
@@ -36,9 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    setup_logging()
     supplied = args.token or os.environ.get("PARLEY_TOKEN")
     token = supplied or new_token()
     try:

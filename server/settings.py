@@ -6,6 +6,7 @@ variables (`PARLEY_DATA_DIR`, `PARLEY_TOKEN`) and defaults.
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 from dataclasses import dataclass, field
@@ -14,6 +15,16 @@ from pathlib import Path
 import platformdirs
 
 APP_NAME = "parley"
+
+
+def setup_logging() -> None:
+    """The log of `parley` and `parley-server`: Parley's own lines at INFO; the HTTP and MCP
+    libraries only when something goes wrong (they log a line per request otherwise)."""
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    for chatty in ("httpx", "httpx2", "mcp"):
+        logging.getLogger(chatty).setLevel(logging.WARNING)
 
 
 def default_data_dir() -> Path:
