@@ -27,6 +27,7 @@ from desktop.errors import ClientError, LaunchError, ServerStartError
 from desktop.main_window import MainWindow
 from desktop.models_controller import ModelsController
 from desktop.tasks import Tasks
+from desktop.tools_controller import ToolsController
 from desktop.widgets.settings_dialog import SettingsDialog
 from desktop.window_state import WindowState
 from server.settings import Settings, UpstreamSettings, new_token, setup_logging
@@ -66,6 +67,8 @@ class App:
         self.window.settings_requested.connect(self._on_window_settings_requested)
         self.models = ModelsController(lambda: self.client, self.tasks, self.window)
         self.window.models_requested.connect(self.models.open)
+        self.tools = ToolsController(lambda: self.client, self.tasks, self.window)
+        self.window.tools_requested.connect(self.tools.open)
         self.window.conversation_opened.connect(self._on_window_conversation_opened)
         self.window.default_model_chosen.connect(self._on_window_default_model_chosen)
 

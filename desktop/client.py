@@ -29,8 +29,12 @@ from server.types import (
     MessageJSON,
     ModelJSON,
     OutcomeJSON,
+    PartJSON,
     Status,
     StatusJSON,
+    ToolPartJSON,
+    ToolServerJSON,
+    ToolsJSON,
     Usage,
 )
 
@@ -58,6 +62,8 @@ class ReplyEnd:
     # The whole saved text, when read from the store (it may hold a few characters the
     # view never received); None when the view received all of it.
     content: str | None = None
+    # The saved parts, when read from the store and the reply has tool steps.
+    parts: list[PartJSON] | None = None
 
     @classmethod
     def from_message(cls, message: MessageJSON) -> ReplyEnd:
@@ -67,6 +73,7 @@ class ReplyEnd:
             error=message["error"],
             usage=message["usage"],
             content=message["content"],
+            parts=message["parts"] if has_steps(message.get("parts", [])) else None,
         )
 
     @classmethod
@@ -80,7 +87,18 @@ class ReplyEnd:
         )
 
 
-ReplyEvent = ReplyText | ReplyEnd
+@dataclass(frozen=True)
+class ReplyStep:
+    """A tool step of the reply began or changed (the whole step as it is now)."""
+
+    part: ToolPartJSON
+
+
+ReplyEvent = ReplyText | ReplyStep | ReplyEnd
+
+
+def has_steps(parts: list[PartJSON]) -> bool:
+    return any(part["type"] == "tool" for part in parts)
 
 
 class ReplyStream:
@@ -115,7 +133,8 @@ class ReplyStream:
                 if outcome is not None and "status" in outcome:
                     yield ReplyEnd.from_final(chunk, cast(OutcomeJSON, outcome))
                 elif outcome is not None:
-                    continue  # a tool step: not shown yet
+                    step = outcome["step"]
+                    yield ReplyStep(_shaped(ToolPartJSON, STEP_KEYS, step))
                 elif chunk["choices"] and (text := chunk["choices"][0]["delta"].get("content")):
                     yield ReplyText(text)
         except httpx.HTTPError as exc:
@@ -182,13 +201,15 @@ class ParleyClient:
         return found["conversations"]
 
     async def create_conversation(
-        self, model: str | None = None, system: str | None = None
+        self, model: str | None = None, system: str | None = None, tools: bool = True
     ) -> ConversationJSON:
-        body: dict[str, str] = {}
+        body: dict[str, str | bool] = {}
         if model:
             body["model"] = model
         if system:
             body["system"] = system
+        if not tools:
+            body["tools"] = False
         return await self._object(
             ConversationJSON, CONVERSATION_KEYS, "POST", "/api/conversations", body
         )
@@ -209,6 +230,13 @@ class ParleyClient:
         path = f"/api/conversations/{quote(conversation_id)}"
         return await self._object(
             ConversationJSON, CONVERSATION_KEYS, "PATCH", path, {"model": model}
+        )
+
+    async def set_tools(self, conversation_id: str, enabled: bool) -> ConversationJSON:
+        """Whether the model may call the configured tools in the conversation's next replies."""
+        path = f"/api/conversations/{quote(conversation_id)}"
+        return await self._object(
+            ConversationJSON, CONVERSATION_KEYS, "PATCH", path, {"tools": enabled}
         )
 
     async def delete(self, conversation_id: str) -> None:
@@ -244,6 +272,20 @@ class ParleyClient:
 
     async def remove_local_model(self, name: str) -> None:
         await self._call("DELETE", f"/api/models/local/{quote(name, safe='')}")
+
+    # -- tools (MCP servers) -----------------------------------------------------------------
+
+    async def tools(self) -> ToolsJSON:
+        """The MCP configuration, each server's state, tools and last stderr lines."""
+        return await self._object(ToolsJSON, ("config_path", "servers"), "GET", "/api/tools")
+
+    async def put_tool_server(self, name: str, config: dict[str, object]) -> ToolServerJSON:
+        """Add or change a server (the server checks the entry: ClientError names the field)."""
+        path = f"/api/tools/servers/{quote(name, safe='')}"
+        return await self._object(ToolServerJSON, ("name", "state"), "PUT", path, config)
+
+    async def remove_tool_server(self, name: str) -> None:
+        await self._call("DELETE", f"/api/tools/servers/{quote(name, safe='')}")
 
     async def detect_local_servers(self) -> list[FoundServerJSON]:
         """Ollama or LM Studio running here now, with their models (offered, never added)."""
@@ -296,6 +338,7 @@ class ParleyClient:
 
 CONVERSATION_KEYS = ("id", "title", "model", "system", "created_at", "updated_at")
 MODEL_KEYS = ("name", "kind", "state", "slots", "slots_busy", "queue_length", "removable")
+STEP_KEYS = ("id", "server", "name", "arguments", "status", "result", "started_at", "ended_at")
 MESSAGE_KEYS = ("id", "conversation_id", "role", "content", "status", "ended_by", "error",
                 "model", "created_at", "completed_at", "usage")  # fmt: skip
 

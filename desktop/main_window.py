@@ -12,6 +12,8 @@ import logging
 from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
     QHBoxLayout,
     QMainWindow,
     QMessageBox,
@@ -30,7 +32,9 @@ from desktop.widgets.banner import Banner
 from desktop.widgets.composer import Composer
 from desktop.widgets.conversation_list import ConversationList
 from desktop.widgets.model_picker import ModelPicker
+from desktop.widgets.step_details import StepDetailsDialog
 from desktop.widgets.transcript import Transcript
+from server.types import ToolPartJSON
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +50,7 @@ class MainWindow(QMainWindow):
     close_requested = Signal()
     settings_requested = Signal()
     models_requested = Signal()
+    tools_requested = Signal()  # the MCP servers dialog
     reply_finished = Signal(str)  # message id, once the view shows what the server saved
     conversations_shown = Signal()
     conversation_opened = Signal(str)  # the id on screen now ("" for a new chat)
@@ -73,6 +78,16 @@ class MainWindow(QMainWindow):
         self.model_picker = ModelPicker(self)
         self.settings_button = QPushButton("Settings", self)
         self.models_button = QPushButton("Models", self)
+        self.tools_button = QPushButton("MCP servers", self)
+        self.tools_button.setToolTip("The tool servers the model may call")
+        self.tools_switch = QCheckBox("Use tools", self)
+        self.tools_switch.setChecked(True)
+        self.tools_switch.setAccessibleName("Use tools in this chat")
+        self.tools_switch.setToolTip(
+            "Let the model call the tools of your MCP servers in this chat "
+            "(only models that can call tools do)"
+        )
+        self._step_details: QDialog | None = None
         self._layout()
         self._style_fields()
 
@@ -103,6 +118,9 @@ class MainWindow(QMainWindow):
         self.reply.error_reported.connect(self.show_error)
         self.settings_button.clicked.connect(self.settings_requested)
         self.models_button.clicked.connect(self.models_requested)
+        self.tools_button.clicked.connect(self.tools_requested)
+        self.tools_switch.toggled.connect(self._on_tools_switch_toggled)
+        self.transcript.step_clicked.connect(self._on_transcript_step_clicked)
         self.model_picker.model_chosen.connect(self._on_model_picker_model_chosen)
         self._status_timer = QTimer(self)
         self._status_timer.setInterval(STATUS_POLL_MS)
@@ -112,7 +130,9 @@ class MainWindow(QMainWindow):
     def _layout(self) -> None:
         top = QHBoxLayout()
         top.addWidget(self.model_picker, 1)
+        top.addWidget(self.tools_switch)
         top.addWidget(self.models_button)
+        top.addWidget(self.tools_button)
         top.addWidget(self.settings_button)
         right = QWidget(self)
         column = QVBoxLayout(right)
@@ -209,6 +229,7 @@ class MainWindow(QMainWindow):
         self._update_title()
         if conversation_id is None:
             self.model_picker.choose(None)  # a new chat starts on the user's default
+            self._show_tools_switch(True)  # and with tools
         self.conversation_opened.emit(conversation_id or "")
 
     def _update_title(self) -> None:
@@ -243,7 +264,12 @@ class MainWindow(QMainWindow):
         model = self.model_picker.current()
         # The conversation it was typed in, even if another is opened while it is sent.
         sending = self.reply.submit(
-            self.current_id, text, model, self.system_prompt, self.max_tokens
+            self.current_id,
+            text,
+            model,
+            self.system_prompt,
+            self.max_tokens,
+            tools=self.tools_switch.isChecked(),
         )
         if sending is None:
             return  # this chat's reply is still in flight (its button says Stop)
@@ -261,6 +287,21 @@ class MainWindow(QMainWindow):
             self.tasks.spawn(self._set_model(self.current_id, name))
         else:
             self.default_model_chosen.emit(name)  # the user's default for new chats
+
+    def _on_tools_switch_toggled(self, enabled: bool) -> None:
+        if self.current_id is not None:  # a new chat takes it when it is created
+            self.tasks.spawn(self._set_tools(self.current_id, enabled))
+
+    def _show_tools_switch(self, enabled: bool) -> None:
+        self.tools_switch.blockSignals(True)
+        self.tools_switch.setChecked(enabled)
+        self.tools_switch.blockSignals(False)
+
+    def _on_transcript_step_clicked(self, step: ToolPartJSON) -> None:
+        if self._step_details is not None:
+            self._step_details.close()
+        self._step_details = StepDetailsDialog(step, self)
+        self._step_details.open()
 
     def _on_reply_busy_changed(self) -> None:
         self.composer.set_streaming(self.reply.busy_in(self.current_id))
@@ -364,8 +405,12 @@ class MainWindow(QMainWindow):
         if reveal:
             self.transcript.reveal(reveal)
         self.model_picker.choose(conversation["model"])
+        self._show_tools_switch(conversation.get("tools", True))
         if missing_ok:  # restored at launch: select it in the list too
             await self._refresh_list()
+
+    async def _set_tools(self, conversation_id: str, enabled: bool) -> None:
+        await self._require_client().set_tools(conversation_id, enabled)
 
     async def _set_model(self, conversation_id: str, name: str) -> None:
         await self._require_client().set_model(conversation_id, name)

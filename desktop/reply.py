@@ -21,27 +21,42 @@ from collections.abc import Callable, Coroutine
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop.client import ParleyClient, ReplyEnd, ReplyStream, ReplyText
+from desktop.client import ParleyClient, ReplyEnd, ReplyStep, ReplyStream, ReplyText
 from desktop.errors import ClientError
 from desktop.widgets.composer import Composer
 from desktop.widgets.transcript import Transcript
-from server.types import ConversationJSON
+from server.types import ConversationJSON, ToolPartJSON
 
 STOPPING_NOTE = "Stopped — saving…"
+
+
+def _stopping_note(step: ToolPartJSON | None) -> str:
+    """What the view says while a stopped reply is being saved: which tool, if one ran."""
+    if step is None:
+        return STOPPING_NOTE
+    where = f"{step['server']} · {step['name']}" if step["server"] else step["name"]
+    return f"Stopped during the tool {where} — saving…"
 
 
 class Reply:
     """One message sent and its reply, from the submit until its ending is shown."""
 
     def __init__(
-        self, conversation_id: str | None, text: str, model: str | None, max_tokens: int | None
+        self,
+        conversation_id: str | None,
+        text: str,
+        model: str | None,
+        max_tokens: int | None,
+        tools: bool = True,
     ) -> None:
         self.conversation_id = conversation_id  # None until a new chat is created for it
+        self.tools = tools  # for a new chat: may the model call tools in it
         self.text = text
         self.model = model
         self.max_tokens = max_tokens
         self.stream: ReplyStream | None = None
         self.received: list[str] = []  # all of it, also what the view did not draw
+        self.steps: list[tuple[int, ToolPartJSON]] = []  # each step event, after that much text
         self.stop_requested = False
         self.ending: ReplyEnd | None = None  # known, and being drawn
 
@@ -95,13 +110,14 @@ class ReplyController(QObject):
         model: str | None,
         system: str | None,
         max_tokens: int | None = None,
+        tools: bool = True,
     ) -> Coroutine[object, object, None] | None:
         """Send `text` to the chat it was typed in (a new one if None). The chat is busy at
         once (a second Enter cannot send it twice); the returned coroutine, to be run as a
         task, follows the reply until its ending is shown. None if that chat is busy."""
         if self.busy_in(conversation_id):
             return None
-        reply = Reply(conversation_id, text, model, max_tokens)
+        reply = Reply(conversation_id, text, model, max_tokens, tools)
         self._replies.append(reply)
         self.busy_changed.emit()
         return self._run(reply, system)
@@ -115,7 +131,7 @@ class ReplyController(QObject):
         if reply.stream is None:
             return  # not begun yet: hung up as soon as it begins
         if self._is_shown(reply.conversation_id):
-            self._transcript.end_reply(None, note=STOPPING_NOTE)
+            self._transcript.end_reply(None, note=_stopping_note(self._transcript.running_step()))
         await reply.stream.aclose()
 
     async def hang_up(self, conversation_id: str | None = None) -> None:
@@ -136,7 +152,12 @@ class ReplyController(QObject):
         live = {reply.stream.user_message_id, reply.stream.message_id}
         self._transcript.show_conversation([m for m in messages if m["id"] not in live])
         self._transcript.begin_reply(reply.text, reply.stream.model)
-        self._transcript.add_text("".join(reply.received))
+        drawn = 0
+        for before, step in reply.steps:  # text and steps in the order they came
+            self._transcript.add_text("".join(reply.received[drawn:before]))
+            self._transcript.add_step(step)
+            drawn = before
+        self._transcript.add_text("".join(reply.received[drawn:]))
         if reply.ending is not None:
             self._transcript.end_reply(reply.ending)
         elif reply.stop_requested:
@@ -163,7 +184,7 @@ class ReplyController(QObject):
     async def _send(self, reply: Reply, system: str | None) -> None:
         client = self._client()
         if reply.conversation_id is None:
-            created = await client.create_conversation(reply.model, system)
+            created = await client.create_conversation(reply.model, system, reply.tools)
             reply.conversation_id = created["id"]
             self.conversation_created.emit(reply.conversation_id)
         conversation_id = reply.conversation_id
@@ -185,6 +206,10 @@ class ReplyController(QObject):
                     reply.received.append(event.text)
                     if self._is_shown(conversation_id):
                         self._transcript.add_text(event.text)
+                elif isinstance(event, ReplyStep):
+                    reply.steps.append((len(reply.received), event.part))
+                    if self._is_shown(conversation_id):
+                        self._transcript.add_step(event.part)
                 else:
                     # Completed as Stop was pressed: the view may have dropped the last text
                     # it got after Stop; the ending carries it (delivered = stored).

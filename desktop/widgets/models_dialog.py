@@ -9,14 +9,12 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QDialog,
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QPushButton,
     QSpinBox,
     QTableWidget,
@@ -25,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.widgets.message_line import MessageLine, ServerDialog
 from server.types import LocalModelSettingsJSON, ModelJSON
 
 COLUMNS = ("Model", "Kind", "State", "File")
@@ -99,7 +98,7 @@ class LocalSettingsBox(QGroupBox):
         )
 
 
-class ModelsDialog(QDialog):
+class ModelsDialog(ServerDialog):
     add_requested = Signal(str)  # the path of a GGUF file the user picked
     remove_requested = Signal(str)  # a model's name
     settings_requested = Signal(str, dict)  # a local model's name, its new settings
@@ -125,9 +124,7 @@ class ModelsDialog(QDialog):
         self.remove_button = QPushButton("Remove", self)
         self.remove_button.setEnabled(False)
         self.remove_button.setToolTip("Only models added here can be removed")
-        self.message = QLabel(self)
-        self.message.setWordWrap(True)
-        self.message.setObjectName("models-message")
+        self.message = MessageLine("models-message", self)
         self.local_settings = LocalSettingsBox(self)
         self.local_settings.setVisible(False)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
@@ -163,14 +160,6 @@ class ModelsDialog(QDialog):
             if model["name"] == chosen:
                 self.table.selectRow(row)
         self._on_table_selection_changed()
-
-    def show_error(self, text: str) -> None:
-        self.message.setStyleSheet("color: #c0392b;")
-        self.message.setText(text)
-
-    def show_note(self, text: str) -> None:
-        self.message.setStyleSheet("")
-        self.message.setText(text)
 
     def selected(self) -> str | None:
         items = self.table.selectedItems()

@@ -23,7 +23,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from desktop.client import ReplyEnd
+from desktop.client import ReplyEnd, has_steps
 from desktop.markdown_render import (
     MarkdownRenderer,
     is_structured,
@@ -31,7 +31,8 @@ from desktop.markdown_render import (
     split_stable,
 )
 from desktop.widgets.badges import badge_for, stats_for
-from server.types import MessageJSON
+from desktop.widgets.step_lines import step_line
+from server.types import MessageJSON, PartJSON, ToolPartJSON
 
 COALESCE_MS = 40
 # At most this much new text is laid out per update (~5 ms); a larger burst is spread out.
@@ -52,6 +53,7 @@ class Transcript(QTextBrowser):
     link_clicked = Signal(QUrl)  # an http(s) link in a message (nothing else is followed)
     link_hovered = Signal(str)  # its target under the pointer ("" when it leaves)
     code_copied = Signal()  # a code block's Copy link put it on the clipboard
+    step_clicked = Signal(dict)  # a tool step's "details" link: the step (ToolPartJSON)
 
     # One growing reply (see _reset_reply).
     _reply: list[str]
@@ -64,6 +66,10 @@ class Transcript(QTextBrowser):
     _footer_start: int | None
     _streaming: bool
     _live: bool
+    # The reply's parts as they come: text pieces, or a tool step (its latest state).
+    _parts: list[list[str] | ToolPartJSON]
+    _group_start: int | None  # where the tool steps being run now are drawn (at the end)
+    _group: list[str]  # their ids
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -72,6 +78,7 @@ class Transcript(QTextBrowser):
         self.anchorClicked.connect(self._on_anchor_clicked)
         self.highlighted.connect(self._on_highlighted)
         self._renderer = MarkdownRenderer(dark=self._palette_is_dark())
+        self._steps_shown: dict[str, ToolPartJSON] = {}  # by id, for their details links
         self._set_colours()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -113,11 +120,16 @@ class Transcript(QTextBrowser):
     def show_conversation(self, messages: list[MessageJSON]) -> None:
         self._abandon_reply()
         self._renderer.code_blocks.clear()
+        self._steps_shown.clear()
         parts = []
         for message in messages:
             parts.append(self._header(message["role"], message["model"]))
             if message["role"] == "assistant":
-                parts.append(self._renderer.render(message["content"]))
+                stored = message.get("parts", [])
+                if has_steps(stored):
+                    parts.append(self._render_parts(stored))
+                else:
+                    parts.append(self._renderer.render(message["content"]))
                 if message["status"] != "streaming":
                     parts.append(self._footer(ReplyEnd.from_message(message)))
             else:
@@ -162,8 +174,80 @@ class Transcript(QTextBrowser):
         if not self._streaming:
             return
         self._reply.append(text)
+        last = self._parts[-1] if self._parts else None
+        if isinstance(last, list):
+            last.append(text)
+        else:
+            self._parts.append([text])
         if not self._timer.isActive():
             self._timer.start(COALESCE_MS)
+
+    def add_step(self, step: ToolPartJSON) -> None:
+        """A tool step began or changed: its line, after all the text received so far."""
+        if not self._streaming:
+            return
+        self._steps_shown[step["id"]] = step
+        known = [
+            i for i, p in enumerate(self._parts) if isinstance(p, dict) and p["id"] == step["id"]
+        ]
+        if known:
+            self._parts[known[0]] = step
+        else:
+            self._parts.append(step)
+        if self._group_start is None:
+            self._draw_all_text()
+            self._group_start = self._open_block(TEXT_GAP)
+            self._group = []
+        if step["id"] not in self._group:
+            self._group.append(step["id"])
+        lines = "".join(self._step_line(self._steps_shown[i]) for i in self._group)
+        self._replace_from(self._group_start, lines)
+        if self._follow_bottom():
+            self.moveCursor(QTextCursor.MoveOperation.End)
+            self.ensureCursorVisible()
+
+    def running_step(self) -> ToolPartJSON | None:
+        """The last tool step of the reply on screen that is still running, if any."""
+        for part in reversed(self._parts):
+            if isinstance(part, dict) and part["status"] == "running":
+                return part
+        return None
+
+    def _draw_all_text(self) -> None:
+        """Draw every bit of text received (a tool step follows it): frozen, whole."""
+        self._timer.stop()
+        text = "".join(self._reply)
+        pending = self._carry + text[self._frozen_len :]
+        if pending.strip():
+            self._draw_live(self._renderer.render(pending))
+        self._frozen_len = self._shown_len = len(text)
+        self._carry = ""
+
+    def _step_line(self, step: ToolPartJSON) -> str:
+        return step_line(step, self._muted, self._error_colour, self._warning_colour)
+
+    def _render_parts(self, parts: list[PartJSON]) -> str:
+        """A reply drawn whole from its parts: text, and its tool steps as lines."""
+        pieces = []
+        for part in parts:
+            if part["type"] == "text":
+                if part["text"].strip():
+                    pieces.append(self._renderer.render(part["text"]))
+            else:
+                self._steps_shown[part["id"]] = part
+                pieces.append(self._step_line(part))
+        return "".join(pieces)
+
+    def _live_parts(self, unseen: str) -> list[PartJSON]:
+        parts: list[PartJSON] = []
+        for part in self._parts:
+            if isinstance(part, list):
+                parts.append({"type": "text", "text": "".join(part)})
+            else:
+                parts.append(part)
+        if unseen:
+            parts.append({"type": "text", "text": unseen})
+        return parts
 
     def end_reply(self, end: ReplyEnd | None, note: str = "") -> None:
         """The reply is over: show the rest, then its badge and figures.
@@ -201,7 +285,15 @@ class Transcript(QTextBrowser):
                 # Text the server generated but the view never received (Stop).
                 self._reply.append(content[len(shown) :])
                 shown = content
-            if is_structured(shown):
+            if end.parts is not None or self._steps_in_reply():
+                # With tool steps: drawn whole from its parts, each step as it ended (as
+                # saved, when the ending was read from the store).
+                parts = end.parts or self._live_parts(
+                    content[len("".join(self._reply)) :] if unseen else ""
+                )
+                self._group_start = None
+                self._insert_whole(self._reply_start - 1, self._render_parts(parts))
+            elif is_structured(shown):
                 # Drawn in pieces, a list, a quote or a table comes out unlike the same text
                 # drawn whole, as a reopened chat is: draw the reply whole, once.
                 self._insert_whole(self._reply_start - 1, self._renderer.render(shown))
@@ -223,9 +315,20 @@ class Transcript(QTextBrowser):
 
     # -- rendering -------------------------------------------------------------------------
 
+    def _steps_in_reply(self) -> bool:
+        return any(isinstance(part, dict) for part in self._parts)
+
     def _flush(self) -> None:
         started = time.perf_counter()
         text = "".join(self._reply)
+        if self._group_start is not None:
+            if len(text) <= self._frozen_len:  # nothing after the steps yet
+                if self._ending is not None:
+                    self._finish_reply()
+                return
+            # Text after the steps: a new paragraph below them.
+            self._group_start = None
+            self._live_start = self._open_block(PARAGRAPH_GAP)
         end = min(len(text), self._frozen_len + FLUSH_BUDGET_CHARS)
         pending = self._carry + text[self._frozen_len : end]
         stable, tail, carry = split_stable(pending)
@@ -343,6 +446,9 @@ class Transcript(QTextBrowser):
         self._footer_start = None
         self._streaming = False
         self._live = False
+        self._parts = []
+        self._group_start = None
+        self._group = []
 
     def _header(self, role: str, model: str | None) -> str:
         who = "You" if role == "user" else "Assistant"
@@ -371,7 +477,11 @@ class Transcript(QTextBrowser):
         return f'<p><span style="color:{colour};"><b>{html.escape(note)}</b></span></p>'
 
     def _on_anchor_clicked(self, url: QUrl) -> None:
-        if url.scheme() == "copy":
+        if url.scheme() == "step":
+            step = self._steps_shown.get(url.path())
+            if step is not None:
+                self.step_clicked.emit(dict(step))
+        elif url.scheme() == "copy":
             code = self._renderer.code_blocks.get(url.path())
             if code is not None:
                 QGuiApplication.clipboard().setText(code)

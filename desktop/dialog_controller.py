@@ -1,0 +1,86 @@
+"""A dialog that shows what the server has and asks it for changes: opened once, kept current
+while open (states change: starting, loading, errors), every call's failure shown in the
+dialog itself. Subclassed per dialog (Models, Tools)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Generic, TypeVar
+
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtWidgets import QWidget
+
+from desktop.client import ParleyClient
+from desktop.errors import ClientError
+from desktop.tasks import Tasks
+from desktop.widgets.message_line import ServerDialog
+
+REFRESH_MS = 1000
+T = TypeVar("T")
+
+
+D = TypeVar("D", bound=ServerDialog)
+
+
+class Failed:
+    """What a call to the server gave when it failed (its reason is shown in the dialog)."""
+
+
+class DialogController(QObject, Generic[D]):
+    def __init__(
+        self, client: Callable[[], ParleyClient | None], tasks: Tasks, parent: QWidget
+    ) -> None:
+        super().__init__(parent)
+        self._client = client
+        self._tasks = tasks
+        self._parent = parent
+        self.dialog: D | None = None
+        self._timer = QTimer(self)
+        self._timer.setInterval(REFRESH_MS)
+        self._timer.timeout.connect(self._on_timer_timeout)
+
+    def open(self) -> None:
+        if self.dialog is not None:
+            self.dialog.raise_()
+            return
+        self.dialog = self._make_dialog()
+        self.dialog.finished.connect(self._on_dialog_finished)
+        self.dialog.open()
+        self._timer.start()
+        self._tasks.spawn(self._refresh())
+
+    def _make_dialog(self) -> D:
+        raise NotImplementedError
+
+    async def _refresh(self) -> None:
+        raise NotImplementedError
+
+    def _on_dialog_finished(self, _result: int) -> None:
+        self._timer.stop()
+        if self.dialog is not None:
+            self.dialog.deleteLater()
+            self.dialog = None
+
+    def _on_timer_timeout(self) -> None:
+        self._tasks.spawn(self._refresh())
+
+    async def _act(self, done: str, action: Callable[[ParleyClient], Awaitable[object]]) -> None:
+        dialog = self.dialog
+        done_ok = not isinstance(await self._ask(action), Failed)
+        if done_ok and dialog is not None and dialog is self.dialog:
+            dialog.show_note(done)
+            await self._refresh()
+
+    async def _ask(self, call: Callable[[ParleyClient], Awaitable[T]]) -> T | Failed:
+        """The server's answer, or Failed with the reason shown in the dialog (if still open)."""
+        dialog, client = self.dialog, self._client()
+        if dialog is None:
+            return Failed()
+        try:
+            if client is None:
+                raise ClientError("Parley's server is not up.")
+            return await call(client)
+        except ClientError as exc:
+            if dialog is self.dialog:
+                dialog.show_error(exc.message)
+            return Failed()

@@ -1,0 +1,172 @@
+"""Tool steps in the window: drawn as compact lines inside the reply as they run, kept when the
+chat is reopened, their details a click away; Stop during a tool says which one; the per-chat
+Tools switch; the MCP servers dialog."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtWidgets import QApplication
+
+from desktop.widgets.step_details import StepDetailsDialog
+from desktop.widgets.tools_dialog import ToolsDialog
+from tests.desktop.conftest import GuiApp, run
+from tests.support.tools import ToolLog, tool_server, write_config
+from tests.support.upstream import Script, ScriptedUpstream
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def tool_log(tmp_path: Path) -> ToolLog:
+    return ToolLog(tmp_path / "tools.log")
+
+
+@pytest.fixture
+def tools_gui(gui_factory: Any, data_dir: Path, tool_log: ToolLog, qtbot: Any) -> GuiApp:
+    write_config(data_dir / "mcp.json", {"t": tool_server(tool_log.path)})
+    gui: GuiApp = gui_factory()
+    client = gui.window.client
+    assert client is not None
+    qtbot.waitUntil(lambda: run(qtbot, client.status())["tools"]["ready"] == 1, timeout=30_000)
+    return gui
+
+
+def call(name: str, **arguments: Any) -> dict[str, str]:
+    return {"name": f"t__{name}", "arguments": json.dumps(arguments)}
+
+
+def stored_reply(gui: GuiApp, qtbot: Any) -> dict[str, Any]:
+    client = gui.window.client
+    assert client is not None and gui.window.current_id is not None
+    conversation = run(qtbot, client.conversation(gui.window.current_id))
+    reply: dict[str, Any] = conversation["messages"][-1]
+    return reply
+
+
+def test_steps_are_drawn_as_they_run_and_again_when_the_chat_is_reopened(
+    tools_gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    gui = tools_gui
+    upstream.queue = [
+        Script(texts=["Looking it up. "], tool_calls=[call("echo", text="needle")]),
+        Script(texts=["Found ", "it."]),
+    ]
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=15_000):
+        gui.send("find the needle")
+    text = gui.transcript_text()
+    assert "Looking it up." in text
+    assert 't · echo(text="needle") — done in' in text
+    assert text.index("Looking it up.") < text.index("echo(") < text.index("Found it.")
+    reply = stored_reply(gui, qtbot)
+    assert [p["type"] for p in reply["parts"]] == ["text", "tool", "text"]
+
+    # Reopened: the same lines, from the stored parts.
+    conversation_id = gui.window.current_id
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert "echo(" not in gui.transcript_text()
+    sidebar = gui.window.sidebar
+    qtbot.waitUntil(lambda: sidebar.list.count() == 1, timeout=5_000)
+    sidebar.list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: gui.window.current_id == conversation_id, timeout=5_000)
+    qtbot.waitUntil(lambda: "echo(" in gui.transcript_text(), timeout=5_000)
+    assert "done in" in gui.transcript_text() and "Found it." in gui.transcript_text()
+
+    # Its details: the full arguments and result.
+    step_id = reply["parts"][1]["id"]
+    gui.window.transcript._on_anchor_clicked(QUrl(f"step:{step_id}"))
+    dialog = gui.window.findChild(StepDetailsDialog)
+    assert dialog is not None and dialog.isVisible()
+    details = dialog.text.toPlainText()
+    assert '"text": "needle"' in details and "echo: needle" in details
+    dialog.close()
+
+
+def test_stop_during_a_tool_says_which_tool_and_the_step_is_saved_stopped(
+    tools_gui: GuiApp, upstream: ScriptedUpstream, tool_log: ToolLog, qtbot: Any
+) -> None:
+    gui = tools_gui
+    upstream.queue = [Script(tokens=0, tool_calls=[call("slow", seconds=30, tag="gui")])]
+    gui.send("wait")
+    qtbot.waitUntil(lambda: "slow(" in gui.transcript_text(), timeout=10_000)
+    assert "running…" in gui.transcript_text()
+    notes: list[str] = []
+    end_reply = gui.window.transcript.end_reply
+
+    def spy(end: Any, note: str = "") -> None:
+        notes.append(note)
+        end_reply(end, note)
+
+    gui.window.transcript.end_reply = spy  # type: ignore[method-assign]
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.window.composer.button.click()
+    # While it was being saved, the view said which tool was stopped.
+    assert notes[0] == "Stopped during the tool t · slow — saving…"
+    tool_log.wait("cancelled", tag="gui", timeout=5)
+    text = gui.transcript_text()
+    assert "slow(seconds=30" in text and "— stopped" in text
+    assert "running…" not in text
+    reply = stored_reply(gui, qtbot)
+    assert (reply["status"], reply["ended_by"]) == ("interrupted", "client_hangup")
+    assert reply["parts"][0]["status"] == "interrupted"
+    assert gui.window.composer.button.text() == "Send"
+
+
+def test_the_tools_switch_is_kept_per_chat(
+    tools_gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    gui = tools_gui
+    switch = gui.window.tools_switch
+    assert switch.isChecked()
+    switch.setChecked(False)  # on the new chat: taken when it is created
+    upstream.script = Script(texts=["no tools here"])
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send("plain")
+    assert "tools" not in upstream.records[-1].body
+    client = gui.window.client
+    assert client is not None and gui.window.current_id is not None
+    assert run(qtbot, client.conversation(gui.window.current_id))["tools"] is False
+
+    switch.setChecked(True)  # on this chat: saved at once
+    qtbot.waitUntil(
+        lambda: run(qtbot, client.conversation(gui.window.current_id or ""))["tools"] is True,
+        timeout=5_000,
+    )
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert switch.isChecked()  # a new chat starts with tools
+
+
+def test_the_mcp_servers_dialog_shows_adds_and_removes_servers(
+    tools_gui: GuiApp, qtbot: Any, tmp_path: Path
+) -> None:
+    gui = tools_gui
+    gui.window.tools_button.click()
+    qtbot.waitUntil(lambda: gui.window.findChild(ToolsDialog) is not None, timeout=5_000)
+    dialog = gui.window.findChild(ToolsDialog)
+    assert dialog is not None
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 1, timeout=5_000)
+    assert dialog.table.item(0, 1).text() == "ready with 9 tools"
+    dialog.table.selectRow(0)
+    assert "echo — Say the text back." in dialog.details.toPlainText()
+
+    dialog.new_button.click()
+    dialog.name_edit.setText("second")
+    dialog.entry_edit.setPlainText("{not json")
+    dialog.save_button.click()
+    assert "not valid JSON" in dialog.message.text()
+    dialog.entry_edit.setPlainText('{"command": "/nonexistent/server"}')
+    dialog.save_button.click()
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 2, timeout=5_000)
+    qtbot.waitUntil(
+        lambda: "command not found" in (dialog.table.item(1, 1).text() or ""), timeout=10_000
+    )
+    dialog.table.selectRow(1)
+    dialog.remove_button.click()
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 1, timeout=5_000)
+    assert "Removed second." in dialog.message.text()
+    dialog.reject()
+    QApplication.processEvents()
