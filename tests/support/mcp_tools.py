@@ -1,6 +1,8 @@
 """An MCP server for the tests, written with the official SDK, run over stdio:
 
-    python -m tests.support.mcp_tools LOG_FILE
+    python -m tests.support.mcp_tools LOG_FILE [--http PORT]
+
+(over streamable HTTP at http://127.0.0.1:PORT/mcp with --http)
 
 Every call, cancellation and end is appended to LOG_FILE as a JSON line with
 `time.monotonic()` (one clock for every process on the machine), so a test can tell when
@@ -101,4 +103,8 @@ if __name__ == "__main__":
     if os.environ.get("MCP_TEST_FAIL_AT_START"):
         print("cannot start: scripted failure", file=sys.stderr, flush=True)
         sys.exit(2)
-    anyio.run(server.run_stdio_async)
+    if "--http" in sys.argv:
+        port = int(sys.argv[sys.argv.index("--http") + 1])
+        server.run("streamable-http", host="127.0.0.1", port=port)
+    else:
+        anyio.run(server.run_stdio_async)

@@ -190,3 +190,59 @@ def test_kill_9_mid_tool_then_restart_keeps_the_steps_and_marks_the_running_one_
     # Nothing was called again after the restart.
     assert [e["tool"] for e in log.events() if e["event"] == "call"] == ["echo", "slow"]
     restarted.terminate()
+
+
+def test_a_server_over_streamable_http_is_called_and_stopped(
+    data_dir: Path, upstream: ScriptedUpstream, tmp_path: Path
+) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    from tests.support.tools import REPO
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = ToolLog(tmp_path / "log")
+    served = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.mcp_tools", str(log.path), "--http", str(port)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+
+        def listening() -> bool:
+            with socket.socket() as sock:
+                return sock.connect_ex(("127.0.0.1", port)) == 0
+
+        wait_for(listening, timeout=20)
+        url = f"http://127.0.0.1:{port}/mcp"
+        write_config(data_dir / "mcp.json", {"web": {"url": url, "headers": {"X-Test": "1"}}})
+        parley = Parley(data_dir, upstream.base_url).start()
+        try:
+            ready = wait_state(parley, "web", "ready")
+            assert ready["transport"] == "http" and len(ready["tools"]) == 9
+            echo = {"name": "web__echo", "arguments": '{"text": "over http"}'}
+            slow = {"name": "web__slow", "arguments": '{"seconds": 30, "tag": "h"}'}
+            upstream.queue = [Script(tokens=0, tool_calls=[echo]), Script(texts=["ok"])]
+            cid = parley.new_conversation()
+            stream = parley.send(cid, "echo")
+            stream.read_all()
+            message = parley.message(cid, stream.first["message_id"])
+            assert message["parts"][0]["result"] == "echo: over http"
+
+            upstream.queue = [Script(tokens=0, tool_calls=[slow])]
+            stream = parley.send(cid, "slow")
+            stream.first  # noqa: B018
+            log.wait("call", tag="h")
+            stream.hang_up()
+            log.wait("cancelled", tag="h", timeout=5)
+            stopped = parley.wait_settled(cid, stream.first["message_id"])
+            assert stopped["parts"][0]["status"] == "interrupted"
+        finally:
+            parley.stop()
+    finally:
+        served.terminate()
+        served.wait(10)
