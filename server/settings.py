@@ -102,8 +102,8 @@ class Limits:
       a hang-up, not this timeout, is how a user stops a stalled reply.
     - `tool_call_timeout`: how long one tool call may run before it is cancelled (its
       step ends as an error the model sees). A stop never waits for it.
-    - `max_steps`: the most model calls in one turn; the last one is offered no tools, so
-      the model answers with what it has.
+    - `max_steps`: the most model calls in one turn; the last one may call no tool
+      (`tool_choice: none`), so the model answers with what it has.
     - `checkpoint_interval`: at most one checkpoint write per interval while a reply
       streams. It bounds what a crash loses (promise: 250 ms of delivered text,
       docs/reliability.md); 100 ms keeps a margin for the write itself and costs about

@@ -44,7 +44,7 @@ from server.run_feed import FeedItem, StepChanged, ToolCallsMade
 from server.settings import Limits
 from server.store import Ending
 from server.turn_sinks import TurnSink
-from server.types import ChatMessage, EndedBy, ToolCallJSON, Usage
+from server.types import ChatMessage, EndedBy, ToolCallJSON, ToolFunctionJSON, Usage
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,6 @@ class Run:
         self._toolbox: ToolBox | None = None  # set once the turn is open (the sink's)
         self._tool_calls: list[ToolCallJSON] | None = None  # a stateless reply's calls
         self.model_calls = 0
-        self._model_stuck = False  # a model call's work outlived its stop_timeout
         self._chars = 0
         self._over_limit: str | None = None  # why the reply was cut at the size limit
         self.stop_reason: EndedBy | None = None
@@ -210,10 +209,16 @@ class Run:
             last = number == limit
             if toolbox is None:  # stateless: the client's own tools, passed through
                 step_request = dataclasses.replace(request, messages=messages)
-            else:  # the last step offers no tools, so the model answers
-                tools = offered if offered and not last else None
+            else:
+                # The last step may call no tool (`tool_choice: none`), so the model answers;
+                # the tools stay listed, as some upstreams require beside earlier tool calls.
+                choice = "none" if last and offered else None
                 step_request = dataclasses.replace(
-                    request, messages=messages, tools=tools, tool_choice=None, tools_optional=True
+                    request,
+                    messages=messages,
+                    tools=offered or None,
+                    tool_choice=choice,
+                    tools_optional=True,
                 )
             first_piece = len(self.parts)
             called = await self._model_call(step_request)
@@ -227,7 +232,8 @@ class Run:
                 self._tool_calls = calls
                 return end
             said = "".join(self.parts[first_piece:])
-            messages.append({"role": "assistant", "content": said, "tool_calls": calls})
+            echoed = [_well_formed(call) for call in calls]
+            messages.append({"role": "assistant", "content": said, "tool_calls": echoed})
             messages.extend(await self._run_tools(toolbox, calls, limited=last))
             if last:
                 return end
@@ -242,7 +248,7 @@ class Run:
         # A stopped run starts no new step: its cancelled scope raises here, before the
         # model is leased or the upstream contacted.
         await anyio.lowlevel.checkpoint()
-        if self._model_stuck:
+        if self.model.lease.held_by(self):  # its previous call's work has not stopped yet
             raise BackendError("the model's previous call did not stop; not calling it again")
         signal = StopSignal()
         self._signal = signal
@@ -335,7 +341,11 @@ class Run:
             log.exception("run %s: tool %s failed", self.id, step.function)
             step.end("error", f"internal error: {type(exc).__name__}")
         else:
-            step.end("error" if outcome.is_error else "completed", outcome.text)
+            if self.stop_reason is not None:
+                # Its result came in the very moment the run was stopped: not taken.
+                step.end("interrupted", None)
+            else:
+                step.end("error" if outcome.is_error else "completed", outcome.text)
         self._step_changed(step)
 
     def _publish(self, item: FeedItem) -> None:
@@ -479,7 +489,6 @@ class Run:
         if signal.stopped or not streamed:
             lease.release(self)
             return
-        self._model_stuck = True
         log.error(
             "run %s: the model's work did not stop within %.1fs; "
             "the model stays in use until it does",
@@ -572,3 +581,16 @@ def _paragraph_break(tail: str) -> str:
     if tail.endswith("\n\n"):
         return ""
     return "\n" if tail.endswith("\n") else "\n\n"
+
+
+def _well_formed(call: ToolCallJSON) -> ToolCallJSON:
+    """A call as it goes back to the model in the history: a name and JSON-object arguments
+    even when the model wrote neither (strict upstreams refuse anything else; the step's
+    error result tells the model what was wrong)."""
+    name, arguments = call["function"]["name"], call["function"]["arguments"]
+    try:
+        parse_arguments(arguments)
+    except ValueError:
+        arguments = "{}"
+    function: ToolFunctionJSON = {"name": name or "unnamed_tool", "arguments": arguments}
+    return {"id": call["id"], "type": "function", "function": function}

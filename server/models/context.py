@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from server.errors import PromptTooLongError
@@ -22,14 +23,22 @@ def fit_to_context(
     """
     head = messages[:1] if messages and messages[0]["role"] == "system" else []
     rest = messages[len(head) :]
-    costs = [count_tokens(m["content"]) + MESSAGE_OVERHEAD for m in rest]
-    total = sum(count_tokens(m["content"]) + MESSAGE_OVERHEAD for m in head) + sum(costs)
+
+    def cost(message: ChatMessage) -> int:
+        calls = message.get("tool_calls")
+        text = message["content"] + (json.dumps(calls) if calls else "")
+        return count_tokens(text) + MESSAGE_OVERHEAD
+
+    costs = [cost(m) for m in rest]
+    total = sum(cost(m) for m in head) + sum(costs)
     dropped = 0
     while total > budget and len(rest) > 1:
         total -= costs.pop(0)
         rest.pop(0)
         dropped += 1
-        if len(rest) > 1 and rest[0]["role"] == "assistant":
+        # A reply (and the tool results it asked for) left at the front without its
+        # question goes with it.
+        while len(rest) > 1 and rest[0]["role"] in ("assistant", "tool"):
             total -= costs.pop(0)
             rest.pop(0)
             dropped += 1

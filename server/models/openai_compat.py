@@ -133,18 +133,25 @@ class OpenAICompatBackend:
         """The upstream's response to the request. Tools Parley offered on its own that the
         upstream's model refuses (HTTP 400: many Ollama models have no tool support) are
         dropped: the request is sent again without them, and they are not offered again."""
+        # Only a first step (no tool exchange in the history yet) can tell: a 400 later may
+        # be about anything (a context overflow after a long result...).
+        first_step = not any(m["role"] == "tool" or m.get("tool_calls") for m in request.messages)
+        may_drop = request.tools and request.tools_optional and first_step
         async with self._client.stream(
             "POST", "chat/completions", json=self._body(request)
         ) as response:
-            if not (response.status_code == 400 and request.tools and request.tools_optional):
+            if not (response.status_code == 400 and may_drop):
                 yield response
                 return
             refusal = await _describe_refusal(response)
-        self.tools_unsupported = f"{self.name} cannot call tools ({refusal})"
+            if "tool" not in refusal.lower():  # refused for another reason: say so
+                raise BackendError(refusal)
         without = dataclasses.replace(request, tools=None, tools_optional=False)
         async with self._client.stream(
             "POST", "chat/completions", json=self._body(without)
         ) as response:
+            if response.status_code == 200:  # it was the tools: not offered again
+                self.tools_unsupported = f"{self.name} cannot call tools ({refusal})"
             yield response
 
     async def stream(

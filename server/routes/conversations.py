@@ -78,13 +78,14 @@ async def update_conversation(request: Request) -> JSONResponse:
     tools = _bool_field(body, "tools")
     if not title and not model and tools is None:
         raise BadRequestError("give a 'title', a 'model' or 'tools'", code="invalid_field")
+    if model:
+        svc.models.resolve(model)  # 404 model_not_found, before anything is changed
     conversation = None
     if tools is not None:
         conversation = await svc.store.set_tools(_id(request), tools)
         if conversation is None:
             raise _no_conversation(_id(request))
     if model:
-        svc.models.resolve(model)  # 404 model_not_found for a name no backend serves
         conversation = await svc.store.set_model(_id(request), model)
         if conversation is None:
             raise _no_conversation(_id(request))

@@ -128,6 +128,7 @@ def _messages(value: object, limits: Limits) -> list[ChatMessage]:
                 raise BadRequestError(
                     f"'{where}.tool_call_id' must name the call it answers", code="invalid_field"
                 )
+            check_text(call_id, f"{where}.tool_call_id")
             message["tool_call_id"] = call_id
         messages.append(message)
     if messages[-1]["role"] == "assistant":
@@ -163,7 +164,21 @@ def _tools(value: object) -> list[dict[str, Any]] | None:
             raise BadRequestError(
                 f"'{where}.function.parameters' must be a JSON Schema object", code="invalid_field"
             )
+        _check_strings(tool, where)
     return value or None
+
+
+def _check_strings(value: object, where: str) -> None:
+    """Every string in a JSON value is text a model can take (no lone surrogates, no NUL)."""
+    if isinstance(value, str):
+        check_text(value, where)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_text(key, where)
+            _check_strings(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_strings(item, f"{where}[{index}]")
 
 
 def _tool_choice(value: object, tools: list[dict[str, Any]]) -> str | dict[str, Any] | None:
@@ -172,7 +187,8 @@ def _tool_choice(value: object, tools: list[dict[str, Any]]) -> str | dict[str, 
     names = {tool["function"]["name"] for tool in tools}
     if isinstance(value, dict) and value.get("type") == "function":
         function = value.get("function")
-        if isinstance(function, dict) and function.get("name") in names:
+        name = function.get("name") if isinstance(function, dict) else None
+        if isinstance(name, str) and name in names:
             return value
     raise BadRequestError(
         '\'tool_choice\' must be "none", "auto", "required" or one of the tools '
@@ -203,7 +219,7 @@ def _message_tool_calls(value: object, where: str) -> list[ToolCallJSON]:
                 code="invalid_field",
             )
         arguments = function.get("arguments", "")
-        check_text(arguments, f"{where}.tool_calls[{index}].function.arguments")
+        _check_strings([call_id, function["name"], arguments], f"{where}.tool_calls[{index}]")
         calls.append(
             {
                 "id": call_id,

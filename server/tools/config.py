@@ -13,6 +13,7 @@ overwritten until the user changes the configuration.
 from __future__ import annotations
 
 import json
+import math
 import re
 import threading
 from dataclasses import dataclass
@@ -97,7 +98,26 @@ def check_entry(value: object) -> ToolServerConfigJSON:
         _string_map(entry, "headers")
     if "disabled" in entry and not isinstance(entry["disabled"], bool):
         raise ConfigEntryError("'disabled' must be true or false")
+    _check_text(entry, "the entry")
     return cast(ToolServerConfigJSON, entry)
+
+
+def _check_text(value: object, where: str) -> None:
+    """Every string is text that can be written (no lone surrogates); no NaN or Infinity."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ConfigEntryError(f"{where} holds text that is not valid Unicode") from exc
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise ConfigEntryError(f"{where} holds a number that is not finite")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_text(key, where)
+            _check_text(item, f"'{key}'")
+    elif isinstance(value, list):
+        for item in value:
+            _check_text(item, where)
 
 
 def _string(entry: dict[str, Any], key: str, *, required: bool = False) -> str:
@@ -136,6 +156,10 @@ def entry_from(name: str, value: object) -> ServerEntry:
     return ServerEntry(name, config, "stdio" if "command" in config else "http")
 
 
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 class McpConfigFile:
     """The configuration file: read at start, rewritten whole (atomically) on each change."""
 
@@ -156,7 +180,7 @@ class McpConfigFile:
             self._document, self.error = {}, f"cannot read {self.path}: {exc}"
             return
         try:
-            document = json.loads(text)
+            document = json.loads(text, parse_constant=_no_constant)
         except ValueError as exc:
             self._document, self.error = {}, f"{self.path} is not valid JSON: {exc}"
             return

@@ -31,6 +31,9 @@ class ToolManager:
         self.servers: dict[str, McpServer] = {}
         self._stop_times = stop_times or StopTimes()
         self._tg: anyio.abc.TaskGroup | None = None
+        # One change at a time: two at once for one name would leave a server running
+        # that no entry stands for.
+        self._changing = anyio.Lock()
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -84,18 +87,20 @@ class ToolManager:
     async def put(self, name: str, config: ToolServerConfigJSON) -> McpServer:
         """Add or change a server: the file is written (raises ConfigEntryError, OSError),
         the old server stopped and the new one started."""
-        entry = await anyio.to_thread.run_sync(self.config.put, name, config)
-        old = self.servers.pop(name, None)
-        if old is not None:
-            await self._stop([old])
-        return self._start(entry)
+        async with self._changing:
+            entry = await anyio.to_thread.run_sync(self.config.put, name, config)
+            old = self.servers.pop(name, None)
+            if old is not None:
+                await self._stop([old])
+            return self._start(entry)
 
     async def remove(self, name: str) -> bool:
-        removed = await anyio.to_thread.run_sync(self.config.remove, name)
-        old = self.servers.pop(name, None)
-        if old is not None:
-            await self._stop([old])
-        return removed or old is not None
+        async with self._changing:
+            removed = await anyio.to_thread.run_sync(self.config.remove, name)
+            old = self.servers.pop(name, None)
+            if old is not None:
+                await self._stop([old])
+            return removed or old is not None
 
     # -- a turn's tools ------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ later is dropped by the SDK (its request id is no longer pending).
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import time
 from collections import deque
@@ -130,7 +131,7 @@ class McpServer:
         async with self._connection() as (streams, closed), ClientSession(*streams) as session:
             with anyio.fail_after(START_TIMEOUT_S):
                 await session.initialize()
-                tools = await _list_tools(session)
+                tools = [tool for tool in await _list_tools(session) if self._usable(tool)]
             self.tools, self._session = tools, session
             self.state, self.error = "ready", None
             log.info("MCP server %r ready with %d tools", self.name, len(tools))
@@ -165,6 +166,15 @@ class McpServer:
             yield (streams[0], streams[1]), anyio.Event()  # HTTP: a failure shows in calls
 
     _process: Any = None
+
+    def _usable(self, tool: mcp_types.Tool) -> bool:
+        """A tool whose schema is strict JSON (no NaN): any other cannot be sent to a model."""
+        try:
+            json.dumps(tool.input_schema, allow_nan=False)
+        except ValueError:
+            self.stderr.append(f"[parley] skipped the tool {tool.name!r}: its schema is not JSON")
+            return False
+        return True
 
     def _exit_reason(self) -> str:
         code = getattr(self._process, "returncode", None)

@@ -88,15 +88,24 @@ async def stdio_server(
 
     async def read_stdout() -> None:
         assert process.stdout is not None
-        pending = b""
+        pending: list[bytes] = []  # the line being received, in pieces (a long one is cheap)
+        size = 0
         try:
             async with to_session:
                 async for received in process.stdout:
-                    pending += received
-                    *lines, pending = pending.split(b"\n")
-                    if len(pending) > MAX_LINE_BYTES:
-                        on_stderr(f"[parley] the server wrote a line over {MAX_LINE_BYTES} bytes")
-                        break
+                    if b"\n" not in received:
+                        pending.append(received)
+                        size += len(received)
+                        if size > MAX_LINE_BYTES:
+                            on_stderr(
+                                f"[parley] the server wrote a line over {MAX_LINE_BYTES} bytes"
+                            )
+                            break
+                        continue
+                    pieces = received.split(b"\n")
+                    pieces[0] = b"".join([*pending, pieces[0]])
+                    *lines, last = pieces
+                    pending, size = [last], len(last)
                     for line in lines:
                         if line.strip():
                             await to_session.send(_message(line))
@@ -179,14 +188,23 @@ async def _stop(
             break
     else:
         log.error("MCP server process %d survived SIGKILL", process.pid)
-    # The server is gone; its children in the group (started by it, still running) too.
-    _signal_group(process.pid, signal.SIGTERM)
+    # The server is gone; its children in the group (started by it, still running) too:
+    # asked, then made to.
+    if _signal_group(process.pid, signal.SIGTERM):
+        with anyio.move_on_after(times.terminate):
+            while _signal_group(process.pid, 0):  # noqa: ASYNC110 (no event tells an exit)
+                await anyio.sleep(EXIT_POLL_S)
+        _signal_group(process.pid, signal.SIGKILL)
     for stream in (process.stdout, process.stderr):
         if stream is not None:
             with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 await stream.aclose()
 
 
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send `sig` to the process group; False if there is no such group any more."""
+    try:
         os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True

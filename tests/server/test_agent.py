@@ -137,7 +137,7 @@ def test_stop_during_a_slow_tool_cancels_it_at_the_server_and_settles_at_once(
 def test_a_tool_that_ignores_cancellation_holds_neither_the_turn_nor_the_model(
     agent: Parley, upstream: ScriptedUpstream, tool_log: ToolLog
 ) -> None:
-    upstream.queue = [Script(tokens=0, tool_calls=[call("stubborn", seconds=3, tag="late")])]
+    upstream.queue = [Script(tokens=0, tool_calls=[call("stubborn", seconds=8, tag="late")])]
     cid = agent.new_conversation()
     stream = agent.send(cid, "go")
     stream.first  # noqa: B018
@@ -158,7 +158,7 @@ def test_a_tool_that_ignores_cancellation_holds_neither_the_turn_nor_the_model(
     assert tool_log.find("done", tag="late") is None
 
     # Its late result comes, and is not saved.
-    tool_log.wait("done", tag="late", timeout=10)
+    tool_log.wait("done", tag="late", timeout=15)
     time.sleep(0.2)
     step = tool_parts(agent.message(cid, stream.first["message_id"]))[0]
     assert (step["status"], step["result"]) == ("interrupted", None)
@@ -231,8 +231,12 @@ def test_tool_errors_are_results_the_model_sees(agent: Parley, upstream: Scripte
     assert [s["status"] for s in steps] == ["error", "error", "error"]
     assert "not valid JSON" in steps[1]["result"]
     assert "no tool named 'nosuch__tool'" in steps[2]["result"]
-    told = [m["content"] for m in upstream.records[1].body["messages"] if m["role"] == "tool"]
+    sent = upstream.records[1].body["messages"]
+    told = [m["content"] for m in sent if m["role"] == "tool"]
     assert len(told) == 3 and all(text.startswith("Error: ") for text in told)
+    # The malformed call goes back to the model well-formed (strict upstreams refuse it).
+    echoed = [c["function"]["arguments"] for c in sent[-4]["tool_calls"]]
+    assert echoed == ["{}", "{}", "{}"]
 
 
 def test_the_last_step_offers_no_tools_and_calls_made_anyway_are_not_run(
@@ -246,8 +250,11 @@ def test_the_last_step_offers_no_tools_and_calls_made_anyway_are_not_run(
         stream.read_all()
         assert stream.final["parley"]["status"] == "completed"
         assert len(upstream.records) == 2
-        assert "tools" in upstream.records[0].body
-        assert "tools" not in upstream.records[1].body
+        assert "tool_choice" not in upstream.records[0].body
+        # The last step lists the tools (some upstreams require it beside earlier calls) but
+        # may call none.
+        assert upstream.records[1].body["tool_choice"] == "none"
+        assert "tools" in upstream.records[1].body
         steps = tool_parts(server.message(cid, stream.first["message_id"]))
         assert [s["status"] for s in steps] == ["completed", "error"]
         assert "limit of 2 steps" in steps[1]["result"]
@@ -263,6 +270,10 @@ def test_a_conversation_with_tools_off_offers_none(
     assert agent.conversation(cid)["tools"] is False
     agent.send(cid, "hi").read_all()
     assert "tools" not in upstream.records[-1].body
+    # A change with an unknown model changes nothing.
+    both = {"tools": True, "model": "no-such-model"}
+    assert agent.call("PATCH", f"/api/conversations/{cid}", json_body=both).status == 404
+    assert agent.conversation(cid)["tools"] is False
     reply = agent.call("PATCH", f"/api/conversations/{cid}", json_body={"tools": True})
     assert reply.json()["tools"] is True
     agent.send(cid, "hi").read_all()
@@ -270,16 +281,26 @@ def test_a_conversation_with_tools_off_offers_none(
 
 
 def test_servers_run_without_parleys_environment(
-    agent: Parley, upstream: ScriptedUpstream, monkeypatch: pytest.MonkeyPatch
+    data_dir: Path, upstream: ScriptedUpstream, tool_log: ToolLog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("PARLEY_TOKEN", "secret-token-in-the-environment")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    agent = start_agent(data_dir, upstream, tool_log)
+    try:
+        check_environment(agent, upstream)
+    finally:
+        agent.stop()
+
+
+def check_environment(agent: Parley, upstream: ScriptedUpstream) -> None:
     upstream.queue = [Script(tokens=0, tool_calls=[call("environment")])]
     upstream.script = Script(texts=["ok"])
     cid = agent.new_conversation()
     stream = agent.send(cid, "env")
     stream.read_all()
     names = tool_parts(agent.message(cid, stream.first["message_id"]))[0]["result"].split()
-    assert "PYTHONPATH" in names  # its entry's own env
-    assert not [name for name in names if name.startswith("PARLEY")]
+    assert "PYTHONPATH" in names and "PATH" in names  # its entry's own env, and a few
+    assert "PARLEY_TOKEN" not in names and "OPENAI_API_KEY" not in names
 
 
 def test_a_long_result_is_capped(agent: Parley, upstream: ScriptedUpstream) -> None:
@@ -297,7 +318,8 @@ def test_a_long_result_is_capped(agent: Parley, upstream: ScriptedUpstream) -> N
 def test_a_model_that_refuses_tools_answers_without_them_and_is_not_offered_them_again(
     agent: Parley, upstream: ScriptedUpstream
 ) -> None:
-    upstream.queue = [Script(status=400)]  # e.g. an Ollama model without tool support
+    # As Ollama says it for a model without tool support:
+    upstream.queue = [Script(status=400, error_message="llama2 does not support tools")]
     upstream.script = Script(texts=["plain answer"])
     cid = agent.new_conversation()
     stream = agent.send(cid, "hi")
@@ -309,3 +331,26 @@ def test_a_model_that_refuses_tools_answers_without_them_and_is_not_offered_them
     agent.send(cid, "again").read_all()
     assert len(upstream.records) == 3
     assert "tools" not in upstream.records[2].body
+
+
+def test_other_refusals_do_not_turn_tools_off(agent: Parley, upstream: ScriptedUpstream) -> None:
+    # A refusal on a later step (here after a tool ran), even one that names tools, and a
+    # first-step refusal for another reason: each is that reply's error, and tools stay.
+    upstream.queue = [
+        Script(tokens=0, tool_calls=[call("echo", text="x")]),
+        Script(status=400, error_message="context too long after the tool result"),
+        Script(status=400, error_message="rate limited"),
+    ]
+    cid = agent.new_conversation()
+    first = agent.send(cid, "one")
+    first.read_all()
+    assert first.final["parley"]["status"] == "error"
+    second = agent.send(cid, "two")
+    second.read_all()
+    assert second.final["parley"]["status"] == "error"
+    assert "rate limited" in second.final["parley"]["error"]
+    assert len(upstream.records) == 3  # no retry without tools
+    upstream.script = Script(texts=["fine"])
+    agent.send(cid, "three").read_all()
+    assert "tools" in upstream.records[-1].body
+    assert agent.services.models.resolve(None).backend.tools_unsupported is None

@@ -108,6 +108,8 @@ def test_tools_pass_through_and_calls_come_back_streamed(
         {"tools": [{"type": "function", "function": {"name": "f", "parameters": 3}}]},
         {"tools": [WEATHER], "tool_choice": "sometimes"},
         {"tools": [WEATHER], "tool_choice": {"type": "function", "function": {"name": "other"}}},
+        {"tools": [WEATHER], "tool_choice": {"type": "function", "function": {"name": ["x"]}}},
+        {"tools": [{"type": "function", "function": {"name": "f", "description": "\ud800"}}]},
     ],
 )
 def test_bad_tools_are_400(parley: Parley, extra: dict[str, Any]) -> None:
@@ -124,6 +126,12 @@ def test_bad_tools_are_400(parley: Parley, extra: dict[str, Any]) -> None:
         {"role": "assistant", "content": None, "tool_calls": [{"id": "c"}]},
         {"role": "assistant", "content": None, "tool_calls": "x"},
         {"role": "assistant", "content": None},
+        {"role": "tool", "content": "x", "tool_call_id": "\ud800"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c", "function": {"name": "f\ud800", "arguments": "{}"}}],
+        },
     ],
 )
 def test_bad_tool_messages_are_400(parley: Parley, message: dict[str, Any]) -> None:

@@ -86,9 +86,10 @@ async def environment() -> str:
 
 
 @server.tool()
-async def spawn() -> str:
+async def spawn(ignore_term: bool = False) -> str:
     """Start a child process (`sleep 600`) in the server's process group; return its pid."""
-    child = subprocess.Popen(["sleep", "600"])  # noqa: ASYNC220 (returns at once)
+    trap = "trap '' TERM; " if ignore_term else ""
+    child = subprocess.Popen(["sh", "-c", f"{trap}sleep 600"])  # noqa: ASYNC220 (at once)
     record("spawned", pid=child.pid)
     return str(child.pid)
 

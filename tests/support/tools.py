@@ -41,7 +41,13 @@ class ToolLog:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return []
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        found = []
+        for line in text.splitlines():
+            try:
+                found.append(json.loads(line))
+            except ValueError:
+                break  # a line still being written
+        return found
 
     def find(self, event: str, **fields: Any) -> dict[str, Any] | None:
         for found in self.events():

@@ -30,6 +30,7 @@ class Script:
     fail_after: int | None = None  # fail after this many tokens
     fail_mode: Literal["drop", "error_event"] = "drop"
     status: int = 200  # anything else refuses the request with an OpenAI-style error
+    error_message: str = "scripted refusal"  # what a refusal says
     finish_reason: str = "stop"
     usage: bool = True
     texts: list[str] | None = None  # exact token texts (may hold lone surrogates)
@@ -141,7 +142,7 @@ class ScriptedUpstream(ServedOnLoopback):
         with self._lock:
             self.records.append(record)
         if script.status != 200:
-            await _send_json(send, script.status, {"error": {"message": "scripted refusal"}})
+            await _send_json(send, script.status, {"error": {"message": script.error_message}})
             return
         await send(
             {

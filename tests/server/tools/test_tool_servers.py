@@ -122,6 +122,9 @@ def test_servers_are_added_changed_and_removed_through_the_api(
         assert bad.status == 400 and "'url'" in bad.json()["error"]["message"]
         bad_name = parley.call("PUT", "/api/tools/servers/a%20b", json_body=entry)
         assert bad_name.status == 400
+        unwritable = {**entry, "note": "\ud800"}  # a lone surrogate cannot be written
+        reply = parley.call("PUT", "/api/tools/servers/mine", json_body=unwritable)
+        assert reply.status == 400 and "not valid Unicode" in reply.json()["error"]["message"]
 
         assert parley.call("DELETE", "/api/tools/servers/mine").status == 204
         assert "mine" not in servers(parley)
@@ -138,7 +141,9 @@ def test_shutdown_stops_every_server_and_its_children(
     write_config(data_dir / "mcp.json", {"t": tool_server(log.path)})
     parley = Parley(data_dir, upstream.base_url).start()
     wait_state(parley, "t", "ready")
-    upstream.queue = [Script(tokens=0, tool_calls=[{"name": "t__spawn", "arguments": "{}"}])]
+    # A child that ignores SIGTERM: it is killed all the same.
+    spawn = {"name": "t__spawn", "arguments": '{"ignore_term": true}'}
+    upstream.queue = [Script(tokens=0, tool_calls=[spawn])]
     upstream.script = Script(texts=["ok"])
     parley.send(parley.new_conversation(), "spawn").read_all()
     child = log.wait("spawned")["pid"]
@@ -246,3 +251,48 @@ def test_a_server_over_streamable_http_is_called_and_stopped(
     finally:
         served.terminate()
         served.wait(10)
+
+
+def test_changes_to_one_server_at_once_leave_exactly_one_running(
+    data_dir: Path, upstream: ScriptedUpstream, tmp_path: Path
+) -> None:
+    import threading
+
+    parley = Parley(data_dir, upstream.base_url).start()
+    try:
+        entries = [tool_server(tmp_path / f"log{i}", RUN=str(i)) for i in range(4)]
+        threads = [
+            threading.Thread(
+                target=parley.call, args=("PUT", "/api/tools/servers/same"), kwargs={"json_body": e}
+            )
+            for e in entries
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        wait_state(parley, "same", "ready")
+        running = parley.services.tools.servers["same"]
+        on_disk = json.loads((data_dir / "mcp.json").read_text())["mcpServers"]["same"]
+        assert running.entry.config == on_disk  # the file says what runs
+
+        # Only that one process is alive among the ones started for "same".
+        def alive_ones() -> list[int]:
+            return [
+                int(p.name)
+                for p in Path("/proc").iterdir()
+                if p.name.isdigit() and _runs_test_tools(p, tmp_path)
+            ]
+
+        wait_for(lambda: len(alive_ones()) == 1, timeout=10)
+    finally:
+        parley.stop()
+
+
+def _runs_test_tools(proc: Path, tmp_path: Path) -> bool:
+    try:
+        command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        state = (proc / "stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return "tests.support.mcp_tools" in command and str(tmp_path) in command and state != "Z"
