@@ -167,6 +167,7 @@ class App:
         self._dialog.settings_saved.connect(self._on_dialog_settings_saved)
         self._dialog.check_requested.connect(self._on_dialog_check_requested)
         self._dialog.detect_requested.connect(self._on_dialog_detect_requested)
+        self._dialog.tools_requested.connect(self.tools.open)
         self._dialog.finished.connect(self._on_dialog_finished)
         self._dialog.open()
 

@@ -37,6 +37,7 @@ class SettingsDialog(QDialog):
     settings_saved = Signal(list, bool)
     check_requested = Signal(int, str, str)  # row, base URL, API key ("" = the stored one)
     detect_requested = Signal()  # "Find Ollama / LM Studio", answered with `show_found`
+    tools_requested = Signal()  # "MCP servers…": the tools dialog
 
     def __init__(self, settings: config.DesktopConfig, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -87,12 +88,19 @@ class SettingsDialog(QDialog):
         limit.addWidget(self.max_tokens)
         limit.addStretch(1)
         layout.addLayout(limit)
+        tools = QHBoxLayout()
+        tools.addWidget(QLabel("Tools the model may call (MCP servers)"))
+        self.tools_button = QPushButton("MCP servers…", self)
+        tools.addWidget(self.tools_button)
+        tools.addStretch(1)
+        layout.addLayout(tools)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
         add.clicked.connect(self._on_add_clicked)
         remove.clicked.connect(self.table.remove_selected)
         self.test_button.clicked.connect(self._on_test_button_clicked)
         self.detect_button.clicked.connect(self._on_detect_button_clicked)
+        self.tools_button.clicked.connect(self.tools_requested)
         buttons.accepted.connect(self._on_buttons_accepted)
         buttons.rejected.connect(self.reject)
 

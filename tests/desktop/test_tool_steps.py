@@ -144,7 +144,10 @@ def test_the_mcp_servers_dialog_shows_adds_and_removes_servers(
     tools_gui: GuiApp, qtbot: Any, tmp_path: Path
 ) -> None:
     gui = tools_gui
-    gui.window.tools_button.click()
+    gui.window.settings_button.click()  # Settings → MCP servers…
+    settings = gui.app._dialog
+    assert settings is not None
+    settings.tools_button.click()
     qtbot.waitUntil(lambda: gui.window.findChild(ToolsDialog) is not None, timeout=5_000)
     dialog = gui.window.findChild(ToolsDialog)
     assert dialog is not None
@@ -169,4 +172,5 @@ def test_the_mcp_servers_dialog_shows_adds_and_removes_servers(
     qtbot.waitUntil(lambda: dialog.table.rowCount() == 1, timeout=5_000)
     assert "Removed second." in dialog.message.text()
     dialog.reject()
+    settings.reject()
     QApplication.processEvents()
