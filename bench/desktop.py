@@ -14,6 +14,11 @@
    in its own process: a machine half as fast, as far as the app can tell); the same lines,
    labelled "with a competing process". Each stall line also gives the p99 gap between
    frames (goal <= 8 ms).
+
+    python -m bench.desktop TOKENS --external-server
+
+runs 2 and 4 with the window's server in a process of its own (parley-server) instead of
+the embedded thread: what the in-process server costs the GUI thread (issue 16).
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ import qasync
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from bench.harness import _spawn, show, summary
+from bench.harness import TOKEN, _spawn, show, summary
 from desktop.app import App, finish_qt
 from desktop.config import DesktopConfig
 from desktop.embedded import launch_settings
@@ -232,8 +237,50 @@ async def in_process(app: App, upstream: Any, tokens: int) -> None:
     app.request_close()
 
 
-def main(tokens: int = 20_000) -> None:
-    launch_times()
+class ExternalServer:
+    """Stands in for EmbeddedServer: the same settings, served by parley-server in its own
+    process (for comparison only; the app always embeds its server)."""
+
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings
+        self.proc: subprocess.Popen[str] | None = None
+
+    async def start(self) -> Any:
+        from desktop.embedded import Endpoint
+
+        upstream = self.settings.upstreams[0]
+        data_dir = tempfile.mkdtemp()
+        args = [sys.executable, "-m", "server", "--data-dir", data_dir,
+                "--upstream", upstream.base_url, "--upstream-model", upstream.model]  # fmt: skip
+        self.proc, line = _spawn(args)
+        return Endpoint(line.split()[-1], TOKEN)
+
+    async def stop(self) -> bool:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(20)
+        return True
+
+
+async def external(app: App, upstream: Any, tokens: int) -> None:
+    while app.window.client is None:
+        await asyncio.sleep(0.05)
+    await streams(app, upstream, tokens, suffix=" (server in its own process)")
+    with competing_process():
+        suffix = " with a competing process (server in its own process)"
+        await streams(app, upstream, tokens, suffix=suffix)
+    app.request_close()
+
+
+def main(tokens: int = 20_000, external_server: bool = False) -> None:
+    if external_server:
+        import desktop.app
+
+        desktop.app.EmbeddedServer = ExternalServer  # type: ignore[misc,assignment]
+        global in_process
+        in_process = external  # type: ignore[assignment]
+    else:
+        launch_times()
     from bench.harness import Upstream
 
     up_proc, base_url = _spawn([sys.executable, "-m", "tests.support.upstream"])
@@ -262,4 +309,5 @@ def main(tokens: int = 20_000) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 20_000)
+    numbers = [a for a in sys.argv[1:] if a.isdigit()]
+    main(int(numbers[0]) if numbers else 20_000, "--external-server" in sys.argv)

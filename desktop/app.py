@@ -38,8 +38,9 @@ log = logging.getLogger(__name__)
 SIGNAL_PUMP_MS = 200
 # The GUI and the embedded server share one GIL. At Python's default 5 ms switch interval a
 # busy server thread (a reply relayed at full speed) holds the GUI thread off for up to 5 ms
-# each time it needs the GIL, several times per frame: max-rate stalls of 18-35 ms, 8-16 at 1 ms.
-GIL_SWITCH_INTERVAL_S = 0.001
+# each time it needs the GIL, several times per frame: max-rate stalls of 18-35 ms, 8-21 at 1 ms,
+# 3-11 ms at 0.2 ms (issue 16, docs/benchmarks.md), at ~5 % of the relay's speed.
+GIL_SWITCH_INTERVAL_S = 0.0002
 
 
 class App:

@@ -34,9 +34,12 @@ from desktop.widgets.badges import badge_for, stats_for
 from desktop.widgets.step_lines import step_line
 from server.types import MessageJSON, PartJSON, ToolPartJSON
 
-COALESCE_MS = 40
-# At most this much new text is laid out per update (~5 ms); a larger burst is spread out.
-FLUSH_BUDGET_CHARS = 3000
+# Updates come once a frame, each small: at most this much new text is laid out per update
+# (~1-2 ms); a larger burst is spread over the next frames. Fewer, larger updates (40 ms,
+# 3,000 characters) made 2-6 ms updates that, with a busy machine, stalled frames past 16 ms
+# (issue 16, docs/benchmarks.md).
+COALESCE_MS = 16
+FLUSH_BUDGET_CHARS = 1000
 HEADER_GAP = 14.0
 TEXT_GAP = 4.0
 PARAGRAPH_GAP = 12.0  # Qt's own margin between HTML paragraphs
