@@ -16,6 +16,7 @@ from starlette.responses import Response
 from server.error_response import ErrorResponse
 from server.errors import ApiError, StorageError, UnavailableError
 from server.framing import FramingMiddleware
+from server.library.service import Library
 from server.models.base import ChatBackend
 from server.models.local import LocalBackend
 from server.models.openai_compat import OpenAICompatBackend
@@ -23,6 +24,7 @@ from server.models.registered import RegisteredModels
 from server.models.registry import ModelRegistry
 from server.routes import backends as backend_routes
 from server.routes import conversations, openai, status
+from server.routes import library as library_routes
 from server.routes import models as model_routes
 from server.routes import tools as tool_routes
 from server.run_manager import RunManager
@@ -64,8 +66,15 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
     models = ModelRegistry(default_backends(settings, added) if backends is None else backends)
     runs = RunManager(store, settings.limits)
     tools = ToolManager(McpConfigFile(settings.mcp_config_path))
+    library = Library(settings.data_dir / "library.sqlite3", settings.limits)
     svc = Services(
-        settings=settings, store=store, models=models, runs=runs, local_models=added, tools=tools
+        settings=settings,
+        store=store,
+        models=models,
+        runs=runs,
+        local_models=added,
+        tools=tools,
+        library=library,
     )
 
     @contextlib.asynccontextmanager
@@ -81,8 +90,9 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
             models.warm_up()
             if tools.config.error:
                 log.error("MCP servers: %s", tools.config.error)
-            # Runs stop (and settle) before the tool servers they may be calling stop.
-            async with tools.running(), runs.running():
+            # Runs stop (and settle) before the tool servers and the library they may be
+            # calling stop.
+            async with library.running(), tools.running(), runs.running():
                 yield
         finally:
             await models.aclose()
@@ -95,6 +105,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
             *model_routes.routes,
             *backend_routes.routes,
             *tool_routes.routes,
+            *library_routes.routes,
             *openai.routes,
         ],
         middleware=[

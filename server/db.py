@@ -22,7 +22,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 from server.errors import StorageError
-from server.migrations import migrate
+from server.migrations import Migration, migrate
 from server.settings import Limits
 
 log = logging.getLogger(__name__)
@@ -31,8 +31,13 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
-def connect(path: Path, busy_timeout: float = Limits.db_busy_timeout) -> sqlite3.Connection:
-    """Open (creating if needed) and migrate the database at `path`.
+def connect(
+    path: Path,
+    busy_timeout: float = Limits.db_busy_timeout,
+    migrations: list[Migration] | None = None,
+) -> sqlite3.Connection:
+    """Open (creating if needed) and migrate the database at `path` (with `migrations`, else
+    the conversations' own).
 
     A write waits up to `busy_timeout` seconds for another program's write lock.
     """
@@ -47,7 +52,7 @@ def connect(path: Path, busy_timeout: float = Limits.db_busy_timeout) -> sqlite3
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute(f"PRAGMA busy_timeout={round(busy_timeout * 1000)}")
-    migrate(conn)
+    migrate(conn, migrations)
     return conn
 
 
@@ -104,9 +109,12 @@ class DataDirLock:
 class Database:
     """Runs functions of a connection on the database thread."""
 
-    def __init__(self, path: Path, *, busy_timeout: float) -> None:
+    def __init__(
+        self, path: Path, *, busy_timeout: float, migrations: list[Migration] | None = None
+    ) -> None:
         self.path = path
         self._busy_timeout = busy_timeout
+        self._migrations = migrations
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="parley-db")
         self._conn: sqlite3.Connection | None = None
         self._lock = DataDirLock(path)
@@ -115,7 +123,7 @@ class Database:
         def _open() -> None:
             self._lock.acquire()
             try:
-                self._conn = connect(self.path, self._busy_timeout)
+                self._conn = connect(self.path, self._busy_timeout, self._migrations)
             except BaseException:
                 self._lock.release()
                 raise

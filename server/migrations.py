@@ -13,6 +13,9 @@ from collections.abc import Callable
 from server.errors import StorageError
 from server.transaction import transaction
 
+# A named step of a schema, applied once, in its own transaction with its bookkeeping row.
+Migration = tuple[str, Callable[[sqlite3.Connection], None]]
+
 
 def _initial_schema(conn: sqlite3.Connection) -> None:
     conn.execute(
@@ -136,7 +139,7 @@ def _tool_steps(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE conversations ADD COLUMN tools INTEGER NOT NULL DEFAULT 1")
 
 
-MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
+MIGRATIONS: list[Migration] = [
     ("0001_initial_schema", _initial_schema),
     ("0002_index_replies_once_settled", _index_replies_once_settled),
     ("0003_tool_steps", _tool_steps),
@@ -148,14 +151,16 @@ def applied(conn: sqlite3.Connection) -> set[str]:
     return {row[0] for row in rows}
 
 
-def migrate(conn: sqlite3.Connection) -> list[str]:
-    """Apply every migration not yet recorded; return the names applied."""
+def migrate(conn: sqlite3.Connection, steps: list[Migration] | None = None) -> list[str]:
+    """Apply every migration not yet recorded (`steps`, else the conversations' own);
+    return the names applied."""
+    steps = MIGRATIONS if steps is None else steps
     _require_fts5(conn)
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL)"
     )
     done = applied(conn)
-    known = {name for name, _ in MIGRATIONS}
+    known = {name for name, _ in steps}
     unknown = done - known
     if unknown:
         raise StorageError(
@@ -163,7 +168,7 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
             f"{', '.join(sorted(unknown))}); refusing to touch it"
         )
     ran = []
-    for name, step in MIGRATIONS:
+    for name, step in steps:
         if name in done:
             continue
         with transaction(conn):

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
+from server.library.service import Library
 from server.models.registered import RegisteredModels
 from server.models.registry import ModelRegistry
 from server.run_manager import RunManager
@@ -22,6 +23,7 @@ class Services:
     runs: RunManager
     local_models: RegisteredModels  # the GGUF files a user added
     tools: ToolManager  # the MCP servers the user configured
+    library: Library  # the user's documents
 
 
 def services(request: Request) -> Services:

@@ -250,15 +250,17 @@ def _list_conversations(conn: sqlite3.Connection) -> list[ConversationJSON]:
     return [_conversation(row) for row in rows]
 
 
-def fts_query(text: str) -> str | None:
-    """Turn what a person typed into a safe FTS5 query: every word, as a prefix, all required.
+def fts_query(text: str, *, any_word: bool = False) -> str | None:
+    """Turn what a person typed into a safe FTS5 query: every word, as a prefix, all required
+    (`any_word`: any of them, best matches first by rank — a model's search question).
 
     FTS5 operators and quotes in the input are treated as plain text, never as syntax.
     """
     words = re.findall(r"\w+", text)
     if not words:
         return None
-    return " ".join('"' + word.replace('"', '""') + '"*' for word in words)
+    joiner = " OR " if any_word else " "
+    return joiner.join('"' + word.replace('"', '""') + '"*' for word in words)
 
 
 def _search(conn: sqlite3.Connection, text: str) -> list[ConversationJSON]:

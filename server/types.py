@@ -208,11 +208,54 @@ class ToolsSummaryJSON(TypedDict):
     tools: int  # offered by the ready servers
 
 
+class SkippedFileJSON(TypedDict):
+    path: str
+    reason: str
+
+
+class FolderJSON(TypedDict):
+    """A folder of the user's documents (`GET /api/library`)."""
+
+    id: str
+    path: str
+    added_at: float
+    files: int  # indexed
+    chunks: int  # passages in the index
+    skipped: int  # files not indexed (see `skipped_files`)
+    skipped_files: list[SkippedFileJSON]  # the first ones, with why
+
+
+LibraryState = Literal["idle", "indexing"]
+
+
+class LibraryProgressJSON(TypedDict):
+    state: LibraryState
+    folder: str | None  # the folder being indexed
+    done: int  # files looked at in it
+    total: int  # files found in it
+    current: str | None  # the file being read now
+
+
+class LibraryJSON(TypedDict):
+    folders: list[FolderJSON]
+    progress: LibraryProgressJSON
+
+
+class PassageJSON(TypedDict):
+    """A passage found by `GET /api/library/search` (and the agent's search_documents)."""
+
+    path: str
+    page: int | None  # a PDF's page (1-based)
+    lines: list[int] | None  # [first, last] lines of a text file
+    text: str
+
+
 class StatusJSON(TypedDict):
     models: list[ModelStatusJSON]
     default_model: str | None
     active_turns: int
     tools: ToolsSummaryJSON
+    library: LibraryProgressJSON
 
 
 # -- a streamed reply: OpenAI `chat.completion.chunk`s, Parley's fields added --------------

@@ -21,6 +21,7 @@ async def status(request: Request) -> JSONResponse:
         "default_model": svc.models.default_name,
         "active_turns": svc.runs.active_count,
         "tools": svc.tools.summary(),
+        "library": svc.library.progress,
     }
     return JSONResponse(found)
 

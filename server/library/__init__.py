@@ -1,0 +1,1 @@
+"""The user's documents: folders they add, parsed, chunked and indexed for the agent's search."""

@@ -1,0 +1,69 @@
+"""The library as the rest of the server sees it: its index (opened with the server, a file of
+its own) and the indexer that keeps it current."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from server.errors import StorageError
+from server.library.indexer import Indexer
+from server.library.store import LibraryStore
+from server.settings import Limits
+from server.types import FolderJSON, LibraryJSON, LibraryProgressJSON, PassageJSON
+
+log = logging.getLogger(__name__)
+
+
+class Library:
+    def __init__(self, path: Path, limits: Limits) -> None:
+        self.store = LibraryStore(path, busy_timeout=limits.db_busy_timeout)
+        self.indexer = Indexer(self.store)
+        self.error: str | None = None  # the index could not be opened: the app runs without
+
+    @property
+    def progress(self) -> LibraryProgressJSON:
+        return self.indexer.progress
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        try:
+            await self.store.open()
+        except StorageError as exc:
+            # The library is derived data: a damaged index must not stop the app.
+            self.error = str(exc)
+            log.error("the library's index is unusable: %s", exc)
+            yield
+            return
+        try:
+            async with self.indexer.running():
+                yield
+        finally:
+            await self.store.close()
+
+    def _check(self) -> None:
+        if self.error is not None:
+            raise StorageError(f"the library's index cannot be used: {self.error}")
+
+    async def describe(self) -> LibraryJSON:
+        self._check()
+        return {"folders": await self.store.folders(), "progress": self.progress}
+
+    async def add_folder(self, path: str) -> FolderJSON | None:
+        """None if it is in the library already."""
+        self._check()
+        folder = await self.store.add_folder(path)
+        if folder is not None:
+            self.indexer.add(folder["id"], path)
+        return folder
+
+    async def remove_folder(self, folder_id: str) -> bool:
+        self._check()
+        self.indexer.forget(folder_id)
+        return await self.store.remove_folder(folder_id)
+
+    async def search(self, query: str, k: int) -> list[PassageJSON]:
+        self._check()
+        return await self.store.search(query, k)

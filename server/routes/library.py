@@ -1,0 +1,75 @@
+"""The user's documents (the Library panel; the agent's search).
+
+GET    /api/library                   folders with counts and skipped files; progress
+POST   /api/library/folders {"path"}  add a folder (201): indexed in the background
+DELETE /api/library/folders/{id}      remove it and its index entries (204); 404 unknown
+GET    /api/library/search?q=&k=      the best passages for a question (k: 1-20, 5)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from server.errors import BadRequestError, ConflictError, NotFoundError
+from server.jsonbody import check_text, read_object, text_field
+from server.services import services
+
+MAX_PATH_CHARS = 4096
+MAX_K = 20
+
+
+async def get_library(request: Request) -> JSONResponse:
+    return JSONResponse(await services(request).library.describe())
+
+
+async def add_folder(request: Request) -> JSONResponse:
+    svc = services(request)
+    body = await read_object(request, svc.settings.limits)
+    text = text_field(body, "path", max_chars=MAX_PATH_CHARS, required=True, allow_empty=False)
+    path = Path(text or "")
+    if not path.is_absolute():
+        raise BadRequestError("'path' must be an absolute path", code="invalid_field")
+    resolved = await asyncio.to_thread(_folder, path)
+    folder = await svc.library.add_folder(str(resolved))
+    if folder is None:
+        raise ConflictError(f"{resolved} is in the library already", code="folder_exists")
+    return JSONResponse(folder, status_code=201)
+
+
+def _folder(path: Path) -> Path:
+    resolved = path.resolve()
+    if not resolved.is_dir():
+        raise BadRequestError(f"{path} is not a folder", code="invalid_field")
+    return resolved
+
+
+async def remove_folder(request: Request) -> Response:
+    folder_id: str = request.path_params["folder_id"]
+    if not await services(request).library.remove_folder(folder_id):
+        raise NotFoundError(f"no folder with id {folder_id!r} in the library")
+    return Response(status_code=204)
+
+
+async def search(request: Request) -> JSONResponse:
+    query = request.query_params.get("q", "")
+    check_text(query, "q")
+    if not query.strip() or len(query) > 2000:
+        raise BadRequestError("'q' must be 1-2000 characters", code="invalid_field")
+    raw_k = request.query_params.get("k", "5")
+    if not raw_k.isdigit() or not 1 <= int(raw_k) <= MAX_K:
+        raise BadRequestError(f"'k' must be 1-{MAX_K}", code="invalid_field")
+    passages = await services(request).library.search(query, int(raw_k))
+    return JSONResponse({"passages": passages})
+
+
+routes = [
+    Route("/api/library", get_library, methods=["GET"]),
+    Route("/api/library/folders", add_folder, methods=["POST"]),
+    Route("/api/library/folders/{folder_id}", remove_folder, methods=["DELETE"]),
+    Route("/api/library/search", search, methods=["GET"]),
+]
