@@ -22,10 +22,13 @@ from desktop.errors import ClientError
 from server.types import (
     BackendCheckJSON,
     ChunkJSON,
+    CitationPartJSON,
     ConversationJSON,
     ConversationListJSON,
     EndedBy,
+    FolderJSON,
     FoundServerJSON,
+    LibraryJSON,
     MessageJSON,
     ModelJSON,
     OutcomeJSON,
@@ -94,11 +97,19 @@ class ReplyStep:
     part: ToolPartJSON
 
 
-ReplyEvent = ReplyText | ReplyStep | ReplyEnd
+@dataclass(frozen=True)
+class ReplyCitation:
+    """The reply cited a source as [n] for the first time."""
+
+    part: CitationPartJSON
+
+
+ReplyEvent = ReplyText | ReplyStep | ReplyCitation | ReplyEnd
 
 
 def has_steps(parts: list[PartJSON]) -> bool:
-    return any(part["type"] == "tool" for part in parts)
+    """The reply has more than text (tool steps, citations): it is drawn from its parts."""
+    return any(part["type"] != "text" for part in parts)
 
 
 class ReplyStream:
@@ -132,9 +143,13 @@ class ReplyStream:
                 outcome = chunk.get("parley")
                 if outcome is not None and "status" in outcome:
                     yield ReplyEnd.from_final(chunk, cast(OutcomeJSON, outcome))
+                elif outcome is not None and "step" in outcome:
+                    yield ReplyStep(_shaped(ToolPartJSON, STEP_KEYS, outcome["step"]))
+                elif outcome is not None and "citation" in outcome:
+                    cited = _shaped(CitationPartJSON, CITATION_KEYS, outcome["citation"])
+                    yield ReplyCitation(cited)
                 elif outcome is not None:
-                    step = outcome["step"]
-                    yield ReplyStep(_shaped(ToolPartJSON, STEP_KEYS, step))
+                    continue  # an event of a newer server: nothing to show
                 elif chunk["choices"] and (text := chunk["choices"][0]["delta"].get("content")):
                     yield ReplyText(text)
         except httpx.HTTPError as exc:
@@ -273,6 +288,20 @@ class ParleyClient:
     async def remove_local_model(self, name: str) -> None:
         await self._call("DELETE", f"/api/models/local/{quote(name, safe='')}")
 
+    # -- the library (the user's documents) ---------------------------------------------------
+
+    async def library(self) -> LibraryJSON:
+        """The library's folders (counts, skipped files) and the indexing's progress."""
+        return await self._object(LibraryJSON, ("folders", "progress"), "GET", "/api/library")
+
+    async def add_library_folder(self, path: str) -> FolderJSON:
+        """Add a folder (indexed in the background; ClientError says why not)."""
+        body = {"path": path}
+        return await self._object(FolderJSON, ("id", "path"), "POST", "/api/library/folders", body)
+
+    async def remove_library_folder(self, folder_id: str) -> None:
+        await self._call("DELETE", f"/api/library/folders/{quote(folder_id, safe='')}")
+
     # -- tools (MCP servers) -----------------------------------------------------------------
 
     async def tools(self) -> ToolsJSON:
@@ -338,6 +367,7 @@ class ParleyClient:
 
 CONVERSATION_KEYS = ("id", "title", "model", "system", "created_at", "updated_at")
 MODEL_KEYS = ("name", "kind", "state", "slots", "slots_busy", "queue_length", "removable")
+CITATION_KEYS = ("n", "path", "page", "lines", "quote")
 STEP_KEYS = ("id", "server", "name", "arguments", "status", "result", "started_at", "ended_at")
 MESSAGE_KEYS = ("id", "conversation_id", "role", "content", "status", "ended_by", "error",
                 "model", "created_at", "completed_at", "usage")  # fmt: skip
@@ -358,7 +388,7 @@ def _chunk(data: str) -> ChunkJSON:
         raise ClientError("the server sent a reply event that is not JSON") from exc
     chunk = _shaped(ChunkJSON, ("model", "choices"), value)
     outcome = chunk.get("parley")
-    if outcome is not None and "step" not in outcome:
+    if outcome is not None and "status" in outcome:
         _shaped(dict, ("status", "ended_by"), outcome)
     return chunk
 

@@ -21,11 +21,18 @@ from collections.abc import Callable, Coroutine
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop.client import ParleyClient, ReplyEnd, ReplyStep, ReplyStream, ReplyText
+from desktop.client import (
+    ParleyClient,
+    ReplyCitation,
+    ReplyEnd,
+    ReplyStep,
+    ReplyStream,
+    ReplyText,
+)
 from desktop.errors import ClientError
 from desktop.widgets.composer import Composer
 from desktop.widgets.transcript import Transcript
-from server.types import ConversationJSON, ToolPartJSON
+from server.types import CitationPartJSON, ConversationJSON, ToolPartJSON
 
 STOPPING_NOTE = "Stopped — saving…"
 
@@ -57,6 +64,7 @@ class Reply:
         self.stream: ReplyStream | None = None
         self.received: list[str] = []  # all of it, also what the view did not draw
         self.steps: list[tuple[int, ToolPartJSON]] = []  # each step event, after that much text
+        self.citations: list[CitationPartJSON] = []  # the sources it cited, drawn at its end
         self.stop_requested = False
         self.ending: ReplyEnd | None = None  # known, and being drawn
 
@@ -158,6 +166,8 @@ class ReplyController(QObject):
             self._transcript.add_step(step)
             drawn = before
         self._transcript.add_text("".join(reply.received[drawn:]))
+        for citation in reply.citations:
+            self._transcript.add_citation(citation)
         if reply.ending is not None:
             self._transcript.end_reply(reply.ending)
         elif reply.stop_requested:
@@ -210,6 +220,10 @@ class ReplyController(QObject):
                     reply.steps.append((len(reply.received), event.part))
                     if self._is_shown(conversation_id):
                         self._transcript.add_step(event.part)
+                elif isinstance(event, ReplyCitation):
+                    reply.citations.append(event.part)
+                    if self._is_shown(conversation_id):
+                        self._transcript.add_citation(event.part)
                 else:
                     # Completed as Stop was pressed: the view may have dropped the last text
                     # it got after Stop; the ending carries it (delivered = stored).

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from server.types import ToolCallJSON, ToolPartJSON
+from server.types import CitationPartJSON, ToolCallJSON, ToolPartJSON
 
 
 @dataclass(frozen=True)
@@ -22,4 +22,11 @@ class StepChanged:
     step: ToolPartJSON
 
 
-FeedItem = ToolCallsMade | StepChanged
+@dataclass(frozen=True)
+class Cited:
+    """The reply cited a source as [n] for the first time (`parley.citation` on the wire)."""
+
+    citation: CitationPartJSON
+
+
+FeedItem = ToolCallsMade | StepChanged | Cited

@@ -12,6 +12,7 @@ from server.errors import BadGatewayError
 from server.store import Ending
 from server.types import (
     ChunkJSON,
+    CitationPartJSON,
     DeltaJSON,
     FinishReason,
     OutcomeJSON,
@@ -102,6 +103,13 @@ class ChunkWriter:
         chunk = self.chunk({})
         chunk["choices"] = []
         chunk["parley"] = {"step": part}
+        return chunk
+
+    def citation(self, part: CitationPartJSON) -> ChunkJSON:
+        """The reply cited a source for the first time: no choices, it under `parley`."""
+        chunk = self.chunk({})
+        chunk["choices"] = []
+        chunk["parley"] = {"citation": part}
         return chunk
 
     def final(self, ending: Ending) -> ChunkJSON:

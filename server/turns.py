@@ -21,6 +21,7 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 
@@ -40,16 +41,27 @@ from server.models.base import (
     ToolCallDelta,
 )
 from server.models.registry import ModelEntry
-from server.run_feed import FeedItem, StepChanged, ToolCallsMade
+from server.run_feed import Cited, FeedItem, StepChanged, ToolCallsMade
 from server.settings import Limits
 from server.store import Ending
 from server.turn_sinks import TurnSink
-from server.types import ChatMessage, EndedBy, ToolCallJSON, ToolFunctionJSON, Usage
+from server.types import (
+    ChatMessage,
+    CitationPartJSON,
+    EndedBy,
+    ToolCallJSON,
+    ToolFunctionJSON,
+    Usage,
+)
 
 log = logging.getLogger(__name__)
 
 # The most text a follower takes in one piece (one SSE chunk); see `Run.follow`.
 FOLLOW_PIECE_CHARS = 65_536
+# "[n]": the reply cites source n (a passage a tool gave); the lookback finds a marker cut
+# between two deltas.
+CITATION = re.compile(r"\[(\d{1,4})\]")
+CITE_LOOKBACK = 6
 # Token counts summed over a turn's model calls; other usage fields are the last call's.
 SUMMED_USAGE = ("prompt_tokens", "completion_tokens", "total_tokens")
 
@@ -74,6 +86,9 @@ class Run:
         self._toolbox: ToolBox | None = None  # set once the turn is open (the sink's)
         self._tool_calls: list[ToolCallJSON] | None = None  # a stateless reply's calls
         self.model_calls = 0
+        # Sources the tools gave, by number; the reply cites one by writing "[n]".
+        self._sources: dict[int, CitationPartJSON] = {}
+        self._cited: set[int] = set()
         self._chars = 0
         self._over_limit: str | None = None  # why the reply was cut at the size limit
         self.stop_reason: EndedBy | None = None
@@ -346,6 +361,8 @@ class Run:
                 step.end("interrupted", None)
             else:
                 step.end("error" if outcome.is_error else "completed", outcome.text)
+                for source in outcome.sources:
+                    self._sources[source["n"]] = source
         self._step_changed(step)
 
     def _publish(self, item: FeedItem) -> None:
@@ -403,11 +420,26 @@ class Run:
         if self._first_token_at is None:
             self._first_token_at = time.monotonic()
         self.reply.text_added(len(self.parts))
+        before = self.parts[-1][-CITE_LOOKBACK:] if self.parts else ""
         self.parts.append(text)
         self._feed.append(text)
+        if self._sources:
+            self._find_citations(before + text)
         self._wake()
         self._schedule_checkpoint()
         return self._over_limit is None
+
+    def _find_citations(self, text: str) -> None:
+        """Cite each source named "[n]" in `text` for the first time (a marker cut between
+        two deltas is found with the end of the one before)."""
+        for match in CITATION.finditer(text):
+            number = int(match.group(1))
+            source = self._sources.get(number)
+            if source is not None and number not in self._cited:
+                self._cited.add(number)
+                self.reply.citations.append(source)
+                self._feed.append(Cited(source))
+                self._schedule_checkpoint()
 
     def _schedule_checkpoint(self) -> None:
         if self._timer is not None:

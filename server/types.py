@@ -62,7 +62,18 @@ class ToolPartJSON(TypedDict):
     ended_at: float | None
 
 
-PartJSON = TextPartJSON | ToolPartJSON
+class CitationPartJSON(TypedDict):
+    """A source the reply cited as [n]: a passage of the user's documents."""
+
+    type: Literal["citation"]
+    n: int
+    path: str
+    page: int | None  # a PDF's page (1-based)
+    lines: list[int] | None  # [first, last] lines of a text file
+    quote: str  # the start of the passage
+
+
+PartJSON = TextPartJSON | ToolPartJSON | CitationPartJSON
 
 
 class MessageJSON(TypedDict):
@@ -280,10 +291,12 @@ class ChoiceJSON(TypedDict):
     finish_reason: FinishReason | None
 
 
-class StepEventJSON(TypedDict):
-    """A tool step began or changed (`parley` of a chunk that is not the last)."""
+class StepEventJSON(TypedDict, total=False):
+    """A tool step began or changed, or the reply cited a source (`parley` of a chunk that
+    is not the last): one of the two."""
 
     step: ToolPartJSON
+    citation: CitationPartJSON
 
 
 class OutcomeJSON(TypedDict):

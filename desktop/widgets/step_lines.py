@@ -10,7 +10,7 @@ import html
 import json
 from urllib.parse import quote
 
-from server.types import ToolPartJSON
+from server.types import CitationPartJSON, ToolPartJSON
 
 SHORT_ARGUMENTS_CHARS = 60
 
@@ -71,3 +71,16 @@ def step_details(part: ToolPartJSON) -> str:
     where = f"{part['server']} · {part['name']}" if part["server"] else part["name"]
     result = part["result"] if part["result"] is not None else "(no result)"
     return f"{where} — {step_state(part)}\n\nArguments:\n{arguments}\n\nResult:\n{result}\n"
+
+
+def citation_line(citation: CitationPartJSON, muted: str) -> str:
+    """A source the reply cited: its number, its file and where in it."""
+    place = ""
+    if citation["page"] is not None:
+        place = f", page {citation['page']}"
+    elif citation["lines"] is not None:
+        place = f", lines {citation['lines'][0]}–{citation['lines'][1]}"
+    return (
+        f'<p style="margin:2px 0;"><span style="color:{muted};">[{citation["n"]}]</span> '
+        f"{html.escape(citation['path'])}{html.escape(place)}</p>"
+    )

@@ -31,8 +31,8 @@ from desktop.markdown_render import (
     split_stable,
 )
 from desktop.widgets.badges import badge_for, stats_for
-from desktop.widgets.step_lines import step_line
-from server.types import MessageJSON, PartJSON, ToolPartJSON
+from desktop.widgets.step_lines import citation_line, step_line
+from server.types import CitationPartJSON, MessageJSON, PartJSON, ToolPartJSON
 
 # Updates come once a frame, each small: at most this much new text is laid out per update
 # (~1-2 ms); a larger burst is spread over the next frames. Fewer, larger updates (40 ms,
@@ -70,7 +70,7 @@ class Transcript(QTextBrowser):
     _streaming: bool
     _live: bool
     # The reply's parts as they come: text pieces, or a tool step (its latest state).
-    _parts: list[list[str] | ToolPartJSON]
+    _parts: list[list[str] | ToolPartJSON | CitationPartJSON]
     _group_start: int | None  # where the tool steps being run now are drawn (at the end)
     _group: list[str]  # their ids
 
@@ -191,7 +191,9 @@ class Transcript(QTextBrowser):
             return
         self._steps_shown[step["id"]] = step
         known = [
-            i for i, p in enumerate(self._parts) if isinstance(p, dict) and p["id"] == step["id"]
+            i
+            for i, p in enumerate(self._parts)
+            if isinstance(p, dict) and p["type"] == "tool" and p["id"] == step["id"]
         ]
         if known:
             self._parts[known[0]] = step
@@ -212,9 +214,14 @@ class Transcript(QTextBrowser):
     def running_step(self) -> ToolPartJSON | None:
         """The last tool step of the reply on screen that is still running, if any."""
         for part in reversed(self._parts):
-            if isinstance(part, dict) and part["status"] == "running":
+            if isinstance(part, dict) and part["type"] == "tool" and part["status"] == "running":
                 return part
         return None
+
+    def add_citation(self, citation: CitationPartJSON) -> None:
+        """The reply cited a source: listed under it when it ends (drawn from its parts)."""
+        if self._streaming:
+            self._parts.append(citation)
 
     def _draw_all_text(self) -> None:
         """Draw every bit of text received (a tool step follows it): frozen, whole."""
@@ -236,9 +243,11 @@ class Transcript(QTextBrowser):
             if part["type"] == "text":
                 if part["text"].strip():
                     pieces.append(self._renderer.render(part["text"]))
-            else:
+            elif part["type"] == "tool":
                 self._steps_shown[part["id"]] = part
                 pieces.append(self._step_line(part))
+            else:
+                pieces.append(citation_line(part, self._muted))
         return "".join(pieces)
 
     def _live_parts(self, unseen: str) -> list[PartJSON]:

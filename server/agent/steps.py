@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from server.models.base import ToolCallDelta
-from server.types import PartJSON, ToolCallJSON, ToolPartJSON, ToolStatus
+from server.types import CitationPartJSON, PartJSON, ToolCallJSON, ToolPartJSON, ToolStatus
 
 
 @dataclass
@@ -110,6 +110,7 @@ class ReplyParts:
     def __init__(self) -> None:
         self._items: list[list[int] | ToolStep] = []  # [start, end) of text pieces, or a step
         self.steps: list[ToolStep] = []
+        self.citations: list[CitationPartJSON] = []  # in the order first cited
 
     def text_added(self, piece: int) -> None:
         last = self._items[-1] if self._items else None
@@ -132,8 +133,9 @@ class ReplyParts:
             step.end("interrupted", None)
 
     def json(self, pieces: list[str]) -> list[PartJSON] | None:
-        """The parts, or None for a reply of text alone (its parts are its content)."""
-        if not self.steps:
+        """The parts (the citations last), or None for a reply of text alone (its parts are
+        its content)."""
+        if not self.steps and not self.citations:
             return None
         parts: list[PartJSON] = []
         for item in self._items:
@@ -141,4 +143,5 @@ class ReplyParts:
                 parts.append(item.json())
             else:
                 parts.append({"type": "text", "text": "".join(pieces[item[0] : item[1]])})
+        parts.extend(self.citations)
         return parts

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from server.types import CitationPartJSON
+
 # The most of a tool's result that the model sees and the reply keeps (characters).
 RESULT_CAP_CHARS = 16_000
 
@@ -19,10 +21,12 @@ class ToolTarget:
 
 @dataclass(frozen=True)
 class ToolOutcome:
-    """A call's result as text (capped), and whether the tool reported an error."""
+    """A call's result as text (capped), whether the tool reported an error, and the numbered
+    sources it gave (which the reply may cite as [n])."""
 
     text: str
     is_error: bool = False
+    sources: tuple[CitationPartJSON, ...] = ()
 
 
 class ToolCallError(Exception):
@@ -55,3 +59,28 @@ def capped(text: str, cap: int = RESULT_CAP_CHARS) -> str:
     if len(text) <= cap:
         return text
     return text[:cap] + f"\n… [Parley cut the result here: {len(text) - cap:,} more characters]"
+
+
+class CombinedToolBox:
+    """Several tool boxes offered as one (the MCP servers' tools, the built-in ones)."""
+
+    def __init__(self, boxes: list[ToolBox]) -> None:
+        self._boxes = boxes
+
+    def specs(self) -> list[dict[str, Any]]:
+        return [spec for box in self._boxes for spec in box.specs()]
+
+    def target(self, function: str) -> ToolTarget | None:
+        for box in self._boxes:
+            found = box.target(function)
+            if found is not None:
+                return found
+        return None
+
+    async def call(
+        self, function: str, arguments: dict[str, Any], time_limit: float
+    ) -> ToolOutcome:
+        for box in self._boxes:
+            if box.target(function) is not None:
+                return await box.call(function, arguments, time_limit)
+        raise ToolCallError(f"there is no tool named {function!r}")

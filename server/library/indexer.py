@@ -58,6 +58,10 @@ class Indexer:
                 self._tg = None
                 tg.cancel_scope.cancel()
 
+    @property
+    def folder_count(self) -> int:
+        return len(self._folders)
+
     def add(self, folder_id: str, path: str) -> None:
         """A folder of the library: scanned now, then watched."""
         self._folders[folder_id] = path

@@ -24,6 +24,10 @@ class Library:
         self.error: str | None = None  # the index could not be opened: the app runs without
 
     @property
+    def has_folders(self) -> bool:
+        return self.error is None and self.indexer.folder_count > 0
+
+    @property
     def progress(self) -> LibraryProgressJSON:
         return self.indexer.progress
 

@@ -7,11 +7,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from server.agent.toolbox import CombinedToolBox, ToolBox
 from server.errors import BadRequestError, NotFoundError
 from server.jsonbody import check_text, number_field, read_object, text_field
+from server.library.tool import DocumentsTool
 from server.models.base import ChatRequest
 from server.run_responses import RunEventStream
-from server.services import services
+from server.services import Services, services
 from server.sse import ChunkWriter, TurnIds
 from server.types import ChatMessage, ConversationListJSON
 
@@ -131,11 +133,20 @@ async def send_message(request: Request) -> RunEventStream:
         kept.insert(0, {"role": "system", "content": conversation["system"]})
     await model.backend.admit(ChatRequest(kept, max_tokens=reply_tokens))
     run, turn = await svc.runs.start_turn(
-        conversation_id, content or "", model, reply_tokens, svc.tools.toolbox()
+        conversation_id, content or "", model, reply_tokens, turn_tools(svc)
     )
     writer = ChunkWriter(f"chatcmpl-{run.id}", model.name)
     ids = TurnIds(conversation_id, turn.user_message_id, turn.message_id)
     return RunEventStream(run, writer, ids)
+
+
+def turn_tools(svc: Services) -> ToolBox:
+    """What a turn may call: the MCP servers' tools, and the search of the user's documents
+    once the library has a folder."""
+    boxes: list[ToolBox] = [svc.tools.toolbox()]
+    if svc.library.has_folders:
+        boxes.append(DocumentsTool(svc.library))
+    return CombinedToolBox(boxes)
 
 
 async def get_message(request: Request) -> JSONResponse:

@@ -174,3 +174,27 @@ def test_the_mcp_servers_dialog_shows_adds_and_removes_servers(
     dialog.reject()
     settings.reject()
     QApplication.processEvents()
+
+
+def test_a_reply_lists_the_documents_it_cited(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any, tmp_path: Path
+) -> None:
+    from tests.support.documents import topic_folder
+
+    files = topic_folder(tmp_path / "docs")
+    client = gui.window.client
+    assert client is not None
+    run(qtbot, client.add_library_folder(str(tmp_path / "docs")))
+
+    def indexed() -> bool:
+        state = run(qtbot, client.library())
+        return bool(state["progress"]["state"] == "idle" and state["folders"][0]["files"] == 20)
+
+    qtbot.waitUntil(indexed, timeout=30_000)
+    search = {"name": "search_documents", "arguments": '{"query": "aardvark burrows"}'}
+    upstream.queue = [Script(tokens=0, tool_calls=[search]), Script(texts=["They dig [1]."])]
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=15_000):
+        gui.send("aardvarks?")
+    text = gui.transcript_text()
+    assert "library · search_documents" in text
+    assert f"[1] {files['aardvark'].resolve()}, lines" in text

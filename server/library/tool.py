@@ -1,0 +1,99 @@
+"""`search_documents`: the library as a tool the agent calls, like an MCP server's.
+
+It answers with numbered passages, numbered across the whole turn (a second search goes on
+from the first one's last number), and the model is told to cite them as [n]. The reply keeps
+a citation part for each number it cites (server/turns.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from server.agent.toolbox import ToolCallError, ToolOutcome, ToolTarget, capped
+from server.errors import StorageError
+from server.library.service import Library
+from server.types import CitationPartJSON, PassageJSON
+
+FUNCTION = "search_documents"
+SERVER = "library"
+DEFAULT_K = 5
+MAX_K = 10
+QUOTE_CHARS = 200
+
+SPEC: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": FUNCTION,
+        "description": (
+            "Search the user's own documents (their notes, files and PDFs). Returns numbered "
+            "passages with where they come from. Cite a passage you use as [n]."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "what to look for"},
+                "k": {"type": "integer", "description": "how many passages (1-10)"},
+            },
+            "required": ["query"],
+        },
+    },
+}
+
+
+def source(n: int, passage: PassageJSON) -> CitationPartJSON:
+    return {
+        "type": "citation",
+        "n": n,
+        "path": passage["path"],
+        "page": passage["page"],
+        "lines": passage["lines"],
+        "quote": passage["text"][:QUOTE_CHARS],
+    }
+
+
+def where(citation: CitationPartJSON) -> str:
+    if citation["page"] is not None:
+        return f"{citation['path']}, page {citation['page']}"
+    if citation["lines"] is not None:
+        return f"{citation['path']}, lines {citation['lines'][0]}-{citation['lines'][1]}"
+    return citation["path"]
+
+
+def numbered(passages: list[PassageJSON], first: int) -> tuple[str, tuple[CitationPartJSON, ...]]:
+    """The passages as the model reads them, numbered from `first`, and their sources."""
+    sources = tuple(source(first + i, p) for i, p in enumerate(passages))
+    blocks = [f"[{s['n']}] {where(s)}\n{p['text']}" for s, p in zip(sources, passages, strict=True)]
+    return "\n\n".join(blocks), sources
+
+
+class DocumentsTool:
+    """The library's search for one turn (a ToolBox); it numbers passages across the turn."""
+
+    def __init__(self, library: Library) -> None:
+        self._library = library
+        self._next = 1
+
+    def specs(self) -> list[dict[str, Any]]:
+        return [SPEC]
+
+    def target(self, function: str) -> ToolTarget | None:
+        return ToolTarget(SERVER, FUNCTION) if function == FUNCTION else None
+
+    async def call(
+        self, function: str, arguments: dict[str, Any], time_limit: float
+    ) -> ToolOutcome:
+        query = arguments.get("query")
+        k = arguments.get("k", DEFAULT_K)
+        if not isinstance(query, str) or not query.strip():
+            raise ToolCallError("'query' must be the text to look for")
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
+            k = DEFAULT_K
+        try:
+            passages = await self._library.search(query[:2000], k)
+        except StorageError as exc:
+            raise ToolCallError(str(exc)) from exc
+        if not passages:
+            return ToolOutcome("No passage of the user's documents matches.")
+        text, sources = numbered(passages, self._next)
+        self._next += len(sources)
+        return ToolOutcome(capped(text), sources=sources)
