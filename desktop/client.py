@@ -250,9 +250,8 @@ class ParleyClient:
     async def set_tools(self, conversation_id: str, enabled: bool) -> ConversationJSON:
         """Whether the model may call the configured tools in the conversation's next replies."""
         path = f"/api/conversations/{quote(conversation_id)}"
-        return await self._object(
-            ConversationJSON, CONVERSATION_KEYS, "PATCH", path, {"tools": enabled}
-        )
+        body = {"tools": enabled}
+        return await self._object(ConversationJSON, CONVERSATION_KEYS, "PATCH", path, body)
 
     async def delete(self, conversation_id: str) -> None:
         await self._call("DELETE", f"/api/conversations/{quote(conversation_id)}")

@@ -139,10 +139,17 @@ def _tool_steps(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE conversations ADD COLUMN tools INTEGER NOT NULL DEFAULT 1")
 
 
+def _documents_switch(conn: sqlite3.Connection) -> None:
+    """`conversations.documents`: put passages of the user's documents into the prompt
+    (issue 12: for models that cannot call tools); off for every existing chat."""
+    conn.execute("ALTER TABLE conversations ADD COLUMN documents INTEGER NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_initial_schema", _initial_schema),
     ("0002_index_replies_once_settled", _index_replies_once_settled),
     ("0003_tool_steps", _tool_steps),
+    ("0004_documents_switch", _documents_switch),
 ]
 
 

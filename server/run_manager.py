@@ -11,6 +11,7 @@ import anyio.abc
 
 from server.agent.toolbox import ToolBox
 from server.errors import ConflictError, UnavailableError
+from server.library.tool import PromptDocuments
 from server.models.base import ChatRequest
 from server.models.registry import ModelEntry
 from server.settings import Limits
@@ -87,6 +88,7 @@ class RunManager:
         model: ModelEntry,
         max_tokens: int | None = None,
         tools: ToolBox | None = None,
+        documents: PromptDocuments | None = None,
     ) -> tuple[Run, ConversationTurn]:
         """Start a run that opens the turn (both messages written before any generation),
         and return once it is open. Raises ConflictError, UnavailableError, and what opening
@@ -98,7 +100,7 @@ class RunManager:
                 code="reply_in_progress",
             )
         turn = ConversationTurn(
-            self._store, conversation_id, content, model.name, max_tokens, tools
+            self._store, conversation_id, content, model.name, max_tokens, tools, documents
         )
         run = self._start(turn.message_id, model, turn)
         self._run_conversation[run.id] = conversation_id

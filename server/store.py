@@ -10,6 +10,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from server.db import Database
 from server.errors import StorageError
@@ -28,6 +29,7 @@ from server.types import (
 )
 
 AUTO_TITLE_CHARS = 60
+Switch = Literal["tools", "documents"]
 SEARCH_LIMIT = 200
 
 
@@ -43,6 +45,7 @@ class OpenedTurn:
     assistant_message: MessageJSON
     prompt: list[ChatMessage]
     tools: bool  # the conversation lets the model call tools
+    documents: bool  # the conversation puts passages of the user's documents in the prompt
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -122,9 +125,12 @@ class Store:
         list stays)."""
         return await self.db.run(_set_model, conversation_id, model)
 
-    async def set_tools(self, conversation_id: str, enabled: bool) -> ConversationJSON | None:
-        """Whether the model may call tools in this conversation's next replies."""
-        return await self.db.run(_set_tools, conversation_id, enabled)
+    async def set_switch(
+        self, conversation_id: str, switch: Switch, enabled: bool
+    ) -> ConversationJSON | None:
+        """A per-chat switch for the next replies: `tools` (the model may call tools) or
+        `documents` (passages of the user's documents go into the prompt)."""
+        return await self.db.run(_set_switch, conversation_id, switch, enabled)
 
     async def delete(self, conversation_id: str) -> bool:
         return await self.db.run(_delete, conversation_id)
@@ -169,6 +175,7 @@ def _conversation(row: sqlite3.Row) -> ConversationJSON:
         "model": row["model"],
         "system": row["system"],
         "tools": bool(row["tools"]),
+        "documents": bool(row["documents"]),
         "created_at": row["created_at"],
         "updated_at": row["updated_at"],
     }
@@ -336,9 +343,12 @@ def _set_model(conn: sqlite3.Connection, cid: str, model: str) -> ConversationJS
     return _conversation(row)
 
 
-def _set_tools(conn: sqlite3.Connection, cid: str, enabled: bool) -> ConversationJSON | None:
+def _set_switch(
+    conn: sqlite3.Connection, cid: str, switch: Switch, enabled: bool
+) -> ConversationJSON | None:
+    column = {"tools": "tools", "documents": "documents"}[switch]  # never the caller's text
     with transaction(conn):
-        cursor = conn.execute("UPDATE conversations SET tools = ? WHERE id = ?", (enabled, cid))
+        cursor = conn.execute(f"UPDATE conversations SET {column} = ? WHERE id = ?", (enabled, cid))
         if cursor.rowcount == 0:
             return None
         row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
@@ -391,7 +401,9 @@ def _open_turn(
     # A reply that ended with nothing (an error before the first token) is left out.
     prompt.extend({"role": h["role"], "content": h["content"]} for h in history if h["content"])
     prompt.append({"role": "user", "content": content})
-    return OpenedTurn(_message(user_row), _message(asst_row), prompt, bool(row["tools"]))
+    return OpenedTurn(
+        _message(user_row), _message(asst_row), prompt, bool(row["tools"]), bool(row["documents"])
+    )
 
 
 def _auto_title(content: str) -> str:

@@ -9,9 +9,10 @@ from typing import Any, Protocol
 
 from server.agent.toolbox import ToolBox, ToolCallError, ToolOutcome, ToolTarget
 from server.errors import NotFoundError
+from server.library.tool import PromptDocuments
 from server.models.base import ChatRequest
 from server.store import Ending, OpenedTurn, Store, new_id
-from server.types import PartJSON
+from server.types import CitationPartJSON, PartJSON
 
 
 class TurnSink(Protocol):
@@ -28,6 +29,11 @@ class TurnSink(Protocol):
     def toolbox(self) -> ToolBox | None:
         """The tools the run may call itself (once open); None: the client runs its own
         (`tools` in the request are passed to the model, its calls end the reply)."""
+        ...
+
+    @property
+    def sources(self) -> tuple[CitationPartJSON, ...]:
+        """Sources put into the prompt when it opened (the reply may cite them as [n])."""
         ...
 
     def checkpoint(
@@ -50,10 +56,15 @@ class ConversationTurn:
         model: str,
         max_tokens: int | None = None,
         tools: ToolBox | None = None,
+        documents: PromptDocuments | None = None,
     ) -> None:
-        """`tools`: what the turn offers the model when the conversation allows tools."""
+        """`tools`: what the turn offers the model when the conversation allows tools;
+        `documents`: passages for its prompt when the conversation uses the user's
+        documents."""
         self._store = store
         self._tools = tools
+        self._documents = documents
+        self.sources: tuple[CitationPartJSON, ...] = ()
         self.conversation_id = conversation_id
         self._content = content
         self._model = model
@@ -74,7 +85,14 @@ class ConversationTurn:
         if opened is None:
             raise NotFoundError(f"no conversation with id {self.conversation_id!r}")
         self.opened = opened
-        return ChatRequest(messages=opened.prompt, max_tokens=self._max_tokens)
+        prompt = opened.prompt
+        if opened.documents and self._documents is not None:
+            found = await self._documents.message(self._content)
+            if found is not None:
+                text, self.sources = found
+                at = 1 if prompt and prompt[0]["role"] == "system" else 0
+                prompt = [*prompt[:at], {"role": "system", "content": text}, *prompt[at:]]
+        return ChatRequest(messages=prompt, max_tokens=self._max_tokens)
 
     def toolbox(self) -> ToolBox | None:
         if self.opened is not None and self.opened.tools and self._tools is not None:
@@ -93,6 +111,8 @@ class ConversationTurn:
 
 class StatelessTurn:
     """A stateless run (the OpenAI-compatible API): the client keeps the history."""
+
+    sources: tuple[CitationPartJSON, ...] = ()
 
     def __init__(self, request: ChatRequest) -> None:
         self._request = request

@@ -193,6 +193,7 @@ class Run:
             with self._scope:
                 request = await self._open()
                 self._toolbox = self._sink.toolbox()
+                self._sources.update((source["n"], source) for source in self._sink.sources)
                 finished = await self._steps(request)
         except ParleyError as exc:
             # A backend that failed, or a turn that could not open (then nothing was written

@@ -102,6 +102,7 @@ class ConversationJSON(TypedDict):
     model: str | None
     system: str | None
     tools: bool  # the model may call the configured tools in this conversation
+    documents: bool  # passages of the user's documents go into its prompt ("Use my documents")
     created_at: float
     updated_at: float
     messages: NotRequired[list[MessageJSON]]

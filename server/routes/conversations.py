@@ -10,12 +10,15 @@ from starlette.routing import Route
 from server.agent.toolbox import CombinedToolBox, ToolBox
 from server.errors import BadRequestError, NotFoundError
 from server.jsonbody import check_text, number_field, read_object, text_field
-from server.library.tool import DocumentsTool
+from server.library.tool import DocumentsTool, PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
 from server.run_responses import RunEventStream
 from server.services import Services, services
 from server.sse import ChunkWriter, TurnIds
+from server.store import Switch
 from server.types import ChatMessage, ConversationListJSON
+
+SWITCHES: tuple[Switch, ...] = ("tools", "documents")
 
 
 def _id(request: Request, name: str = "conversation_id") -> str:
@@ -46,13 +49,24 @@ async def create_conversation(request: Request) -> JSONResponse:
     title = text_field(body, "title", max_chars=limits.max_title_chars) or ""
     model = text_field(body, "model", max_chars=limits.max_title_chars)
     system = text_field(body, "system", max_chars=limits.max_content_chars)
-    tools = _bool_field(body, "tools")
+    switches = _switches(body)
     if model:
         svc.models.resolve(model)  # 404 model_not_found, rather than a chat that cannot reply
     conversation = await svc.store.create_conversation(title.strip(), model or None, system or None)
-    if tools is False:
-        conversation = await svc.store.set_tools(conversation["id"], False) or conversation
+    for switch, enabled in switches.items():
+        conversation = (
+            await svc.store.set_switch(conversation["id"], switch, enabled) or conversation
+        )
     return JSONResponse(conversation, status_code=201)
+
+
+def _switches(body: dict[str, object]) -> dict[Switch, bool]:
+    found: dict[Switch, bool] = {}
+    for name in SWITCHES:
+        value = _bool_field(body, name)
+        if value is not None:
+            found[name] = value
+    return found
 
 
 def _bool_field(body: dict[str, object], name: str) -> bool | None:
@@ -70,21 +84,24 @@ async def get_conversation(request: Request) -> JSONResponse:
 
 
 async def update_conversation(request: Request) -> JSONResponse:
-    """Rename (`title`), choose the model of the next replies (`model`, a known one), and/or
-    let the model call tools in them or not (`tools`)."""
+    """Rename (`title`), choose the model of the next replies (`model`, a known one), let the
+    model call tools in them or not (`tools`), put passages of the user's documents in their
+    prompt or not (`documents`)."""
     svc = services(request)
     limits = svc.settings.limits
     body = await read_object(request, limits)
     title = text_field(body, "title", max_chars=limits.max_title_chars)
     model = text_field(body, "model", max_chars=limits.max_title_chars)
-    tools = _bool_field(body, "tools")
-    if not title and not model and tools is None:
-        raise BadRequestError("give a 'title', a 'model' or 'tools'", code="invalid_field")
+    switches = _switches(body)
+    if not title and not model and not switches:
+        raise BadRequestError(
+            "give a 'title', a 'model', 'tools' or 'documents'", code="invalid_field"
+        )
     if model:
         svc.models.resolve(model)  # 404 model_not_found, before anything is changed
     conversation = None
-    if tools is not None:
-        conversation = await svc.store.set_tools(_id(request), tools)
+    for switch, enabled in switches.items():
+        conversation = await svc.store.set_switch(_id(request), switch, enabled)
         if conversation is None:
             raise _no_conversation(_id(request))
     if model:
@@ -132,20 +149,22 @@ async def send_message(request: Request) -> RunEventStream:
     if conversation["system"]:
         kept.insert(0, {"role": "system", "content": conversation["system"]})
     await model.backend.admit(ChatRequest(kept, max_tokens=reply_tokens))
+    numbers = SourceNumbers()
+    documents = PromptDocuments(svc.library, numbers) if svc.library.has_folders else None
     run, turn = await svc.runs.start_turn(
-        conversation_id, content or "", model, reply_tokens, turn_tools(svc)
+        conversation_id, content or "", model, reply_tokens, turn_tools(svc, numbers), documents
     )
     writer = ChunkWriter(f"chatcmpl-{run.id}", model.name)
     ids = TurnIds(conversation_id, turn.user_message_id, turn.message_id)
     return RunEventStream(run, writer, ids)
 
 
-def turn_tools(svc: Services) -> ToolBox:
+def turn_tools(svc: Services, numbers: SourceNumbers) -> ToolBox:
     """What a turn may call: the MCP servers' tools, and the search of the user's documents
     once the library has a folder."""
     boxes: list[ToolBox] = [svc.tools.toolbox()]
     if svc.library.has_folders:
-        boxes.append(DocumentsTool(svc.library))
+        boxes.append(DocumentsTool(svc.library, numbers))
     return CombinedToolBox(boxes)
 
 

@@ -81,6 +81,8 @@ class CountingSink:
         self.opens += 1
         return ChatRequest(messages=[])
 
+    sources = ()
+
     def toolbox(self) -> None:
         return None
 
