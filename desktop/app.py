@@ -24,6 +24,7 @@ from desktop import api_keys, config
 from desktop.client import ParleyClient
 from desktop.embedded import EmbeddedServer, launch_settings
 from desktop.errors import ClientError, LaunchError, ServerStartError
+from desktop.library_controller import LibraryController
 from desktop.main_window import MainWindow
 from desktop.models_controller import ModelsController
 from desktop.tasks import Tasks
@@ -70,6 +71,8 @@ class App:
         self.window.models_requested.connect(self.models.open)
         self.tools = ToolsController(lambda: self.client, self.tasks, self.window)
         self.window.tools_requested.connect(self.tools.open)
+        self.library = LibraryController(lambda: self.client, self.tasks, self.window)
+        self.window.library_requested.connect(self.library.open)
         self.window.conversation_opened.connect(self._on_window_conversation_opened)
         self.window.default_model_chosen.connect(self._on_window_default_model_chosen)
 

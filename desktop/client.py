@@ -216,7 +216,11 @@ class ParleyClient:
         return found["conversations"]
 
     async def create_conversation(
-        self, model: str | None = None, system: str | None = None, tools: bool = True
+        self,
+        model: str | None = None,
+        system: str | None = None,
+        tools: bool = True,
+        documents: bool = False,
     ) -> ConversationJSON:
         body: dict[str, str | bool] = {}
         if model:
@@ -225,6 +229,8 @@ class ParleyClient:
             body["system"] = system
         if not tools:
             body["tools"] = False
+        if documents:
+            body["documents"] = True
         return await self._object(
             ConversationJSON, CONVERSATION_KEYS, "POST", "/api/conversations", body
         )
@@ -247,10 +253,13 @@ class ParleyClient:
             ConversationJSON, CONVERSATION_KEYS, "PATCH", path, {"model": model}
         )
 
-    async def set_tools(self, conversation_id: str, enabled: bool) -> ConversationJSON:
-        """Whether the model may call the configured tools in the conversation's next replies."""
+    async def set_switch(
+        self, conversation_id: str, switch: str, enabled: bool
+    ) -> ConversationJSON:
+        """A per-chat switch of the next replies: "tools" (the model may call tools) or
+        "documents" (passages of the Library go into the prompt)."""
         path = f"/api/conversations/{quote(conversation_id)}"
-        body = {"tools": enabled}
+        body = {switch: enabled}
         return await self._object(ConversationJSON, CONVERSATION_KEYS, "PATCH", path, body)
 
     async def delete(self, conversation_id: str) -> None:

@@ -51,6 +51,7 @@ class MainWindow(QMainWindow):
     settings_requested = Signal()
     models_requested = Signal()
     tools_requested = Signal()  # the MCP servers dialog
+    library_requested = Signal()  # the Library dialog
     reply_finished = Signal(str)  # message id, once the view shows what the server saved
     conversations_shown = Signal()
     conversation_opened = Signal(str)  # the id on screen now ("" for a new chat)
@@ -87,6 +88,14 @@ class MainWindow(QMainWindow):
             "Let the model call the tools of your MCP servers in this chat "
             "(only models that can call tools do)"
         )
+        self.library_button = QPushButton("Library", self)
+        self.library_button.setToolTip("Folders of your documents the model can use")
+        self.documents_switch = QCheckBox("Use my documents", self)
+        self.documents_switch.setAccessibleName("Use my documents in this chat")
+        self.documents_switch.setToolTip(
+            "Give the model the passages of your Library that best match each message, "
+            "for models that cannot search by themselves"
+        )
         self._step_details: QDialog | None = None
         self._layout()
         self._style_fields()
@@ -120,6 +129,9 @@ class MainWindow(QMainWindow):
         self.models_button.clicked.connect(self.models_requested)
         self.tools_button.clicked.connect(self.tools_requested)
         self.tools_switch.toggled.connect(self._on_tools_switch_toggled)
+        self.library_button.clicked.connect(self.library_requested)
+        self.documents_switch.toggled.connect(self._on_documents_switch_toggled)
+        self.transcript.citation_clicked.connect(self._on_transcript_citation_clicked)
         self.transcript.step_clicked.connect(self._on_transcript_step_clicked)
         self.model_picker.model_chosen.connect(self._on_model_picker_model_chosen)
         self._status_timer = QTimer(self)
@@ -131,8 +143,10 @@ class MainWindow(QMainWindow):
         top = QHBoxLayout()
         top.addWidget(self.model_picker, 1)
         top.addWidget(self.tools_switch)
+        top.addWidget(self.documents_switch)
         top.addWidget(self.models_button)
         top.addWidget(self.tools_button)
+        top.addWidget(self.library_button)
         top.addWidget(self.settings_button)
         right = QWidget(self)
         column = QVBoxLayout(right)
@@ -229,7 +243,7 @@ class MainWindow(QMainWindow):
         self._update_title()
         if conversation_id is None:
             self.model_picker.choose(None)  # a new chat starts on the user's default
-            self._show_tools_switch(True)  # and with tools
+            self._show_switches(tools=True, documents=False)  # and with tools
         self.conversation_opened.emit(conversation_id or "")
 
     def _update_title(self) -> None:
@@ -270,6 +284,7 @@ class MainWindow(QMainWindow):
             self.system_prompt,
             self.max_tokens,
             tools=self.tools_switch.isChecked(),
+            documents=self.documents_switch.isChecked(),
         )
         if sending is None:
             return  # this chat's reply is still in flight (its button says Stop)
@@ -290,12 +305,22 @@ class MainWindow(QMainWindow):
 
     def _on_tools_switch_toggled(self, enabled: bool) -> None:
         if self.current_id is not None:  # a new chat takes it when it is created
-            self.tasks.spawn(self._set_tools(self.current_id, enabled))
+            self.tasks.spawn(self._set_switch(self.current_id, "tools", enabled))
 
-    def _show_tools_switch(self, enabled: bool) -> None:
-        self.tools_switch.blockSignals(True)
-        self.tools_switch.setChecked(enabled)
-        self.tools_switch.blockSignals(False)
+    def _on_documents_switch_toggled(self, enabled: bool) -> None:
+        if self.current_id is not None:  # a new chat takes it when it is created
+            self.tasks.spawn(self._set_switch(self.current_id, "documents", enabled))
+
+    def _show_switches(self, tools: bool, documents: bool) -> None:
+        for switch, enabled in ((self.tools_switch, tools), (self.documents_switch, documents)):
+            switch.blockSignals(True)
+            switch.setChecked(enabled)
+            switch.blockSignals(False)
+
+    def _on_transcript_citation_clicked(self, path: str) -> None:
+        # A file of the user's own library (the server indexed it from a folder they added).
+        if not QDesktopServices.openUrl(QUrl.fromLocalFile(path)):
+            self.show_error(f"Could not open {path}")
 
     def _on_transcript_step_clicked(self, step: ToolPartJSON) -> None:
         if self._step_details is not None:
@@ -405,12 +430,12 @@ class MainWindow(QMainWindow):
         if reveal:
             self.transcript.reveal(reveal)
         self.model_picker.choose(conversation["model"])
-        self._show_tools_switch(conversation.get("tools", True))
+        self._show_switches(conversation.get("tools", True), conversation.get("documents", False))
         if missing_ok:  # restored at launch: select it in the list too
             await self._refresh_list()
 
-    async def _set_tools(self, conversation_id: str, enabled: bool) -> None:
-        await self._require_client().set_tools(conversation_id, enabled)
+    async def _set_switch(self, conversation_id: str, switch: str, enabled: bool) -> None:
+        await self._require_client().set_switch(conversation_id, switch, enabled)
 
     async def _set_model(self, conversation_id: str, name: str) -> None:
         await self._require_client().set_model(conversation_id, name)

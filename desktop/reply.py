@@ -55,9 +55,11 @@ class Reply:
         model: str | None,
         max_tokens: int | None,
         tools: bool = True,
+        documents: bool = False,
     ) -> None:
         self.conversation_id = conversation_id  # None until a new chat is created for it
         self.tools = tools  # for a new chat: may the model call tools in it
+        self.documents = documents  # for a new chat: "Use my documents"
         self.text = text
         self.model = model
         self.max_tokens = max_tokens
@@ -119,13 +121,14 @@ class ReplyController(QObject):
         system: str | None,
         max_tokens: int | None = None,
         tools: bool = True,
+        documents: bool = False,
     ) -> Coroutine[object, object, None] | None:
         """Send `text` to the chat it was typed in (a new one if None). The chat is busy at
         once (a second Enter cannot send it twice); the returned coroutine, to be run as a
         task, follows the reply until its ending is shown. None if that chat is busy."""
         if self.busy_in(conversation_id):
             return None
-        reply = Reply(conversation_id, text, model, max_tokens, tools)
+        reply = Reply(conversation_id, text, model, max_tokens, tools, documents)
         self._replies.append(reply)
         self.busy_changed.emit()
         return self._run(reply, system)
@@ -194,7 +197,9 @@ class ReplyController(QObject):
     async def _send(self, reply: Reply, system: str | None) -> None:
         client = self._client()
         if reply.conversation_id is None:
-            created = await client.create_conversation(reply.model, system, reply.tools)
+            created = await client.create_conversation(
+                reply.model, system, reply.tools, reply.documents
+            )
             reply.conversation_id = created["id"]
             self.conversation_created.emit(reply.conversation_id)
         conversation_id = reply.conversation_id

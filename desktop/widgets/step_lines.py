@@ -73,8 +73,8 @@ def step_details(part: ToolPartJSON) -> str:
     return f"{where} — {step_state(part)}\n\nArguments:\n{arguments}\n\nResult:\n{result}\n"
 
 
-def citation_line(citation: CitationPartJSON, muted: str) -> str:
-    """A source the reply cited: its number, its file and where in it."""
+def citation_line(citation: CitationPartJSON, muted: str, link: str) -> str:
+    """A source the reply cited: its number, its file (a link that opens it) and where."""
     place = ""
     if citation["page"] is not None:
         place = f", page {citation['page']}"
@@ -82,5 +82,5 @@ def citation_line(citation: CitationPartJSON, muted: str) -> str:
         place = f", lines {citation['lines'][0]}–{citation['lines'][1]}"
     return (
         f'<p style="margin:2px 0;"><span style="color:{muted};">[{citation["n"]}]</span> '
-        f"{html.escape(citation['path'])}{html.escape(place)}</p>"
+        f'<a href="{link}">{html.escape(citation["path"])}</a>{html.escape(place)}</p>'
     )

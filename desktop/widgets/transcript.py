@@ -57,6 +57,7 @@ class Transcript(QTextBrowser):
     link_hovered = Signal(str)  # its target under the pointer ("" when it leaves)
     code_copied = Signal()  # a code block's Copy link put it on the clipboard
     step_clicked = Signal(dict)  # a tool step's "details" link: the step (ToolPartJSON)
+    citation_clicked = Signal(str)  # a cited source's link: its file's path
 
     # One growing reply (see _reset_reply).
     _reply: list[str]
@@ -82,6 +83,7 @@ class Transcript(QTextBrowser):
         self.highlighted.connect(self._on_highlighted)
         self._renderer = MarkdownRenderer(dark=self._palette_is_dark())
         self._steps_shown: dict[str, ToolPartJSON] = {}  # by id, for their details links
+        self._citations_shown: dict[str, str] = {}  # link number -> the cited file's path
         self._set_colours()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -124,6 +126,7 @@ class Transcript(QTextBrowser):
         self._abandon_reply()
         self._renderer.code_blocks.clear()
         self._steps_shown.clear()
+        self._citations_shown.clear()
         parts = []
         for message in messages:
             parts.append(self._header(message["role"], message["model"]))
@@ -247,7 +250,9 @@ class Transcript(QTextBrowser):
                 self._steps_shown[part["id"]] = part
                 pieces.append(self._step_line(part))
             else:
-                pieces.append(citation_line(part, self._muted))
+                self._citations_shown[f"{len(self._citations_shown)}"] = part["path"]
+                link = f"cite:{len(self._citations_shown) - 1}"
+                pieces.append(citation_line(part, self._muted, link))
         return "".join(pieces)
 
     def _live_parts(self, unseen: str) -> list[PartJSON]:
@@ -489,7 +494,11 @@ class Transcript(QTextBrowser):
         return f'<p><span style="color:{colour};"><b>{html.escape(note)}</b></span></p>'
 
     def _on_anchor_clicked(self, url: QUrl) -> None:
-        if url.scheme() == "step":
+        if url.scheme() == "cite":
+            path = self._citations_shown.get(url.path())
+            if path is not None:
+                self.citation_clicked.emit(path)
+        elif url.scheme() == "step":
             step = self._steps_shown.get(url.path())
             if step is not None:
                 self.step_clicked.emit(dict(step))

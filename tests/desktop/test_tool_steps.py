@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QApplication
 
 from desktop.widgets.step_details import StepDetailsDialog
@@ -177,7 +178,11 @@ def test_the_mcp_servers_dialog_shows_adds_and_removes_servers(
 
 
 def test_a_reply_lists_the_documents_it_cited(
-    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any, tmp_path: Path
+    gui: GuiApp,
+    upstream: ScriptedUpstream,
+    qtbot: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from tests.support.documents import topic_folder
 
@@ -198,3 +203,53 @@ def test_a_reply_lists_the_documents_it_cited(
     text = gui.transcript_text()
     assert "library · search_documents" in text
     assert f"[1] {files['aardvark'].resolve()}, lines" in text
+
+    # A click on the citation opens the file.
+    opened: list[str] = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url) or True)
+    gui.window.transcript._on_anchor_clicked(QUrl("cite:0"))
+    assert [url.toLocalFile() for url in opened] == [str(files["aardvark"].resolve())]
+
+
+def test_the_library_dialog_adds_shows_and_removes_a_folder(
+    gui: GuiApp, qtbot: Any, tmp_path: Path
+) -> None:
+    from desktop.widgets.library_dialog import LibraryDialog
+    from tests.support.documents import topic_folder
+
+    topic_folder(tmp_path / "docs")
+    (tmp_path / "docs" / "blob.txt").write_bytes(b"\x00\x01" * 10)
+    gui.window.library_button.click()
+    qtbot.waitUntil(lambda: gui.window.findChild(LibraryDialog) is not None, timeout=5_000)
+    dialog = gui.window.findChild(LibraryDialog)
+    assert dialog is not None
+    dialog.path_edit.setText("relative/path")
+    dialog.add_button.click()
+    qtbot.waitUntil(lambda: "absolute" in dialog.message.text(), timeout=5_000)
+    dialog.path_edit.setText(str(tmp_path / "docs"))
+    dialog.add_button.click()
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 1, timeout=5_000)
+    qtbot.waitUntil(lambda: dialog.table.item(0, 1).text() == "20", timeout=30_000)
+    qtbot.waitUntil(lambda: dialog.progress_label.text() == "Up to date.", timeout=10_000)
+    assert dialog.table.item(0, 3).text() == "1"
+    dialog.table.selectRow(0)
+    assert "blob.txt — binary, not text" in dialog.skipped.toPlainText()
+    dialog.remove_button.click()
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 0, timeout=5_000)
+    dialog.reject()
+
+
+def test_use_my_documents_is_kept_per_chat(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    switch = gui.window.documents_switch
+    assert not switch.isChecked()
+    switch.setChecked(True)
+    upstream.script = Script(texts=["ok"])
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send("hello")
+    client = gui.window.client
+    assert client is not None and gui.window.current_id is not None
+    assert run(qtbot, client.conversation(gui.window.current_id))["documents"] is True
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert not switch.isChecked()

@@ -1,0 +1,166 @@
+"""Library: the folders of your documents that the model may search, how far their indexing
+has got, and which files were skipped and why.
+
+The dialog only shows and asks: its controller calls the server and answers with
+`show_library`, `show_error` or `show_note`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialogButtonBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.widgets.message_line import MessageLine, ServerDialog
+from server.types import FolderJSON, LibraryJSON
+
+COLUMNS = ("Folder", "Files", "Passages", "Skipped")
+ABOUT = (
+    "The model can search these folders (when it can call tools) or be given their best "
+    "passages (\u201cUse my documents\u201d), and cites what it uses as [n]. Markdown, text, "
+    "HTML, PDF and source code are read; files stay where they are."
+)
+
+
+def describe_skipped(folder: FolderJSON) -> str:
+    if not folder["skipped_files"]:
+        return "No file was skipped."
+    lines = [f"{folder['skipped']} file(s) skipped:"]
+    lines += [f"• {s['path']} — {s['reason']}" for s in folder["skipped_files"]]
+    if folder["skipped"] > len(folder["skipped_files"]):
+        lines.append(f"… and {folder['skipped'] - len(folder['skipped_files'])} more")
+    return "\n".join(lines)
+
+
+class LibraryDialog(ServerDialog):
+    add_requested = Signal(str)  # a folder's path
+    remove_requested = Signal(str)  # a folder's id
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Library — your documents")
+        self.setObjectName("library-dialog")
+        self.resize(820, 560)
+        self._folders: list[FolderJSON] = []
+        about = QLabel(ABOUT, self)
+        about.setWordWrap(True)
+        self.table = QTableWidget(0, len(COLUMNS), self)
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setAccessibleName("Library folders")
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.progress = QProgressBar(self)
+        self.progress.setAccessibleName("Indexing progress")
+        self.progress_label = QLabel(self)
+        self.progress_label.setWordWrap(True)
+        self.skipped = QPlainTextEdit(self)
+        self.skipped.setReadOnly(True)
+        self.skipped.setAccessibleName("Skipped files")
+        self.message = MessageLine("library-message", self)
+        self.path_edit = QLineEdit(self)
+        self.path_edit.setPlaceholderText("/path/to/a/folder")
+        self.path_edit.setAccessibleName("Folder to add")
+        self.browse_button = QPushButton("Browse…", self)
+        self.add_button = QPushButton("Add folder", self)
+        self.remove_button = QPushButton("Remove", self)
+        self.remove_button.setEnabled(False)
+        row = QHBoxLayout()
+        row.addWidget(self.path_edit, 1)
+        row.addWidget(self.browse_button)
+        row.addWidget(self.add_button)
+        row.addWidget(self.remove_button)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        layout = QVBoxLayout(self)
+        layout.addWidget(about)
+        layout.addWidget(self.table, 2)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.progress_label)
+        layout.addWidget(self.skipped, 1)
+        layout.addWidget(self.message)
+        layout.addLayout(row)
+        layout.addWidget(buttons)
+        buttons.rejected.connect(self.reject)
+        self.table.itemSelectionChanged.connect(self._on_table_selection_changed)
+        self.browse_button.clicked.connect(self._on_browse_button_clicked)
+        self.add_button.clicked.connect(self._on_add_button_clicked)
+        self.path_edit.returnPressed.connect(self._on_add_button_clicked)
+        self.remove_button.clicked.connect(self._on_remove_button_clicked)
+
+    def show_library(self, library: LibraryJSON) -> None:
+        chosen = self.selected()
+        self._folders = library["folders"]
+        self.table.setRowCount(len(self._folders))
+        for row, folder in enumerate(self._folders):
+            counts = (folder["files"], folder["chunks"], folder["skipped"])
+            cells = (folder["path"], *(f"{count:,}" for count in counts))
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setData(Qt.ItemDataRole.UserRole, folder["id"])
+                item.setToolTip(text)
+                self.table.setItem(row, column, item)
+            if folder["id"] == chosen:
+                self.table.selectRow(row)
+        progress = library["progress"]
+        if progress["state"] == "indexing":
+            self.progress.setRange(0, max(1, progress["total"]))
+            self.progress.setValue(progress["done"])
+            current = Path(progress["current"]).name if progress["current"] else ""
+            self.progress_label.setText(
+                f"Indexing {progress['folder']}: {progress['done']:,} of "
+                f"{progress['total']:,} files" + (f" — {current}" if current else "")
+            )
+        else:
+            self.progress.setRange(0, 1)
+            self.progress.setValue(1)
+            self.progress_label.setText("Up to date." if self._folders else "No folder yet.")
+        self._on_table_selection_changed()
+
+    def selected(self) -> str | None:
+        items = self.table.selectedItems()
+        return str(items[0].data(Qt.ItemDataRole.UserRole)) if items else None
+
+    def _on_table_selection_changed(self) -> None:
+        folder = next((f for f in self._folders if f["id"] == self.selected()), None)
+        self.remove_button.setEnabled(folder is not None)
+        text = describe_skipped(folder) if folder is not None else ""
+        if self.skipped.toPlainText() != text:
+            self.skipped.setPlainText(text)
+
+    def _on_browse_button_clicked(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Add a folder of documents")
+        if path:
+            self.path_edit.setText(path)
+            self._on_add_button_clicked()
+
+    def _on_add_button_clicked(self) -> None:
+        path = self.path_edit.text().strip()
+        if not path:
+            self.show_error("Type a folder's path, or Browse… for one.")
+            return
+        self.add_requested.emit(path)
+
+    def _on_remove_button_clicked(self) -> None:
+        folder_id = self.selected()
+        if folder_id is not None:
+            self.remove_requested.emit(folder_id)
