@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QWidget
 from desktop.client import ParleyClient
 from desktop.errors import ClientError
 from desktop.tasks import Tasks
-from desktop.widgets.message_line import ServerDialog
+from desktop.widgets.server_dialog import ServerDialog
 
 REFRESH_MS = 1000
 T = TypeVar("T")

@@ -9,9 +9,8 @@ message and the `streaming` reply row), so whatever it wrote, it also ends. Ever
 other code writes an ending.
 
 A turn may take several steps (the agent): a model call, the tool calls it asks for, their
-results back to the model, the next model call... The model is leased for each model call
-only, never while tools run; a stop cancels whatever is running (the model's stream, or
-every tool call at once) and no new step starts. See docs/api.md, "Tools".
+results back to the model, the next model call... (server/agent/loop.py, the Run's own
+methods). See docs/api.md, "Tools".
 """
 
 from __future__ import annotations
@@ -29,28 +28,24 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from server.agent.steps import CallBuilder, ReplyParts, ToolStep, parse_arguments
-from server.agent.toolbox import ToolBox, ToolCallError
-from server.errors import BackendError, ParleyError, UnavailableError
+from server.agent.loop import AgentSteps
+from server.agent.steps import ReplyParts
+from server.agent.toolbox import ToolBox
+from server.errors import ParleyError, UnavailableError
 from server.models.base import (
     ChatRequest,
     StopSignal,
     StreamEnd,
-    StreamInfo,
-    TextDelta,
-    ToolCallDelta,
 )
 from server.models.registry import ModelEntry
-from server.run_feed import Cited, FeedItem, StepChanged, ToolCallsMade
+from server.run_feed import Cited, FeedItem
 from server.settings import Limits
 from server.store import Ending
 from server.turn_sinks import TurnSink
 from server.types import (
-    ChatMessage,
     CitationPartJSON,
     EndedBy,
     ToolCallJSON,
-    ToolFunctionJSON,
     Usage,
 )
 
@@ -62,11 +57,9 @@ FOLLOW_PIECE_CHARS = 65_536
 # between two deltas.
 CITATION = re.compile(r"\[(\d{1,4})\]")
 CITE_LOOKBACK = 6
-# Token counts summed over a turn's model calls; other usage fields are the last call's.
-SUMMED_USAGE = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
-class Run:
+class Run(AgentSteps):
     """One reply being generated. Created and driven by RunManager."""
 
     def __init__(
@@ -211,176 +204,6 @@ class Run:
             with anyio.CancelScope(shield=True):
                 await self._settle(finished, error)
 
-    async def _steps(self, request: ChatRequest) -> StreamEnd | None:
-        """Model call, tool calls, model call... until the model answers without calling a
-        tool. Returns how the last model call finished; None when the reply was cut at the
-        size limit or its stream ended because the run is stopping."""
-        toolbox = self._toolbox
-        offered: list[dict[str, object]] = []
-        if toolbox is not None and self.model.backend.tools_unsupported is None:
-            offered = list(toolbox.specs())
-        messages = list(request.messages)
-        limit = self._limits.max_steps
-        for number in range(1, limit + 1):
-            last = number == limit
-            if toolbox is None:  # stateless: the client's own tools, passed through
-                step_request = dataclasses.replace(request, messages=messages)
-            else:
-                # The last step may call no tool (`tool_choice: none`), so the model answers;
-                # the tools stay listed, as some upstreams require beside earlier tool calls.
-                choice = "none" if last and offered else None
-                step_request = dataclasses.replace(
-                    request,
-                    messages=messages,
-                    tools=offered or None,
-                    tool_choice=choice,
-                    tools_optional=True,
-                )
-            first_piece = len(self.parts)
-            called = await self._model_call(step_request)
-            if called is None:
-                return None
-            end, calls = called
-            if not calls:
-                return end
-            self._publish(ToolCallsMade(calls))
-            if toolbox is None:  # the client runs them: they are the reply
-                self._tool_calls = calls
-                return end
-            said = "".join(self.parts[first_piece:])
-            echoed = [_well_formed(call) for call in calls]
-            messages.append({"role": "assistant", "content": said, "tool_calls": echoed})
-            messages.extend(await self._run_tools(toolbox, calls, limited=last))
-            if last:
-                return end
-        return None  # not reached: the last step returns
-
-    async def _model_call(
-        self, request: ChatRequest
-    ) -> tuple[StreamEnd, list[ToolCallJSON]] | None:
-        """One model call, streamed into the reply, with the model leased for it alone.
-        Returns how it finished and the tool calls it made; None if it did not finish
-        (stopped, or cut at the size limit)."""
-        # A stopped run starts no new step: its cancelled scope raises here, before the
-        # model is leased or the upstream contacted.
-        await anyio.lowlevel.checkpoint()
-        if self.model.lease.held_by(self):  # its previous call's work has not stopped yet
-            raise BackendError("the model's previous call did not stop; not calling it again")
-        signal = StopSignal()
-        self._signal = signal
-        lease = self.model.lease
-        builder = CallBuilder()
-        finished: StreamEnd | None = None
-        streamed = False
-        await lease.acquire(self)
-        try:
-            self.model_calls += 1
-            if self._started_at is None:
-                self._started_at = time.monotonic()
-            events = self.model.backend.stream(request, signal)
-            streamed = True
-            async with contextlib.aclosing(events):
-                async for event in events:
-                    if isinstance(event, TextDelta):
-                        if not self._append(event.text):
-                            return None  # at the size limit: closing `events` stops the work
-                    elif isinstance(event, ToolCallDelta):
-                        builder.add(event)
-                    elif isinstance(event, StreamInfo):
-                        self._info.update(event.usage)
-                    else:
-                        finished = event
-        finally:
-            # Whatever ended this call (a stop, the size limit, a failure), its work must end
-            # too; then the model's slot is given back, once that work has really stopped.
-            # Shielded: a stop's cancellation must not skip it.
-            signal.request()
-            with anyio.CancelScope(shield=True):
-                await self._release_model(signal, streamed)
-        if finished is None:
-            return None
-        self._add_usage(finished.usage)
-        return finished, builder.calls(f"call-{self.id[:8]}-{self.model_calls}")
-
-    async def _run_tools(
-        self, toolbox: ToolBox, calls: list[ToolCallJSON], *, limited: bool
-    ) -> list[ChatMessage]:
-        """Run the calls (at once, concurrently) as steps of the reply; return the `tool`
-        messages that tell the model their results. A stop cancels every call."""
-        runnable: list[tuple[ToolStep, dict[str, object]]] = []
-        steps = []
-        for call in calls:
-            function = call["function"]["name"]
-            target = toolbox.target(function)
-            step = ToolStep(
-                id=call["id"],
-                function=function,
-                server=target.server if target else "",
-                name=target.tool if target else function,
-                arguments=call["function"]["arguments"],
-            )
-            steps.append(step)
-            self.reply.step_added(step)
-            if limited:
-                step.end(
-                    "error",
-                    f"not run: the turn reached its limit of {self._limits.max_steps} steps",
-                )
-            elif target is None:
-                step.end("error", f"there is no tool named {function!r}")
-            else:
-                try:
-                    runnable.append((step, parse_arguments(step.arguments)))
-                except ValueError as exc:
-                    step.end("error", str(exc))
-            self._step_changed(step)
-        if runnable:
-            async with anyio.create_task_group() as tg:
-                for step, arguments in runnable:
-                    tg.start_soon(self._run_tool, toolbox, step, arguments)
-        return [{"role": "tool", "tool_call_id": s.id, "content": s.for_model()} for s in steps]
-
-    async def _run_tool(
-        self, toolbox: ToolBox, step: ToolStep, arguments: dict[str, object]
-    ) -> None:
-        try:
-            outcome = await toolbox.call(step.function, arguments, self._limits.tool_call_timeout)
-        except anyio.get_cancelled_exc_class():
-            # Stopped: the call was cancelled (the server told) and is no longer waited on;
-            # whatever it answers later is dropped.
-            step.end("interrupted", None)
-            self._step_changed(step)
-            raise
-        except ToolCallError as exc:
-            step.end("error", str(exc))
-        except Exception as exc:
-            log.exception("run %s: tool %s failed", self.id, step.function)
-            step.end("error", f"internal error: {type(exc).__name__}")
-        else:
-            if self.stop_reason is not None:
-                # Its result came in the very moment the run was stopped: not taken.
-                step.end("interrupted", None)
-            else:
-                step.end("error" if outcome.is_error else "completed", outcome.text)
-                for source in outcome.sources:
-                    self._sources[source["n"]] = source
-        self._step_changed(step)
-
-    def _publish(self, item: FeedItem) -> None:
-        self._feed.append(item)
-        self._wake()
-
-    def _step_changed(self, step: ToolStep) -> None:
-        self._publish(StepChanged(step.json()))
-        self._schedule_checkpoint()
-
-    def _add_usage(self, reported: Usage | None) -> None:
-        for key, value in (reported or {}).items():
-            if key in SUMMED_USAGE:
-                self._usage_sum[key] = self._usage_sum.get(key, 0) + value
-            else:
-                self._usage_sum[key] = value
-
     async def _open(self) -> ChatRequest:
         # Shielded: once the store is asked to open the turn, the run must learn whether the
         # rows exist, or a cancel mid-way could leave a `streaming` row that nobody settles.
@@ -510,30 +333,6 @@ class Run:
             self._wake()
             self._on_done(self)
 
-    async def _release_model(self, signal: StopSignal, streamed: bool) -> None:
-        """Give the model's slot back once the call's work has really stopped (bounded by
-        `stop_timeout`; after that, the slot is given back when the work ends)."""
-        lease = self.model.lease
-        if not lease.held_by(self):
-            return
-        if streamed:
-            with anyio.move_on_after(self._limits.stop_timeout):
-                await signal.wait_stopped()
-        if signal.stopped or not streamed:
-            lease.release(self)
-            return
-        log.error(
-            "run %s: the model's work did not stop within %.1fs; "
-            "the model stays in use until it does",
-            self.id,
-            self._limits.stop_timeout,
-        )
-
-        def release_late() -> None:
-            lease.release(self)
-
-        signal.when_stopped(release_late)
-
     def _ending(self, finished: StreamEnd | None, error: str | None) -> Ending:
         now = time.time()
         usage = self._usage()
@@ -614,16 +413,3 @@ def _paragraph_break(tail: str) -> str:
     if tail.endswith("\n\n"):
         return ""
     return "\n" if tail.endswith("\n") else "\n\n"
-
-
-def _well_formed(call: ToolCallJSON) -> ToolCallJSON:
-    """A call as it goes back to the model in the history: a name and JSON-object arguments
-    even when the model wrote neither (strict upstreams refuse anything else; the step's
-    error result tells the model what was wrong)."""
-    name, arguments = call["function"]["name"], call["function"]["arguments"]
-    try:
-        parse_arguments(arguments)
-    except ValueError:
-        arguments = "{}"
-    function: ToolFunctionJSON = {"name": name or "unnamed_tool", "arguments": arguments}
-    return {"id": call["id"], "type": "function", "function": function}

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDialogButtonBox,
     QFileDialog,
     QHBoxLayout,
@@ -21,13 +20,12 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop.widgets.message_line import MessageLine, ServerDialog
+from desktop.widgets.server_dialog import MessageLine, ServerDialog, rows_table
 from server.types import FolderJSON, LibraryJSON
 
 COLUMNS = ("Folder", "Files", "Passages", "Skipped")
@@ -60,15 +58,8 @@ class LibraryDialog(ServerDialog):
         self._folders: list[FolderJSON] = []
         about = QLabel(ABOUT, self)
         about.setWordWrap(True)
-        self.table = QTableWidget(0, len(COLUMNS), self)
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setAccessibleName("Library folders")
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().setVisible(False)
+        self.table = rows_table(COLUMNS, "Library folders", self)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.progress = QProgressBar(self)
         self.progress.setAccessibleName("Indexing progress")

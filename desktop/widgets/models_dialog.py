@@ -8,22 +8,19 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QPushButton,
     QSpinBox,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop.widgets.message_line import MessageLine, ServerDialog
+from desktop.widgets.server_dialog import MessageLine, ServerDialog, rows_table
 from server.types import LocalModelSettingsJSON, ModelJSON
 
 COLUMNS = ("Model", "Kind", "State", "File")
@@ -110,16 +107,7 @@ class ModelsDialog(ServerDialog):
         self.resize(860, 520)
         self._models: list[ModelJSON] = []
         self._settings_of: str | None = None  # whose settings the box shows
-        self.table = QTableWidget(0, len(COLUMNS), self)
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setAccessibleName("Models")
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().setVisible(False)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        self.table = rows_table(COLUMNS, "Models", self)
         self.add_button = QPushButton("Add GGUF file…", self)
         self.remove_button = QPushButton("Remove", self)
         self.remove_button.setEnabled(False)

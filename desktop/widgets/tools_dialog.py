@@ -13,23 +13,20 @@ import json
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDialogButtonBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop.widgets.message_line import MessageLine, ServerDialog
+from desktop.widgets.server_dialog import MessageLine, ServerDialog, rows_table
 from server.types import ToolServerJSON, ToolsJSON
 
 COLUMNS = ("Server", "State", "Runs")
@@ -85,16 +82,7 @@ class ToolsDialog(ServerDialog):
         self.config_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         safety = QLabel(SAFETY, self)
         safety.setWordWrap(True)
-        self.table = QTableWidget(0, len(COLUMNS), self)
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setAccessibleName("MCP servers")
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().setVisible(False)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        self.table = rows_table(COLUMNS, "MCP servers", self)
         self.details = QPlainTextEdit(self)
         self.details.setReadOnly(True)
         self.details.setAccessibleName("The selected server's tools and log")
