@@ -82,6 +82,7 @@ class Run(AgentSteps):
         # Sources the tools gave, by number; the reply cites one by writing "[n]".
         self._sources: dict[int, CitationPartJSON] = {}
         self._cited: set[int] = set()
+        self._tail = ""  # the reply's last few characters: a marker can span several deltas
         self._chars = 0
         self._over_limit: str | None = None  # why the reply was cut at the size limit
         self.stop_reason: EndedBy | None = None
@@ -244,18 +245,19 @@ class Run(AgentSteps):
         if self._first_token_at is None:
             self._first_token_at = time.monotonic()
         self.reply.text_added(len(self.parts))
-        before = self.parts[-1][-CITE_LOOKBACK:] if self.parts else ""
         self.parts.append(text)
         self._feed.append(text)
         if self._sources:
-            self._find_citations(before + text)
+            window = self._tail + text
+            self._find_citations(window)
+            self._tail = window[-CITE_LOOKBACK:]
         self._wake()
         self._schedule_checkpoint()
         return self._over_limit is None
 
     def _find_citations(self, text: str) -> None:
-        """Cite each source named "[n]" in `text` for the first time (a marker cut between
-        two deltas is found with the end of the one before)."""
+        """Cite each source named "[n]" in `text` for the first time (`text` starts with the
+        reply's last few characters before it, so a marker cut across deltas is found)."""
         for match in CITATION.finditer(text):
             number = int(match.group(1))
             source = self._sources.get(number)
