@@ -19,10 +19,13 @@ import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import httpx
+
 from server.errors import BackendError
 
 log = logging.getLogger("parley.engine")
 
+PROPS_TIMEOUT_S = 5.0
 STOP_WAIT_S = 3.0
 # llama.cpp's log lines: "0.00.004.120 E llama_model_load: error loading model: …"
 LOG_LINE = re.compile(r"^[\d.]+ ([EWID]) (.*)$")
@@ -47,6 +50,7 @@ class Engine:
         self.config = config
         self.url = ""
         self.key = ""
+        self.tool_calls: bool | None = None  # the model's template can call tools
         self._proc: subprocess.Popen[bytes] | None = None
         self._first_error: str | None = None
         self._pump: threading.Thread | None = None
@@ -77,6 +81,23 @@ class Engine:
             self.stop()
             raise BackendError(self._load_error(str(reply.get("error", reply))))
         self.url, self.key = str(reply["url"]), str(reply["key"])
+        self.tool_calls = self._reads_tool_calls()
+
+    def _reads_tool_calls(self) -> bool | None:
+        """Whether the model's chat template can call tools (llama.cpp's `/props`), asked once
+        while the engine is idle; None if it does not say."""
+        try:
+            reply = httpx.get(
+                f"{self.url}/props",
+                headers={"Authorization": f"Bearer {self.key}"},
+                timeout=PROPS_TIMEOUT_S,
+                trust_env=False,
+            )
+            caps = reply.json().get("chat_template_caps", {})
+        except (httpx.HTTPError, ValueError, AttributeError):
+            return None
+        supports = caps.get("supports_tool_calls") if isinstance(caps, dict) else None
+        return supports if isinstance(supports, bool) else None
 
     def _load_error(self, generic: str) -> str:
         # llama.cpp's own reason is the first error in its log ("failed to open GGUF file …

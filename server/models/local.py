@@ -87,7 +87,7 @@ class LocalBackend:
         self._starting: Engine | None = None
         self._closed = False
         self.generations: deque[GenerationStats] = deque(maxlen=64)
-        # From the engine's /props once it runs: can the model's chat template call tools?
+        # From the engine once it runs: can the model's chat template call tools?
         self._template_tools: bool | None = None
 
     @property
@@ -199,6 +199,7 @@ class LocalBackend:
 
     def _install(self, engine: Engine) -> None:
         self.engine = engine
+        self._template_tools = engine.tool_calls
         upstream = UpstreamSettings(f"{engine.url}/v1", self.name, engine.key)
         self._relay = OpenAICompatBackend(
             upstream, self._limits, extra_body={"return_progress": True}, keep_alive=False
@@ -220,8 +221,6 @@ class LocalBackend:
                 log.error("the engine stopped unexpectedly; starting it again")
                 await self._drop_engine()
             if self._relay is not None:
-                if self._template_tools is None:
-                    self._template_tools = await self._reads_tools()
                 return self._relay
             if self.path is None:
                 raise BackendError(self._error or "no model file")
@@ -230,18 +229,6 @@ class LocalBackend:
             if self._state == "error":
                 raise BackendError(self._error or "the engine failed")
         raise BackendError("the local engine could not be started")
-
-    async def _reads_tools(self) -> bool | None:
-        """Whether the engine's chat template supports tools (llama.cpp's `/props`)."""
-        if self._control is None:
-            return None
-        try:
-            response = await self._control.get("/props")
-            caps = response.json().get("chat_template_caps", {})
-        except (httpx.HTTPError, ValueError, AttributeError):
-            return None
-        supports = caps.get("supports_tool_calls") if isinstance(caps, dict) else None
-        return supports if isinstance(supports, bool) else None
 
     async def _drop_engine(self) -> None:
         """Stop the engine (and make any load in flight stale: it stops what it started)."""
