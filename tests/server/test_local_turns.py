@@ -155,3 +155,32 @@ def test_the_bundled_model_is_offered_no_tools_and_refuses_them_on_v1(
         assert backend.tools_unsupported is not None
     finally:
         parley.stop()
+
+
+def test_use_my_documents_with_the_bundled_model(data_dir: Path, tmp_path: Path) -> None:
+    from tests.support.documents import topic_folder
+
+    topic_folder(tmp_path / "docs")
+    parley = Parley(data_dir).start()
+    try:
+        wait_model_ready(parley)
+        reply = parley.call("POST", "/api/library/folders", json_body={"path": str(tmp_path)})
+        assert reply.status == 201, reply.body
+
+        def indexed() -> bool:
+            state = parley.call("GET", "/api/library").json()
+            return bool(state["progress"]["state"] == "idle" and state["folders"][0]["files"])
+
+        wait_for(indexed, timeout=30)
+        plain = parley.new_conversation()
+        with_documents = parley.new_conversation(documents=True)
+        sizes = []
+        for conversation_id in (plain, with_documents):
+            stream = parley.send(conversation_id, "Where do aardvarks dig burrows?", max_tokens=8)
+            stream.read_all()
+            assert stream.final["parley"]["status"] == "completed"
+            sizes.append(stream.final["usage"]["prompt_tokens"])
+        # The passages went into the bundled model's prompt (it has no tool calling).
+        assert sizes[1] > sizes[0] + 100
+    finally:
+        parley.stop()
