@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import anyio
 from starlette.requests import ClientDisconnect, Request
@@ -119,3 +120,16 @@ def number_field(
     if not math.isfinite(value) or not low <= value <= high:
         raise BadRequestError(f"'{key}' must be between {low} and {high}", code="invalid_field")
     return value
+
+
+MAX_PATH_CHARS = 4096
+
+
+def path_field(body: JSONObject, name: str = "path") -> Path:
+    """A required absolute path on this machine (not checked for existence).
+    Raises BadRequestError naming the field."""
+    text = text_field(body, name, max_chars=MAX_PATH_CHARS, required=True, allow_empty=False)
+    path = Path(text or "")
+    if not path.is_absolute():
+        raise BadRequestError(f"'{name}' must be an absolute path", code="invalid_field")
+    return path

@@ -16,10 +16,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from server.errors import BadRequestError, ConflictError, NotFoundError
-from server.jsonbody import check_text, read_object, text_field
+from server.jsonbody import check_text, path_field, read_object
 from server.services import services
 
-MAX_PATH_CHARS = 4096
 MAX_K = 20
 
 
@@ -30,10 +29,7 @@ async def get_library(request: Request) -> JSONResponse:
 async def add_folder(request: Request) -> JSONResponse:
     svc = services(request)
     body = await read_object(request, svc.settings.limits)
-    text = text_field(body, "path", max_chars=MAX_PATH_CHARS, required=True, allow_empty=False)
-    path = Path(text or "")
-    if not path.is_absolute():
-        raise BadRequestError("'path' must be an absolute path", code="invalid_field")
+    path = path_field(body)
     resolved = await asyncio.to_thread(_folder, path)
     folder = await svc.library.add_folder(str(resolved))
     if folder is None:

@@ -21,15 +21,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from server.errors import BadRequestError, ConflictError, NotFoundError, StorageError
-from server.jsonbody import number_field, read_object, text_field
+from server.jsonbody import number_field, path_field, read_object
 from server.models.gguf import GGUFError, GGUFInfo, read_gguf
 from server.models.local import LocalBackend
 from server.models.registered import RegisteredModel
 from server.models.registry import ModelEntry
 from server.services import Services, services
 from server.types import GGUFJSON, ModelJSON
-
-MAX_PATH_CHARS = 4096
 
 
 async def list_models(request: Request) -> JSONResponse:
@@ -41,10 +39,7 @@ async def list_models(request: Request) -> JSONResponse:
 async def add_local_model(request: Request) -> JSONResponse:
     svc = services(request)
     body = await read_object(request, svc.settings.limits)
-    text = text_field(body, "path", max_chars=MAX_PATH_CHARS, required=True, allow_empty=False)
-    path = Path(text or "")
-    if not path.is_absolute():
-        raise BadRequestError("'path' must be an absolute path", code="invalid_field")
+    path = path_field(body)
     try:
         await asyncio.to_thread(read_gguf, path)
     except GGUFError as exc:
