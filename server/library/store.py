@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from server.db import Database
 from server.library.chunking import Chunk
@@ -21,8 +21,11 @@ from server.types import FolderJSON, PassageJSON
 SKIPPED_SHOWN = 50
 
 
-@dataclass(frozen=True)
-class KnownFile:
+class KnownFile(NamedTuple):
+    """What the index knows of a file. A tuple of plain values, which the garbage collector
+    stops tracking: a scan holds one per file (10,000s), and as tracked objects they made
+    the collector walk the whole heap on the GUI's thread (docs/benchmarks.md)."""
+
     size: int
     mtime: float
     hash: str | None

@@ -12,18 +12,10 @@ from server.models.local import LocalBackend
 from tests.server.test_shutdown_and_crash import stored_message
 from tests.support.client import request
 from tests.support.parley import Parley, wait_model_ready
-from tests.support.process import ServerProcess
+from tests.support.process import ServerProcess, child_pids
 from tests.support.waiting import wait_for
 
 STORY = "Write a very long story about a dragon and a knight, at least 1000 words."
-
-
-def child_pids(pid: int) -> list[int]:
-    return [
-        int(child)
-        for task in Path(f"/proc/{pid}/task").iterdir()
-        for child in (task / "children").read_text().split()
-    ]
 
 
 def zombie(pid: int) -> bool:

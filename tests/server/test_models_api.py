@@ -13,6 +13,7 @@ import pytest
 from server.models.bundled import BUNDLED_MODEL_NAME, bundled_gguf
 from server.models.local import LocalBackend
 from tests.support.parley import Parley, wait_model_ready
+from tests.support.process import child_pids, command_line
 
 
 def models(server: Parley) -> dict[str, dict]:  # type: ignore[type-arg]
@@ -160,13 +161,11 @@ def test_an_upstream_has_no_local_settings(parley: Parley) -> None:
 
 def engine_processes() -> list[int]:
     """This process's children that are engines (Linux /proc)."""
-    found = []
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
-            if b"server.models.engine_process" in cmdline:
-                found.append(int(child))
-    return found
+    return [
+        child
+        for child in child_pids(os.getpid())
+        if b"server.models.engine_process" in command_line(child)
+    ]
 
 
 def test_settings_changed_while_the_model_loads_leave_one_engine_with_them(

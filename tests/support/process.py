@@ -83,3 +83,23 @@ class ServerProcess:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(10)
+
+
+def child_pids(pid: int) -> list[int]:
+    """The pids of a process's children (Linux /proc), read thread by thread; a thread or a
+    child that ends while they are read is skipped, not an error."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            found.extend(int(child) for child in (task / "children").read_text().split())
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return found
+
+
+def command_line(pid: int) -> bytes:
+    """A process's command line (NUL-separated); empty if it has ended."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (FileNotFoundError, ProcessLookupError):
+        return b""

@@ -41,8 +41,11 @@ def alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     # A zombie (exited, not yet reaped by its parent) counts as gone.
-    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-        return stat.read().split(")")[-1].split()[0] != "Z"
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:  # reaped meanwhile
+        return False
 
 
 def test_a_bad_configuration_file_is_reported_and_the_app_still_runs(
