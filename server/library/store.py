@@ -22,9 +22,8 @@ SKIPPED_SHOWN = 50
 
 
 class KnownFile(NamedTuple):
-    """What the index knows of a file. A tuple of plain values, which the garbage collector
-    stops tracking: a scan holds one per file (10,000s), and as tracked objects they made
-    the collector walk the whole heap on the GUI's thread (docs/benchmarks.md)."""
+    """What the index knows of a file: a tuple of plain values, which the garbage collector
+    stops tracking (a scan holds one per file, 10,000s of them)."""
 
     size: int
     mtime: float
