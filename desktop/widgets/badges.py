@@ -25,6 +25,7 @@ def stats_for(usage: Usage | None) -> str:
         parts.append(f"first token {usage['ttft_ms']:.0f} ms")
     if "tokens_per_s" in usage:
         parts.append(f"{usage['tokens_per_s']:.1f} tok/s")
-    if isinstance(usage.get("completion_tokens"), int):
-        parts.append(f"{usage['completion_tokens']} tokens")
+    count = usage.get("completion_tokens")
+    if isinstance(count, int):
+        parts.append(f"{count} token" if count == 1 else f"{count} tokens")
     return " · ".join(parts)

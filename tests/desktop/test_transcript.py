@@ -58,3 +58,10 @@ def test_text_the_server_saved_beyond_what_was_shown_joins_the_same_paragraph(
     plain = view.toPlainText()
     assert "its own unique flavor and aroma." in plain  # one paragraph, as when reopened
     assert "Stopped" in plain
+
+
+def test_the_figures_under_a_reply_count_its_tokens_in_words() -> None:
+    from desktop.widgets.badges import stats_for
+
+    assert stats_for({"completion_tokens": 1}).endswith("1 token")
+    assert stats_for({"completion_tokens": 2}).endswith("2 tokens")
