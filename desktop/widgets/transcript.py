@@ -31,8 +31,8 @@ from desktop.markdown_render import (
     split_stable,
 )
 from desktop.widgets.badges import badge_for, stats_for
-from desktop.widgets.step_lines import citation_line, step_line
-from server.types import CitationPartJSON, MessageJSON, PartJSON, ToolPartJSON
+from desktop.widgets.transcript_parts import TEXT_GAP, ReplyPartsView
+from server.types import MessageJSON, ToolPartJSON
 
 # Updates come once a frame, each small: at most this much new text is laid out per update
 # (~1-2 ms); a larger burst is spread over the next frames. Fewer, larger updates (40 ms,
@@ -41,12 +41,11 @@ from server.types import CitationPartJSON, MessageJSON, PartJSON, ToolPartJSON
 COALESCE_MS = 16
 FLUSH_BUDGET_CHARS = 1000
 HEADER_GAP = 14.0
-TEXT_GAP = 4.0
 PARAGRAPH_GAP = 12.0  # Qt's own margin between HTML paragraphs
 MERGE_GUARD = "\u200b"  # see _insert_whole
 
 
-class Transcript(QTextBrowser):
+class Transcript(ReplyPartsView, QTextBrowser):
     """Shows one conversation. Parent calls its methods; it emits what happened."""
 
     # Characters of the growing reply on screen, and the seconds that update took (benches).
@@ -70,10 +69,7 @@ class Transcript(QTextBrowser):
     _footer_start: int | None
     _streaming: bool
     _live: bool
-    # The reply's parts as they come: text pieces, or a tool step (its latest state).
-    _parts: list[list[str] | ToolPartJSON | CitationPartJSON]
-    _group_start: int | None  # where the tool steps being run now are drawn (at the end)
-    _group: list[str]  # their ids
+    # The reply's parts as they come (text pieces, tool steps, citations): ReplyPartsView.
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -188,84 +184,6 @@ class Transcript(QTextBrowser):
         if not self._timer.isActive():
             self._timer.start(COALESCE_MS)
 
-    def add_step(self, step: ToolPartJSON) -> None:
-        """A tool step began or changed: its line, after all the text received so far."""
-        if not self._streaming:
-            return
-        self._steps_shown[step["id"]] = step
-        known = [
-            i
-            for i, p in enumerate(self._parts)
-            if isinstance(p, dict) and p["type"] == "tool" and p["id"] == step["id"]
-        ]
-        if known:
-            self._parts[known[0]] = step
-        else:
-            self._parts.append(step)
-        if self._group_start is None:
-            self._draw_all_text()
-            self._group_start = self._open_block(TEXT_GAP)
-            self._group = []
-        if step["id"] not in self._group:
-            self._group.append(step["id"])
-        lines = "".join(self._step_line(self._steps_shown[i]) for i in self._group)
-        self._replace_from(self._group_start, lines)
-        if self._follow_bottom():
-            self.moveCursor(QTextCursor.MoveOperation.End)
-            self.ensureCursorVisible()
-
-    def running_step(self) -> ToolPartJSON | None:
-        """The last tool step of the reply on screen that is still running, if any."""
-        for part in reversed(self._parts):
-            if isinstance(part, dict) and part["type"] == "tool" and part["status"] == "running":
-                return part
-        return None
-
-    def add_citation(self, citation: CitationPartJSON) -> None:
-        """The reply cited a source: listed under it when it ends (drawn from its parts)."""
-        if self._streaming:
-            self._parts.append(citation)
-
-    def _draw_all_text(self) -> None:
-        """Draw every bit of text received (a tool step follows it): frozen, whole."""
-        self._timer.stop()
-        text = "".join(self._reply)
-        pending = self._carry + text[self._frozen_len :]
-        if pending.strip():
-            self._draw_live(self._renderer.render(pending))
-        self._frozen_len = self._shown_len = len(text)
-        self._carry = ""
-
-    def _step_line(self, step: ToolPartJSON) -> str:
-        return step_line(step, self._muted, self._error_colour, self._warning_colour)
-
-    def _render_parts(self, parts: list[PartJSON]) -> str:
-        """A reply drawn whole from its parts: text, and its tool steps as lines."""
-        pieces = []
-        for part in parts:
-            if part["type"] == "text":
-                if part["text"].strip():
-                    pieces.append(self._renderer.render(part["text"]))
-            elif part["type"] == "tool":
-                self._steps_shown[part["id"]] = part
-                pieces.append(self._step_line(part))
-            else:
-                self._citations_shown[f"{len(self._citations_shown)}"] = part["path"]
-                link = f"cite:{len(self._citations_shown) - 1}"
-                pieces.append(citation_line(part, self._muted, link))
-        return "".join(pieces)
-
-    def _live_parts(self, unseen: str) -> list[PartJSON]:
-        parts: list[PartJSON] = []
-        for part in self._parts:
-            if isinstance(part, list):
-                parts.append({"type": "text", "text": "".join(part)})
-            else:
-                parts.append(part)
-        if unseen:
-            parts.append({"type": "text", "text": unseen})
-        return parts
-
     def end_reply(self, end: ReplyEnd | None, note: str = "") -> None:
         """The reply is over: show the rest, then its badge and figures.
 
@@ -326,14 +244,9 @@ class Transcript(QTextBrowser):
         if footer:
             self._append_html(footer, top_margin=TEXT_GAP)
         self.reply_ended.emit()
-        if self._follow_bottom():
-            self.moveCursor(QTextCursor.MoveOperation.End)
-            self.ensureCursorVisible()
+        self._keep_at_bottom()
 
     # -- rendering -------------------------------------------------------------------------
-
-    def _steps_in_reply(self) -> bool:
-        return any(isinstance(part, dict) for part in self._parts)
 
     def _flush(self) -> None:
         started = time.perf_counter()
@@ -368,6 +281,10 @@ class Transcript(QTextBrowser):
             self._timer.start(0)
         elif self._ending is not None:
             self._finish_reply()
+        self._keep_at_bottom()
+
+    def _keep_at_bottom(self) -> None:
+        """Follow the growing end, unless the user scrolled up to read."""
         if self._follow_bottom():
             self.moveCursor(QTextCursor.MoveOperation.End)
             self.ensureCursorVisible()
