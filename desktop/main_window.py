@@ -32,9 +32,10 @@ from desktop.widgets.banner import Banner
 from desktop.widgets.composer import Composer
 from desktop.widgets.conversation_list import ConversationList
 from desktop.widgets.model_picker import ModelPicker
+from desktop.widgets.source_dialog import SourceDialog
 from desktop.widgets.step_details import StepDetailsDialog
 from desktop.widgets.transcript import Transcript
-from server.types import ToolPartJSON
+from server.types import CitationPartJSON, ToolPartJSON
 
 log = logging.getLogger(__name__)
 
@@ -317,10 +318,18 @@ class MainWindow(QMainWindow):
             switch.setChecked(enabled)
             switch.blockSignals(False)
 
-    def _on_transcript_citation_clicked(self, path: str) -> None:
+    def _on_transcript_citation_clicked(self, citation: CitationPartJSON) -> None:
         # A file of the user's own library (the server indexed it from a folder they added).
-        if not QDesktopServices.openUrl(QUrl.fromLocalFile(path)):
-            self.show_error(f"Could not open {path}")
+        if self._step_details is not None:
+            self._step_details.close()
+        dialog = SourceDialog(citation, self)
+        dialog.open_requested.connect(self._open_local)
+        self._step_details = dialog
+        dialog.open()
+
+    def _open_local(self, url: QUrl) -> None:
+        if not QDesktopServices.openUrl(url):
+            self.show_error(f"Could not open {url.toLocalFile()}")
 
     def _on_transcript_step_clicked(self, step: ToolPartJSON) -> None:
         if self._step_details is not None:

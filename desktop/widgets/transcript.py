@@ -32,7 +32,7 @@ from desktop.markdown_render import (
 )
 from desktop.widgets.badges import badge_for, stats_for
 from desktop.widgets.transcript_parts import TEXT_GAP, ReplyPartsView
-from server.types import MessageJSON, ToolPartJSON
+from server.types import CitationPartJSON, MessageJSON, ToolPartJSON
 
 # Updates come once a frame, each small: at most this much new text is laid out per update
 # (~1-2 ms); a larger burst is spread over the next frames. Fewer, larger updates (40 ms,
@@ -56,7 +56,7 @@ class Transcript(ReplyPartsView, QTextBrowser):
     link_hovered = Signal(str)  # its target under the pointer ("" when it leaves)
     code_copied = Signal()  # a code block's Copy link put it on the clipboard
     step_clicked = Signal(dict)  # a tool step's "details" link: the step (ToolPartJSON)
-    citation_clicked = Signal(str)  # a cited source's link: its file's path
+    citation_clicked = Signal(dict)  # a cited source's link: its part (CitationPartJSON)
 
     # One growing reply (see _reset_reply).
     _reply: list[str]
@@ -79,7 +79,7 @@ class Transcript(ReplyPartsView, QTextBrowser):
         self.highlighted.connect(self._on_highlighted)
         self._renderer = MarkdownRenderer(dark=self._palette_is_dark())
         self._steps_shown: dict[str, ToolPartJSON] = {}  # by id, for their details links
-        self._citations_shown: dict[str, str] = {}  # link number -> the cited file's path
+        self._citations_shown: dict[str, CitationPartJSON] = {}  # link number -> citation
         self._set_colours()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -412,9 +412,9 @@ class Transcript(ReplyPartsView, QTextBrowser):
 
     def _on_anchor_clicked(self, url: QUrl) -> None:
         if url.scheme() == "cite":
-            path = self._citations_shown.get(url.path())
-            if path is not None:
-                self.citation_clicked.emit(path)
+            citation = self._citations_shown.get(url.path())
+            if citation is not None:
+                self.citation_clicked.emit(dict(citation))
         elif url.scheme() == "step":
             step = self._steps_shown.get(url.path())
             if step is not None:

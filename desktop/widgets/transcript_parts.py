@@ -26,7 +26,7 @@ class ReplyPartsView:
     _group_start: int | None  # where the tool steps being run now are drawn (at the end)
     _group: list[str]  # their ids
     _steps_shown: dict[str, ToolPartJSON]
-    _citations_shown: dict[str, str]
+    _citations_shown: dict[str, CitationPartJSON]
     _renderer: MarkdownRenderer
     _timer: QTimer
     _muted: str
@@ -105,7 +105,7 @@ class ReplyPartsView:
                 self._steps_shown[part["id"]] = part
                 pieces.append(self._step_line(part))
             else:
-                self._citations_shown[f"{len(self._citations_shown)}"] = part["path"]
+                self._citations_shown[f"{len(self._citations_shown)}"] = part
                 link = f"cite:{len(self._citations_shown) - 1}"
                 pieces.append(citation_line(part, self._muted, link))
         return "".join(pieces)

@@ -2,7 +2,7 @@
 
 A folder is scanned when it is added and at every start (a file changed or deleted while
 Parley was not running is caught then), and its changes are followed while Parley runs
-(`watchfiles`). A file is read, parsed and cut into passages in a worker thread, then
+(`watching`). A file is read, parsed and cut into passages in a worker thread, then
 written in one transaction: a kill -9 leaves whole files in the index, and the next scan
 skips every file already there unchanged (same size and time, or same content hash), so it
 goes on where it was. Removing a folder or shutting down stops the work at once: the file
@@ -21,11 +21,11 @@ from pathlib import Path
 import anyio
 import anyio.abc
 import anyio.to_thread
-import watchfiles
 
 from server.library.chunking import Chunk, chunk
 from server.library.parsing import SkipFile, kind_of, parse, read
 from server.library.store import KnownFile, LibraryStore
+from server.library.watching import WatchFailed, watching
 from server.types import LibraryProgressJSON
 
 log = logging.getLogger(__name__)
@@ -63,10 +63,9 @@ class Indexer:
         return len(self._folders)
 
     def add(self, folder_id: str, path: str) -> None:
-        """A folder of the library: scanned now, then watched."""
+        """A folder of the library: watched, then scanned."""
         self._folders[folder_id] = path
         self._rewatch.set()
-        self.scan(folder_id)
 
     def scan(self, folder_id: str) -> None:
         """Scan this folder soon (after those asked before)."""
@@ -103,24 +102,53 @@ class Indexer:
 
     async def _watch(self) -> None:
         """Follow changes in the folders while Parley runs: a folder with a change is scanned
-        again (which reads only the files that changed, and drops the deleted ones)."""
-        while True:
-            self._rewatch = anyio.Event()
-            folders = dict(self._folders)
-            paths = await anyio.to_thread.run_sync(_existing, list(folders.values()))
-            if not paths:
+        again (which reads only the files that changed, and drops the deleted ones).
+
+        The watcher is a process of its own (see `watching`). When the folders change, the new
+        watcher is in place before the old one stops, so no change falls between them; and a
+        folder is first scanned once it is watched, so no change falls between the scan and
+        the watch."""
+        watched: dict[str, str] = {}
+        previous = anyio.CancelScope()
+        async with anyio.create_task_group() as tg:
+            while True:
+                self._rewatch = anyio.Event()
+                folders = dict(self._folders)
+                roots = await anyio.to_thread.run_sync(_existing, list(folders.values()))
+                scope = anyio.CancelScope()
+                if roots:
+                    ready = anyio.Event()
+                    tg.start_soon(self._follow, folders, roots, scope, ready)
+                    await ready.wait()
+                previous.cancel()
+                previous = scope
+                for folder_id, path in folders.items():
+                    if watched.get(folder_id) != path:
+                        self.scan(folder_id)
+                watched = folders
                 await self._rewatch.wait()
-                continue
+
+    async def _follow(
+        self,
+        folders: dict[str, str],
+        roots: list[str],
+        scope: anyio.CancelScope,
+        ready: anyio.Event,
+    ) -> None:
+        """Scan each folder that changes, until `scope` is cancelled; `ready` is set once the
+        watch is in place (or has failed: the folders are scanned all the same)."""
+        with scope:
             try:
-                async for changes in watchfiles.awatch(
-                    *paths, stop_event=self._rewatch, debounce=300, recursive=True
-                ):
-                    for folder_id, root in folders.items():
-                        if any(changed.startswith(root) for _, changed in changes):
-                            self.scan(folder_id)
-            except (OSError, RuntimeError) as exc:  # e.g. too many watches: scans still work
+                async with watching(roots) as batches:
+                    ready.set()
+                    async for changed in batches:
+                        for folder_id, root in folders.items():
+                            if root in changed:
+                                self.scan(folder_id)
+            except (OSError, WatchFailed) as exc:
                 log.warning("cannot watch the library's folders: %s", exc)
-                await self._rewatch.wait()
+            finally:
+                ready.set()
 
     async def _scan(self, folder_id: str) -> None:
         root = await self.store.folder_path(folder_id)

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.widgets.step_details import StepDetailsDialog
 from desktop.widgets.tools_dialog import ToolsDialog
+from server.types import CitationPartJSON
 from tests.desktop.conftest import GuiApp, run
 from tests.support.tools import ToolLog, tool_server, write_config
 from tests.support.upstream import Script, ScriptedUpstream
@@ -204,11 +205,24 @@ def test_a_reply_lists_the_documents_it_cited(
     assert "library · search_documents" in text
     assert f"[1] {files['aardvark'].resolve()}, lines" in text
 
-    # A click on the citation opens the file.
+    # A click on the citation shows the cited lines; from there the file or its folder opens.
+    from desktop.widgets.source_dialog import SourceDialog
+
+    gui.window.transcript._on_anchor_clicked(QUrl("cite:0"))
+    dialog = gui.window.findChild(SourceDialog)
+    assert dialog is not None and dialog.isVisible()
+    first, last = dialog.citation["lines"] or [0, 0]
+    cited = files["aardvark"].read_text().splitlines()[first - 1 : last]
+    shown = dialog.text.toPlainText()
+    assert all(line in shown for line in cited if line.strip()) and "aardvark" in shown.lower()
+    assert f"lines {first}–{last}" in dialog.place.text()
     opened: list[str] = []
     monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url) or True)
-    gui.window.transcript._on_anchor_clicked(QUrl("cite:0"))
-    assert [url.toLocalFile() for url in opened] == [str(files["aardvark"].resolve())]
+    dialog.open_button.click()
+    dialog.folder_button.click()
+    path = files["aardvark"].resolve()
+    assert [url.toLocalFile() for url in opened] == [str(path), str(path.parent)]
+    dialog.reject()
 
 
 def test_the_library_dialog_adds_shows_and_removes_a_folder(
@@ -253,3 +267,25 @@ def test_use_my_documents_is_kept_per_chat(
     assert run(qtbot, client.conversation(gui.window.current_id))["documents"] is True
     qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     assert not switch.isChecked()
+
+
+def test_a_cited_source_that_cannot_be_read_shows_the_saved_quote(
+    qtbot: Any, tmp_path: Path
+) -> None:
+    from desktop.widgets.source_dialog import SourceDialog
+
+    gone: CitationPartJSON = {
+        "type": "citation", "n": 2, "path": str(tmp_path / "gone.md"), "page": None,
+        "lines": [3, 9], "quote": "Wombats <b>dig</b>",
+    }  # fmt: skip
+    dialog = SourceDialog(gone)
+    qtbot.addWidget(dialog)
+    assert "cannot be read now" in dialog.text.toPlainText()
+    assert "Wombats <b>dig</b>…" in dialog.text.toPlainText()  # shown as text, not markup
+    pdf: CitationPartJSON = {
+        "type": "citation", "n": 1, "path": str(tmp_path / "a.pdf"), "page": 4, "lines": None,
+        "quote": "Basalt cools",
+    }  # fmt: skip
+    dialog = SourceDialog(pdf)
+    qtbot.addWidget(dialog)
+    assert "page 4" in dialog.place.text() and "Basalt cools" in dialog.text.toPlainText()

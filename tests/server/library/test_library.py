@@ -15,7 +15,7 @@ import pytest
 from tests.support.client import request
 from tests.support.documents import TOPICS, make_pdf, topic_folder
 from tests.support.parley import Parley
-from tests.support.process import ServerProcess
+from tests.support.process import ServerProcess, child_pids, command_line
 from tests.support.upstream import ScriptedUpstream
 from tests.support.waiting import wait_for
 
@@ -200,3 +200,40 @@ def test_kill_9_mid_index_then_restart_is_consistent_and_completes(
     finally:
         conn.close()
     assert os.path.exists(data_dir / "parley.sqlite3")  # the conversations' file is its own
+
+
+def test_the_watcher_is_a_process_of_its_own_that_never_outlives_parley(
+    data_dir: Path, upstream: ScriptedUpstream, tmp_path: Path, processes: list[ServerProcess]
+) -> None:
+    folder = tmp_path / "docs"
+    files = topic_folder(folder)
+    process = ServerProcess(data_dir, upstream.base_url).start()
+    processes.append(process)
+
+    def call(method: str, path: str, body: Any = None) -> Any:
+        reply = request(process.port, method, path, token=process.token, json_body=body)
+        assert reply.status < 300, reply.body
+        return reply.json() if reply.body else None
+
+    def watchers() -> list[int]:
+        return [
+            pid
+            for pid in child_pids(process.proc.pid)
+            if b"server.library.watching" in command_line(pid)
+        ]
+
+    added = call("POST", "/api/library/folders", {"path": str(folder)})
+    first = wait_for(lambda: watchers() or None, timeout=10)
+    assert len(first) == 1
+    call("DELETE", f"/api/library/folders/{added['id']}")
+    wait_for(lambda: not watchers() and not command_line(first[0]), timeout=5)
+
+    call("POST", "/api/library/folders", {"path": str(folder)})
+    wait_for(lambda: call("GET", "/api/library")["folders"][0]["files"] == len(files), 30)
+    second = wait_for(lambda: watchers() or None, timeout=10)
+    files["basalt"].write_text("# Basalt\n\nNow about a wombat instead.\n")
+    found = wait_for(lambda: call("GET", "/api/library/search?q=wombat&k=1")["passages"], 15)
+    assert Path(found[0]["path"]).name == files["basalt"].name
+
+    process.kill()
+    wait_for(lambda: not command_line(second[0]), timeout=5)  # stdin closed: it ends
