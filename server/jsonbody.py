@@ -21,10 +21,16 @@ from server.settings import Limits
 JSONObject = dict[str, object]
 
 
-async def read_object(request: Request, limits: Limits) -> JSONObject:
-    """The body as a JSON object, sent in time and within size. Raises 415, 413, 408, 400."""
-    max_bytes, timeout = limits.max_body_bytes, limits.body_timeout
+async def read_object(
+    request: Request, limits: Limits, *, optional: bool = False, max_bytes: int | None = None
+) -> JSONObject:
+    """The body as a JSON object, sent in time and within size (`max_bytes`, else the
+    limit for every body). Raises 415, 413, 408, 400. `optional`: no body at all is {}."""
+    max_bytes, timeout = max_bytes or limits.max_body_bytes, limits.body_timeout
     media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    no_body = request.headers.get("content-length", "0") == "0"
+    if optional and not media_type and no_body and "transfer-encoding" not in request.headers:
+        return {}
     if media_type != "application/json":
         raise UnsupportedMediaTypeError(
             "send the body as JSON with 'Content-Type: application/json'"
@@ -108,17 +114,26 @@ def check_text(value: str, what: str) -> None:
 
 
 def number_field(
-    body: JSONObject, key: str, *, low: float, high: float, integer: bool = False
+    body: JSONObject,
+    key: str,
+    *,
+    low: float,
+    high: float,
+    integer: bool = False,
+    label: str | None = None,
 ) -> float | None:
+    """`body[key]`, a number in [low, high] (None if absent or null). Raises BadRequestError
+    naming the field (`label`, e.g. "params.seed", else the key)."""
     if key not in body or body[key] is None:
         return None
     value = body[key]
+    name = label or key
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise BadRequestError(f"'{key}' must be a number", code="invalid_field")
+        raise BadRequestError(f"'{name}' must be a number", code="invalid_field")
     if integer and not isinstance(value, int):
-        raise BadRequestError(f"'{key}' must be an integer", code="invalid_field")
+        raise BadRequestError(f"'{name}' must be an integer", code="invalid_field")
     if not math.isfinite(value) or not low <= value <= high:
-        raise BadRequestError(f"'{key}' must be between {low} and {high}", code="invalid_field")
+        raise BadRequestError(f"'{name}' must be between {low} and {high}", code="invalid_field")
     return value
 
 

@@ -145,11 +145,36 @@ def _documents_switch(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE conversations ADD COLUMN documents INTEGER NOT NULL DEFAULT 0")
 
 
+def _branches(conn: sqlite3.Connection) -> None:
+    """Versions of messages (issue 13): each message follows its `parent_id`, so an edited
+    question or a regenerated reply is a sibling; `conversations.leaf_id` ends the selected
+    branch. Existing chats are one branch: each message follows the one before it.
+    `messages.continued`: how a stopped reply was continued. `conversations.params`: the
+    chat's own sampling parameters (JSON)."""
+    conn.execute("ALTER TABLE messages ADD COLUMN parent_id TEXT")
+    conn.execute(
+        "ALTER TABLE messages ADD COLUMN continued TEXT CHECK (continued IN ('prefix', 'fallback'))"
+    )
+    conn.execute("ALTER TABLE conversations ADD COLUMN leaf_id TEXT")
+    conn.execute("ALTER TABLE conversations ADD COLUMN params TEXT")
+    conn.execute(
+        "UPDATE messages SET parent_id = (SELECT p.id FROM messages p "
+        "WHERE p.conversation_id = messages.conversation_id AND p.seq < messages.seq "
+        "ORDER BY p.seq DESC LIMIT 1)"
+    )
+    conn.execute(
+        "UPDATE conversations SET leaf_id = (SELECT m.id FROM messages m "
+        "WHERE m.conversation_id = conversations.id ORDER BY m.seq DESC LIMIT 1)"
+    )
+    conn.execute("CREATE INDEX messages_by_parent ON messages(parent_id, seq)")
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_initial_schema", _initial_schema),
     ("0002_index_replies_once_settled", _index_replies_once_settled),
     ("0003_tool_steps", _tool_steps),
     ("0004_documents_switch", _documents_switch),
+    ("0005_branches", _branches),
 ]
 
 

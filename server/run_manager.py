@@ -11,11 +11,11 @@ import anyio.abc
 
 from server.agent.toolbox import ToolBox
 from server.errors import ConflictError, UnavailableError
-from server.library.tool import PromptDocuments
+from server.library.tool import PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
 from server.models.registry import ModelEntry
 from server.settings import Limits
-from server.store import Store, new_id
+from server.store import Store, TurnStart, new_id
 from server.turn_sinks import ConversationTurn, StatelessTurn, TurnSink
 from server.turns import Run
 
@@ -84,11 +84,12 @@ class RunManager:
     async def start_turn(
         self,
         conversation_id: str,
-        content: str,
+        start: TurnStart,
         model: ModelEntry,
         max_tokens: int | None = None,
         tools: ToolBox | None = None,
         documents: PromptDocuments | None = None,
+        numbers: SourceNumbers | None = None,
     ) -> tuple[Run, ConversationTurn]:
         """Start a run that opens the turn (both messages written before any generation),
         and return once it is open. Raises ConflictError, UnavailableError, and what opening
@@ -100,7 +101,7 @@ class RunManager:
                 code="reply_in_progress",
             )
         turn = ConversationTurn(
-            self._store, conversation_id, content, model.name, max_tokens, tools, documents
+            self._store, conversation_id, start, model.name, max_tokens, tools, documents, numbers
         )
         run = self._start(turn.message_id, model, turn)
         self._run_conversation[run.id] = conversation_id

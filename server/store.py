@@ -8,25 +8,17 @@ import re
 import sqlite3
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from server import branches, chat_params, turn_rows
 from server.db import Database
-from server.errors import StorageError
 from server.settings import Limits
 from server.transaction import transaction
-from server.types import (
-    ChatMessage,
-    ConversationJSON,
-    EndedBy,
-    FinishReason,
-    MessageJSON,
-    PartJSON,
-    Status,
-    ToolCallJSON,
-    Usage,
-)
+from server.turn_rows import Ending, OpenedTurn, TurnStart, message_json
+from server.types import ChatParams, ConversationJSON, MessageJSON, PartJSON
+
+__all__ = ["Ending", "OpenedTurn", "Store", "TurnStart", "fts_query", "new_id"]
 
 AUTO_TITLE_CHARS = 60
 Switch = Literal["tools", "documents"]
@@ -35,41 +27,6 @@ SEARCH_LIMIT = 200
 
 def new_id() -> str:
     return uuid.uuid4().hex
-
-
-@dataclass(frozen=True)
-class OpenedTurn:
-    """What opening a turn wrote, and what the model must see."""
-
-    user_message: MessageJSON
-    assistant_message: MessageJSON
-    prompt: list[ChatMessage]
-    tools: bool  # the conversation lets the model call tools
-    documents: bool  # the conversation puts passages of the user's documents in the prompt
-
-
-@dataclass(frozen=True, kw_only=True)
-class Ending:
-    """How a reply ended: built once, by the run's settle (server/turns.py), which alone
-    writes it (`Store.finish`) and tells it to the reply's followers.
-
-    `parts` are the reply's text and tool steps in order (None: text alone, its content).
-    `finish_reason` is set when the reply completed; `tool_calls` when it completed by
-    asking the client to run tools (the stateless API). `save_error` says why the final
-    write failed, if it did (the row then keeps its last checkpoint, and the next start
-    marks it `interrupted`/`crash`); none of these three is a column.
-    """
-
-    content: str
-    status: Status
-    ended_by: EndedBy | None
-    completed_at: float
-    error: str | None = None
-    usage: Usage | None = None
-    finish_reason: FinishReason | None = None
-    save_error: str | None = None
-    parts: list[PartJSON] | None = None
-    tool_calls: list[ToolCallJSON] | None = None
 
 
 class Store:
@@ -107,7 +64,8 @@ class Store:
         return await self.db.run(_search, query)
 
     async def get_conversation(self, conversation_id: str) -> ConversationJSON | None:
-        """The conversation with all its messages, in order."""
+        """The conversation with the messages of its selected branch, in order, each with
+        its versions (`siblings`, `sibling_index`)."""
         return await self.db.run(_get_conversation, conversation_id)
 
     async def find_conversation(self, conversation_id: str) -> ConversationJSON | None:
@@ -125,6 +83,23 @@ class Store:
         list stays)."""
         return await self.db.run(_set_model, conversation_id, model)
 
+    async def set_system(self, conversation_id: str, system: str | None) -> ConversationJSON | None:
+        """The system prompt of the conversation's next turns (None: none)."""
+        return await self.db.run(_set_system, conversation_id, system)
+
+    async def params(self, conversation_id: str) -> ChatParams | None:
+        """The conversation's own sampling parameters; None: no such conversation."""
+        return await self.db.run(_params, conversation_id)
+
+    async def set_params(self, conversation_id: str, params: ChatParams) -> ConversationJSON | None:
+        """The sampling parameters of the conversation's next turns (server/chat_params.py)."""
+        return await self.db.run(_set_params, conversation_id, params)
+
+    async def select(self, conversation_id: str, message_id: str) -> ConversationJSON | None:
+        """Show the branch through this message (down its newest versions), and give it to
+        the model from now on. None: no such message in the conversation."""
+        return await self.db.run(_select, conversation_id, message_id)
+
     async def set_switch(
         self, conversation_id: str, switch: Switch, enabled: bool
     ) -> ConversationJSON | None:
@@ -140,16 +115,22 @@ class Store:
     async def open_turn(
         self,
         conversation_id: str,
-        content: str,
+        start: TurnStart,
         model: str,
         *,
         user_message_id: str,
         message_id: str,
     ) -> OpenedTurn | None:
-        """Write the user message and a `streaming` reply row, with these ids, in one
-        transaction, and read the history the model must see. None: no such conversation."""
+        """Write the turn's rows (server/turn_rows.py) in one transaction, with these ids for
+        new rows, and read the branch the model must see. None: no such conversation."""
         return await self.db.run(
-            _open_turn, conversation_id, content, model, user_message_id, message_id, time.time()
+            turn_rows.open_turn,
+            conversation_id,
+            start,
+            model,
+            user_message_id,
+            message_id,
+            time.time(),
         )
 
     def checkpoint(
@@ -157,12 +138,12 @@ class Store:
     ) -> concurrent.futures.Future[object]:
         """Queue a write of the reply so far; returns at once, with the write's future."""
         encoded = json.dumps(parts, ensure_ascii=False) if parts is not None else None
-        return self.db.submit(_checkpoint, message_id, content, encoded, time.time())
+        return self.db.submit(turn_rows.checkpoint, message_id, content, encoded, time.time())
 
     async def finish(self, message_id: str, ending: Ending) -> None:
         """Write a reply's ending. Only the run's settle calls this. Raises StorageError,
         also when the row is no longer `streaming` (deleted meanwhile)."""
-        await self.db.run(_finish, message_id, ending)
+        await self.db.run(turn_rows.finish, message_id, ending)
 
 
 # -- functions run on the database thread ----------------------------------------------
@@ -176,30 +157,10 @@ def _conversation(row: sqlite3.Row) -> ConversationJSON:
         "system": row["system"],
         "tools": bool(row["tools"]),
         "documents": bool(row["documents"]),
+        "params": chat_params.decode(row["params"]),
+        "leaf_id": row["leaf_id"],
         "created_at": row["created_at"],
         "updated_at": row["updated_at"],
-    }
-
-
-def _message(row: sqlite3.Row) -> MessageJSON:
-    usage = row["usage"]
-    stored = row["parts"]
-    parts: list[PartJSON] = (
-        json.loads(stored) if stored else [{"type": "text", "text": row["content"]}]
-    )
-    return {
-        "id": row["id"],
-        "conversation_id": row["conversation_id"],
-        "role": row["role"],
-        "content": row["content"],
-        "parts": parts,
-        "status": row["status"],
-        "ended_by": row["ended_by"],
-        "error": row["error"],
-        "model": row["model"],
-        "created_at": row["created_at"],
-        "completed_at": row["completed_at"],
-        "usage": json.loads(usage) if usage else None,
     }
 
 
@@ -304,11 +265,28 @@ def _get_conversation(conn: sqlite3.Connection, cid: str) -> ConversationJSON | 
     if row is None:
         return None
     conv = _conversation(row)
-    rows = conn.execute(
-        "SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq", (cid,)
-    ).fetchall()
-    conv["messages"] = [_message(r) for r in rows]
+    children = branches.siblings(conn, cid)
+    messages = []
+    for message_row in branches.branch(conn, cid, row["leaf_id"]):
+        message = message_json(message_row)
+        versions = children.get(message["parent_id"], [message["id"]])
+        message["siblings"] = versions
+        message["sibling_index"] = versions.index(message["id"])
+        messages.append(message)
+    conv["messages"] = messages
     return conv
+
+
+def _select(conn: sqlite3.Connection, cid: str, mid: str) -> ConversationJSON | None:
+    with transaction(conn):
+        found = conn.execute(
+            "SELECT 1 FROM messages WHERE id = ? AND conversation_id = ?", (mid, cid)
+        ).fetchone()
+        if found is None:
+            return None
+        leaf = branches.latest_leaf(conn, mid)
+        conn.execute("UPDATE conversations SET leaf_id = ? WHERE id = ?", (leaf, cid))
+    return _get_conversation(conn, cid)
 
 
 def _find_conversation(conn: sqlite3.Connection, cid: str) -> ConversationJSON | None:
@@ -320,7 +298,19 @@ def _get_message(conn: sqlite3.Connection, cid: str, mid: str) -> MessageJSON | 
     row = conn.execute(
         "SELECT * FROM messages WHERE id = ? AND conversation_id = ?", (mid, cid)
     ).fetchone()
-    return _message(row) if row is not None else None
+    if row is None:
+        return None
+    message = message_json(row)
+    versions = [
+        version
+        for (version,) in conn.execute(
+            "SELECT id FROM messages WHERE conversation_id = ? AND parent_id IS ? ORDER BY seq",
+            (cid, row["parent_id"]),
+        )
+    ]
+    message["siblings"] = versions
+    message["sibling_index"] = versions.index(message["id"])
+    return message
 
 
 def _rename(conn: sqlite3.Connection, cid: str, title: str, now: float) -> ConversationJSON | None:
@@ -337,6 +327,31 @@ def _rename(conn: sqlite3.Connection, cid: str, title: str, now: float) -> Conve
 def _set_model(conn: sqlite3.Connection, cid: str, model: str) -> ConversationJSON | None:
     with transaction(conn):
         cursor = conn.execute("UPDATE conversations SET model = ? WHERE id = ?", (model, cid))
+        if cursor.rowcount == 0:
+            return None
+        row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
+    return _conversation(row)
+
+
+def _set_system(conn: sqlite3.Connection, cid: str, system: str | None) -> ConversationJSON | None:
+    with transaction(conn):
+        cursor = conn.execute("UPDATE conversations SET system = ? WHERE id = ?", (system, cid))
+        if cursor.rowcount == 0:
+            return None
+        row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
+    return _conversation(row)
+
+
+def _params(conn: sqlite3.Connection, cid: str) -> ChatParams | None:
+    row = conn.execute("SELECT params FROM conversations WHERE id = ?", (cid,)).fetchone()
+    return chat_params.decode(row["params"]) if row is not None else None
+
+
+def _set_params(conn: sqlite3.Connection, cid: str, params: ChatParams) -> ConversationJSON | None:
+    with transaction(conn):
+        cursor = conn.execute(
+            "UPDATE conversations SET params = ? WHERE id = ?", (chat_params.encode(params), cid)
+        )
         if cursor.rowcount == 0:
             return None
         row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
@@ -361,92 +376,3 @@ def _delete(conn: sqlite3.Connection, cid: str) -> bool:
         conn.execute("DELETE FROM messages WHERE conversation_id = ?", (cid,))
         cursor = conn.execute("DELETE FROM conversations WHERE id = ?", (cid,))
     return cursor.rowcount > 0
-
-
-def _open_turn(
-    conn: sqlite3.Connection,
-    cid: str,
-    content: str,
-    model: str,
-    user_id: str,
-    assistant_id: str,
-    now: float,
-) -> OpenedTurn | None:
-    with transaction(conn):
-        row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
-        if row is None:
-            return None
-        history = conn.execute(
-            "SELECT role, content FROM messages WHERE conversation_id = ? ORDER BY seq", (cid,)
-        ).fetchall()
-        conn.execute(
-            "INSERT INTO messages (id, conversation_id, role, content, status, created_at, "
-            "updated_at, completed_at) VALUES (?, ?, 'user', ?, 'completed', ?, ?, ?)",
-            (user_id, cid, content, now, now, now),
-        )
-        conn.execute(
-            "INSERT INTO messages (id, conversation_id, role, content, status, model, "
-            "created_at, updated_at) VALUES (?, ?, 'assistant', '', 'streaming', ?, ?, ?)",
-            (assistant_id, cid, model, now, now),
-        )
-        title = row["title"] or _auto_title(content)
-        conn.execute(
-            "UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?", (title, now, cid)
-        )
-        user_row = conn.execute("SELECT * FROM messages WHERE id = ?", (user_id,)).fetchone()
-        asst_row = conn.execute("SELECT * FROM messages WHERE id = ?", (assistant_id,)).fetchone()
-    prompt: list[ChatMessage] = []
-    if row["system"]:
-        prompt.append({"role": "system", "content": row["system"]})
-    # A reply that ended with nothing (an error before the first token) is left out.
-    prompt.extend({"role": h["role"], "content": h["content"]} for h in history if h["content"])
-    prompt.append({"role": "user", "content": content})
-    return OpenedTurn(
-        _message(user_row), _message(asst_row), prompt, bool(row["tools"]), bool(row["documents"])
-    )
-
-
-def _auto_title(content: str) -> str:
-    first_line = content.strip().splitlines()[0] if content.strip() else ""
-    if len(first_line) <= AUTO_TITLE_CHARS:
-        return first_line
-    return first_line[: AUTO_TITLE_CHARS - 1].rstrip() + "…"
-
-
-def _checkpoint(
-    conn: sqlite3.Connection, message_id: str, content: str, parts: str | None, now: float
-) -> None:
-    with transaction(conn):
-        # Only a reply still streaming is checkpointed: a late checkpoint never
-        # overwrites what the settle wrote.
-        conn.execute(
-            "UPDATE messages SET content = ?, parts = ?, updated_at = ? "
-            "WHERE id = ? AND status = 'streaming'",
-            (content, parts, now, message_id),
-        )
-
-
-def _finish(conn: sqlite3.Connection, message_id: str, ending: Ending) -> None:
-    usage = json.dumps(ending.usage) if ending.usage is not None else None
-    parts = json.dumps(ending.parts, ensure_ascii=False) if ending.parts is not None else None
-    with transaction(conn):
-        cursor = conn.execute(
-            "UPDATE messages SET content = ?, parts = ?, status = ?, ended_by = ?, error = ?, "
-            "usage = ?, completed_at = ?, updated_at = ? WHERE id = ? AND status = 'streaming'",
-            (
-                ending.content,
-                parts,
-                ending.status,
-                ending.ended_by,
-                ending.error,
-                usage,
-                ending.completed_at,
-                ending.completed_at,
-                message_id,
-            ),
-        )
-    if cursor.rowcount != 1:
-        raise StorageError(
-            "the reply was no longer marked as streaming in the database "
-            "(deleted, or settled by someone else); its text was not saved"
-        )

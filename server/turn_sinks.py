@@ -9,10 +9,18 @@ from typing import Any, Protocol
 
 from server.agent.toolbox import ToolBox, ToolCallError, ToolOutcome, ToolTarget
 from server.errors import NotFoundError
-from server.library.tool import PromptDocuments
+from server.library.tool import PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
-from server.store import Ending, OpenedTurn, Store, new_id
+from server.store import Ending, OpenedTurn, Store, TurnStart, new_id
+from server.turn_rows import Earlier
 from server.types import CitationPartJSON, PartJSON
+
+# What a backend that cannot go on from a partial reply is asked instead (a continuation's
+# "fallback"; the reply is labelled so).
+FALLBACK_CONTINUE = (
+    "Your previous reply was cut off. Continue it exactly where it stopped, without "
+    "repeating any of it and without any preamble."
+)
 
 
 class TurnSink(Protocol):
@@ -36,6 +44,11 @@ class TurnSink(Protocol):
         """Sources put into the prompt when it opened (the reply may cite them as [n])."""
         ...
 
+    @property
+    def earlier(self) -> Earlier | None:
+        """What the reply already said, when this turn continues it (once open)."""
+        ...
+
     def checkpoint(
         self, text: str, parts: list[PartJSON] | None
     ) -> concurrent.futures.Future[object] | None:
@@ -52,32 +65,42 @@ class ConversationTurn:
         self,
         store: Store,
         conversation_id: str,
-        content: str,
+        start: TurnStart,
         model: str,
         max_tokens: int | None = None,
         tools: ToolBox | None = None,
         documents: PromptDocuments | None = None,
+        numbers: SourceNumbers | None = None,
     ) -> None:
-        """`tools`: what the turn offers the model when the conversation allows tools;
-        `documents`: passages for its prompt when the conversation uses the user's
-        documents."""
+        """`start`: what the turn does (a new message, an edit, a regeneration, a
+        continuation: server/turn_rows.py); `max_tokens`: this turn's own limit (else the
+        conversation's); `tools`: what the turn offers the model when the conversation
+        allows tools; `documents`: passages for its prompt when the conversation uses the
+        user's documents; `numbers`: the turn's source numbers (shared with both)."""
         self._store = store
+        self._numbers = numbers
         self._tools = tools
         self._documents = documents
         self.sources: tuple[CitationPartJSON, ...] = ()
         self.conversation_id = conversation_id
-        self._content = content
+        self._start = start
         self._model = model
         self._max_tokens = max_tokens
-        # Known before the rows exist: the run is named after its reply from the start.
+        # Known before the rows exist: the run is named after its reply from the start (a
+        # continuation's reply exists: its own id; its question's id is known once open).
         self.user_message_id = new_id()
-        self.message_id = new_id()
+        self.message_id = start.target if start.kind == "continue" and start.target else new_id()
         self.opened: OpenedTurn | None = None
+
+    @property
+    def earlier(self) -> Earlier | None:
+        """A continued reply's text and parts so far (once open)."""
+        return self.opened.earlier if self.opened is not None else None
 
     async def open(self) -> ChatRequest:
         opened = await self._store.open_turn(
             self.conversation_id,
-            self._content,
+            self._start,
             self._model,
             user_message_id=self.user_message_id,
             message_id=self.message_id,
@@ -85,14 +108,31 @@ class ConversationTurn:
         if opened is None:
             raise NotFoundError(f"no conversation with id {self.conversation_id!r}")
         self.opened = opened
+        self.user_message_id = opened.user_message["id"]
         prompt = opened.prompt
+        continuing = opened.earlier is not None
+        if continuing and self._start.continued == "fallback":
+            prompt = [*prompt, {"role": "user", "content": FALLBACK_CONTINUE}]
         if opened.documents and self._documents is not None:
-            found = await self._documents.message(self._content)
+            found = await self._documents.message(opened.user_message["content"])
             if found is not None:
                 text, self.sources = found
                 at = 1 if prompt and prompt[0]["role"] == "system" else 0
                 prompt = [*prompt[:at], {"role": "system", "content": text}, *prompt[at:]]
-        return ChatRequest(messages=prompt, max_tokens=self._max_tokens)
+        if opened.earlier is not None and self._numbers is not None:
+            # The prompt's passages got the numbers they had the first time (the same
+            # search); what tools find now comes after every source the reply cited.
+            cited = [p["n"] for p in opened.earlier.parts if p["type"] == "citation"]
+            self._numbers.skip_to(max(cited, default=0))
+        params = opened.params
+        return ChatRequest(
+            messages=prompt,
+            max_tokens=self._max_tokens or params.get("max_tokens"),
+            temperature=params.get("temperature"),
+            top_p=params.get("top_p"),
+            seed=params.get("seed"),
+            continue_final=continuing and self._start.continued == "prefix",
+        )
 
     def toolbox(self) -> ToolBox | None:
         if self.opened is not None and self.opened.tools and self._tools is not None:
@@ -113,6 +153,7 @@ class StatelessTurn:
     """A stateless run (the OpenAI-compatible API): the client keeps the history."""
 
     sources: tuple[CitationPartJSON, ...] = ()
+    earlier: Earlier | None = None
 
     def __init__(self, request: ChatRequest) -> None:
         self._request = request

@@ -41,6 +41,7 @@ from server.models.registry import ModelEntry
 from server.run_feed import Cited, FeedItem
 from server.settings import Limits
 from server.store import Ending
+from server.turn_rows import Earlier
 from server.turn_sinks import TurnSink
 from server.types import (
     CitationPartJSON,
@@ -84,6 +85,7 @@ class Run(AgentSteps):
         self._cited: set[int] = set()
         self._tail = ""  # the reply's last few characters: a marker can span several deltas
         self._chars = 0
+        self._earlier_pieces = 0  # a continued reply's pieces from before this run
         self._over_limit: str | None = None  # why the reply was cut at the size limit
         self.stop_reason: EndedBy | None = None
         self.ending: Ending | None = None
@@ -187,6 +189,8 @@ class Run(AgentSteps):
             with self._scope:
                 request = await self._open()
                 self._toolbox = self._sink.toolbox()
+                if self._sink.earlier is not None:
+                    self._resume(self._sink.earlier)
                 self._sources.update((source["n"], source) for source in self._sink.sources)
                 finished = await self._steps(request)
         except ParleyError as exc:
@@ -222,6 +226,24 @@ class Run(AgentSteps):
         finally:
             self._opened.set()
         return request
+
+    def _resume(self, earlier: Earlier) -> None:
+        """A continued reply starts from what it said: its text, steps and citations stay,
+        and new text follows them. Followers are sent only the new text (they have the rest)."""
+        for part in earlier.parts:
+            if part["type"] == "text":
+                if part["text"]:
+                    self.reply.text_added(len(self.parts))
+                    self.parts.append(part["text"])
+            elif part["type"] == "tool":
+                self.reply.earlier_step(part)
+            else:
+                self.reply.citations.append(part)
+                self._cited.add(part["n"])
+                self._sources[part["n"]] = part
+        self._earlier_pieces = len(self.parts)
+        self._chars = len(self.text)
+        self._tail = self.text[-CITE_LOOKBACK:]
 
     def _append(self, text: str) -> bool:
         """Add text to the reply. False once the reply is at `Limits.max_reply_chars` (the
@@ -384,7 +406,7 @@ class Run(AgentSteps):
         if self.model_calls > 1:
             usage["model_calls"] = self.model_calls
         if not isinstance(usage.get("completion_tokens"), int):
-            usage["completion_tokens"] = len(self.parts)
+            usage["completion_tokens"] = len(self.parts) - self._earlier_pieces
             usage["completion_tokens_estimated"] = True
         if self._started_at is not None and self._first_token_at is not None:
             end = time.monotonic()

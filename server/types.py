@@ -16,6 +16,9 @@ EndedBy = Literal["client_hangup", "shutdown", "error", "crash"]
 FinishReason = Literal["stop", "length", "tool_calls"]
 ToolStatus = Literal["running", "completed", "error", "interrupted"]
 ModelState = Literal["unloaded", "loading", "ready", "error"]
+# How a stopped reply was continued: "prefix" (the model went on from its own partial text),
+# "fallback" (the backend cannot do that: the model was asked to go on, and may repeat).
+Continued = Literal["prefix", "fallback"]
 
 # Token counts as reported by a backend (OpenAI's names: prompt_tokens, completion_tokens,
 # total_tokens) plus Parley's own: completion_tokens_estimated (1 when counted by deltas),
@@ -88,7 +91,22 @@ class MessageJSON(TypedDict):
     model: str | None
     created_at: float
     completed_at: float | None
-    usage: Usage | None
+    usage: Usage | None  # of the reply's last generation
+    parent_id: str | None  # the message it follows (None: the first)
+    continued: Continued | None  # how it was last continued, if it was
+    # Where a message is read (a branch, one message): the ids of the messages that share its
+    # parent (itself included; other versions of it), in the order written, and its place.
+    siblings: NotRequired[list[str]]
+    sibling_index: NotRequired[int]
+
+
+class ChatParams(TypedDict, total=False):
+    """A conversation's own sampling parameters (absent: the backend's default)."""
+
+    temperature: float
+    top_p: float
+    max_tokens: int
+    seed: int
 
 
 class SearchMatch(TypedDict):
@@ -103,6 +121,8 @@ class ConversationJSON(TypedDict):
     system: str | None
     tools: bool  # the model may call the configured tools in this conversation
     documents: bool  # passages of the user's documents go into its prompt ("Use my documents")
+    params: ChatParams
+    leaf_id: str | None  # the last message of the selected branch
     created_at: float
     updated_at: float
     messages: NotRequired[list[MessageJSON]]

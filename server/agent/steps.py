@@ -108,7 +108,8 @@ class ReplyParts:
     """Which text pieces and which tool steps make up the reply, in order."""
 
     def __init__(self) -> None:
-        self._items: list[list[int] | ToolStep] = []  # [start, end) of text pieces, or a step
+        # [start, end) of text pieces, a step, or a step of an earlier generation (its JSON)
+        self._items: list[list[int] | ToolStep | ToolPartJSON] = []
         self.steps: list[ToolStep] = []
         self.citations: list[CitationPartJSON] = []  # in the order first cited
 
@@ -123,10 +124,14 @@ class ReplyParts:
         self._items.append(step)
         self.steps.append(step)
 
+    def earlier_step(self, step: ToolPartJSON) -> None:
+        """A step a continued reply took before: kept as it was, never run again."""
+        self._items.append(step)
+
     @property
     def after_step(self) -> bool:
         """The last part is a tool step (new text starts a new text part)."""
-        return bool(self._items) and isinstance(self._items[-1], ToolStep)
+        return bool(self._items) and not isinstance(self._items[-1], list)
 
     def interrupt_running(self) -> None:
         for step in self.steps:
@@ -135,12 +140,14 @@ class ReplyParts:
     def json(self, pieces: list[str]) -> list[PartJSON] | None:
         """The parts (the citations last), or None for a reply of text alone (its parts are
         its content)."""
-        if not self.steps and not self.citations:
+        if not self.steps and not self.citations and all(isinstance(i, list) for i in self._items):
             return None
         parts: list[PartJSON] = []
         for item in self._items:
             if isinstance(item, ToolStep):
                 parts.append(item.json())
+            elif isinstance(item, dict):
+                parts.append(item)
             else:
                 parts.append({"type": "text", "text": "".join(pieces[item[0] : item[1]])})
         parts.extend(self.citations)

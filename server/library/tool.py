@@ -76,6 +76,10 @@ class SourceNumbers:
         first, self._next = self._next, self._next + count
         return first
 
+    def skip_to(self, last: int) -> None:
+        """Numbers up to `last` are taken (a continued reply's earlier sources)."""
+        self._next = max(self._next, last + 1)
+
 
 PROMPT_PASSAGES = 3
 PROMPT_INTRO = (

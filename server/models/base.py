@@ -9,7 +9,7 @@ from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from server.types import ChatMessage, FinishReason, Usage
+from server.types import ChatMessage, Continued, FinishReason, Usage
 
 ModelState = Literal["unloaded", "loading", "ready", "error"]
 
@@ -19,6 +19,8 @@ class ChatRequest:
     messages: list[ChatMessage]
     max_tokens: int | None = None
     temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
     stop: list[str] = field(default_factory=list)
     # OpenAI `tools` (function definitions) and `tool_choice`, passed to the backend as given.
     tools: list[dict[str, Any]] | None = None
@@ -26,6 +28,9 @@ class ChatRequest:
     # Offered by Parley itself (a conversation's tools), not asked for by a client: a model
     # that refuses tools is asked again without them, and remembered as unable.
     tools_optional: bool = False
+    # The last message is the start of a reply the model must go on with, mid-sentence (a
+    # stopped reply being continued), not a finished message.
+    continue_final: bool = False
 
 
 @dataclass(frozen=True)
@@ -127,6 +132,10 @@ class ChatBackend(Protocol):
     name: str
     kind: str
     slots: int  # replies it serves at once; more wait in the model's queue
+
+    # How this backend continues a stopped reply: "prefix" (it goes on from the partial
+    # reply given as the last, assistant message) or "fallback" (it cannot: it is asked to).
+    continuation: Continued
 
     @property
     def tools_unsupported(self) -> str | None:

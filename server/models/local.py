@@ -42,7 +42,7 @@ from server.models.context import MESSAGE_OVERHEAD, fit_to_context
 from server.models.engine import Engine, EngineConfig
 from server.models.openai_compat import OpenAICompatBackend
 from server.settings import Limits, LocalSettings, UpstreamSettings
-from server.types import ChatMessage
+from server.types import ChatMessage, Continued
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +89,9 @@ class LocalBackend:
         self.generations: deque[GenerationStats] = deque(maxlen=64)
         # From the engine once it runs: can the model's chat template call tools?
         self._template_tools: bool | None = None
+
+    # The engine (llama-server) goes on from a final assistant message: a true continuation.
+    continuation: Continued = "prefix"
 
     @property
     def tools_unsupported(self) -> str | None:

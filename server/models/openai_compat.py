@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import urllib.parse
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
@@ -29,7 +30,7 @@ from server.models.base import (
 from server.models.text import TextJoiner, valid_unicode
 from server.models.upstream_check import describe_transport_error, list_models, upstream_client
 from server.settings import Limits, UpstreamSettings
-from server.types import ChatMessage, FinishReason, Usage
+from server.types import ChatMessage, Continued, FinishReason, Usage
 
 MAX_ERROR_BODY = 2000
 MAX_LINE_BYTES = 4_000_000
@@ -60,6 +61,9 @@ class OpenAICompatBackend:
         """`extra_body`: fields added to every request (the local engine's own options)."""
         self.name = upstream.model
         self.base_url = upstream.base_url.rstrip("/") + "/"
+        # OpenAI's own API answers a final assistant message with a new reply, not its end.
+        hosted = urllib.parse.urlsplit(self.base_url).hostname == "api.openai.com"
+        self.continuation: Continued = "fallback" if hosted else "prefix"
         self._extra_body = extra_body or {}
         timeout = upstream_timeout(limits)
         self._client = upstream_client(
@@ -119,6 +123,15 @@ class OpenAICompatBackend:
             body["max_tokens"] = request.max_tokens
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        if request.top_p is not None:
+            body["top_p"] = request.top_p
+        if request.seed is not None:
+            body["seed"] = request.seed
+        if request.continue_final:
+            # llama-server and Ollama go on from a final assistant message by themselves;
+            # vLLM is told to (both fields are its own; the others ignore them).
+            body["continue_final_message"] = True
+            body["add_generation_prompt"] = False
         if request.stop:
             body["stop"] = request.stop
         if request.tools:

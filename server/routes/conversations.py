@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from server.agent.toolbox import CombinedToolBox, ToolBox
-from server.errors import BadRequestError, NotFoundError
-from server.jsonbody import check_text, number_field, read_object, text_field
+from server.chat_params import updated_params
+from server.errors import BadRequestError, ConflictError, NotFoundError
+from server.jsonbody import JSONObject, check_text, number_field, read_object, text_field
 from server.library.tool import DocumentsTool, PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
 from server.run_responses import RunEventStream
 from server.services import Services, services
 from server.sse import ChunkWriter, TurnIds
-from server.store import Switch
+from server.store import Switch, TurnStart
 from server.types import ChatMessage, ConversationListJSON
 
 SWITCHES: tuple[Switch, ...] = ("tools", "documents")
@@ -84,22 +87,43 @@ async def get_conversation(request: Request) -> JSONResponse:
 
 
 async def update_conversation(request: Request) -> JSONResponse:
-    """Rename (`title`), choose the model of the next replies (`model`, a known one), let the
-    model call tools in them or not (`tools`), put passages of the user's documents in their
-    prompt or not (`documents`)."""
+    """Rename (`title`), choose the model of the next replies (`model`, a known one), their
+    system prompt (`system`; null or "" for none) and sampling parameters (`params`, see
+    server/chat_params.py), let the model call tools in them or not (`tools`), put passages
+    of the user's documents in their prompt or not (`documents`). Every field is checked
+    before anything is changed."""
     svc = services(request)
     limits = svc.settings.limits
     body = await read_object(request, limits)
     title = text_field(body, "title", max_chars=limits.max_title_chars)
     model = text_field(body, "model", max_chars=limits.max_title_chars)
+    system = text_field(body, "system", max_chars=limits.max_content_chars)
     switches = _switches(body)
-    if not title and not model and not switches:
+    for name, value in (("title", title), ("model", model)):
+        if name in body and not (value or "").strip():
+            raise BadRequestError(f"'{name}' must be a non-empty string", code="invalid_field")
+    # null is a value for these two: no system prompt, no parameters of the chat's own.
+    fields = ("title", "model", "system", "params", "tools", "documents")
+    if not any(name in body for name in fields):
         raise BadRequestError(
-            "give a 'title', a 'model', 'tools' or 'documents'", code="invalid_field"
+            "give a 'title', 'model', 'system', 'params', 'tools' or 'documents'",
+            code="invalid_field",
         )
     if model:
         svc.models.resolve(model)  # 404 model_not_found, before anything is changed
-    conversation = None
+    params = None
+    if "params" in body:
+        current = await svc.store.params(_id(request))
+        if current is None:
+            raise _no_conversation(_id(request))
+        params = updated_params(current, body["params"], limits.max_reply_tokens)
+    conversation = await svc.store.find_conversation(_id(request))
+    if conversation is None:
+        raise _no_conversation(_id(request))
+    if "system" in body:
+        conversation = await svc.store.set_system(_id(request), system or None)
+    if params is not None:
+        conversation = await svc.store.set_params(_id(request), params)
     for switch, enabled in switches.items():
         conversation = await svc.store.set_switch(_id(request), switch, enabled)
         if conversation is None:
@@ -110,8 +134,30 @@ async def update_conversation(request: Request) -> JSONResponse:
             raise _no_conversation(_id(request))
     if title:
         conversation = await svc.store.rename(_id(request), title.strip())
-        if conversation is None:
-            raise _no_conversation(_id(request))
+    if conversation is None:  # deleted meanwhile
+        raise _no_conversation(_id(request))
+    return JSONResponse(conversation)
+
+
+async def select_branch(request: Request) -> JSONResponse:
+    """Show the branch through `message_id` (one version of a message: down its newest
+    later versions); the model is given that branch from now on."""
+    svc = services(request)
+    body = await read_object(request, svc.settings.limits)
+    message_id = text_field(body, "message_id", max_chars=100, required=True, allow_empty=False)
+    conversation_id = _id(request)
+    if svc.runs.runs_of(conversation_id):
+        raise ConflictError(
+            "this conversation's reply is still streaming; stop it or wait for it",
+            code="reply_in_progress",
+        )
+    conversation = await svc.store.select(conversation_id, message_id or "")
+    if conversation is None:
+        if await svc.store.find_conversation(conversation_id) is None:
+            raise _no_conversation(conversation_id)
+        raise NotFoundError(
+            f"no message with id {message_id!r} in conversation {conversation_id!r}"
+        )
     return JSONResponse(conversation)
 
 
@@ -135,6 +181,36 @@ async def send_message(request: Request) -> RunEventStream:
     content = text_field(
         body, "content", max_chars=limits.max_content_chars, required=True, allow_empty=False
     )
+    return await _reply(request, body, TurnStart("send", content or ""))
+
+
+async def edit_message(request: Request) -> RunEventStream:
+    """A new version of a user message (`content`), and a reply to it: a new branch."""
+    svc = services(request)
+    limits = svc.settings.limits
+    body = await read_object(request, limits)
+    content = text_field(
+        body, "content", max_chars=limits.max_content_chars, required=True, allow_empty=False
+    )
+    start = TurnStart("edit", content or "", target=_id(request, "message_id"))
+    return await _reply(request, body, start)
+
+
+async def regenerate_message(request: Request) -> RunEventStream:
+    """A new version of a reply, to the same question; the old one stays a sibling."""
+    body = await read_object(request, services(request).settings.limits, optional=True)
+    return await _reply(request, body, TurnStart("regenerate", target=_id(request, "message_id")))
+
+
+async def continue_message(request: Request) -> RunEventStream:
+    """A stopped or interrupted reply goes on, in place; the stream carries the new text."""
+    body = await read_object(request, services(request).settings.limits, optional=True)
+    return await _reply(request, body, TurnStart("continue", target=_id(request, "message_id")))
+
+
+async def _reply(request: Request, body: JSONObject, start: TurnStart) -> RunEventStream:
+    svc = services(request)
+    limits = svc.settings.limits
     model_name = text_field(body, "model", max_chars=limits.max_title_chars)
     max_tokens = number_field(body, "max_tokens", low=1, high=limits.max_reply_tokens, integer=True)
     conversation_id = _id(request)
@@ -143,16 +219,24 @@ async def send_message(request: Request) -> RunEventStream:
     if conversation is None:
         raise _no_conversation(conversation_id)
     model = svc.models.resolve(model_name, conversation["model"])
+    if start.kind == "continue":
+        start = dataclasses.replace(start, continued=model.backend.continuation)
     reply_tokens = int(max_tokens) if max_tokens else None
     # What is never dropped to fit the context: the system prompt and the new message.
-    kept: list[ChatMessage] = [{"role": "user", "content": content or ""}]
+    kept: list[ChatMessage] = [{"role": "user", "content": start.content}]
     if conversation["system"]:
         kept.insert(0, {"role": "system", "content": conversation["system"]})
     await model.backend.admit(ChatRequest(kept, max_tokens=reply_tokens))
     numbers = SourceNumbers()
     documents = PromptDocuments(svc.library, numbers) if svc.library.has_folders else None
     run, turn = await svc.runs.start_turn(
-        conversation_id, content or "", model, reply_tokens, turn_tools(svc, numbers), documents
+        conversation_id,
+        start,
+        model,
+        reply_tokens,
+        turn_tools(svc, numbers),
+        documents,
+        numbers,
     )
     writer = ChunkWriter(f"chatcmpl-{run.id}", model.name)
     ids = TurnIds(conversation_id, turn.user_message_id, turn.message_id)
@@ -199,6 +283,22 @@ routes = [
     Route("/api/conversations/{conversation_id}", update_conversation, methods=["PATCH"]),
     Route("/api/conversations/{conversation_id}", delete_conversation, methods=["DELETE"]),
     Route("/api/conversations/{conversation_id}/messages", send_message, methods=["POST"]),
+    Route("/api/conversations/{conversation_id}/select", select_branch, methods=["POST"]),
+    Route(
+        "/api/conversations/{conversation_id}/messages/{message_id}/edit",
+        edit_message,
+        methods=["POST"],
+    ),
+    Route(
+        "/api/conversations/{conversation_id}/messages/{message_id}/regenerate",
+        regenerate_message,
+        methods=["POST"],
+    ),
+    Route(
+        "/api/conversations/{conversation_id}/messages/{message_id}/continue",
+        continue_message,
+        methods=["POST"],
+    ),
     Route(
         "/api/conversations/{conversation_id}/messages/{message_id}",
         get_message,

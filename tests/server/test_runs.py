@@ -71,6 +71,7 @@ class ThreadBackend:
 
 
 class CountingSink:
+
     def __init__(self, failures: int = 0) -> None:
         self.finishes: list[Ending] = []
         self.checkpoints: list[str] = []
@@ -82,6 +83,7 @@ class CountingSink:
         return ChatRequest(messages=[])
 
     sources = ()
+    earlier = None
 
     def toolbox(self) -> None:
         return None

@@ -12,7 +12,7 @@ import pytest
 from server import migrations
 from server.db import connect
 from server.errors import StorageError
-from server.store import Ending, OpenedTurn, Store, fts_query, new_id
+from server.store import Ending, OpenedTurn, Store, TurnStart, fts_query, new_id
 
 
 def test_connection_uses_wal_and_normal_sync(tmp_path: Path) -> None:
@@ -58,7 +58,11 @@ def test_a_database_from_a_newer_parley_is_refused_untouched(tmp_path: Path) -> 
 
 async def open_turn(store: Store, conversation_id: str, content: str) -> OpenedTurn | None:
     return await store.open_turn(
-        conversation_id, content, "m", user_message_id=new_id(), message_id=new_id()
+        conversation_id,
+        TurnStart("send", content),
+        "m",
+        user_message_id=new_id(),
+        message_id=new_id(),
     )
 
 
@@ -273,7 +277,11 @@ def test_a_database_written_before_tool_steps_moves_forward_unchanged(tmp_path: 
         assert [c["id"] for c in await store.search("help")] == [conversation["id"]]
         # And new replies keep their steps in it.
         opened = await store.open_turn(
-            conversation["id"], "next", "m", user_message_id="u4", message_id="a4"
+            conversation["id"],
+            TurnStart("send", "next"),
+            "m",
+            user_message_id="u4",
+            message_id="a4",
         )
         assert opened is not None and opened.tools
         step = tool_step("completed", result="r", ended_at=2.0)
@@ -297,7 +305,9 @@ def test_a_crash_marks_a_running_tool_step_interrupted_at_the_next_start(tmp_pat
         store = Store(path)
         await store.open()
         conversation = await store.create_conversation("", None, None)
-        await store.open_turn(conversation["id"], "go", "m", user_message_id="u", message_id="a")
+        await store.open_turn(
+            conversation["id"], TurnStart("send", "go"), "m", user_message_id="u", message_id="a"
+        )
         parts: list[Any] = [{"type": "text", "text": "Checking."}, tool_step("running")]
         await asyncio.wrap_future(store.checkpoint("a", "Checking.", parts))
         await store.close()  # the app died here: nothing settled the reply
