@@ -10,7 +10,7 @@ import pytest
 from server.models.bundled import BUNDLED_MODEL_NAME
 from server.models.local import LocalBackend
 from tests.server.test_shutdown_and_crash import stored_message
-from tests.support.client import request
+from tests.support.client import SSEStream, request
 from tests.support.parley import Parley, wait_model_ready
 from tests.support.process import ServerProcess, child_pids
 from tests.support.waiting import wait_for
@@ -176,3 +176,32 @@ def test_use_my_documents_with_the_bundled_model(data_dir: Path, tmp_path: Path)
         assert sizes[1] > sizes[0] + 100
     finally:
         parley.stop()
+
+
+def test_a_stopped_local_reply_is_truly_continued_mid_sentence(data_dir: Path) -> None:
+    """The bundled model is given its partial reply as the start of its turn (llama-server
+    goes on from a final assistant message): it picks up where it stopped."""
+    server = Parley(data_dir).start()
+    try:
+        wait_model_ready(server)
+        conversation_id = server.new_conversation()
+        stream = server.send(conversation_id, STORY)
+        stream.read_until(lambda text: len(text) > 120)
+        stream.hang_up()
+        message_id = stream.first["message_id"]
+        stopped = server.wait_settled(conversation_id, message_id)
+        partial = stopped["content"]
+        path = f"/api/conversations/{conversation_id}/messages/{message_id}/continue"
+        going_on = SSEStream(server.port, path, {"max_tokens": 24}, server.token, timeout=60)
+        going_on.read_all()
+        added = going_on.delivered
+        message = server.message(conversation_id, message_id)
+        assert message["content"] == partial + added and added.strip()
+        assert (message["status"], message["continued"]) == ("completed", "prefix")
+        # Not a new reply: it does not start over with the partial's own opening words.
+        assert not added.lstrip().startswith(partial.split()[0] + " " + partial.split()[1])
+        # The partial was in the prompt: ~25 tokens more than the question alone.
+        asked = stopped["usage"]["prompt_tokens"]
+        assert going_on.final["usage"]["prompt_tokens"] >= asked + 15
+    finally:
+        server.stop()

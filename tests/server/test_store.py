@@ -323,3 +323,79 @@ def test_a_crash_marks_a_running_tool_step_interrupted_at_the_next_start(tmp_pat
         await again.close()
 
     asyncio.run(scenario())
+
+
+def test_a_database_of_the_version_before_branches_opens_as_one_branch_per_chat(
+    tmp_path: Path,
+) -> None:
+    # Written by Parley as of 6bba888 (migrations 0001-0004) through its own Store: a chat of
+    # two turns (the second stopped), one with a tool step and a citation and a reply left
+    # streaming by a crash, and an empty one.
+    path = tmp_path / "parley.sqlite3"
+    path.write_bytes((Path(__file__).parents[1] / "fixtures" / "parley-0004.sqlite3").read_bytes())
+
+    async def scenario() -> None:
+        store = Store(path)
+        assert await store.open() == 1
+        chats = {c["title"]: c for c in await store.list_conversations()}
+        assert set(chats) == {"Two turns", "Use the tool", "Empty"}
+        assert all(c["params"] == {} for c in chats.values())
+        two = await store.get_conversation(chats["Two turns"]["id"])
+        assert two is not None and two["leaf_id"] == "a-r2"
+        messages = two["messages"]
+        assert [m["id"] for m in messages] == ["a-u1", "a-r1", "a-u2", "a-r2"]
+        assert [m["parent_id"] for m in messages] == [None, "a-u1", "a-r1", "a-u2"]
+        assert all(m["siblings"] == [m["id"]] and m["sibling_index"] == 0 for m in messages)
+        assert messages[1]["usage"] == {"completion_tokens": 4}
+        tool = await store.get_conversation(chats["Use the tool"]["id"])
+        assert tool is not None
+        parts = tool["messages"][1]["parts"]
+        assert [p["type"] for p in parts] == ["text", "tool", "text", "citation"]
+        assert (tool["messages"][3]["status"], tool["messages"][3]["ended_by"]) == (
+            "interrupted",
+            "crash",
+        )
+        empty = await store.get_conversation(chats["Empty"]["id"])
+        assert empty is not None and empty["messages"] == [] and empty["leaf_id"] is None
+
+        # The stopped reply is continued in place, and the model is given the branch.
+        opened = await store.open_turn(
+            two["id"],
+            TurnStart("continue", target="a-r2"),
+            "m",
+            user_message_id="unused",
+            message_id="a-r2",
+        )
+        assert opened is not None and opened.earlier is not None
+        assert opened.earlier.content == "Granite is intrusive"
+        assert [m["role"] for m in opened.prompt] == [
+            "system",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+        ]
+        ending = Ending(
+            content="Granite is intrusive rock.",
+            status="completed",
+            ended_by=None,
+            completed_at=9.0,
+        )
+        await store.finish("a-r2", ending)
+        assert [c["id"] for c in await store.search("rock")] == [two["id"]]
+        # A new version of the first question starts a second branch.
+        await store.open_turn(
+            two["id"],
+            TurnStart("edit", "What is pumice?", target="a-u1"),
+            "m",
+            user_message_id="e-u1",
+            message_id="e-r1",
+        )
+        again = await store.get_conversation(two["id"])
+        assert again is not None
+        assert [m["id"] for m in again["messages"]] == ["e-u1", "e-r1"]
+        assert again["messages"][0]["siblings"] == ["a-u1", "e-u1"]
+        await store.close()
+        assert fts_consistent(path)
+
+    asyncio.run(scenario())
