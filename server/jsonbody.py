@@ -26,11 +26,17 @@ async def read_object(
 ) -> JSONObject:
     """The body as a JSON object, sent in time and within size (`max_bytes`, else the
     limit for every body). Raises 415, 413, 408, 400. `optional`: no body at all is {}."""
-    max_bytes, timeout = max_bytes or limits.max_body_bytes, limits.body_timeout
     media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     no_body = request.headers.get("content-length", "0") == "0"
     if optional and not media_type and no_body and "transfer-encoding" not in request.headers:
         return {}
+    return parse_object(await read_bytes(request, limits, max_bytes=max_bytes))
+
+
+async def read_bytes(request: Request, limits: Limits, *, max_bytes: int | None = None) -> bytes:
+    """The body of a JSON request, sent in time and within size. Raises 415, 413, 408."""
+    max_bytes, timeout = max_bytes or limits.max_body_bytes, limits.body_timeout
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type != "application/json":
         raise UnsupportedMediaTypeError(
             "send the body as JSON with 'Content-Type: application/json'"
@@ -49,7 +55,7 @@ async def read_object(
         raise RequestTimeoutError(f"the body was not sent within {timeout:g} s") from exc
     except ClientDisconnect as exc:  # nobody is left to read the answer
         raise BadRequestError("the client went away while sending", code="client_gone") from exc
-    return parse_object(bytes(body))
+    return bytes(body)
 
 
 def parse_object(raw: bytes) -> JSONObject:

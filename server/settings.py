@@ -111,6 +111,7 @@ class Limits:
     """
 
     max_body_bytes: int = 1_000_000
+    max_import_bytes: int = 256_000_000  # POST /api/import: a whole history
     max_content_chars: int = 200_000
     max_reply_tokens: int = 1_000_000  # the highest `max_tokens` a request may ask for
     # The longest reply kept, in characters (~1 million tokens): a reply that reaches it is

@@ -9,13 +9,15 @@ import sqlite3
 import time
 import uuid
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from server import branches, chat_params, turn_rows
+from server import branches, chat_export, chat_import, chat_params, turn_rows
+from server.chat_import import Conversation
 from server.db import Database
+from server.rows import conversation_json, message_json
 from server.settings import Limits
 from server.transaction import transaction
-from server.turn_rows import Ending, OpenedTurn, TurnStart, message_json
+from server.turn_rows import Ending, OpenedTurn, TurnStart
 from server.types import ChatParams, ConversationJSON, MessageJSON, PartJSON
 
 __all__ = ["Ending", "OpenedTurn", "Store", "TurnStart", "fts_query", "new_id"]
@@ -107,6 +109,23 @@ class Store:
         `documents` (passages of the user's documents go into the prompt)."""
         return await self.db.run(_set_switch, conversation_id, switch, enabled)
 
+    # -- export and import (server/chat_export.py, server/chat_import.py) ------------------
+
+    async def export(self, conversation_id: str) -> dict[str, Any] | None:
+        """One conversation, every branch of it, losslessly; None: no such conversation."""
+        return await self.db.run(chat_export.exported, conversation_id)
+
+    async def export_markdown(self, conversation_id: str) -> str | None:
+        return await self.db.run(chat_export.markdown, conversation_id)
+
+    async def conversation_ids(self) -> list[str]:
+        """Every conversation's id, oldest first (an export of all, one at a time)."""
+        return await self.db.run(chat_export.conversation_ids)
+
+    async def import_conversations(self, conversations: list[Conversation]) -> list[str]:
+        """Write checked conversations in one transaction; their ids as stored."""
+        return await self.db.run(chat_import.write, conversations)
+
     async def delete(self, conversation_id: str) -> bool:
         return await self.db.run(_delete, conversation_id)
 
@@ -147,21 +166,6 @@ class Store:
 
 
 # -- functions run on the database thread ----------------------------------------------
-
-
-def _conversation(row: sqlite3.Row) -> ConversationJSON:
-    return {
-        "id": row["id"],
-        "title": row["title"],
-        "model": row["model"],
-        "system": row["system"],
-        "tools": bool(row["tools"]),
-        "documents": bool(row["documents"]),
-        "params": chat_params.decode(row["params"]),
-        "leaf_id": row["leaf_id"],
-        "created_at": row["created_at"],
-        "updated_at": row["updated_at"],
-    }
 
 
 def _recover_crashed(conn: sqlite3.Connection, now: float) -> int:
@@ -210,12 +214,12 @@ def _create_conversation(
             (cid, title, model, system, now, now),
         )
         row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
-    return _conversation(row)
+    return conversation_json(row)
 
 
 def _list_conversations(conn: sqlite3.Connection) -> list[ConversationJSON]:
     rows = conn.execute("SELECT * FROM conversations ORDER BY updated_at DESC, rowid DESC")
-    return [_conversation(row) for row in rows]
+    return [conversation_json(row) for row in rows]
 
 
 def fts_query(text: str, *, any_word: bool = False) -> str | None:
@@ -246,7 +250,7 @@ def _search(conn: sqlite3.Connection, text: str) -> list[ConversationJSON]:
         )
         for row in rows:
             if row["id"] not in found:
-                conv = _conversation(row)
+                conv = conversation_json(row)
                 conv["match"] = {"message_id": row["message_id"], "snippet": row["snippet"]}
                 found[row["id"]] = conv
     needle = text.strip().casefold()
@@ -254,7 +258,7 @@ def _search(conn: sqlite3.Connection, text: str) -> list[ConversationJSON]:
         # Titles are few and short: a plain substring test (no LIKE, so % and _ are literal).
         for row in conn.execute("SELECT * FROM conversations ORDER BY updated_at DESC"):
             if row["id"] not in found and needle in row["title"].casefold():
-                conv = _conversation(row)
+                conv = conversation_json(row)
                 conv["match"] = {"message_id": None, "snippet": row["title"]}
                 found[row["id"]] = conv
     return list(found.values())
@@ -264,7 +268,7 @@ def _get_conversation(conn: sqlite3.Connection, cid: str) -> ConversationJSON | 
     row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
     if row is None:
         return None
-    conv = _conversation(row)
+    conv = conversation_json(row)
     children = branches.siblings(conn, cid)
     messages = []
     for message_row in branches.branch(conn, cid, row["leaf_id"]):
@@ -291,7 +295,7 @@ def _select(conn: sqlite3.Connection, cid: str, mid: str) -> ConversationJSON | 
 
 def _find_conversation(conn: sqlite3.Connection, cid: str) -> ConversationJSON | None:
     row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
-    return _conversation(row) if row is not None else None
+    return conversation_json(row) if row is not None else None
 
 
 def _get_message(conn: sqlite3.Connection, cid: str, mid: str) -> MessageJSON | None:
@@ -321,7 +325,7 @@ def _rename(conn: sqlite3.Connection, cid: str, title: str, now: float) -> Conve
         if cursor.rowcount == 0:
             return None
         row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
-    return _conversation(row)
+    return conversation_json(row)
 
 
 def _set_model(conn: sqlite3.Connection, cid: str, model: str) -> ConversationJSON | None:
@@ -330,7 +334,7 @@ def _set_model(conn: sqlite3.Connection, cid: str, model: str) -> ConversationJS
         if cursor.rowcount == 0:
             return None
         row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
-    return _conversation(row)
+    return conversation_json(row)
 
 
 def _set_system(conn: sqlite3.Connection, cid: str, system: str | None) -> ConversationJSON | None:
@@ -339,7 +343,7 @@ def _set_system(conn: sqlite3.Connection, cid: str, system: str | None) -> Conve
         if cursor.rowcount == 0:
             return None
         row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
-    return _conversation(row)
+    return conversation_json(row)
 
 
 def _params(conn: sqlite3.Connection, cid: str) -> ChatParams | None:
@@ -355,7 +359,7 @@ def _set_params(conn: sqlite3.Connection, cid: str, params: ChatParams) -> Conve
         if cursor.rowcount == 0:
             return None
         row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
-    return _conversation(row)
+    return conversation_json(row)
 
 
 def _set_switch(
@@ -367,7 +371,7 @@ def _set_switch(
         if cursor.rowcount == 0:
             return None
         row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
-    return _conversation(row)
+    return conversation_json(row)
 
 
 def _delete(conn: sqlite3.Connection, cid: str) -> bool:

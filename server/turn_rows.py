@@ -18,6 +18,7 @@ from typing import Literal
 
 from server import branches, chat_params
 from server.errors import ConflictError, NotFoundError, StorageError
+from server.rows import message_json
 from server.transaction import transaction
 from server.types import (
     ChatMessage,
@@ -89,30 +90,6 @@ class Ending:
     save_error: str | None = None
     parts: list[PartJSON] | None = None
     tool_calls: list[ToolCallJSON] | None = None
-
-
-def message_json(row: sqlite3.Row) -> MessageJSON:
-    usage = row["usage"]
-    stored = row["parts"]
-    parts: list[PartJSON] = (
-        json.loads(stored) if stored else [{"type": "text", "text": row["content"]}]
-    )
-    return {
-        "id": row["id"],
-        "conversation_id": row["conversation_id"],
-        "role": row["role"],
-        "content": row["content"],
-        "parts": parts,
-        "status": row["status"],
-        "ended_by": row["ended_by"],
-        "error": row["error"],
-        "model": row["model"],
-        "created_at": row["created_at"],
-        "completed_at": row["completed_at"],
-        "usage": json.loads(usage) if usage else None,
-        "parent_id": row["parent_id"],
-        "continued": row["continued"],
-    }
 
 
 def open_turn(

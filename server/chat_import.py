@@ -1,0 +1,334 @@
+"""Conversations into Parley: its own JSON export (server/chat_export.py) or ChatGPT's
+`conversations.json` (server/chatgpt_import.py), all or nothing.
+
+Everything is checked before anything is written; the first problem is a 400 that says where
+it is ("conversations[3].messages[12].role: must be 'user' or 'assistant'"), and nothing is
+imported. Then one transaction writes it all. Ids are kept when they are free; a conversation
+whose id (or one of whose messages' ids) is taken already gets new ones, so importing the same
+file twice gives two copies and never overwrites a chat.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from server import chat_params
+from server.errors import BadRequestError, ParleyError
+from server.transaction import transaction
+from server.types import ChatParams
+
+ROLES = ("user", "assistant")
+STATUSES = ("streaming", "completed", "interrupted", "error")
+ENDED_BY = ("client_hangup", "shutdown", "error", "crash")
+CONTINUED = ("prefix", "fallback")
+PART_TYPES = ("text", "tool", "citation")
+MAX_ID_CHARS = 200
+
+
+class BadImport(BadRequestError):
+    """The file is not one Parley can import; the message says where."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(f"{where}: {problem}" if where else problem, code="invalid_import")
+
+
+@dataclass
+class Message:
+    id: str
+    parent_id: str | None
+    role: str
+    content: str
+    parts: list[dict[str, Any]] | None  # None: its content is its one text part
+    status: str
+    ended_by: str | None
+    error: str | None
+    model: str | None
+    created_at: float
+    completed_at: float | None
+    usage: dict[str, Any] | None
+    continued: str | None
+
+
+@dataclass
+class Conversation:
+    id: str
+    title: str
+    model: str | None
+    system: str | None
+    tools: bool
+    documents: bool
+    params: ChatParams
+    leaf_id: str | None
+    created_at: float
+    updated_at: float
+    messages: list[Message] = field(default_factory=list)
+
+
+def parse(raw: bytes) -> Any:
+    try:
+        return json.loads(raw, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise BadImport(f"line {exc.lineno} column {exc.colno}", exc.msg) from exc
+    except (ValueError, RecursionError) as exc:
+        raise BadImport("", f"the file is not JSON Parley can read ({exc})") from exc
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parley_conversations(data: dict[str, Any], max_chars: int) -> list[Conversation]:
+    """Parley's own export, checked."""
+    if data.get("format") != "parley":
+        raise BadImport("format", "must be 'parley' (or give ChatGPT's conversations.json)")
+    if data.get("version") != 1:
+        raise BadImport("version", "this Parley reads version 1 of its export")
+    items = data.get("conversations")
+    if not isinstance(items, list):
+        raise BadImport("conversations", "must be a list")
+    return [_conversation(item, f"conversations[{i}]", max_chars) for i, item in enumerate(items)]
+
+
+def _conversation(item: object, where: str, max_chars: int) -> Conversation:
+    if not isinstance(item, dict):
+        raise BadImport(where, "must be an object")
+    raw_messages = item.get("messages")
+    if not isinstance(raw_messages, list):
+        raise BadImport(f"{where}.messages", "must be a list")
+    messages: list[Message] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(raw_messages):
+        message = _message(raw, f"{where}.messages[{index}]", max_chars)
+        if message.id in seen:
+            raise BadImport(f"{where}.messages[{index}].id", "appears twice")
+        if message.parent_id is not None and message.parent_id not in seen:
+            raise BadImport(
+                f"{where}.messages[{index}].parent_id",
+                "must name a message listed before it in the same conversation",
+            )
+        seen.add(message.id)
+        messages.append(message)
+    leaf = _optional_text(item, "leaf_id", where, MAX_ID_CHARS)
+    if leaf is not None and leaf not in seen:
+        raise BadImport(f"{where}.leaf_id", "must name one of its messages")
+    try:
+        params = chat_params.updated_params({}, item.get("params") or {}, 1_000_000)
+    except ParleyError as exc:
+        raise BadImport(f"{where}.params", str(exc)) from exc
+    created = _time(item, "created_at", where)
+    return Conversation(
+        id=_id(item, "id", where),
+        title=_text(item, "title", where, max_chars),
+        model=_optional_text(item, "model", where, max_chars),
+        system=_optional_text(item, "system", where, max_chars),
+        tools=_bool(item, "tools", where, True),
+        documents=_bool(item, "documents", where, False),
+        params=params,
+        leaf_id=leaf if leaf is not None else (messages[-1].id if messages else None),
+        created_at=created,
+        updated_at=_time(item, "updated_at", where, created),
+        messages=messages,
+    )
+
+
+def _message(raw: object, where: str, max_chars: int) -> Message:
+    if not isinstance(raw, dict):
+        raise BadImport(where, "must be an object")
+    role = raw.get("role")
+    if role not in ROLES:
+        raise BadImport(f"{where}.role", "must be 'user' or 'assistant'")
+    status = raw.get("status", "completed")
+    if status not in STATUSES:
+        raise BadImport(f"{where}.status", f"must be one of {', '.join(STATUSES)}")
+    ended_by = raw.get("ended_by")
+    if ended_by is not None and ended_by not in ENDED_BY:
+        raise BadImport(f"{where}.ended_by", f"must be null or one of {', '.join(ENDED_BY)}")
+    continued = raw.get("continued")
+    if continued is not None and continued not in CONTINUED:
+        raise BadImport(f"{where}.continued", "must be null, 'prefix' or 'fallback'")
+    content = _text(raw, "content", where, max_chars)
+    usage = raw.get("usage")
+    if usage is not None and not (
+        isinstance(usage, dict) and all(is_number(v) for v in usage.values())
+    ):
+        raise BadImport(f"{where}.usage", "must be null or an object of numbers")
+    if status == "streaming":  # exported mid-reply: it was cut there
+        status, ended_by = "interrupted", ended_by or "crash"
+    return Message(
+        id=_id(raw, "id", where),
+        parent_id=_optional_text(raw, "parent_id", where, MAX_ID_CHARS),
+        role=role,
+        content=content,
+        parts=_parts(raw.get("parts"), content, f"{where}.parts", max_chars),
+        status=status,
+        ended_by=ended_by,
+        error=_optional_text(raw, "error", where, max_chars),
+        model=_optional_text(raw, "model", where, max_chars),
+        created_at=_time(raw, "created_at", where),
+        completed_at=_optional_time(raw, "completed_at", where),
+        usage=usage,
+        continued=continued,
+    )
+
+
+def _parts(value: object, content: str, where: str, max_chars: int) -> list[dict[str, Any]] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise BadImport(where, "must be a list")
+    for index, part in enumerate(value):
+        here = f"{where}[{index}]"
+        if not isinstance(part, dict) or part.get("type") not in PART_TYPES:
+            raise BadImport(here, "must be an object of type text, tool or citation")
+        if part["type"] == "text":
+            _text(part, "text", here, max_chars)
+        elif part["type"] == "tool":
+            for key in ("id", "name", "status"):
+                _text(part, key, here, max_chars)
+        else:
+            if not isinstance(part.get("n"), int) or isinstance(part.get("n"), bool):
+                raise BadImport(f"{here}.n", "must be a whole number")
+            _text(part, "path", here, max_chars)
+    if value == [{"type": "text", "text": content}]:
+        return None  # stored as its content alone, as Parley itself stores it
+    return value
+
+
+def _id(item: dict[str, Any], key: str, where: str) -> str:
+    value = _text(item, key, where, MAX_ID_CHARS)
+    if not value:
+        raise BadImport(f"{where}.{key}", "must not be empty")
+    return value
+
+
+def _text(item: dict[str, Any], key: str, where: str, max_chars: int) -> str:
+    value = item.get(key)
+    if not isinstance(value, str):
+        raise BadImport(f"{where}.{key}", "must be a string")
+    return checked_text(value, f"{where}.{key}", max_chars)
+
+
+def _optional_text(item: dict[str, Any], key: str, where: str, max_chars: int) -> str | None:
+    if item.get(key) is None:
+        return None
+    return _text(item, key, where, max_chars)
+
+
+def checked_text(value: str, where: str, max_chars: int) -> str:
+    if len(value) > max_chars:
+        raise BadImport(where, f"is longer than {max_chars:,} characters")
+    if "\x00" in value:
+        raise BadImport(where, "contains a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise BadImport(where, "contains an unpaired surrogate") from exc
+    return value
+
+
+def _bool(item: dict[str, Any], key: str, where: str, default: bool) -> bool:
+    value = item.get(key, default)
+    if not isinstance(value, bool):
+        raise BadImport(f"{where}.{key}", "must be true or false")
+    return value
+
+
+def is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _time(item: dict[str, Any], key: str, where: str, default: float | None = None) -> float:
+    value = item.get(key, default)
+    if not is_number(value):
+        raise BadImport(f"{where}.{key}", "must be a time (seconds since 1970)")
+    assert isinstance(value, int | float)
+    return float(value)
+
+
+def _optional_time(item: dict[str, Any], key: str, where: str) -> float | None:
+    return None if item.get(key) is None else _time(item, key, where)
+
+
+# -- writing (on the database thread) ------------------------------------------------------
+
+
+def write(conn: sqlite3.Connection, conversations: list[Conversation]) -> list[str]:
+    """Insert them all in one transaction; their ids as stored."""
+    stored: list[str] = []
+    with transaction(conn):
+        for conversation in conversations:
+            if _taken(conn, conversation):
+                _renumber(conversation)
+            _insert(conn, conversation)
+            stored.append(conversation.id)
+    return stored
+
+
+def _taken(conn: sqlite3.Connection, conversation: Conversation) -> bool:
+    if conn.execute("SELECT 1 FROM conversations WHERE id = ?", (conversation.id,)).fetchone():
+        return True
+    ids = [m.id for m in conversation.messages]
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        if conn.execute(f"SELECT 1 FROM messages WHERE id IN ({marks}) LIMIT 1", chunk).fetchone():
+            return True
+    return False
+
+
+def _renumber(conversation: Conversation) -> None:
+    new = {m.id: uuid.uuid4().hex for m in conversation.messages}
+    conversation.id = uuid.uuid4().hex
+    for message in conversation.messages:
+        message.id = new[message.id]
+        message.parent_id = new[message.parent_id] if message.parent_id else None
+    conversation.leaf_id = new[conversation.leaf_id] if conversation.leaf_id else None
+
+
+def _insert(conn: sqlite3.Connection, conversation: Conversation) -> None:
+    conn.execute(
+        "INSERT INTO conversations (id, title, model, system, tools, documents, params, "
+        "leaf_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            conversation.id,
+            conversation.title,
+            conversation.model,
+            conversation.system,
+            conversation.tools,
+            conversation.documents,
+            chat_params.encode(conversation.params),
+            conversation.leaf_id,
+            conversation.created_at,
+            conversation.updated_at,
+        ),
+    )
+    conn.executemany(
+        "INSERT INTO messages (id, conversation_id, parent_id, role, content, parts, status, "
+        "ended_by, error, model, created_at, updated_at, completed_at, usage, continued) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                m.id,
+                conversation.id,
+                m.parent_id,
+                m.role,
+                m.content,
+                json.dumps(m.parts, ensure_ascii=False) if m.parts is not None else None,
+                m.status,
+                m.ended_by,
+                m.error,
+                m.model,
+                m.created_at,
+                m.completed_at if m.completed_at is not None else m.created_at,
+                m.completed_at,
+                json.dumps(m.usage) if m.usage is not None else None,
+                m.continued,
+            )
+            for m in conversation.messages
+        ],
+    )

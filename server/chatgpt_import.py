@@ -1,0 +1,135 @@
+"""ChatGPT's export (`conversations.json`, in the zip of "Export data") as Parley's chats.
+
+Each ChatGPT conversation is a tree: `mapping` holds nodes `{id, message, parent, children}`
+and `current_node` is the leaf of the branch that was shown. Parley keeps the user's and the
+assistant's messages with text, every branch of them, and the shown branch selected. Nodes
+with no message, system and tool messages, hidden ones and parts that are not text (images,
+null) are left out; a kept message follows its nearest kept ancestor.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from server.chat_import import BadImport, Conversation, Message, checked_text, is_number
+
+
+def conversations(data: list[Any], max_chars: int) -> list[Conversation]:
+    return [_conversation(item, f"[{index}]", max_chars) for index, item in enumerate(data)]
+
+
+def _conversation(item: object, where: str, max_chars: int) -> Conversation:
+    if not isinstance(item, dict):
+        raise BadImport(where, "must be an object (a ChatGPT conversation)")
+    mapping = item.get("mapping")
+    if not isinstance(mapping, dict):
+        raise BadImport(f"{where}.mapping", "must be an object (ChatGPT's message tree)")
+    created = _time(item.get("create_time"), 0.0)
+    nodes: dict[str, dict[str, Any]] = {}
+    for key, node in mapping.items():
+        if not isinstance(node, dict):
+            raise BadImport(f"{where}.mapping.{key}", "must be an object")
+        parent = node.get("parent")
+        if parent is not None and (not isinstance(parent, str) or parent not in mapping):
+            raise BadImport(f"{where}.mapping.{key}.parent", "must name a node of the mapping")
+        nodes[key] = node
+    ids: dict[str, str] = {}  # node -> the message it is, or the nearest kept above it
+    messages: list[Message] = []
+    for key in _parents_first(nodes, where):
+        node = nodes[key]
+        parent = node.get("parent")
+        above = ids.get(parent) if isinstance(parent, str) else None
+        message = _message(node.get("message"), f"{where}.mapping.{key}.message", max_chars)
+        if message is None:
+            if above is not None:
+                ids[key] = above
+            continue
+        message.parent_id = above
+        message.created_at = message.created_at or created
+        ids[key] = message.id
+        messages.append(message)
+    current = item.get("current_node")
+    leaf = ids.get(current) if isinstance(current, str) else None
+    title = item.get("title")
+    return Conversation(
+        id=uuid.uuid4().hex,
+        title=checked_text(title, f"{where}.title", max_chars) if isinstance(title, str) else "",
+        model=None,
+        system=None,
+        tools=True,
+        documents=False,
+        params={},
+        leaf_id=leaf or (messages[-1].id if messages else None),
+        created_at=created,
+        updated_at=_time(item.get("update_time"), created),
+        messages=messages,
+    )
+
+
+def _parents_first(nodes: dict[str, dict[str, Any]], where: str) -> list[str]:
+    """The nodes, each after its parent; siblings by time (ChatGPT's order when equal)."""
+    children: dict[str | None, list[str]] = {}
+    for key, node in nodes.items():
+        children.setdefault(node.get("parent"), []).append(key)
+    order: list[str] = []
+    pending = sorted(children.get(None, []), key=lambda k: _when(nodes[k]), reverse=True)
+    while pending:
+        key = pending.pop()
+        order.append(key)
+        below = sorted(children.get(key, []), key=lambda k: _when(nodes[k]), reverse=True)
+        pending.extend(below)
+        if len(order) > len(nodes):
+            break
+    if len(order) != len(nodes):
+        raise BadImport(f"{where}.mapping", "its parents form a loop, or have no root")
+    return order
+
+
+def _when(node: dict[str, Any]) -> float:
+    message = node.get("message")
+    return _time(message.get("create_time"), 0.0) if isinstance(message, dict) else 0.0
+
+
+def _message(value: object, where: str, max_chars: int) -> Message | None:
+    """The message of a node, or None when Parley leaves it out."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise BadImport(where, "must be an object or null")
+    author = value.get("author")
+    role = author.get("role") if isinstance(author, dict) else None
+    metadata = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
+    assert isinstance(metadata, dict)
+    if role not in ("user", "assistant") or metadata.get("is_visually_hidden_from_conversation"):
+        return None
+    content = value.get("content")
+    parts = content.get("parts") if isinstance(content, dict) else None
+    if isinstance(content, dict) and parts is None and isinstance(content.get("text"), str):
+        parts = [content["text"]]  # e.g. a code block of the assistant's
+    if not isinstance(parts, list):
+        return None
+    text = "\n".join(part for part in parts if isinstance(part, str))
+    if not text.strip():
+        return None
+    created = _time(value.get("create_time"), 0.0)
+    model = metadata.get("model_slug")
+    return Message(
+        id=uuid.uuid4().hex,
+        parent_id=None,
+        role=role,
+        content=checked_text(text, f"{where}.content", max_chars),
+        parts=None,
+        status="completed",
+        ended_by=None,
+        error=None,
+        model=model if isinstance(model, str) and role == "assistant" else None,
+        created_at=created,
+        completed_at=created or None,
+        usage=None,
+        continued=None,
+    )
+
+
+def _time(value: object, default: float) -> float:
+    return float(value) if is_number(value) else default  # type: ignore[arg-type]
