@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import gc
 import logging
 import os
 import signal
@@ -31,7 +30,13 @@ from desktop.tasks import Tasks
 from desktop.tools_controller import ToolsController
 from desktop.widgets.settings_dialog import SettingsDialog
 from desktop.window_state import WindowState
-from server.settings import Settings, UpstreamSettings, new_token, setup_logging
+from server.settings import (
+    Settings,
+    UpstreamSettings,
+    freeze_startup_objects,
+    new_token,
+    setup_logging,
+)
 from server.types import BackendCheckJSON
 
 log = logging.getLogger(__name__)
@@ -111,7 +116,7 @@ class App:
         self.client = ParleyClient(endpoint.url, endpoint.token)
         _timing("server_ready")
         self.window.connect_client(self.client, reopen=self.state.conversation_id)
-        _freeze_startup_objects()
+        freeze_startup_objects()
 
     def request_close(self) -> None:
         if not self._shutting_down:
@@ -236,21 +241,6 @@ class App:
     async def _restart_server(self) -> None:
         await self._stop_server()
         await self._start_server()
-
-
-_frozen = False
-
-
-def _freeze_startup_objects() -> None:
-    """Once per process: what exists after the first start (Qt, the libraries, the server)
-    lives as long as the app; keep it out of the collector's full passes, which otherwise
-    stall the GUI thread ~20 ms each. Not again after a server restart: a stopped server's
-    objects must stay collectable."""
-    global _frozen
-    if not _frozen:
-        _frozen = True
-        gc.collect()
-        gc.freeze()
 
 
 def _timing(event: str) -> None:

@@ -12,7 +12,7 @@ from server.arguments import add_backend_arguments, settings_from_args
 from server.db import DataDirLock, check_database
 from server.errors import StorageError, UsageError
 from server.serve import ParleyServer, bind, config_for
-from server.settings import new_token, setup_logging
+from server.settings import freeze_startup_objects, new_token, setup_logging
 
 
 def port_number(text: str) -> int:
@@ -60,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
 
     def announce() -> None:
+        freeze_startup_objects()
         print(f"Parley server listening on http://{host}:{port}", flush=True)
         if supplied is None:
             # The only place a generated token is shown: the user needs it to call the API.

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
-import re
 import sqlite3
 import time
 import uuid
 from pathlib import Path
 from typing import Any, Literal
 
-from server import branches, chat_export, chat_import, chat_params, turn_rows
+from server import branches, chat_export, chat_import, chat_params, search, turn_rows
 from server.chat_import import Conversation
 from server.db import Database
 from server.rows import conversation_json, message_json
@@ -20,11 +19,10 @@ from server.transaction import transaction
 from server.turn_rows import Ending, OpenedTurn, TurnStart
 from server.types import ChatParams, ConversationJSON, MessageJSON, PartJSON
 
-__all__ = ["Ending", "OpenedTurn", "Store", "TurnStart", "fts_query", "new_id"]
+__all__ = ["Ending", "OpenedTurn", "Store", "TurnStart", "new_id"]
 
 AUTO_TITLE_CHARS = 60
 Switch = Literal["tools", "documents"]
-SEARCH_LIMIT = 200
 
 
 def new_id() -> str:
@@ -63,7 +61,7 @@ class Store:
         return await self.db.run(_list_conversations)
 
     async def search(self, query: str) -> list[ConversationJSON]:
-        return await self.db.run(_search, query)
+        return await self.db.run(search.search, query)
 
     async def get_conversation(self, conversation_id: str) -> ConversationJSON | None:
         """The conversation with the messages of its selected branch, in order, each with
@@ -222,56 +220,15 @@ def _list_conversations(conn: sqlite3.Connection) -> list[ConversationJSON]:
     return [conversation_json(row) for row in rows]
 
 
-def fts_query(text: str, *, any_word: bool = False) -> str | None:
-    """Turn what a person typed into a safe FTS5 query: every word, as a prefix, all required
-    (`any_word`: any of them, best matches first by rank — a model's search question).
-
-    FTS5 operators and quotes in the input are treated as plain text, never as syntax.
-    """
-    words = re.findall(r"\w+", text)
-    if not words:
-        return None
-    joiner = " OR " if any_word else " "
-    return joiner.join('"' + word.replace('"', '""') + '"*' for word in words)
-
-
-def _search(conn: sqlite3.Connection, text: str) -> list[ConversationJSON]:
-    found: dict[str, ConversationJSON] = {}
-    query = fts_query(text)
-    if query is not None:
-        rows = conn.execute(
-            "SELECT c.*, m.id AS message_id, "
-            "snippet(messages_fts, 0, '«', '»', '…', 12) AS snippet "
-            "FROM messages_fts "
-            "JOIN messages m ON m.seq = messages_fts.rowid "
-            "JOIN conversations c ON c.id = m.conversation_id "
-            "WHERE messages_fts MATCH ? ORDER BY bm25(messages_fts) LIMIT ?",
-            (query, SEARCH_LIMIT),
-        )
-        for row in rows:
-            if row["id"] not in found:
-                conv = conversation_json(row)
-                conv["match"] = {"message_id": row["message_id"], "snippet": row["snippet"]}
-                found[row["id"]] = conv
-    needle = text.strip().casefold()
-    if needle:
-        # Titles are few and short: a plain substring test (no LIKE, so % and _ are literal).
-        for row in conn.execute("SELECT * FROM conversations ORDER BY updated_at DESC"):
-            if row["id"] not in found and needle in row["title"].casefold():
-                conv = conversation_json(row)
-                conv["match"] = {"message_id": None, "snippet": row["title"]}
-                found[row["id"]] = conv
-    return list(found.values())
-
-
 def _get_conversation(conn: sqlite3.Connection, cid: str) -> ConversationJSON | None:
     row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
     if row is None:
         return None
     conv = conversation_json(row)
-    children = branches.siblings(conn, cid)
+    rows = branches.all_messages(conn, cid)
+    children = branches.siblings(rows)
     messages = []
-    for message_row in branches.branch(conn, cid, row["leaf_id"]):
+    for message_row in branches.path_to(rows, row["leaf_id"]) if row["leaf_id"] else []:
         message = message_json(message_row)
         versions = children.get(message["parent_id"], [message["id"]])
         message["siblings"] = versions

@@ -14,7 +14,8 @@ from typing import NamedTuple
 from server.db import Database
 from server.library.chunking import Chunk
 from server.library.schema import LIBRARY_MIGRATIONS
-from server.store import fts_query, new_id
+from server.search import fts_query
+from server.store import new_id
 from server.transaction import transaction
 from server.types import FolderJSON, PassageJSON
 

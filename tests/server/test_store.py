@@ -12,7 +12,8 @@ import pytest
 from server import migrations
 from server.db import connect
 from server.errors import StorageError
-from server.store import Ending, OpenedTurn, Store, TurnStart, fts_query, new_id
+from server.search import fts_query
+from server.store import Ending, OpenedTurn, Store, TurnStart, new_id
 
 
 def test_connection_uses_wal_and_normal_sync(tmp_path: Path) -> None:
@@ -117,16 +118,19 @@ def test_a_late_checkpoint_never_overwrites_the_final_text(tmp_path: Path) -> No
     ("typed", "query"),
     [
         ("potato", '"potato"*'),
-        ("hot potato", '"hot"* "potato"*'),
-        ('say "hi"', '"say"* "hi"*'),
-        ("NEAR(a b)", '"NEAR"* "a"* "b"*'),
+        ("hot potato", '"hot" "potato"*'),
+        ("hot potato ", '"hot" "potato"'),
+        ('say "hi"', '"say" "hi"*'),
+        ("NEAR(a b)", '"NEAR" "a" "b"'),
         ("***", None),
         ("", None),
         ("café", '"café"*'),
     ],
 )
-def test_fts_query_is_words_as_prefixes(typed: str, query: str | None) -> None:
+def test_fts_query_is_words_the_last_as_a_prefix(typed: str, query: str | None) -> None:
     assert fts_query(typed) == query
+    if query is not None:  # a model's question: any word, each a prefix (not one letter)
+        assert fts_query(typed + " x", any_word=True).endswith('"x"')
 
 
 def test_disk_full_is_a_clear_error_and_the_store_keeps_working(tmp_path: Path) -> None:
