@@ -13,7 +13,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TypeVar, cast
+from typing import Literal, TypeVar, cast
 from urllib.parse import quote
 
 import httpx
@@ -262,6 +262,20 @@ class ParleyClient:
         body = {switch: enabled}
         return await self._object(ConversationJSON, CONVERSATION_KEYS, "PATCH", path, body)
 
+    async def select(self, conversation_id: str, message_id: str) -> ConversationJSON:
+        """Show the branch through this version of a message; the conversation as shown."""
+        path = f"/api/conversations/{quote(conversation_id)}/select"
+        body = {"message_id": message_id}
+        return await self._object(
+            ConversationJSON, (*CONVERSATION_KEYS, "messages"), "POST", path, body
+        )
+
+    async def update(self, conversation_id: str, fields: dict[str, object]) -> ConversationJSON:
+        """Change the chat's settings (`system`, `params`, `model`...; the server names a bad
+        field in the ClientError)."""
+        path = f"/api/conversations/{quote(conversation_id)}"
+        return await self._object(ConversationJSON, CONVERSATION_KEYS, "PATCH", path, fields)
+
     async def delete(self, conversation_id: str) -> None:
         await self._call("DELETE", f"/api/conversations/{quote(conversation_id)}")
 
@@ -350,12 +364,31 @@ class ParleyClient:
         max_tokens: int | None = None,
     ) -> ReplyStream:
         """Send a message; returns once the server has stored it and the reply has begun."""
-        body: dict[str, str | int] = {"content": content}
+        return await self.start_turn(conversation_id, "send", None, content, model, max_tokens)
+
+    async def start_turn(
+        self,
+        conversation_id: str,
+        kind: TurnKind,
+        target: str | None,
+        content: str = "",
+        model: str | None = None,
+        max_tokens: int | None = None,
+    ) -> ReplyStream:
+        """A reply: to a new message (`send`), to a new version of the user message `target`
+        (`edit`, with `content`), a new version of the reply `target` (`regenerate`), or the
+        reply `target` going on (`continue`). Returns once the server has stored what it
+        begins with and the reply has begun."""
+        body: dict[str, str | int] = {}
+        if kind in ("send", "edit"):
+            body["content"] = content
         if model:
             body["model"] = model
         if max_tokens:
             body["max_tokens"] = max_tokens
         path = f"/api/conversations/{quote(conversation_id)}/messages"
+        if kind != "send":
+            path += f"/{quote(target or '')}/{kind}"
         request = self._http.build_request("POST", path, json=body)
         try:
             response = await self._http.send(request, stream=True)
@@ -373,6 +406,7 @@ class ParleyClient:
             raise
 
 
+TurnKind = Literal["send", "edit", "regenerate", "continue"]
 CONVERSATION_KEYS = ("id", "title", "model", "system", "created_at", "updated_at")
 MODEL_KEYS = ("name", "kind", "state", "slots", "slots_busy", "queue_length", "removable")
 CITATION_KEYS = ("n", "path", "page", "lines", "quote")

@@ -28,9 +28,11 @@ from desktop.client import ParleyClient
 from desktop.errors import ClientError
 from desktop.reply import ReplyController
 from desktop.tasks import Tasks
+from desktop.turn_actions import TurnActions
 from desktop.widgets.banner import Banner
 from desktop.widgets.composer import Composer
 from desktop.widgets.conversation_list import ConversationList
+from desktop.widgets.find_bar import FindBar
 from desktop.widgets.model_picker import ModelPicker
 from desktop.widgets.source_dialog import SourceDialog
 from desktop.widgets.step_details import StepDetailsDialog
@@ -98,6 +100,7 @@ class MainWindow(QMainWindow):
             "for models that cannot search by themselves"
         )
         self._step_details: QDialog | None = None
+        self.find_bar = FindBar(self.transcript, self)
         self._layout()
         self._style_fields()
 
@@ -107,7 +110,10 @@ class MainWindow(QMainWindow):
         rename = QAction("Rename", self)
         rename.setShortcut(QKeySequence("F2"))
         rename.triggered.connect(self._on_rename_triggered)
-        for action in (new_chat, rename):
+        find = QAction("Find in chat", self)
+        find.setShortcut(QKeySequence(QKeySequence.StandardKey.Find))
+        find.triggered.connect(self.find_bar.open)
+        for action in (new_chat, rename, find):
             self.addAction(action)
 
         self.sidebar.new_requested.connect(self._on_new_chat_triggered)
@@ -126,6 +132,11 @@ class MainWindow(QMainWindow):
         self.reply.reply_finished.connect(self._on_reply_finished)
         self.reply.busy_changed.connect(self._on_reply_busy_changed)
         self.reply.error_reported.connect(self.show_error)
+        self.turn_actions = TurnActions(
+            self.reply, self.composer, self.transcript, self.tasks, lambda: self.current_id,
+            self.model_picker.current, lambda: self.max_tokens, lambda: self.client, self,
+        )  # fmt: skip
+        self.transcript.message_action.connect(self.turn_actions.handle)
         self.settings_button.clicked.connect(self.settings_requested)
         self.models_button.clicked.connect(self.models_requested)
         self.tools_button.clicked.connect(self.tools_requested)
@@ -153,6 +164,7 @@ class MainWindow(QMainWindow):
         column = QVBoxLayout(right)
         column.addLayout(top)
         column.addWidget(self.banner)
+        column.addWidget(self.find_bar)
         column.addWidget(self.transcript, 1)
         column.addWidget(self.composer)
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -239,6 +251,8 @@ class MainWindow(QMainWindow):
         return conversation_id == self.current_id
 
     def _set_current(self, conversation_id: str | None) -> None:
+        if conversation_id != self.current_id:
+            self.turn_actions.cancel_edit()  # an edit belongs to the chat it began in
         self.current_id = conversation_id
         self._on_reply_busy_changed()
         self._update_title()
@@ -276,6 +290,9 @@ class MainWindow(QMainWindow):
         self.tasks.spawn(self._refresh_list())
 
     def _on_composer_message_submitted(self, text: str) -> None:
+        if self.turn_actions.submit_edit(text):
+            self.clear_error()
+            return
         model = self.model_picker.current()
         # The conversation it was typed in, even if another is opened while it is sent.
         sending = self.reply.submit(

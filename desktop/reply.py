@@ -28,11 +28,12 @@ from desktop.client import (
     ReplyStep,
     ReplyStream,
     ReplyText,
+    TurnKind,
 )
 from desktop.errors import ClientError
 from desktop.widgets.composer import Composer
 from desktop.widgets.transcript import Transcript
-from server.types import CitationPartJSON, ConversationJSON, ToolPartJSON
+from server.types import CitationPartJSON, ConversationJSON, MessageJSON, ToolPartJSON
 
 STOPPING_NOTE = "Stopped — saving…"
 
@@ -43,6 +44,11 @@ def _stopping_note(step: ToolPartJSON | None) -> str:
         return STOPPING_NOTE
     where = f"{step['server']} · {step['name']}" if step["server"] else step["name"]
     return f"Stopped during the tool {where} — saving…"
+
+
+def _question(reply: Reply) -> str | None:
+    """The question drawn above the reply: None when it is on screen already."""
+    return reply.text if reply.kind in ("send", "edit") else None
 
 
 class Reply:
@@ -56,7 +62,16 @@ class Reply:
         max_tokens: int | None,
         tools: bool = True,
         documents: bool = False,
+        kind: TurnKind = "send",
+        target: str | None = None,
+        before: list[MessageJSON] | None = None,
     ) -> None:
+        """`kind`, `target`: what the turn does (see `ParleyClient.start_turn`); `before`:
+        for a turn on a message already on screen, the messages shown above its reply (the
+        continued reply itself, for `continue`, is drawn again as it grows)."""
+        self.kind: TurnKind = kind
+        self.target = target
+        self.before = before
         self.conversation_id = conversation_id  # None until a new chat is created for it
         self.tools = tools  # for a new chat: may the model call tools in it
         self.documents = documents  # for a new chat: "Use my documents"
@@ -122,13 +137,20 @@ class ReplyController(QObject):
         max_tokens: int | None = None,
         tools: bool = True,
         documents: bool = False,
+        kind: TurnKind = "send",
+        target: str | None = None,
+        before: list[MessageJSON] | None = None,
     ) -> Coroutine[object, object, None] | None:
-        """Send `text` to the chat it was typed in (a new one if None). The chat is busy at
-        once (a second Enter cannot send it twice); the returned coroutine, to be run as a
-        task, follows the reply until its ending is shown. None if that chat is busy."""
+        """Send `text` to the chat it was typed in (a new one if None); or, by `kind`, edit,
+        regenerate or continue the message `target` of that chat (`before`: the messages
+        above its reply). The chat is busy at once (a second Enter cannot send it twice);
+        the returned coroutine, to be run as a task, follows the reply until its ending is
+        shown. None if that chat is busy."""
         if self.busy_in(conversation_id):
             return None
-        reply = Reply(conversation_id, text, model, max_tokens, tools, documents)
+        reply = Reply(
+            conversation_id, text, model, max_tokens, tools, documents, kind, target, before
+        )
         self._replies.append(reply)
         self.busy_changed.emit()
         return self._run(reply, system)
@@ -160,23 +182,44 @@ class ReplyController(QObject):
         if reply is None or reply.stream is None:
             self._transcript.show_conversation(messages)
             return
-        live = {reply.stream.user_message_id, reply.stream.message_id}
+        live = {reply.stream.message_id}
+        if reply.kind in ("send", "edit"):
+            live.add(reply.stream.user_message_id)
         self._transcript.show_conversation([m for m in messages if m["id"] not in live])
-        self._transcript.begin_reply(reply.text, reply.stream.model)
-        drawn = 0
-        for before, step in reply.steps:  # text and steps in the order they came
-            self._transcript.add_text("".join(reply.received[drawn:before]))
-            self._transcript.add_step(step)
-            drawn = before
-        self._transcript.add_text("".join(reply.received[drawn:]))
-        for citation in reply.citations:
-            self._transcript.add_citation(citation)
+        ids = (reply.stream.user_message_id, reply.stream.message_id)
+        self._transcript.begin_reply(_question(reply), reply.stream.model, ids)
+        self._replay(reply)  # text and steps in the order they came
         if reply.ending is not None:
             self._transcript.end_reply(reply.ending)
         elif reply.stop_requested:
             self._transcript.end_reply(None, note=STOPPING_NOTE)
 
     # -- one reply -------------------------------------------------------------------------
+
+    def _resume(self, reply: Reply) -> None:
+        """A continued reply starts from what it said (in `before`'s last message)."""
+        earlier = next((m for m in reversed(reply.before or []) if m["id"] == reply.target), None)
+        if earlier is None:
+            return
+        reply.before = [m for m in reply.before or [] if m["id"] != reply.target]
+        for part in earlier["parts"]:
+            if part["type"] == "text":
+                reply.received.append(part["text"])
+            elif part["type"] == "tool":
+                reply.steps.append((len(reply.received), part))
+            else:
+                reply.citations.append(part)
+
+    def _replay(self, reply: Reply) -> None:
+        """Draw what the reply holds so far (a continued reply's earlier text and steps)."""
+        drawn = 0
+        for before, step in reply.steps:
+            self._transcript.add_text("".join(reply.received[drawn:before]))
+            self._transcript.add_step(step)
+            drawn = before
+        self._transcript.add_text("".join(reply.received[drawn:]))
+        for citation in reply.citations:
+            self._transcript.add_citation(citation)
 
     def _client(self) -> ParleyClient:
         if self.client is None:
@@ -203,12 +246,20 @@ class ReplyController(QObject):
             reply.conversation_id = created["id"]
             self.conversation_created.emit(reply.conversation_id)
         conversation_id = reply.conversation_id
-        stream = await client.send(conversation_id, reply.text, reply.model, reply.max_tokens)
+        stream = await client.start_turn(
+            conversation_id, reply.kind, reply.target, reply.text, reply.model, reply.max_tokens
+        )
         reply.stream = stream
-        if self._is_shown(conversation_id) and self._composer.text == reply.text:
+        if reply.kind == "continue":
+            self._resume(reply)
+        if self._is_shown(conversation_id) and reply.text and self._composer.text == reply.text:
             self._composer.clear()  # (not text typed meanwhile for another chat)
         if self._is_shown(conversation_id):
-            self._transcript.begin_reply(reply.text, stream.model)
+            if reply.before is not None:
+                self._transcript.show_conversation(reply.before)
+            ids = (stream.user_message_id, stream.message_id)
+            self._transcript.begin_reply(_question(reply), stream.model, ids)
+            self._replay(reply)
         self.reply_started.emit(conversation_id)
         if reply.stop_requested:  # Stop came while the message was being sent
             reply.stop_requested = False
@@ -261,9 +312,11 @@ class ReplyController(QObject):
                 await ended.wait()  # the view may still be laying out a burst
             finally:
                 self._transcript.reply_ended.disconnect(ended.set)
-        # Its ending is on screen: the next message may go. Nothing is awaited after this.
+        # Its ending is on screen: the next message may go.
         self._forget(reply)
         self.reply_finished.emit(stream.message_id)
+        if reply.kind != "send" and self._is_shown(conversation_id):
+            await self._show_stored(conversation_id)  # its versions' ‹ n/m ›
 
     async def _saved(self, stream: ReplyStream) -> ReplyEnd | None:
         """The reply as stored once settled; None if its conversation was deleted."""

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 MIN_LINES = 2
 MAX_LINES = 10
@@ -28,6 +35,7 @@ class _Editor(QPlainTextEdit):
 class Composer(QWidget):
     message_submitted = Signal(str)
     stop_requested = Signal()
+    editing_cancelled = Signal()  # Cancel on the "Editing a message" line
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -37,11 +45,22 @@ class Composer(QWidget):
         self.editor.setTabChangesFocus(True)  # a tab character is rarely wanted in a chat
         self.button = QPushButton("Send", self)
         self.button.setObjectName("send-stop")
-        layout = QHBoxLayout(self)
+        self.edit_note = QLabel("Editing a message: sending it makes a new version.", self)
+        self.cancel_edit = QPushButton("Cancel edit", self)
+        self.cancel_edit.clicked.connect(self.editing_cancelled)
+        note = QHBoxLayout()
+        note.addWidget(self.edit_note, 1)
+        note.addWidget(self.cancel_edit)
+        row = QHBoxLayout()
+        row.addWidget(self.editor, 1)
+        row.addWidget(self.button)
+        layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.editor, 1)
-        layout.addWidget(self.button)
+        layout.addLayout(note)
+        layout.addLayout(row)
+        self._editing = False
         self._streaming = False
+        self.set_editing(False)
         self._fit_height()
         self.editor.submitted.connect(self._on_editor_submitted)
         self.button.clicked.connect(self._on_button_clicked)
@@ -58,7 +77,20 @@ class Composer(QWidget):
 
     def set_streaming(self, streaming: bool) -> None:
         self._streaming = streaming
-        self.button.setText("Stop" if streaming else "Send")
+        self._label_button()
+
+    def set_editing(self, editing: bool) -> None:
+        """Whether the text is a new version of a message (the window knows which)."""
+        self._editing = editing
+        self.edit_note.setVisible(editing)
+        self.cancel_edit.setVisible(editing)
+        self._label_button()
+
+    def _label_button(self) -> None:
+        if self._streaming:
+            self.button.setText("Stop")
+        else:
+            self.button.setText("Send edit" if self._editing else "Send")
 
     def focus(self) -> None:
         self.editor.setFocus()

@@ -31,6 +31,7 @@ from desktop.markdown_render import (
     split_stable,
 )
 from desktop.widgets.badges import badge_for, stats_for
+from desktop.widgets.message_actions import actions_line, parse_link
 from desktop.widgets.transcript_parts import TEXT_GAP, ReplyPartsView
 from server.types import CitationPartJSON, MessageJSON, ToolPartJSON
 
@@ -56,6 +57,7 @@ class Transcript(ReplyPartsView, QTextBrowser):
     link_hovered = Signal(str)  # its target under the pointer ("" when it leaves)
     code_copied = Signal()  # a code block's Copy link put it on the clipboard
     step_clicked = Signal(dict)  # a tool step's "details" link: the step (ToolPartJSON)
+    message_action = Signal(str, str)  # (edit | regenerate | continue | version, message id)
     citation_clicked = Signal(dict)  # a cited source's link: its part (CitationPartJSON)
 
     # One growing reply (see _reset_reply).
@@ -80,6 +82,8 @@ class Transcript(ReplyPartsView, QTextBrowser):
         self._renderer = MarkdownRenderer(dark=self._palette_is_dark())
         self._steps_shown: dict[str, ToolPartJSON] = {}  # by id, for their details links
         self._citations_shown: dict[str, CitationPartJSON] = {}  # link number -> citation
+        self._texts_shown: dict[str, str] = {}  # message id -> its text (Copy)
+        self._live_ids: tuple[str, str] | None = None  # the live turn's question and reply
         self._set_colours()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -123,8 +127,9 @@ class Transcript(ReplyPartsView, QTextBrowser):
         self._renderer.code_blocks.clear()
         self._steps_shown.clear()
         self._citations_shown.clear()
+        self._texts_shown.clear()
         parts = []
-        for message in messages:
+        for number, message in enumerate(messages):
             parts.append(self._header(message["role"], message["model"]))
             if message["role"] == "assistant":
                 stored = message.get("parts", [])
@@ -136,6 +141,19 @@ class Transcript(ReplyPartsView, QTextBrowser):
                     parts.append(self._footer(ReplyEnd.from_message(message)))
             else:
                 parts.append(self._user_body(message["content"]))
+            self._texts_shown[message["id"]] = message["content"]
+            parts.append(
+                actions_line(
+                    message["id"],
+                    message["role"],
+                    muted=self._muted,
+                    status=message["status"],
+                    has_text=bool(message["content"]),
+                    last=number == len(messages) - 1,
+                    siblings=message.get("siblings"),
+                    index=message.get("sibling_index", 0),
+                )
+            )
         self.setHtml("".join(parts))
         self.moveCursor(QTextCursor.MoveOperation.End)
         self.ensureCursorVisible()
@@ -150,16 +168,29 @@ class Transcript(ReplyPartsView, QTextBrowser):
                 return True
         return False
 
+    def message_text(self, message_id: str) -> str | None:
+        """The text of a message on screen (None: not shown here)."""
+        return self._texts_shown.get(message_id)
+
     def clear_conversation(self) -> None:
         self.show_conversation([])
 
     # -- one streaming reply ---------------------------------------------------------------
 
-    def begin_reply(self, user_text: str, model: str | None) -> None:
-        """Show the user's message and an empty reply that will grow."""
+    def begin_reply(
+        self, user_text: str | None, model: str | None, ids: tuple[str, str] | None = None
+    ) -> None:
+        """Show the user's message (None: it is on screen already, a new version of its
+        reply is coming) and an empty reply that will grow. `ids`: the question's and the
+        reply's, for their actions (the question's at once, the reply's at its end)."""
         self._abandon_reply()
-        self._append_html(self._header("user", None), top_margin=HEADER_GAP)
-        self._append_html(self._user_body(user_text), top_margin=TEXT_GAP)
+        self._live_ids = ids
+        if user_text is not None:
+            self._append_html(self._header("user", None), top_margin=HEADER_GAP)
+            self._append_html(self._user_body(user_text), top_margin=TEXT_GAP)
+            if ids is not None:
+                self._texts_shown[ids[0]] = user_text
+                self._append_html(actions_line(ids[0], "user", muted=self._muted))
         self._append_html(self._header("assistant", model), top_margin=HEADER_GAP)
         self._live_start = self._open_block(TEXT_GAP)
         self._reply_start = self._live_start
@@ -238,6 +269,17 @@ class Transcript(ReplyPartsView, QTextBrowser):
                 self._replace_from(self._live_start, self._renderer.render(tail))
             self._shown_len = len(shown)
             footer = self._footer(end)
+            if self._live_ids is not None:
+                reply_id = self._live_ids[1]
+                self._texts_shown[reply_id] = shown
+                footer += actions_line(
+                    reply_id,
+                    "assistant",
+                    muted=self._muted,
+                    status=end.status,
+                    has_text=bool(shown),
+                    last=True,
+                )
         else:
             footer = self._note(note)
         self._footer_start = self._end()
@@ -424,6 +466,13 @@ class Transcript(ReplyPartsView, QTextBrowser):
             if code is not None:
                 QGuiApplication.clipboard().setText(code)
                 self.code_copied.emit()
+        elif url.scheme() == "msg":
+            found = parse_link(url.path())
+            if found is not None and found[0] == "copy":
+                QGuiApplication.clipboard().setText(self._texts_shown.get(found[1], ""))
+                self.code_copied.emit()
+            elif found is not None:
+                self.message_action.emit(*found)
         elif url.scheme() in ("http", "https") and url.host():
             self.link_clicked.emit(url)
         # Any other scheme (file:, javascript:, a relative path...) is not followed.

@@ -66,7 +66,7 @@ def grown_live(qtbot: Any, text: str, step: int = 7) -> Transcript:
     view = Transcript()
     qtbot.addWidget(view)
     view.resize(800, 600)
-    view.begin_reply("q", "m")
+    view.begin_reply("q", "m", ("u", "a"))  # the ids of `reopened`'s messages
     sizes: list[int] = []
     view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
     for end in range(step, len(text) + step, step):

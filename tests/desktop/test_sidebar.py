@@ -216,13 +216,13 @@ def test_opening_another_conversation_while_a_message_is_being_sent(
     assert client is not None
     # Hold the send in flight (the real request goes once released) to click meanwhile.
     release = asyncio.Event()
-    real_send = client.send
+    real_send = client.start_turn
 
     async def held_send(*args: Any, **kwargs: Any) -> Any:
         await release.wait()
         return await real_send(*args, **kwargs)
 
-    monkeypatch.setattr(client, "send", held_send)
+    monkeypatch.setattr(client, "start_turn", held_send)
     qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     gui.send("Second topic")
     qtbot.waitUntil(lambda: gui.window.current_id is not None, timeout=5_000)  # created

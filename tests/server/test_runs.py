@@ -71,7 +71,6 @@ class ThreadBackend:
 
 
 class CountingSink:
-
     def __init__(self, failures: int = 0) -> None:
         self.finishes: list[Ending] = []
         self.checkpoints: list[str] = []

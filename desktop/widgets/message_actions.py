@@ -1,0 +1,53 @@
+"""The small line of actions under each message of the transcript: Copy; Edit (a question);
+Regenerate and, for a reply that was stopped or cut, Continue; and ‹ 2/3 › between versions.
+
+They are links (`msg:ACTION/ID`) in the transcript's HTML: the transcript copies by itself
+and hands every other action to the window (`Transcript.message_action`)."""
+
+from __future__ import annotations
+
+import html
+
+from server.types import MessageRole, Status
+
+CONTINUABLE: tuple[Status, ...] = ("interrupted", "error")
+
+
+def actions_line(
+    message_id: str,
+    role: MessageRole,
+    *,
+    muted: str,
+    status: Status = "completed",
+    has_text: bool = True,
+    last: bool = False,
+    siblings: list[str] | None = None,
+    index: int = 0,
+) -> str:
+    """The actions of one message as HTML. `last`: it ends the branch (only then may a
+    stopped reply be continued); `siblings`/`index`: its versions and which one it is."""
+    links = [_link("copy", message_id, "Copy")]
+    if role == "user":
+        links.append(_link("edit", message_id, "Edit"))
+    elif status != "streaming":
+        links.append(_link("regenerate", message_id, "Regenerate"))
+        if last and status in CONTINUABLE and has_text:
+            links.append(_link("continue", message_id, "Continue"))
+    versions = siblings or [message_id]
+    if len(versions) > 1:
+        before = _link("version", versions[index - 1], "‹") if index > 0 else "‹"
+        after = _link("version", versions[index + 1], "›") if index + 1 < len(versions) else "›"
+        links.append(f"{before} {index + 1}/{len(versions)} {after}")
+    joined = " &nbsp;·&nbsp; ".join(links)
+    return f'<p style="margin-top:2px; font-size:small; color:{muted};">{joined}</p>'
+
+
+def _link(action: str, message_id: str, label: str) -> str:
+    return f'<a href="msg:{action}/{html.escape(message_id)}">{html.escape(label)}</a>'
+
+
+def parse_link(path: str) -> tuple[str, str] | None:
+    """(action, message id) of a `msg:` link's path, or None."""
+    action, _, message_id = path.partition("/")
+    known = ("copy", "edit", "regenerate", "continue", "version")
+    return (action, message_id) if action in known and message_id else None

@@ -1,0 +1,117 @@
+"""The actions under each message (issue 13): Copy; Continue a stopped reply (it grows in
+place); Regenerate (a new version, ‹ 2/2 ›, and back with ‹); Edit a question (a new
+branch); each through the same reply path as sending, so Stop ends it the same way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QGuiApplication
+
+from tests.desktop.conftest import GuiApp
+from tests.desktop.test_replies import start_reply, stored
+from tests.support.upstream import Script, ScriptedUpstream
+
+
+def click(gui: GuiApp, action: str, message_id: str) -> None:
+    gui.window.transcript._on_anchor_clicked(QUrl(f"msg:{action}/{message_id}"))
+
+
+def links(gui: GuiApp) -> str:
+    return str(gui.window.transcript.toHtml())
+
+
+def test_stop_then_continue_then_regenerate_then_switch_versions(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    cid = start_reply(gui, qtbot, upstream, "alpha")
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.window.composer.button.click()  # Stop
+    question, reply = (m["id"] for m in stored(gui, qtbot, cid))
+    assert f"msg:continue/{reply}" in links(gui) and f"msg:edit/{question}" in links(gui)
+
+    # Copy puts the reply's text on the clipboard.
+    click(gui, "copy", reply)
+    assert QGuiApplication.clipboard().text().startswith("alpha-0 alpha-1 alpha-2")
+
+    # Continue: the same message grows; the window shows old and new text.
+    upstream.script = Script(texts=[" and", " the end."])
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        click(gui, "continue", reply)
+    qtbot.waitUntil(lambda: "the end." in gui.transcript_text(), timeout=5_000)
+    messages = stored(gui, qtbot, cid)
+    assert [m["id"] for m in messages] == [question, reply]
+    assert messages[1]["content"].startswith("alpha-0 alpha-1 alpha-2")
+    assert messages[1]["content"].endswith(" and the end.")
+    assert messages[1]["status"] == "completed" and messages[1]["continued"] == "prefix"
+    qtbot.waitUntil(lambda: f"msg:continue/{reply}" not in links(gui), timeout=5_000)
+
+    # Regenerate: a second version, shown with ‹ 2/2 ›; ‹ goes back to the first.
+    upstream.script = Script(texts=["Second", " version."])
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        click(gui, "regenerate", reply)
+    qtbot.waitUntil(lambda: "2/2" in gui.transcript_text(), timeout=5_000)
+    assert "Second version." in gui.transcript_text() and "the end." not in gui.transcript_text()
+    assert "alpha" in gui.transcript_text()  # the question is still there, once
+    assert gui.transcript_text().count("alpha") == 1
+    click(gui, "version", reply)
+    qtbot.waitUntil(lambda: "1/2" in gui.transcript_text(), timeout=5_000)
+    assert "the end." in gui.transcript_text() and "Second version." not in gui.transcript_text()
+
+
+def test_edit_sends_a_new_version_of_the_question_and_cancel_leaves_it(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    upstream.script = Script(texts=["First answer."])
+    gui.send("What is basalt?")
+    qtbot.waitUntil(lambda: "First answer." in gui.transcript_text(), timeout=10_000)
+    qtbot.waitUntil(lambda: gui.window.composer.button.text() == "Send", timeout=5_000)
+    cid = gui.window.current_id or ""
+    question = stored(gui, qtbot, cid)[0]["id"]
+
+    click(gui, "edit", question)
+    composer = gui.window.composer
+    assert composer.text == "What is basalt?" and composer.button.text() == "Send edit"
+    assert composer.edit_note.isVisibleTo(gui.window)
+    composer.cancel_edit.click()
+    assert composer.text == "" and composer.button.text() == "Send"
+
+    click(gui, "edit", question)
+    upstream.script = Script(texts=["Pumice floats."])
+    gui.send("What is pumice?")
+    qtbot.waitUntil(lambda: "Pumice floats." in gui.transcript_text(), timeout=10_000)
+    qtbot.waitUntil(lambda: "2/2" in gui.transcript_text(), timeout=5_000)
+    text = gui.transcript_text()
+    assert "What is basalt?" not in text and "First answer." not in text
+    assert upstream.records[-1].body["messages"][-1]["content"] == "What is pumice?"
+    assert [m["role"] for m in upstream.records[-1].body["messages"]] == ["user"]
+    assert composer.button.text() == "Send" and not composer.edit_note.isVisibleTo(gui.window)
+    messages = stored(gui, qtbot, cid)
+    assert messages[0]["siblings"][0] == question and messages[0]["sibling_index"] == 1
+
+
+def test_ctrl_f_finds_in_the_open_chat_next_previous_and_escape(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    from PySide6.QtCore import Qt
+
+    upstream.script = Script(texts=["Basalt is dark. ", "BASALT cools fast. ", "Granite is not."])
+    gui.send("Tell me about basalt")
+    qtbot.waitUntil(lambda: "Granite is not." in gui.transcript_text(), timeout=10_000)
+    bar = gui.window.find_bar
+    qtbot.keyClick(gui.window.transcript, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert bar.isVisible() and bar.field.hasFocus()
+    qtbot.keyClicks(bar.field, "basalt")
+    assert bar.matches == 3 and bar.current == 0  # the question's, the reply's two
+    assert bar.count.text() == "1 of 3" and len(gui.window.transcript.extraSelections()) == 3
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return)
+    assert bar.current == 1
+    assert gui.window.transcript.textCursor().selectedText() == "Basalt"
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert bar.current == 2  # wraps around
+    bar.field.setText("obsidian")
+    assert bar.matches == 0 and bar.count.text() == "No matches"
+    qtbot.keyClick(bar.field, Qt.Key.Key_Escape)
+    assert not bar.isVisible() and gui.window.transcript.extraSelections() == []
