@@ -13,7 +13,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Literal, TypeVar, cast
+from typing import BinaryIO, Literal, TypeVar, cast
 from urllib.parse import quote
 
 import httpx
@@ -275,6 +275,38 @@ class ParleyClient:
         field in the ClientError)."""
         path = f"/api/conversations/{quote(conversation_id)}"
         return await self._object(ConversationJSON, CONVERSATION_KEYS, "PATCH", path, fields)
+
+    async def export_to(self, conversation_id: str | None, kind: str, file: BinaryIO) -> int:
+        """Write an export into `file` as it comes: one chat (`kind` "json" or "md") or, for
+        None, every chat (JSON). Returns the bytes written."""
+        if conversation_id is None:
+            path = "/api/export"
+        else:
+            path = f"/api/conversations/{quote(conversation_id)}/export?format={kind}"
+        written = 0
+        try:
+            async with self._http.stream("GET", path) as response:
+                if response.status_code >= 400:
+                    raise _error_from(response.status_code, await response.aread())
+                async for chunk in response.aiter_bytes():
+                    file.write(chunk)
+                    written += len(chunk)
+        except httpx.HTTPError as exc:
+            raise ClientError(f"cannot reach Parley's server: {exc}") from exc
+        return written
+
+    async def import_history(self, raw: bytes) -> dict[str, object]:
+        """Import Parley's or ChatGPT's export (all or nothing: ClientError says where the
+        file is wrong). Returns {source, conversations, messages}."""
+        try:
+            response = await self._http.post(
+                "/api/import", content=raw, headers={"Content-Type": "application/json"}
+            )
+        except httpx.HTTPError as exc:
+            raise ClientError(f"cannot reach Parley's server: {exc}") from exc
+        if response.status_code >= 400:
+            raise _error_from(response.status_code, response.content)
+        return _shaped(dict, ("source", "conversations", "messages"), response.json())
 
     async def delete(self, conversation_id: str) -> None:
         await self._call("DELETE", f"/api/conversations/{quote(conversation_id)}")

@@ -24,8 +24,10 @@ from PySide6.QtWidgets import (
 )
 
 from desktop import style
+from desktop.chat_settings import ChatSettings
 from desktop.client import ParleyClient
 from desktop.errors import ClientError
+from desktop.history_files import HistoryFiles
 from desktop.reply import ReplyController
 from desktop.tasks import Tasks
 from desktop.turn_actions import TurnActions
@@ -91,6 +93,9 @@ class MainWindow(QMainWindow):
             "Let the model call the tools of your MCP servers in this chat "
             "(only models that can call tools do)"
         )
+        self.chat_settings_button = QPushButton("Chat settings", self)
+        self.chat_settings_button.setToolTip("This chat's system prompt and parameters")
+        self.chat_settings_button.setEnabled(False)
         self.library_button = QPushButton("Library", self)
         self.library_button.setToolTip("Folders of your documents the model can use")
         self.documents_switch = QCheckBox("Use my documents", self)
@@ -137,6 +142,14 @@ class MainWindow(QMainWindow):
             self.model_picker.current, lambda: self.max_tokens, lambda: self.client, self,
         )  # fmt: skip
         self.transcript.message_action.connect(self.turn_actions.handle)
+        self.chat_settings = ChatSettings(
+            lambda: self.client, lambda: self.current_id, self.tasks, self
+        )
+        self.chat_settings_button.clicked.connect(self.chat_settings.open)
+        self.history_files = HistoryFiles(
+            lambda: self.client, lambda: self.current_id, self.tasks, self
+        )
+        self._file_menu()
         self.settings_button.clicked.connect(self.settings_requested)
         self.models_button.clicked.connect(self.models_requested)
         self.tools_button.clicked.connect(self.tools_requested)
@@ -158,6 +171,7 @@ class MainWindow(QMainWindow):
         top.addWidget(self.documents_switch)
         top.addWidget(self.models_button)
         top.addWidget(self.tools_button)
+        top.addWidget(self.chat_settings_button)
         top.addWidget(self.library_button)
         top.addWidget(self.settings_button)
         right = QWidget(self)
@@ -196,6 +210,17 @@ class MainWindow(QMainWindow):
         self._status_timer.stop()
         self.client = None
         self.reply.client = None
+
+    def _file_menu(self) -> None:
+        files = self.history_files
+        menu = self.menuBar().addMenu("&File")
+        self.export_chat_action = menu.addAction("Export this chat…", files.export_chat)
+        self.export_chat_action.setEnabled(False)
+        menu.addAction("Export every chat…", files.export_all)
+        menu.addSeparator()
+        menu.addAction("Import chats…", files.import_file)
+        files.done.connect(lambda text: self.statusBar().showMessage(text, NOTICE_MS))
+        files.imported.connect(lambda: self.tasks.spawn(self._refresh_list()))
 
     def show_error(self, message: str) -> None:
         self.banner.show_message(message)
@@ -254,6 +279,8 @@ class MainWindow(QMainWindow):
         if conversation_id != self.current_id:
             self.turn_actions.cancel_edit()  # an edit belongs to the chat it began in
         self.current_id = conversation_id
+        self.chat_settings_button.setEnabled(conversation_id is not None)
+        self.export_chat_action.setEnabled(conversation_id is not None)
         self._on_reply_busy_changed()
         self._update_title()
         if conversation_id is None:

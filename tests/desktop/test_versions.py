@@ -115,3 +115,97 @@ def test_ctrl_f_finds_in_the_open_chat_next_previous_and_escape(
     assert bar.matches == 0 and bar.count.text() == "No matches"
     qtbot.keyClick(bar.field, Qt.Key.Key_Escape)
     assert not bar.isVisible() and gui.window.transcript.extraSelections() == []
+
+
+def test_chat_settings_set_the_system_prompt_and_parameters_of_the_next_replies(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any, monkeypatch: Any
+) -> None:
+    from desktop.errors import ClientError
+    from desktop.widgets.chat_settings_dialog import ChatSettingsDialog
+
+    assert not gui.window.chat_settings_button.isEnabled()  # no chat yet
+    upstream.script = Script(texts=["Hi."])
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send("Hello")
+    button = gui.window.chat_settings_button
+    qtbot.waitUntil(button.isEnabled, timeout=5_000)
+    button.click()
+    qtbot.waitUntil(lambda: gui.window.findChild(ChatSettingsDialog) is not None, timeout=5_000)
+    dialog = gui.window.findChild(ChatSettingsDialog)
+    assert dialog is not None and dialog.system.toPlainText() == ""
+    dialog.system.setPlainText("Answer in French.")
+    check, box = dialog.rows["temperature"]
+    assert not box.isEnabled()
+    check.setChecked(True)
+    box.setValue(0.3)
+    seed_check, seed = dialog.rows["seed"]
+    seed_check.setChecked(True)
+    seed.setValue(42)
+
+    client = gui.window.client
+    assert client is not None
+    real_update = client.update
+
+    async def refused(*_args: Any) -> Any:
+        raise ClientError("'params.temperature' must be between 0 and 2", status=400)
+
+    monkeypatch.setattr(client, "update", refused)
+    dialog._on_save()
+    qtbot.waitUntil(lambda: "params.temperature" in dialog.message.text(), timeout=5_000)
+    assert dialog.isVisible()  # stays open, nothing lost
+    monkeypatch.setattr(client, "update", real_update)
+    with qtbot.waitSignal(dialog.finished, timeout=5_000):
+        dialog._on_save()
+
+    upstream.script = Script(texts=["Bonjour."])
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send("Again")
+    body = upstream.records[-1].body
+    assert body["messages"][0] == {"role": "system", "content": "Answer in French."}
+    assert body["temperature"] == 0.3 and body["seed"] == 42 and "top_p" not in body
+
+
+def test_file_menu_exports_atomically_and_imports_all_or_nothing(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any, monkeypatch: Any, tmp_path: Any
+) -> None:
+    import json
+
+    from PySide6.QtWidgets import QFileDialog
+
+    files = gui.window.history_files
+    assert not gui.window.export_chat_action.isEnabled()
+    upstream.script = Script(texts=["Basalt is volcanic."])
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send("What is basalt?")
+    qtbot.waitUntil(gui.window.export_chat_action.isEnabled, timeout=5_000)
+
+    out = tmp_path / "out"
+    out.mkdir()
+    markdown = out / "basalt.md"
+    monkeypatch.setattr(
+        QFileDialog, "getSaveFileName", lambda *a: (str(markdown), "Markdown (*.md)")
+    )
+    with qtbot.waitSignal(files.done, timeout=5_000):
+        gui.window.export_chat_action.trigger()
+    assert "Basalt is volcanic." in markdown.read_text() and "## You" in markdown.read_text()
+    everything = out / "all.json"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a: (str(everything), ""))
+    with qtbot.waitSignal(files.done, timeout=5_000):
+        files.export_all()
+    exported = json.loads(everything.read_text())
+    assert len(exported["conversations"]) == 1
+    assert sorted(p.name for p in out.iterdir()) == ["all.json", "basalt.md"]  # no .part
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a: (str(everything), ""))
+    with qtbot.waitSignal(files.done, timeout=10_000) as done:
+        files.import_file()
+    assert done.args == ["Imported 1 chat (2 messages) from all.json"]
+    qtbot.waitUntil(lambda: gui.window.sidebar.list.count() == 2, timeout=5_000)
+
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"format": "parley", "version": 1, "conversations": [{"id": 1}]}')
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a: (str(broken), ""))
+    files.import_file()
+    qtbot.waitUntil(lambda: "Nothing was imported" in gui.window.banner.text(), timeout=5_000)
+    assert "conversations[0]" in gui.window.banner.text()
+    assert gui.window.sidebar.list.count() == 2

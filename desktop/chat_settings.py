@@ -1,0 +1,61 @@
+"""Opening the chat settings of the chat on screen, and saving them through the server (a bad
+value is refused by the server, which names it; the dialog shows that and stays open)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QWidget
+
+from desktop.client import ParleyClient
+from desktop.errors import ClientError
+from desktop.tasks import Tasks
+from desktop.widgets.chat_settings_dialog import ChatSettingsDialog
+
+
+class ChatSettings(QObject):
+    def __init__(
+        self,
+        client: Callable[[], ParleyClient | None],
+        current_id: Callable[[], str | None],
+        tasks: Tasks,
+        parent: QWidget,
+    ) -> None:
+        super().__init__(parent)
+        self._client = client
+        self._current_id = current_id
+        self._tasks = tasks
+        self._parent = parent
+        self.dialog: ChatSettingsDialog | None = None
+
+    def open(self) -> None:
+        self._tasks.spawn(self._open())
+
+    async def _open(self) -> None:
+        client, conversation_id = self._client(), self._current_id()
+        if client is None or conversation_id is None:
+            return
+        conversation = await client.conversation(conversation_id)
+        if self.dialog is not None:
+            self.dialog.close()
+        dialog = ChatSettingsDialog(conversation, self._parent)
+        dialog.save_requested.connect(
+            lambda body: self._tasks.spawn(self._save(dialog, conversation_id, body))
+        )
+        self.dialog = dialog
+        dialog.open()
+
+    async def _save(
+        self, dialog: ChatSettingsDialog, conversation_id: str, body: dict[str, object]
+    ) -> None:
+        client = self._client()
+        if client is None:
+            dialog.show_error("Parley's server is restarting; try again in a moment.")
+            return
+        try:
+            await client.update(conversation_id, body)
+        except ClientError as exc:
+            dialog.show_error(str(exc))
+            return
+        dialog.accept()

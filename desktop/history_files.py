@@ -1,0 +1,122 @@
+"""File → Export and Import: the open chat as Markdown or JSON, every chat as JSON, and
+importing Parley's or ChatGPT's export (conversations.json).
+
+An export is written to a `.part` file beside the chosen one as it arrives, then renamed
+over it: a failure or a crash never leaves a half-written file under the chosen name. An
+import is all or nothing on the server's side; a big one shows a busy progress dialog."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QFileDialog, QProgressDialog, QWidget
+
+from desktop.client import ParleyClient
+from desktop.errors import ClientError
+from desktop.tasks import Tasks
+
+MARKDOWN = "Markdown (*.md)"
+JSON = "Parley JSON (*.json)"
+IMPORTS = "Parley or ChatGPT export (*.json);;All files (*)"
+
+
+class HistoryFiles(QObject):
+    done = Signal(str)  # what was exported or imported, for the status line and tests
+    imported = Signal()  # new chats: the list needs refreshing
+
+    def __init__(
+        self,
+        client: Callable[[], ParleyClient | None],
+        current_id: Callable[[], str | None],
+        tasks: Tasks,
+        parent: QWidget,
+    ) -> None:
+        super().__init__(parent)
+        self._client = client
+        self._current_id = current_id
+        self._tasks = tasks
+        self._parent = parent
+
+    # -- commands (menu actions) ----------------------------------------------------------
+
+    def export_chat(self) -> None:
+        conversation_id = self._current_id()
+        if conversation_id is None:
+            return
+        path, kind = QFileDialog.getSaveFileName(
+            self._parent, "Export this chat", "chat.md", f"{MARKDOWN};;{JSON}"
+        )
+        if path:
+            self._tasks.spawn(self._export(conversation_id, "json" if kind == JSON else "md", path))
+
+    def export_all(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self._parent, "Export every chat", "parley-chats.json", JSON
+        )
+        if path:
+            self._tasks.spawn(self._export(None, "json", path))
+
+    def import_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self._parent, "Import chats", "", IMPORTS)
+        if path:
+            self._tasks.spawn(self._import(path))
+
+    # -- the work ---------------------------------------------------------------------------
+
+    async def _export(self, conversation_id: str | None, kind: str, path: str) -> None:
+        client = self._need_client()
+        target = Path(path)
+        partial = target.with_name(target.name + ".part")
+        try:
+            with partial.open("wb") as file:
+                written = await client.export_to(conversation_id, kind, file)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(partial, target)
+        except (ClientError, OSError) as exc:
+            with contextlib.suppress(OSError):
+                partial.unlink()
+            raise ClientError(f"Could not export to {target}: {exc}") from exc
+        self.done.emit(f"Exported {written:,} bytes to {target}")
+
+    async def _import(self, path: str) -> None:
+        client = self._need_client()
+        source = Path(path)
+        try:
+            raw = await asyncio.to_thread(source.read_bytes)
+        except OSError as exc:
+            raise ClientError(f"Could not read {source}: {exc}") from exc
+        progress = QProgressDialog(
+            f"Importing {source.name} ({len(raw) / 1e6:.1f} MB)…", "", 0, 0, self._parent
+        )
+        progress.setCancelButton(None)  # all or nothing, on the server: it finishes or fails
+        progress.setWindowModality(Qt.WindowModality.WindowModal)
+        progress.setMinimumDuration(300)  # a small file never flashes a dialog
+        try:
+            result = await client.import_history(raw)
+        except ClientError as exc:
+            raise ClientError(f"Nothing was imported from {source.name}: {exc}") from exc
+        finally:
+            progress.close()
+        chats = len(result["conversations"]) if isinstance(result["conversations"], list) else 0
+        messages = result["messages"] if isinstance(result["messages"], int) else 0
+        message = (
+            f"Imported {_count(chats, 'chat')} ({_count(messages, 'message')}) from {source.name}"
+        )
+        self.imported.emit()
+        self.done.emit(message)
+
+    def _need_client(self) -> ParleyClient:
+        client = self._client()
+        if client is None:
+            raise ClientError("Parley's server is still starting")
+        return client
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number:,} {thing}" if number == 1 else f"{number:,} {thing}s"

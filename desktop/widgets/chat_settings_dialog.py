@@ -1,0 +1,98 @@
+"""This chat's own settings: its system prompt and sampling parameters (temperature, top-p,
+longest reply, seed), used by every later reply in it. A parameter left unticked is the
+model's default. The model itself is chosen above the chat, as for any message."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from server.types import ChatParams, ConversationJSON
+
+INT32 = 2**31 - 1  # a spin box's own range
+
+
+class ChatSettingsDialog(QDialog):
+    save_requested = Signal(dict)  # the PATCH body: {"system", "params"}
+
+    def __init__(self, conversation: ConversationJSON, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Chat settings — {conversation['title'] or 'New chat'}")
+        self.setObjectName("chat-settings")
+        self.resize(520, 420)
+        self.system = QPlainTextEdit(self)
+        self.system.setPlaceholderText("None: the model's own behaviour")
+        self.system.setAccessibleName("System prompt of this chat")
+        self.system.setPlainText(conversation["system"] or "")
+        params: ChatParams = conversation.get("params") or {}
+        # Each parameter: a tick (set, or the model's default) and its value.
+        self.rows = {
+            "temperature": _number(QDoubleSpinBox(self), 0, 2, 0.1, params.get("temperature"), 0.7),
+            "top_p": _number(QDoubleSpinBox(self), 0, 1, 0.05, params.get("top_p"), 0.95),
+            "max_tokens": _number(QSpinBox(self), 1, 1_000_000, 64, params.get("max_tokens"), 1024),
+            "seed": _number(QSpinBox(self), -INT32, INT32, 1, params.get("seed"), 0),
+        }
+        form = QFormLayout()
+        labels = {"temperature": "Temperature", "top_p": "Top-p", "max_tokens": "Longest reply "
+                  "(tokens)", "seed": "Seed"}  # fmt: skip
+        for key, (check, box) in self.rows.items():
+            row = QHBoxLayout()
+            row.addWidget(check)
+            row.addWidget(box, 1)
+            check.setAccessibleName(f"Set {labels[key].lower()}")
+            box.setAccessibleName(labels[key])
+            form.addRow(labels[key], row)
+        self.message = QLabel("", self)
+        self.message.setWordWrap(True)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        buttons.accepted.connect(self._on_save)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel("System prompt", self))
+        layout.addWidget(self.system, 1)
+        layout.addLayout(form)
+        layout.addWidget(self.message)
+        layout.addWidget(buttons)
+
+    def body(self) -> dict[str, object]:
+        """What Save asks for: every parameter, set or cleared (null)."""
+        params: dict[str, float | int | None] = {}
+        for key, (check, box) in self.rows.items():
+            params[key] = box.value() if check.isChecked() else None
+        system = self.system.toPlainText().strip()
+        return {"system": system or None, "params": params}
+
+    def show_error(self, text: str) -> None:
+        self.message.setText(text)
+
+    def _on_save(self) -> None:
+        self.message.setText("Saving…")
+        self.save_requested.emit(self.body())
+
+
+def _number(
+    box: QSpinBox | QDoubleSpinBox, low: float, high: float, step: float, value: float | None,
+    default: float,
+) -> tuple[QCheckBox, QSpinBox | QDoubleSpinBox]:  # fmt: skip
+    box.setRange(low, high)  # type: ignore[arg-type]
+    box.setSingleStep(step)  # type: ignore[arg-type]
+    box.setValue(value if value is not None else default)  # type: ignore[arg-type]
+    check = QCheckBox(box.parentWidget())
+    check.setChecked(value is not None)
+    box.setEnabled(value is not None)
+    check.toggled.connect(box.setEnabled)
+    return check, box
