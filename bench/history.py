@@ -7,12 +7,14 @@ Builds a Parley export of CHATS chats holding MESSAGES messages in all (default 
 and 20,000 made-up ones. Imports it in one `POST /api/import` and prints: the import's time
 and the server's peak memory (VmHWM); search latency through the API for common, medium,
 rare, missing and prefix words and for several words (p50/p95/max, each query 10 times);
-the time to open the 2,000-message chat (`GET /api/conversations/{id}`).
+the time to open the 2,000-message chat (`GET /api/conversations/{id}`), and to draw it in
+the window's transcript (offscreen).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import sys
 import time
@@ -131,6 +133,29 @@ def main() -> None:
         show("search, every query (ms)", summary(every))
         opening = [timed(parley, f"/api/conversations/{big}") for _ in range(20)]
         show(f"open the {BIG_CHAT:,}-message chat (ms)", summary(opening))
+        reply = request(parley.port, "GET", f"/api/conversations/{big}", token=TOKEN)
+        drawn = drawing_times(json.loads(reply.body)["messages"])
+        show(f"draw the {BIG_CHAT:,}-message chat in the window's transcript (ms)", summary(drawn))
+
+
+def drawing_times(messages: list[dict[str, Any]]) -> list[float]:
+    """Transcript.show_conversation of these messages, 5 times (offscreen Qt, 900x700)."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    from desktop.widgets.transcript import Transcript
+
+    app = QApplication.instance() or QApplication([])
+    view = Transcript()
+    view.resize(900, 700)
+    view.show()
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        view.show_conversation(messages)  # type: ignore[arg-type]
+        app.processEvents()  # laid out and painted
+        times.append((time.perf_counter() - start) * 1000)
+    return times
 
 
 if __name__ == "__main__":

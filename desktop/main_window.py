@@ -305,7 +305,8 @@ class MainWindow(QMainWindow):
     def _on_sidebar_conversation_selected(self, conversation_id: str) -> None:
         if conversation_id != self.current_id:
             # A search hit: shown at the words found.
-            self.tasks.spawn(self._open(conversation_id, reveal=self.sidebar.query()))
+            query, hit = self.sidebar.query(), self.sidebar.hit(conversation_id)
+            self.tasks.spawn(self._open(conversation_id, reveal=query, hit=hit))
 
     def _on_sidebar_rename_requested(self, conversation_id: str, title: str) -> None:
         self.tasks.spawn(self._rename(conversation_id, title))
@@ -465,13 +466,23 @@ class MainWindow(QMainWindow):
         self.model_picker.show_status(status)
 
     async def _open(
-        self, conversation_id: str, *, missing_ok: bool = False, reveal: str = ""
+        self,
+        conversation_id: str,
+        *,
+        missing_ok: bool = False,
+        reveal: str = "",
+        hit: str | None = None,
     ) -> None:
+        """Show a chat; `reveal`, `hit`: a search's words and the message found (on another
+        version of the chat, that version is selected first)."""
         client = self._require_client()
         self._opening += 1
         request = self._opening
         try:
             conversation = await client.conversation(conversation_id)
+            shown = {m["id"] for m in conversation.get("messages", [])}
+            if hit is not None and hit not in shown and not self.reply.busy_in(conversation_id):
+                conversation = await client.select(conversation_id, hit)
         except ClientError as exc:
             if missing_ok and exc.status == 404:
                 return  # the one open at the last quit was deleted since
@@ -481,7 +492,7 @@ class MainWindow(QMainWindow):
         self._set_current(conversation_id)
         self.reply.show(conversation)
         if reveal:
-            self.transcript.reveal(reveal)
+            self.transcript.reveal(reveal, hit)
         self.model_picker.choose(conversation["model"])
         self._show_switches(conversation.get("tools", True), conversation.get("documents", False))
         if missing_ok:  # restored at launch: select it in the list too

@@ -28,6 +28,7 @@ from server.types import ConversationJSON
 ID_ROLE = Qt.ItemDataRole.UserRole
 BUSY_ROLE = Qt.ItemDataRole.UserRole + 1
 TITLE_ROLE = Qt.ItemDataRole.UserRole + 2
+HIT_ROLE = Qt.ItemDataRole.UserRole + 4  # a search hit's message id
 SEARCH_DELAY_MS = 200
 BUSY_TIP = "Replying…"
 
@@ -142,6 +143,7 @@ class ConversationList(QWidget):
             item = QListWidgetItem(title)
             if match and match["message_id"]:
                 item.setData(SNIPPET_ROLE, clean_snippet(match["snippet"]))
+                item.setData(HIT_ROLE, match["message_id"])
             item.setData(ID_ROLE, conversation["id"])
             item.setData(TITLE_ROLE, title)
             item.setToolTip(title)
@@ -208,6 +210,12 @@ class ConversationList(QWidget):
         item = self._item(conversation_id)
         if item is not None:
             action(item)
+
+    def hit(self, conversation_id: str) -> str | None:
+        """The message a search found in this chat (None: no search, or its title matched)."""
+        item = self._item(conversation_id)
+        found = item.data(HIT_ROLE) if item is not None else None
+        return str(found) if found else None
 
     def _on_search_text_changed(self, _text: str) -> None:
         self._search_timer.start()

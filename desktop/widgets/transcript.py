@@ -20,6 +20,7 @@ from PySide6.QtGui import (
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
+    QTextDocument,
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
@@ -158,8 +159,18 @@ class Transcript(ReplyPartsView, QTextBrowser):
         self.moveCursor(QTextCursor.MoveOperation.End)
         self.ensureCursorVisible()
 
-    def reveal(self, query: str) -> bool:
-        """Select and scroll to the first place holding a word of `query` (a search hit)."""
+    def reveal(self, query: str, message_id: str | None = None) -> bool:
+        """Select and scroll to the first place holding a word of `query` (a search hit): in
+        the message `message_id` when it is shown (searching back from its actions line)."""
+        end = self._anchor_position(f"msg:copy/{message_id}") if message_id else None
+        for word in re.findall(r"\w+", query):
+            if end is not None:
+                back = QTextDocument.FindFlag.FindBackward
+                cursor = self.document().find(word, end, back)  # case-insensitive
+                if not cursor.isNull():
+                    self.setTextCursor(cursor)
+                    self.ensureCursorVisible()
+                    return True
         for word in re.findall(r"\w+", query):
             cursor = self.document().find(word)  # case-insensitive
             if not cursor.isNull():
@@ -167,6 +178,19 @@ class Transcript(ReplyPartsView, QTextBrowser):
                 self.ensureCursorVisible()
                 return True
         return False
+
+    def _anchor_position(self, href: str) -> int | None:
+        """Where the link to `href` is in the document (None: not there)."""
+        block = self.document().begin()
+        while block.isValid():
+            fragments = block.begin()
+            while not fragments.atEnd():
+                fragment = fragments.fragment()
+                if fragment.isValid() and fragment.charFormat().anchorHref() == href:
+                    return int(fragment.position())
+                fragments += 1
+            block = block.next()
+        return None
 
     def message_text(self, message_id: str) -> str | None:
         """The text of a message on screen (None: not shown here)."""

@@ -209,3 +209,28 @@ def test_file_menu_exports_atomically_and_imports_all_or_nothing(
     qtbot.waitUntil(lambda: "Nothing was imported" in gui.window.banner.text(), timeout=5_000)
     assert "conversations[0]" in gui.window.banner.text()
     assert gui.window.sidebar.list.count() == 2
+
+
+def test_a_search_hit_in_another_version_opens_that_version_at_the_word(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    from PySide6.QtCore import Qt
+
+    upstream.script = Script(texts=["Wombats ", "dig ", "burrows."])
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send("Which animal digs?")
+    cid = gui.window.current_id or ""
+    reply = stored(gui, qtbot, cid)[1]["id"]
+    upstream.script = Script(texts=["Moles do."])
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        click(gui, "regenerate", reply)
+    qtbot.waitUntil(lambda: "2/2" in gui.transcript_text(), timeout=5_000)
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)  # away
+
+    sidebar = gui.window.sidebar
+    sidebar.search.setText("burrows")
+    qtbot.waitUntil(lambda: sidebar.list.count() == 1 and sidebar.hit(cid) == reply)
+    sidebar.list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: "1/2" in gui.transcript_text(), timeout=5_000)
+    assert "Moles do." not in gui.transcript_text()
+    qtbot.waitUntil(lambda: gui.window.transcript.textCursor().selectedText() == "burrows")
