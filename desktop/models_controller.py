@@ -1,5 +1,5 @@
 """The Models dialog's life: add and remove GGUF files and change a local model's settings
-through the server (desktop/client.py); see desktop/dialog_controller.py."""
+through the server (desktop/client/); see desktop/dialog_controller.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The Tools dialog's life: the MCP servers, added, changed and removed through the server
-(desktop/client.py); see desktop/dialog_controller.py."""
+(desktop/client/); see desktop/dialog_controller.py."""
 
 from __future__ import annotations
 

@@ -99,14 +99,7 @@ def _index_replies_once_settled(conn: sqlite3.Connection) -> None:
     """
     # Rows left streaming by a crash were indexed with their last checkpoint: index them
     # as empty, as every streaming row is from now on.
-    for seq, content in conn.execute(
-        "SELECT seq, content FROM messages WHERE status = 'streaming'"
-    ).fetchall():
-        conn.execute(
-            "INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', ?, ?)",
-            (seq, content),
-        )
-        conn.execute("INSERT INTO messages_fts(rowid, content) VALUES (?, '')", (seq,))
+    _index_streaming_as_empty(conn)
     conn.execute("DROP TRIGGER messages_fts_update")
     conn.execute(
         """
@@ -185,6 +178,12 @@ def _search_prefixes(conn: sqlite3.Connection) -> None:
         """
     )
     conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
+    _index_streaming_as_empty(conn)
+
+
+def _index_streaming_as_empty(conn: sqlite3.Connection) -> None:
+    """Replies still `streaming` (left by a crash) get the search entry every streaming
+    reply has, the empty text (0002), in place of the text they were indexed with."""
     for seq, content in conn.execute(
         "SELECT seq, content FROM messages WHERE status = 'streaming'"
     ).fetchall():

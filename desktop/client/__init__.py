@@ -9,160 +9,55 @@ Answers become the wire types of `server.types` here, once, after a check of the
 
 from __future__ import annotations
 
-import asyncio
-import json
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from typing import BinaryIO, Literal, TypeVar, cast
+from typing import BinaryIO, Literal, TypeVar
 from urllib.parse import quote
 
 import httpx
 
+from desktop.answers import (
+    CONVERSATION_KEYS,
+    MESSAGE_KEYS,
+    MODEL_KEYS,
+    error_from,
+    shaped,
+)
+from desktop.client.stream import ReplyStream, first_chunk
 from desktop.errors import ClientError
+from desktop.reply_events import (
+    ReplyCitation,
+    ReplyEnd,
+    ReplyEvent,
+    ReplyStep,
+    ReplyText,
+    has_steps,
+)
 from server.types import (
     BackendCheckJSON,
-    ChunkJSON,
-    CitationPartJSON,
     ConversationJSON,
     ConversationListJSON,
-    EndedBy,
     FolderJSON,
     FoundServerJSON,
     LibraryJSON,
     MessageJSON,
     ModelJSON,
-    OutcomeJSON,
-    PartJSON,
-    Status,
     StatusJSON,
-    ToolPartJSON,
     ToolServerJSON,
     ToolsJSON,
-    Usage,
 )
 
-YIELD_EVERY_LINES = 32
 T = TypeVar("T")
 
-
-@dataclass(frozen=True)
-class ReplyText:
-    """More text of the reply."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class ReplyEnd:
-    """How a reply ended, as the server saved it: from the final chunk of its stream, or
-    from the stored message (after a hang-up, when no final chunk came)."""
-
-    status: Status
-    ended_by: EndedBy | None = None
-    error: str | None = None
-    usage: Usage | None = None
-    save_error: str | None = None
-    # The whole saved text, when read from the store (it may hold a few characters the
-    # view never received); None when the view received all of it.
-    content: str | None = None
-    # The saved parts, when read from the store and the reply has tool steps.
-    parts: list[PartJSON] | None = None
-
-    @classmethod
-    def from_message(cls, message: MessageJSON) -> ReplyEnd:
-        return cls(
-            status=message["status"],
-            ended_by=message["ended_by"],
-            error=message["error"],
-            usage=message["usage"],
-            content=message["content"],
-            parts=message["parts"] if has_steps(message.get("parts", [])) else None,
-        )
-
-    @classmethod
-    def from_final(cls, chunk: ChunkJSON, outcome: OutcomeJSON) -> ReplyEnd:
-        return cls(
-            status=outcome["status"],
-            ended_by=outcome["ended_by"],
-            error=outcome.get("error"),
-            usage=chunk.get("usage"),
-            save_error=outcome.get("save_error"),
-        )
-
-
-@dataclass(frozen=True)
-class ReplyStep:
-    """A tool step of the reply began or changed (the whole step as it is now)."""
-
-    part: ToolPartJSON
-
-
-@dataclass(frozen=True)
-class ReplyCitation:
-    """The reply cited a source as [n] for the first time."""
-
-    part: CitationPartJSON
-
-
-ReplyEvent = ReplyText | ReplyStep | ReplyCitation | ReplyEnd
-
-
-def has_steps(parts: list[PartJSON]) -> bool:
-    """The reply has more than text (tool steps, citations): it is drawn from its parts."""
-    return any(part["type"] != "text" for part in parts)
-
-
-class ReplyStream:
-    """A reply being streamed. Iterate `events()`; `aclose()` hangs up (that is Stop)."""
-
-    def __init__(self, first: ChunkJSON, response: httpx.Response, lines: AsyncIterator[str]):
-        self.conversation_id = _field(first, "conversation_id")
-        self.user_message_id = _field(first, "user_message_id")
-        self.message_id = _field(first, "message_id")
-        self.model = first["model"]
-        self.closed = False
-        self._response = response
-        self._lines = lines
-
-    async def events(self) -> AsyncIterator[ReplyEvent]:
-        """Text as it comes, then one ReplyEnd; nothing more after a hang-up."""
-        try:
-            count = 0
-            async for line in self._lines:
-                count += 1
-                if count % YIELD_EVERY_LINES == 0:
-                    # Lines already buffered come without a suspension: on the GUI's loop a
-                    # fast burst would otherwise hold it for tens of milliseconds.
-                    await asyncio.sleep(0)
-                if not line.startswith("data: "):
-                    continue
-                data = line[6:]
-                if data == "[DONE]":
-                    return
-                chunk = _chunk(data)
-                outcome = chunk.get("parley")
-                if outcome is not None and "status" in outcome:
-                    yield ReplyEnd.from_final(chunk, cast(OutcomeJSON, outcome))
-                elif outcome is not None and "step" in outcome:
-                    yield ReplyStep(_shaped(ToolPartJSON, STEP_KEYS, outcome["step"]))
-                elif outcome is not None and "citation" in outcome:
-                    cited = _shaped(CitationPartJSON, CITATION_KEYS, outcome["citation"])
-                    yield ReplyCitation(cited)
-                elif outcome is not None:
-                    continue  # an event of a newer server: nothing to show
-                elif chunk["choices"] and (text := chunk["choices"][0]["delta"].get("content")):
-                    yield ReplyText(text)
-        except httpx.HTTPError as exc:
-            if not self.closed:
-                raise ClientError(f"the connection to the server broke: {exc}") from exc
-        finally:
-            await self.aclose()
-
-    async def aclose(self) -> None:
-        """Hang up. The server settles the reply (saved, marked stopped) on its own."""
-        if not self.closed:
-            self.closed = True
-            await self._response.aclose()
+__all__ = [
+    "ParleyClient",
+    "ReplyCitation",
+    "ReplyEnd",
+    "ReplyEvent",
+    "ReplyStep",
+    "ReplyStream",
+    "ReplyText",
+    "TurnKind",
+    "has_steps",
+]
 
 
 class ParleyClient:
@@ -188,7 +83,7 @@ class ParleyClient:
         except httpx.HTTPError as exc:
             raise ClientError(f"cannot reach Parley's server: {exc}") from exc
         if response.status_code >= 400:
-            raise _error_from(response.status_code, response.content)
+            raise error_from(response.status_code, response.content)
         if not response.content:
             return None
         try:
@@ -199,7 +94,7 @@ class ParleyClient:
 
     async def _object(self, kind: type[T], keys: tuple[str, ...], method: str, path: str,
                       body: object = None) -> T:  # fmt: skip
-        return _shaped(kind, keys, await self._call(method, path, body))
+        return shaped(kind, keys, await self._call(method, path, body))
 
     # -- status and conversations ------------------------------------------------------
 
@@ -287,7 +182,7 @@ class ParleyClient:
         try:
             async with self._http.stream("GET", path) as response:
                 if response.status_code >= 400:
-                    raise _error_from(response.status_code, await response.aread())
+                    raise error_from(response.status_code, await response.aread())
                 async for chunk in response.aiter_bytes():
                     file.write(chunk)
                     written += len(chunk)
@@ -305,8 +200,8 @@ class ParleyClient:
         except httpx.HTTPError as exc:
             raise ClientError(f"cannot reach Parley's server: {exc}") from exc
         if response.status_code >= 400:
-            raise _error_from(response.status_code, response.content)
-        return _shaped(dict, ("source", "conversations", "messages"), response.json())
+            raise error_from(response.status_code, response.content)
+        return shaped(dict, ("source", "conversations", "messages"), response.json())
 
     async def delete(self, conversation_id: str) -> None:
         await self._call("DELETE", f"/api/conversations/{quote(conversation_id)}")
@@ -327,7 +222,7 @@ class ParleyClient:
         models = found.get("models") if isinstance(found, dict) else None
         if not isinstance(models, list):
             raise ClientError("the server's list of models is malformed")
-        return [_shaped(ModelJSON, MODEL_KEYS, model) for model in models]
+        return [shaped(ModelJSON, MODEL_KEYS, model) for model in models]
 
     async def add_local_model(self, path: str) -> ModelJSON:
         """Add a GGUF file (the server checks it is one: ClientError says why not)."""
@@ -376,7 +271,7 @@ class ParleyClient:
         servers = found.get("found") if isinstance(found, dict) else None
         if not isinstance(servers, list):
             raise ClientError("the server's list of local servers is malformed")
-        return [_shaped(FoundServerJSON, ("name", "base_url", "models"), s) for s in servers]
+        return [shaped(FoundServerJSON, ("name", "base_url", "models"), s) for s in servers]
 
     async def settled_message(self, conversation_id: str, message_id: str) -> MessageJSON:
         """The message as stored once its reply has settled (the server waits for that,
@@ -429,61 +324,13 @@ class ParleyClient:
         if response.status_code >= 400:
             raw = await response.aread()
             await response.aclose()
-            raise _error_from(response.status_code, raw)
+            raise error_from(response.status_code, raw)
         lines = response.aiter_lines()
         try:
-            return ReplyStream(await _first_chunk(lines), response, lines)
+            return ReplyStream(await first_chunk(lines), response, lines)
         except BaseException:
             await response.aclose()
             raise
 
 
 TurnKind = Literal["send", "edit", "regenerate", "continue"]
-CONVERSATION_KEYS = ("id", "title", "model", "system", "created_at", "updated_at")
-MODEL_KEYS = ("name", "kind", "state", "slots", "slots_busy", "queue_length", "removable")
-CITATION_KEYS = ("n", "path", "page", "lines", "quote")
-STEP_KEYS = ("id", "server", "name", "arguments", "status", "result", "started_at", "ended_at")
-MESSAGE_KEYS = ("id", "conversation_id", "role", "content", "status", "ended_by", "error",
-                "model", "created_at", "completed_at", "usage")  # fmt: skip
-
-
-def _shaped(kind: type[T], keys: tuple[str, ...], value: object) -> T:
-    """`value` as `kind`, once it is an object with `keys` (the server's own shapes; a
-    check that catches a wrong server or version, not a full validation)."""
-    if not isinstance(value, dict) or not all(key in value for key in keys):
-        raise ClientError(f"the server's answer is not a {kind.__name__}")
-    return cast(T, value)
-
-
-def _chunk(data: str) -> ChunkJSON:
-    try:
-        value = json.loads(data)
-    except ValueError as exc:
-        raise ClientError("the server sent a reply event that is not JSON") from exc
-    chunk = _shaped(ChunkJSON, ("model", "choices"), value)
-    outcome = chunk.get("parley")
-    if outcome is not None and "status" in outcome:
-        _shaped(dict, ("status", "ended_by"), outcome)
-    return chunk
-
-
-def _field(chunk: ChunkJSON, key: str) -> str:
-    value = chunk.get(key)
-    if not isinstance(value, str):
-        raise ClientError(f"the server's first reply event has no {key}")
-    return value
-
-
-async def _first_chunk(lines: AsyncIterator[str]) -> ChunkJSON:
-    async for line in lines:
-        if line.startswith("data: "):
-            return _chunk(line[6:])
-    raise ClientError("the server ended the reply before it began")
-
-
-def _error_from(status: int, raw: bytes) -> ClientError:
-    try:
-        error = json.loads(raw)["error"]
-        return ClientError(str(error["message"]), status=status, code=error.get("code"))
-    except (ValueError, KeyError, TypeError):
-        return ClientError(f"the server answered HTTP {status}", status=status)

@@ -1,0 +1,98 @@
+"""A reply being streamed: the server's `chat.completion.chunk` events read line by line and
+turned into the window's reply events (desktop/reply_events.py). Stop is a hang-up:
+`ReplyStream.aclose()` closes the response before its body ends."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import cast
+
+import httpx
+
+from desktop.answers import CITATION_KEYS, STEP_KEYS, shaped
+from desktop.errors import ClientError
+from desktop.reply_events import ReplyCitation, ReplyEnd, ReplyEvent, ReplyStep, ReplyText
+from server.types import ChunkJSON, CitationPartJSON, OutcomeJSON, ToolPartJSON
+
+YIELD_EVERY_LINES = 32
+
+
+class ReplyStream:
+    """A reply being streamed. Iterate `events()`; `aclose()` hangs up (that is Stop)."""
+
+    def __init__(self, first: ChunkJSON, response: httpx.Response, lines: AsyncIterator[str]):
+        self.conversation_id = _field(first, "conversation_id")
+        self.user_message_id = _field(first, "user_message_id")
+        self.message_id = _field(first, "message_id")
+        self.model = first["model"]
+        self.closed = False
+        self._response = response
+        self._lines = lines
+
+    async def events(self) -> AsyncIterator[ReplyEvent]:
+        """Text as it comes, then one ReplyEnd; nothing more after a hang-up."""
+        try:
+            count = 0
+            async for line in self._lines:
+                count += 1
+                if count % YIELD_EVERY_LINES == 0:
+                    # Lines already buffered come without a suspension: on the GUI's loop a
+                    # fast burst would otherwise hold it for tens of milliseconds.
+                    await asyncio.sleep(0)
+                if not line.startswith("data: "):
+                    continue
+                data = line[6:]
+                if data == "[DONE]":
+                    return
+                chunk = _chunk(data)
+                outcome = chunk.get("parley")
+                if outcome is not None and "status" in outcome:
+                    yield ReplyEnd.from_final(chunk, cast(OutcomeJSON, outcome))
+                elif outcome is not None and "step" in outcome:
+                    yield ReplyStep(shaped(ToolPartJSON, STEP_KEYS, outcome["step"]))
+                elif outcome is not None and "citation" in outcome:
+                    cited = shaped(CitationPartJSON, CITATION_KEYS, outcome["citation"])
+                    yield ReplyCitation(cited)
+                elif outcome is not None:
+                    continue  # an event of a newer server: nothing to show
+                elif chunk["choices"] and (text := chunk["choices"][0]["delta"].get("content")):
+                    yield ReplyText(text)
+        except httpx.HTTPError as exc:
+            if not self.closed:
+                raise ClientError(f"the connection to the server broke: {exc}") from exc
+        finally:
+            await self.aclose()
+
+    async def aclose(self) -> None:
+        """Hang up. The server settles the reply (saved, marked stopped) on its own."""
+        if not self.closed:
+            self.closed = True
+            await self._response.aclose()
+
+
+def _chunk(data: str) -> ChunkJSON:
+    try:
+        value = json.loads(data)
+    except ValueError as exc:
+        raise ClientError("the server sent a reply event that is not JSON") from exc
+    chunk = shaped(ChunkJSON, ("model", "choices"), value)
+    outcome = chunk.get("parley")
+    if outcome is not None and "status" in outcome:
+        shaped(dict, ("status", "ended_by"), outcome)
+    return chunk
+
+
+def _field(chunk: ChunkJSON, key: str) -> str:
+    value = chunk.get(key)
+    if not isinstance(value, str):
+        raise ClientError(f"the server's first reply event has no {key}")
+    return value
+
+
+async def first_chunk(lines: AsyncIterator[str]) -> ChunkJSON:
+    async for line in lines:
+        if line.startswith("data: "):
+            return _chunk(line[6:])
+    raise ClientError("the server ended the reply before it began")
