@@ -12,12 +12,9 @@ import logging
 from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QCheckBox,
     QDialog,
-    QHBoxLayout,
     QMainWindow,
     QMessageBox,
-    QPushButton,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -32,10 +29,10 @@ from desktop.reply import ReplyController
 from desktop.tasks import Tasks
 from desktop.turn_actions import TurnActions
 from desktop.widgets.banner import Banner
+from desktop.widgets.chat_bar import ChatBar
 from desktop.widgets.composer import Composer
 from desktop.widgets.conversation_list import ConversationList
 from desktop.widgets.find_bar import FindBar
-from desktop.widgets.model_picker import ModelPicker
 from desktop.widgets.source_dialog import SourceDialog
 from desktop.widgets.step_details import StepDetailsDialog
 from desktop.widgets.transcript import Transcript
@@ -81,29 +78,16 @@ class MainWindow(QMainWindow):
         self.composer = Composer(self)
         self.reply = ReplyController(self.transcript, self.composer, self._is_shown, self)
         self.banner = Banner(self)
-        self.model_picker = ModelPicker(self)
-        self.settings_button = QPushButton("Settings", self)
-        self.models_button = QPushButton("Models", self)
-        self.tools_button = QPushButton("MCP servers", self)
-        self.tools_button.setToolTip("The tool servers the model may call")
-        self.tools_switch = QCheckBox("Use tools", self)
-        self.tools_switch.setChecked(True)
-        self.tools_switch.setAccessibleName("Use tools in this chat")
-        self.tools_switch.setToolTip(
-            "Let the model call the tools of your MCP servers in this chat "
-            "(only models that can call tools do)"
-        )
-        self.chat_settings_button = QPushButton("Chat settings", self)
-        self.chat_settings_button.setToolTip("This chat's system prompt and parameters")
-        self.chat_settings_button.setEnabled(False)
-        self.library_button = QPushButton("Library", self)
-        self.library_button.setToolTip("Folders of your documents the model can use")
-        self.documents_switch = QCheckBox("Use my documents", self)
-        self.documents_switch.setAccessibleName("Use my documents in this chat")
-        self.documents_switch.setToolTip(
-            "Give the model the passages of your Library that best match each message, "
-            "for models that cannot search by themselves"
-        )
+        self.chat_bar = ChatBar(self)
+        # Its controls, by their own names (the window connects them).
+        self.model_picker = self.chat_bar.model_picker
+        self.tools_switch = self.chat_bar.tools_switch
+        self.documents_switch = self.chat_bar.documents_switch
+        self.settings_button = self.chat_bar.settings_button
+        self.models_button = self.chat_bar.models_button
+        self.tools_button = self.chat_bar.tools_button
+        self.chat_settings_button = self.chat_bar.chat_settings_button
+        self.library_button = self.chat_bar.library_button
         self._step_details: QDialog | None = None
         self.find_bar = FindBar(self.transcript, self)
         self._layout()
@@ -165,18 +149,9 @@ class MainWindow(QMainWindow):
         self.composer.focus()
 
     def _layout(self) -> None:
-        top = QHBoxLayout()
-        top.addWidget(self.model_picker, 1)
-        top.addWidget(self.tools_switch)
-        top.addWidget(self.documents_switch)
-        top.addWidget(self.models_button)
-        top.addWidget(self.tools_button)
-        top.addWidget(self.chat_settings_button)
-        top.addWidget(self.library_button)
-        top.addWidget(self.settings_button)
         right = QWidget(self)
         column = QVBoxLayout(right)
-        column.addLayout(top)
+        column.addWidget(self.chat_bar)
         column.addWidget(self.banner)
         column.addWidget(self.find_bar)
         column.addWidget(self.transcript, 1)
