@@ -89,7 +89,7 @@ class MainWindow(QMainWindow):
         self.chat_settings_button = self.chat_bar.chat_settings_button
         self.library_button = self.chat_bar.library_button
         self._step_details: QDialog | None = None
-        self.find_bar = FindBar(self.transcript, self)
+        self.find_bar = FindBar(self.transcript, self, self.transcript.show_everything)
         self._layout()
         self._style_fields()
 

@@ -6,6 +6,8 @@ sees, code blocks and tool steps included."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QColor, QKeyEvent, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
@@ -24,9 +26,17 @@ MAX_MATCHES = 10_000  # a one-letter search in a long chat stops counting there
 
 
 class FindBar(QWidget):
-    def __init__(self, view: QTextBrowser, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        view: QTextBrowser,
+        parent: QWidget | None = None,
+        draw_all: Callable[[], None] | None = None,
+    ) -> None:
+        """`draw_all`: draws what the view holds back (a long chat's earlier messages), so
+        that Find sees all of it."""
         super().__init__(parent)
         self.view = view
+        self._draw_all = draw_all
         self.field = QLineEdit(self)
         self.field.setPlaceholderText("Find in this chat")
         self.field.setAccessibleName("Find in this chat")
@@ -53,6 +63,8 @@ class FindBar(QWidget):
         self.hide()
 
     def open(self) -> None:
+        if self._draw_all is not None:
+            self._draw_all()
         self.show()
         self.field.setFocus()
         self.field.selectAll()

@@ -9,7 +9,6 @@ the reply grows, where re-rendering the whole reply costs ~90 ms at 10,000+ toke
 from __future__ import annotations
 
 import html
-import re
 import time
 
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
@@ -20,11 +19,10 @@ from PySide6.QtGui import (
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
-    QTextDocument,
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from desktop.client import ReplyEnd, has_steps
+from desktop.client import ReplyEnd
 from desktop.markdown_render import (
     MarkdownRenderer,
     is_structured,
@@ -33,6 +31,7 @@ from desktop.markdown_render import (
 )
 from desktop.widgets.badges import badge_for, stats_for
 from desktop.widgets.message_actions import actions_line, parse_link
+from desktop.widgets.transcript_history import EARLIER_LINK, StoredMessagesView
 from desktop.widgets.transcript_parts import TEXT_GAP, ReplyPartsView
 from server.types import CitationPartJSON, MessageJSON, ToolPartJSON
 
@@ -47,7 +46,7 @@ PARAGRAPH_GAP = 12.0  # Qt's own margin between HTML paragraphs
 MERGE_GUARD = "\u200b"  # see _insert_whole
 
 
-class Transcript(ReplyPartsView, QTextBrowser):
+class Transcript(StoredMessagesView, ReplyPartsView, QTextBrowser):
     """Shows one conversation. Parent calls its methods; it emits what happened."""
 
     # Characters of the growing reply on screen, and the seconds that update took (benches).
@@ -84,6 +83,8 @@ class Transcript(ReplyPartsView, QTextBrowser):
         self._steps_shown: dict[str, ToolPartJSON] = {}  # by id, for their details links
         self._citations_shown: dict[str, CitationPartJSON] = {}  # link number -> citation
         self._texts_shown: dict[str, str] = {}  # message id -> its text (Copy)
+        self._messages: list[MessageJSON] = []  # the conversation shown (StoredMessagesView)
+        self._first_drawn = 0
         self._live_ids: tuple[str, str] | None = None  # the live turn's question and reply
         self._set_colours()
         self._timer = QTimer(self)
@@ -122,79 +123,6 @@ class Transcript(ReplyPartsView, QTextBrowser):
         return self.palette().color(QPalette.ColorRole.Base).lightness() < 128
 
     # -- whole conversations ---------------------------------------------------------------
-
-    def show_conversation(self, messages: list[MessageJSON]) -> None:
-        self._abandon_reply()
-        self._renderer.code_blocks.clear()
-        self._steps_shown.clear()
-        self._citations_shown.clear()
-        self._texts_shown.clear()
-        parts = []
-        for number, message in enumerate(messages):
-            parts.append(self._header(message["role"], message["model"]))
-            if message["role"] == "assistant":
-                stored = message.get("parts", [])
-                if has_steps(stored):
-                    parts.append(self._render_parts(stored))
-                else:
-                    parts.append(self._renderer.render(message["content"]))
-                if message["status"] != "streaming":
-                    parts.append(self._footer(ReplyEnd.from_message(message)))
-            else:
-                parts.append(self._user_body(message["content"]))
-            self._texts_shown[message["id"]] = message["content"]
-            parts.append(
-                actions_line(
-                    message["id"],
-                    message["role"],
-                    muted=self._muted,
-                    status=message["status"],
-                    has_text=bool(message["content"]),
-                    last=number == len(messages) - 1,
-                    siblings=message.get("siblings"),
-                    index=message.get("sibling_index", 0),
-                )
-            )
-        self.setHtml("".join(parts))
-        self.moveCursor(QTextCursor.MoveOperation.End)
-        self.ensureCursorVisible()
-
-    def reveal(self, query: str, message_id: str | None = None) -> bool:
-        """Select and scroll to the first place holding a word of `query` (a search hit): in
-        the message `message_id` when it is shown (searching back from its actions line)."""
-        end = self._anchor_position(f"msg:copy/{message_id}") if message_id else None
-        for word in re.findall(r"\w+", query):
-            if end is not None:
-                back = QTextDocument.FindFlag.FindBackward
-                cursor = self.document().find(word, end, back)  # case-insensitive
-                if not cursor.isNull():
-                    self.setTextCursor(cursor)
-                    self.ensureCursorVisible()
-                    return True
-        for word in re.findall(r"\w+", query):
-            cursor = self.document().find(word)  # case-insensitive
-            if not cursor.isNull():
-                self.setTextCursor(cursor)
-                self.ensureCursorVisible()
-                return True
-        return False
-
-    def _anchor_position(self, href: str) -> int | None:
-        """Where the link to `href` is in the document (None: not there)."""
-        block = self.document().begin()
-        while block.isValid():
-            fragments = block.begin()
-            while not fragments.atEnd():
-                fragment = fragments.fragment()
-                if fragment.isValid() and fragment.charFormat().anchorHref() == href:
-                    return int(fragment.position())
-                fragments += 1
-            block = block.next()
-        return None
-
-    def message_text(self, message_id: str) -> str | None:
-        """The text of a message on screen (None: not shown here)."""
-        return self._texts_shown.get(message_id)
 
     def clear_conversation(self) -> None:
         self.show_conversation([])
@@ -490,6 +418,8 @@ class Transcript(ReplyPartsView, QTextBrowser):
             if code is not None:
                 QGuiApplication.clipboard().setText(code)
                 self.code_copied.emit()
+        elif url.toString() == EARLIER_LINK:
+            self.show_everything()
         elif url.scheme() == "msg":
             found = parse_link(url.path())
             if found is not None and found[0] == "copy":

@@ -1,0 +1,62 @@
+"""A long chat is drawn from its newest messages (opening it does not hold the window), with
+a link that draws the earlier ones; a search hit or Find in an earlier message draws them."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QUrl
+
+from desktop.widgets.find_bar import FindBar
+from desktop.widgets.transcript import Transcript
+from desktop.widgets.transcript_history import EARLIER_LINK, NEWEST_MESSAGES
+
+
+def chat(count: int) -> list[dict[str, Any]]:
+    base = {"conversation_id": "c", "status": "completed", "ended_by": None, "error": None,
+            "created_at": 0.0, "completed_at": 0.0, "usage": None, "parent_id": None,
+            "continued": None}  # fmt: skip
+    return [
+        {**base, "id": f"m{i}", "role": "user" if i % 2 == 0 else "assistant",
+         "content": f"message number {i} " + ("zebra" if i == 3 else "plain"),
+         "model": None, "parts": [{"type": "text", "text": f"message number {i}"}]}
+        for i in range(count)
+    ]  # fmt: skip
+
+
+def test_a_long_chat_shows_its_newest_messages_then_the_rest_on_request(qtbot: Any) -> None:
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.resize(800, 600)
+    messages = chat(1_000)
+    began = time.perf_counter()
+    view.show_conversation(messages)  # type: ignore[arg-type]
+    first_draw = time.perf_counter() - began
+    text = view.toPlainText()
+    assert "message number 999" in text and "message number 899 " not in text
+    assert f"Show the {1_000 - NEWEST_MESSAGES:,} earlier messages" in text
+    assert not view.drawn_whole
+    view._on_anchor_clicked(QUrl(EARLIER_LINK))
+    assert view.drawn_whole and "message number 0 " in view.toPlainText()
+    assert "earlier messages" not in view.toPlainText()
+    # The newest are drawn in a fraction of the time of all of them.
+    began = time.perf_counter()
+    view.show_conversation(messages, everything=True)  # type: ignore[arg-type]
+    assert first_draw < time.perf_counter() - began
+
+
+def test_a_hit_or_find_in_an_earlier_message_draws_the_rest(qtbot: Any) -> None:
+    view = Transcript()
+    qtbot.addWidget(view)
+    messages = chat(300)
+    view.show_conversation(messages)  # type: ignore[arg-type]
+    assert view.reveal("zebra", "m3")
+    assert view.drawn_whole and view.textCursor().selectedText() == "zebra"
+
+    view.show_conversation(messages)  # type: ignore[arg-type]
+    bar = FindBar(view, None, view.show_everything)
+    qtbot.addWidget(bar)
+    bar.open()
+    bar.field.setText("zebra")
+    assert bar.matches == 1 and view.drawn_whole
