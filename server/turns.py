@@ -38,6 +38,7 @@ from server.models.base import (
     StreamEnd,
 )
 from server.models.registry import ModelEntry
+from server.run_ending import RunEnding
 from server.run_feed import Cited, FeedItem
 from server.settings import Limits
 from server.store import Ending
@@ -60,7 +61,7 @@ CITATION = re.compile(r"\[(\d{1,4})\]")
 CITE_LOOKBACK = 6
 
 
-class Run(AgentSteps):
+class Run(AgentSteps, RunEnding):
     """One reply being generated. Created and driven by RunManager."""
 
     def __init__(
@@ -356,65 +357,6 @@ class Run(AgentSteps):
             self._done.set()
             self._wake()
             self._on_done(self)
-
-    def _ending(self, finished: StreamEnd | None, error: str | None) -> Ending:
-        now = time.time()
-        usage = self._usage()
-        parts = self.reply.json(self.parts)
-        if error is not None:
-            return Ending(
-                content=self.text,
-                parts=parts,
-                status="error",
-                ended_by="error",
-                error=error,
-                usage=usage,
-                completed_at=now,
-            )
-        if finished is not None:
-            return Ending(
-                content=self.text,
-                parts=parts,
-                status="completed",
-                ended_by=None,
-                usage=usage,
-                completed_at=now,
-                finish_reason=finished.finish_reason,
-                tool_calls=self._tool_calls,
-            )
-        return Ending(
-            content=self.text,
-            parts=parts,
-            status="interrupted",
-            ended_by=self.stop_reason,
-            usage=usage,
-            completed_at=now,
-        )
-
-    def _failed_ending(self, error: str) -> Ending:
-        return Ending(
-            content=self.text,
-            parts=self.reply.json(self.parts),
-            status="error",
-            ended_by="error",
-            error=error,
-            completed_at=time.time(),
-        )
-
-    def _usage(self) -> Usage:
-        usage: Usage = {**self._info, **self._usage_sum}
-        if self.model_calls > 1:
-            usage["model_calls"] = self.model_calls
-        if not isinstance(usage.get("completion_tokens"), int):
-            usage["completion_tokens"] = len(self.parts) - self._earlier_pieces
-            usage["completion_tokens_estimated"] = True
-        if self._started_at is not None and self._first_token_at is not None:
-            end = time.monotonic()
-            usage["ttft_ms"] = round((self._first_token_at - self._started_at) * 1000, 1)
-            gen_s = end - self._first_token_at
-            if gen_s > 0 and usage["completion_tokens"] > 1:
-                usage["tokens_per_s"] = round((usage["completion_tokens"] - 1) / gen_s, 1)
-        return usage
 
     async def _write_final(self, ending: Ending) -> Ending:
         """Write the ending (retried); return it, with `save_error` if every attempt failed."""

@@ -8,7 +8,6 @@ the reply grows, where re-rendering the whole reply costs ~90 ms at 10,000+ toke
 
 from __future__ import annotations
 
-import html
 import time
 
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
@@ -29,7 +28,6 @@ from desktop.markdown_render import (
     opens_with_a_list_table_or_quote,
     split_stable,
 )
-from desktop.widgets.badges import badge_for, stats_for
 from desktop.widgets.message_actions import actions_line, parse_link
 from desktop.widgets.transcript_history import EARLIER_LINK, StoredMessagesView
 from desktop.widgets.transcript_parts import TEXT_GAP, ReplyPartsView
@@ -377,32 +375,6 @@ class Transcript(StoredMessagesView, ReplyPartsView, QTextBrowser):
         self._parts = []
         self._group_start = None
         self._group = []
-
-    def _header(self, role: str, model: str | None) -> str:
-        who = "You" if role == "user" else "Assistant"
-        extra = (
-            f' <span style="color:{self._muted};">· {html.escape(model)}</span>' if model else ""
-        )
-        return f'<p style="margin-top:14px;"><b>{who}</b>{extra}</p>'
-
-    def _user_body(self, text: str) -> str:
-        escaped = html.escape(text).replace("\n", "<br>")
-        return f"<p>{escaped}</p>"
-
-    def _footer(self, end: ReplyEnd) -> str:
-        badge = badge_for(end)
-        stats = stats_for(end.usage)
-        pieces = []
-        if badge:
-            color = self._error_colour if end.status == "error" else self._warning_colour
-            pieces.append(f'<span style="color:{color};"><b>{html.escape(badge)}</b></span>')
-        if stats:
-            pieces.append(f'<span style="color:{self._muted};">{html.escape(stats)}</span>')
-        return f'<p style="margin-bottom:6px;">{" &nbsp; ".join(pieces)}</p>' if pieces else ""
-
-    def _note(self, note: str) -> str:
-        colour = self._warning_colour
-        return f'<p><span style="color:{colour};"><b>{html.escape(note)}</b></span></p>'
 
     def _on_anchor_clicked(self, url: QUrl) -> None:
         if url.scheme() == "cite":

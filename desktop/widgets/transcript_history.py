@@ -1,5 +1,6 @@
-"""The Transcript's drawing of a conversation as stored: its messages, each with its actions
-(desktop/widgets/message_actions.py), and finding a place in them (a search hit).
+"""The Transcript's drawing of messages: the pieces of one (who, the text, how a reply ended,
+its actions: desktop/widgets/message_actions.py), a conversation as stored, and finding a
+place in it (a search hit).
 
 A long chat is drawn from its newest messages: up to `NEWEST_MESSAGES` of them and about
 `NEWEST_CHARS` of text, under a link that draws the rest ("Show N earlier messages"), so
@@ -12,6 +13,7 @@ methods, on its one document; what they use of it is declared here.
 
 from __future__ import annotations
 
+import html
 import re
 from typing import TYPE_CHECKING
 
@@ -19,6 +21,7 @@ from PySide6.QtGui import QTextCursor, QTextDocument
 
 from desktop.markdown_render import MarkdownRenderer
 from desktop.reply_events import ReplyEnd, has_steps
+from desktop.widgets.badges import badge_for, stats_for
 from desktop.widgets.message_actions import actions_line
 from server.types import CitationPartJSON, MessageJSON, PartJSON, ToolPartJSON
 
@@ -33,19 +36,12 @@ class StoredMessagesView:
     _citations_shown: dict[str, CitationPartJSON]
     _texts_shown: dict[str, str]
     _muted: str
+    _error_colour: str
+    _warning_colour: str
     _messages: list[MessageJSON]  # the conversation shown, all of it
     _first_drawn: int  # the index of the first message drawn (0: all of them)
 
     def _abandon_reply(self) -> None:
-        raise NotImplementedError  # the Transcript's
-
-    def _header(self, role: str, model: str | None) -> str:
-        raise NotImplementedError  # the Transcript's
-
-    def _user_body(self, text: str) -> str:
-        raise NotImplementedError  # the Transcript's
-
-    def _footer(self, end: ReplyEnd) -> str:
         raise NotImplementedError  # the Transcript's
 
     if TYPE_CHECKING:  # ReplyPartsView's and QTextBrowser's (a stub here would hide them)
@@ -59,6 +55,36 @@ class StoredMessagesView:
         def setTextCursor(self, cursor: QTextCursor) -> None: ...
 
         def ensureCursorVisible(self) -> None: ...
+
+    # -- the pieces of a message (also of the reply drawn live) ------------------------------
+
+    def _header(self, role: str, model: str | None) -> str:
+        who = "You" if role == "user" else "Assistant"
+        extra = (
+            f' <span style="color:{self._muted};">· {html.escape(model)}</span>' if model else ""
+        )
+        return f'<p style="margin-top:14px;"><b>{who}</b>{extra}</p>'
+
+    def _user_body(self, text: str) -> str:
+        escaped = html.escape(text).replace("\n", "<br>")
+        return f"<p>{escaped}</p>"
+
+    def _footer(self, end: ReplyEnd) -> str:
+        badge = badge_for(end)
+        stats = stats_for(end.usage)
+        pieces = []
+        if badge:
+            color = self._error_colour if end.status == "error" else self._warning_colour
+            pieces.append(f'<span style="color:{color};"><b>{html.escape(badge)}</b></span>')
+        if stats:
+            pieces.append(f'<span style="color:{self._muted};">{html.escape(stats)}</span>')
+        return f'<p style="margin-bottom:6px;">{" &nbsp; ".join(pieces)}</p>' if pieces else ""
+
+    def _note(self, note: str) -> str:
+        colour = self._warning_colour
+        return f'<p><span style="color:{colour};"><b>{html.escape(note)}</b></span></p>'
+
+    # -- a conversation as stored --------------------------------------------------------------
 
     def show_conversation(self, messages: list[MessageJSON], *, everything: bool = False) -> None:
         """Draw these messages (the newest of a long chat, unless `everything`)."""
