@@ -27,6 +27,7 @@ STATUSES = ("streaming", "completed", "interrupted", "error")
 ENDED_BY = ("client_hangup", "shutdown", "error", "crash")
 CONTINUED = ("prefix", "fallback")
 PART_TYPES = ("text", "tool", "citation")
+TOOL_STATUSES = ("running", "completed", "error", "interrupted")
 MAX_ID_CHARS = 200
 
 
@@ -182,21 +183,43 @@ def _parts(value: object, content: str, where: str, max_chars: int) -> list[dict
     if not isinstance(value, list):
         raise BadImport(where, "must be a list")
     for index, part in enumerate(value):
-        here = f"{where}[{index}]"
-        if not isinstance(part, dict) or part.get("type") not in PART_TYPES:
-            raise BadImport(here, "must be an object of type text, tool or citation")
-        if part["type"] == "text":
-            _text(part, "text", here, max_chars)
-        elif part["type"] == "tool":
-            for key in ("id", "name", "status"):
-                _text(part, key, here, max_chars)
-        else:
-            if not isinstance(part.get("n"), int) or isinstance(part.get("n"), bool):
-                raise BadImport(f"{here}.n", "must be a whole number")
-            _text(part, "path", here, max_chars)
+        _part(part, f"{where}[{index}]", max_chars)
     if value == [{"type": "text", "text": content}]:
         return None  # stored as its content alone, as Parley itself stores it
     return value
+
+
+def _part(part: object, where: str, max_chars: int) -> None:
+    """A part as the window draws it: every key it reads, of the right kind (more keys are
+    kept as they are). A tool step left `running` is `interrupted`, as after a crash."""
+    if not isinstance(part, dict) or part.get("type") not in PART_TYPES:
+        raise BadImport(where, "must be an object of type text, tool or citation")
+    if part["type"] == "text":
+        _text(part, "text", where, max_chars)
+    elif part["type"] == "tool":
+        for key in ("id", "server", "name", "arguments"):
+            _text(part, key, where, max_chars)
+        if part.get("status") not in TOOL_STATUSES:
+            raise BadImport(f"{where}.status", f"must be one of {', '.join(TOOL_STATUSES)}")
+        _optional_text(part, "result", where, max_chars)
+        _time(part, "started_at", where)
+        _optional_time(part, "ended_at", where)
+        if part["status"] == "running":
+            part["status"] = "interrupted"
+    else:
+        if not _whole(part.get("n")) or (part.get("page") is not None and not _whole(part["page"])):
+            raise BadImport(f"{where}.n", "must be a whole number (and `page` null or one)")
+        lines = part.get("lines")
+        if lines is not None and not (
+            isinstance(lines, list) and len(lines) == 2 and all(_whole(n) for n in lines)
+        ):
+            raise BadImport(f"{where}.lines", "must be null or [first, last]")
+        _text(part, "path", where, max_chars)
+        _text(part, "quote", where, max_chars)
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _id(item: dict[str, Any], key: str, where: str) -> str:

@@ -315,6 +315,7 @@ def test_a_chatgpt_export_imports_with_its_branches(parley: Parley) -> None:
         ("just text", "give Parley's export"),
         ("BAD_SECOND", "conversations[1].messages[0].role"),
         ("BAD_PARENT", "conversations[0].messages[0].parent_id"),
+        ("BAD_PART", "conversations[0].messages[0].parts[1].arguments"),
         ("CHATGPT_LOOP", "[0].mapping"),
         ("CHATGPT_PARTS", "[0].mapping.q1.message"),
     ],
@@ -333,6 +334,24 @@ def test_a_malformed_import_is_a_400_saying_where_and_imports_nothing(
         document = {"format": "parley", "version": 1, "conversations": [good, bad]}
     elif document == "BAD_PARENT":
         message = {**good["messages"][0], "parent_id": "later"}  # type: ignore[index]
+        document = {
+            "format": "parley",
+            "version": 1,
+            "conversations": [{**good, "messages": [message]}],
+        }
+    elif document == "BAD_PART":
+        step = {
+            "type": "tool",
+            "id": "c1",
+            "server": "s",
+            "name": "t",
+            "status": "completed",
+            "result": None,
+            "started_at": 1.0,
+            "ended_at": 2.0,
+        }  # no "arguments"
+        message = {**good["messages"][0], "role": "assistant",  # type: ignore[index]
+                   "parts": [{"type": "text", "text": "hi"}, step]}  # fmt: skip
         document = {
             "format": "parley",
             "version": 1,
