@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeyEvent, QKeySequence
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QDialog,
     QMainWindow,
-    QMessageBox,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -27,21 +25,18 @@ from desktop.errors import ClientError
 from desktop.history_files import HistoryFiles
 from desktop.reply import ReplyController
 from desktop.tasks import Tasks
+from desktop.transcript_links import TranscriptLinks
 from desktop.turn_actions import TurnActions
 from desktop.widgets.banner import Banner
 from desktop.widgets.chat_bar import ChatBar
 from desktop.widgets.composer import Composer
 from desktop.widgets.conversation_list import ConversationList
 from desktop.widgets.find_bar import FindBar
-from desktop.widgets.source_dialog import SourceDialog
-from desktop.widgets.step_details import StepDetailsDialog
 from desktop.widgets.transcript import Transcript
-from server.types import CitationPartJSON, ToolPartJSON
 
 log = logging.getLogger(__name__)
 
 STATUS_POLL_MS = 1000
-NOTICE_MS = 2500
 
 
 class MainWindow(QMainWindow):
@@ -88,7 +83,6 @@ class MainWindow(QMainWindow):
         self.tools_button = self.chat_bar.tools_button
         self.chat_settings_button = self.chat_bar.chat_settings_button
         self.library_button = self.chat_bar.library_button
-        self._step_details: QDialog | None = None
         self.find_bar = FindBar(self.transcript, self, self.transcript.show_everything)
         self._layout()
         self._style_fields()
@@ -113,14 +107,12 @@ class MainWindow(QMainWindow):
         self.composer.message_submitted.connect(self._on_composer_message_submitted)
         self.composer.stop_requested.connect(self._on_composer_stop_requested)
         self.transcript.theme_changed.connect(self._on_transcript_theme_changed)
-        self.transcript.link_clicked.connect(self._on_transcript_link_clicked)
-        self.transcript.link_hovered.connect(self._on_transcript_link_hovered)
-        self.transcript.code_copied.connect(self._on_transcript_code_copied)
         self.reply.conversation_created.connect(self._on_reply_conversation_created)
         self.reply.reply_started.connect(self._on_reply_started)
         self.reply.reply_finished.connect(self._on_reply_finished)
         self.reply.busy_changed.connect(self._on_reply_busy_changed)
         self.reply.error_reported.connect(self.show_error)
+        self.links = TranscriptLinks(self, self.transcript, self.show_error)
         self.turn_actions = TurnActions(
             self.reply, self.composer, self.transcript, self.tasks, lambda: self.current_id,
             self.model_picker.current, lambda: self.max_tokens, lambda: self.client, self,
@@ -133,15 +125,15 @@ class MainWindow(QMainWindow):
         self.history_files = HistoryFiles(
             lambda: self.client, lambda: self.current_id, self.tasks, self
         )
-        self._file_menu()
+        self.export_chat_action = self.history_files.fill_menu(self.menuBar().addMenu("&File"))
+        self.history_files.done.connect(self.links.notice)
+        self.history_files.imported.connect(lambda: self.tasks.spawn(self._refresh_list()))
         self.settings_button.clicked.connect(self.settings_requested)
         self.models_button.clicked.connect(self.models_requested)
         self.tools_button.clicked.connect(self.tools_requested)
         self.tools_switch.toggled.connect(self._on_tools_switch_toggled)
         self.library_button.clicked.connect(self.library_requested)
         self.documents_switch.toggled.connect(self._on_documents_switch_toggled)
-        self.transcript.citation_clicked.connect(self._on_transcript_citation_clicked)
-        self.transcript.step_clicked.connect(self._on_transcript_step_clicked)
         self.model_picker.model_chosen.connect(self._on_model_picker_model_chosen)
         self._status_timer = QTimer(self)
         self._status_timer.setInterval(STATUS_POLL_MS)
@@ -185,17 +177,6 @@ class MainWindow(QMainWindow):
         self._status_timer.stop()
         self.client = None
         self.reply.client = None
-
-    def _file_menu(self) -> None:
-        files = self.history_files
-        menu = self.menuBar().addMenu("&File")
-        self.export_chat_action = menu.addAction("Export this chat…", files.export_chat)
-        self.export_chat_action.setEnabled(False)
-        menu.addAction("Export every chat…", files.export_all)
-        menu.addSeparator()
-        menu.addAction("Import chats…", files.import_file)
-        files.done.connect(lambda text: self.statusBar().showMessage(text, NOTICE_MS))
-        files.imported.connect(lambda: self.tasks.spawn(self._refresh_list()))
 
     def show_error(self, message: str) -> None:
         self.banner.show_message(message)
@@ -338,25 +319,6 @@ class MainWindow(QMainWindow):
             switch.setChecked(enabled)
             switch.blockSignals(False)
 
-    def _on_transcript_citation_clicked(self, citation: CitationPartJSON) -> None:
-        # A file of the user's own library (the server indexed it from a folder they added).
-        if self._step_details is not None:
-            self._step_details.close()
-        dialog = SourceDialog(citation, self)
-        dialog.open_requested.connect(self._open_local)
-        self._step_details = dialog
-        dialog.open()
-
-    def _open_local(self, url: QUrl) -> None:
-        if not QDesktopServices.openUrl(url):
-            self.show_error(f"Could not open {url.toLocalFile()}")
-
-    def _on_transcript_step_clicked(self, step: ToolPartJSON) -> None:
-        if self._step_details is not None:
-            self._step_details.close()
-        self._step_details = StepDetailsDialog(step, self)
-        self._step_details.open()
-
     def _on_reply_busy_changed(self) -> None:
         self.composer.set_streaming(self.reply.busy_in(self.current_id))
         self.sidebar.set_busy(self.reply.busy_conversations())
@@ -378,35 +340,6 @@ class MainWindow(QMainWindow):
         # Shown again from what the server stored, a reply in flight live with it.
         if self.current_id is not None:
             self.tasks.spawn(self._redraw(self.current_id))
-
-    def _on_transcript_link_clicked(self, url: QUrl) -> None:
-        # A model can write any link text: the target is shown before anything opens.
-        ask = QMessageBox(
-            QMessageBox.Icon.Question,
-            "Open link",
-            "Open this link in your browser?",
-            QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Cancel,
-            self,
-        )
-        ask.setObjectName("open-link")
-        ask.setInformativeText(url.toString())
-
-        def finished(result: int) -> None:
-            ask.deleteLater()
-            if result == QMessageBox.StandardButton.Open:
-                QDesktopServices.openUrl(url)
-
-        ask.finished.connect(finished)
-        ask.open()  # never exec() under qasync
-
-    def _on_transcript_link_hovered(self, target: str) -> None:
-        if target:
-            self.statusBar().showMessage(target)
-        else:
-            self.statusBar().clearMessage()
-
-    def _on_transcript_code_copied(self) -> None:
-        self.statusBar().showMessage("Copied to the clipboard", NOTICE_MS)
 
     def _on_status_timer_timeout(self) -> None:
         self.tasks.spawn(self._refresh_status())

@@ -175,25 +175,24 @@ async def delete_conversation(request: Request) -> Response:
 
 async def send_message(request: Request) -> RunEventStream:
     """Start a reply and stream it. The run outlives this request; see server/turns.py."""
-    svc = services(request)
-    limits = svc.settings.limits
-    body = await read_object(request, limits)
-    content = text_field(
-        body, "content", max_chars=limits.max_content_chars, required=True, allow_empty=False
-    )
-    return await _reply(request, body, TurnStart("send", content or ""))
+    body = await read_object(request, services(request).settings.limits)
+    return await _reply(request, body, TurnStart("send", _content(request, body)))
 
 
 async def edit_message(request: Request) -> RunEventStream:
     """A new version of a user message (`content`), and a reply to it: a new branch."""
-    svc = services(request)
-    limits = svc.settings.limits
-    body = await read_object(request, limits)
+    body = await read_object(request, services(request).settings.limits)
+    start = TurnStart("edit", _content(request, body), target=_id(request, "message_id"))
+    return await _reply(request, body, start)
+
+
+def _content(request: Request, body: JSONObject) -> str:
+    """The message a user sends (or its new version): required, not empty, within size."""
+    limits = services(request).settings.limits
     content = text_field(
         body, "content", max_chars=limits.max_content_chars, required=True, allow_empty=False
     )
-    start = TurnStart("edit", content or "", target=_id(request, "message_id"))
-    return await _reply(request, body, start)
+    return content or ""
 
 
 async def regenerate_message(request: Request) -> RunEventStream:
