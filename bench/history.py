@@ -135,15 +135,20 @@ def main() -> None:
         show(f"open the {BIG_CHAT:,}-message chat (ms)", summary(opening))
         reply = request(parley.port, "GET", f"/api/conversations/{big}", token=TOKEN)
         messages = json.loads(reply.body)["messages"]
-        for everything, what in ((False, "its newest messages"), (True, "all of it")):
-            drawn = drawing_times(messages, everything)
+        for mode, what in (
+            ("newest", "its newest messages"),
+            ("pages", 'each page of earlier ones ("Show earlier")'),
+            ("all", "all of it at once (Find in an earlier message)"),
+        ):
+            drawn = drawing_times(messages, mode)
             title = f"draw the {BIG_CHAT:,}-message chat in the window, {what} (ms)"
             show(title, summary(drawn))
 
 
-def drawing_times(messages: list[dict[str, Any]], everything: bool) -> list[float]:
-    """Transcript.show_conversation of these messages, 5 times (offscreen Qt, 900x700): as
-    opening the chat draws it (its newest messages), or all of it ("Show earlier")."""
+def drawing_times(messages: list[dict[str, Any]], mode: str) -> list[float]:
+    """Drawing these messages in a Transcript (offscreen Qt, 900x700), laid out and painted:
+    as opening the chat does (its newest messages, 5 times), each page of earlier ones as the
+    "Show earlier" link draws them, or all of them at once (5 times)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
@@ -154,10 +159,19 @@ def drawing_times(messages: list[dict[str, Any]], everything: bool) -> list[floa
     view.resize(900, 700)
     view.show()
     times = []
+    if mode == "pages":
+        view.show_conversation(messages)  # type: ignore[arg-type]
+        app.processEvents()
+        while not view.drawn_whole:
+            start = time.perf_counter()
+            view.show_earlier()
+            app.processEvents()
+            times.append((time.perf_counter() - start) * 1000)
+        return times
     for _ in range(5):
         start = time.perf_counter()
-        view.show_conversation(messages, everything=everything)  # type: ignore[arg-type]
-        app.processEvents()  # laid out and painted
+        view.show_conversation(messages, everything=mode == "all")  # type: ignore[arg-type]
+        app.processEvents()
         times.append((time.perf_counter() - start) * 1000)
     return times
 

@@ -39,6 +39,8 @@ from server.types import CitationPartJSON, MessageJSON, ToolPartJSON
 # (issue 16, docs/benchmarks.md).
 COALESCE_MS = 16
 FLUSH_BUDGET_CHARS = 1000
+# Within this distance of the end, the view counts as at the end and follows a reply.
+FOLLOW_SLACK_PX = 80
 HEADER_GAP = 14.0
 PARAGRAPH_GAP = 12.0  # Qt's own margin between HTML paragraphs
 MERGE_GUARD = "\u200b"  # see _insert_whole
@@ -89,6 +91,9 @@ class Transcript(StoredMessagesView, ReplyPartsView, QTextBrowser):
         self._timer.setSingleShot(True)
         self._timer.setInterval(COALESCE_MS)
         self._timer.timeout.connect(self._flush)
+        self._at_end = True
+        self.verticalScrollBar().valueChanged.connect(self._on_scrolled)
+        self.verticalScrollBar().rangeChanged.connect(self._on_scroll_range_changed)
         self._reset_reply()
 
     # -- theme ------------------------------------------------------------------------------
@@ -277,13 +282,21 @@ class Transcript(StoredMessagesView, ReplyPartsView, QTextBrowser):
 
     def _keep_at_bottom(self) -> None:
         """Follow the growing end, unless the user scrolled up to read."""
-        if self._follow_bottom():
+        if self._at_end:
             self.moveCursor(QTextCursor.MoveOperation.End)
             self.ensureCursorVisible()
 
-    def _follow_bottom(self) -> bool:
-        bar = self.verticalScrollBar()
-        return bar.value() >= bar.maximum() - 80
+    def _on_scrolled(self, value: int) -> None:
+        # Whether the view is at the end is known from where it was last scrolled to, not
+        # from where it is after an update: an update taller than the slack would otherwise
+        # read as the user having scrolled up, and the view would stop following.
+        self._at_end = value >= self.verticalScrollBar().maximum() - FOLLOW_SLACK_PX
+
+    def _on_scroll_range_changed(self, _minimum: int, maximum: int) -> None:
+        # The document grew (it is laid out after an update, not always during it): a view
+        # at the end stays there.
+        if self._at_end:
+            self.verticalScrollBar().setValue(maximum)
 
     def _replace_from(self, position: int, html_text: str) -> None:
         cursor = QTextCursor(self.document())
@@ -391,7 +404,7 @@ class Transcript(StoredMessagesView, ReplyPartsView, QTextBrowser):
                 QGuiApplication.clipboard().setText(code)
                 self.code_copied.emit()
         elif url.toString() == EARLIER_LINK:
-            self.show_everything()
+            self.show_earlier()
         elif url.scheme() == "msg":
             found = parse_link(url.path())
             if found is not None and found[0] == "copy":

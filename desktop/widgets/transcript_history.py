@@ -3,8 +3,9 @@ its actions: desktop/widgets/message_actions.py), a conversation as stored, and 
 place in it (a search hit).
 
 A long chat is drawn from its newest messages: up to `NEWEST_MESSAGES` of them and about
-`NEWEST_CHARS` of text, under a link that draws the rest ("Show N earlier messages"), so
-opening it does not hold the window (measured: 311 ms to draw 2,000 messages at once). A
+`NEWEST_CHARS` of text, under a link that draws the page before them ("Show the N earlier
+messages"), above the ones on screen, which stay where they are. Opening it or drawing a page
+does not hold the window (measured: 311 ms to draw 2,000 messages at once, ~19 ms a page). A
 search hit or Find in an earlier message draws the rest first.
 
 A mixin of `Transcript` (desktop/widgets/transcript.py): these are the transcript's own
@@ -18,6 +19,7 @@ import re
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QTextCursor, QTextDocument
+from PySide6.QtWidgets import QScrollBar
 
 from desktop.markdown_render import MarkdownRenderer
 from desktop.reply_events import ReplyEnd, has_steps
@@ -55,6 +57,8 @@ class StoredMessagesView:
         def setTextCursor(self, cursor: QTextCursor) -> None: ...
 
         def ensureCursorVisible(self) -> None: ...
+
+        def verticalScrollBar(self) -> QScrollBar: ...
 
     # -- the pieces of a message (also of the reply drawn live) ------------------------------
 
@@ -95,16 +99,7 @@ class StoredMessagesView:
         self._steps_shown.clear()
         self._citations_shown.clear()
         self._texts_shown.clear()
-        parts = []
-        if self._first_drawn:
-            earlier = self._first_drawn
-            parts.append(
-                f'<p style="color:{self._muted};"><a href="{EARLIER_LINK}">Show the {earlier:,} '
-                f"earlier message{'s' if earlier != 1 else ''}</a></p>"
-            )
-        for number in range(self._first_drawn, len(messages)):
-            parts.append(self._message_html(messages[number], number == len(messages) - 1))
-        self.setHtml("".join(parts))
+        self.setHtml(self._earlier_link() + self._messages_html(self._first_drawn, len(messages)))
         end = QTextCursor(self.document())
         end.movePosition(QTextCursor.MoveOperation.End)
         self.setTextCursor(end)
@@ -116,17 +111,48 @@ class StoredMessagesView:
         return self._first_drawn == 0
 
     def show_everything(self) -> None:
-        """Draw the earlier messages too, keeping the first one drawn before in view."""
-        if self.drawn_whole:
+        """Draw the earlier messages too, above the ones drawn, which stay in view."""
+        self._draw_from(0)
+
+    def show_earlier(self) -> None:
+        """Draw the page of messages before the first one drawn (the "Show earlier" link)."""
+        self._draw_from(_page_start(self._messages, self._first_drawn))
+
+    def _draw_from(self, start: int) -> None:
+        """Draw messages `start`… up to the first one drawn, at the top of the document,
+        keeping what is on screen where it was."""
+        if start >= self._first_drawn:
             return
-        first = self._messages[self._first_drawn]["id"]
-        self.show_conversation(self._messages, everything=True)
-        at = self._anchor_position(f"msg:copy/{first}")
-        if at is not None:
-            cursor = QTextCursor(self.document())
-            cursor.setPosition(at)
-            self.setTextCursor(cursor)
-            self.ensureCursorVisible()
+        bar = self.verticalScrollBar()
+        from_bottom = bar.maximum() - bar.value()
+        earlier, self._first_drawn = self._first_drawn, start
+        drawing = self._earlier_link() + self._messages_html(start, earlier)
+        cursor = QTextCursor(self.document())
+        # One edit: the document is laid out again once (each change costs a layout pass
+        # over the whole document, ~14 ms at 2,000 messages).
+        cursor.beginEditBlock()
+        cursor.movePosition(QTextCursor.MoveOperation.NextBlock, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()  # the link
+        # An empty block for the new messages, so their last one does not merge into the
+        # first message drawn before.
+        cursor.insertBlock()
+        cursor.movePosition(QTextCursor.MoveOperation.PreviousBlock)
+        cursor.insertHtml(drawing)
+        cursor.endEditBlock()
+        bar.setValue(bar.maximum() - from_bottom)
+
+    def _earlier_link(self) -> str:
+        earlier = self._first_drawn
+        if not earlier:
+            return ""
+        return (
+            f'<p style="color:{self._muted};"><a href="{EARLIER_LINK}">Show the {earlier:,} '
+            f"earlier message{'s' if earlier != 1 else ''}</a></p>"
+        )
+
+    def _messages_html(self, start: int, end: int) -> str:
+        last = len(self._messages) - 1
+        return "".join(self._message_html(self._messages[n], n == last) for n in range(start, end))
 
     def _message_html(self, message: MessageJSON, last: bool) -> str:
         parts = [self._header(message["role"], message["model"])]
@@ -199,11 +225,17 @@ class StoredMessagesView:
 
 def _newest_start(messages: list[MessageJSON]) -> int:
     """Where the newest messages a first drawing shows begin (at least the last one)."""
+    return _page_start(messages, len(messages))
+
+
+def _page_start(messages: list[MessageJSON], end: int) -> int:
+    """Where the page of messages before `end` begins: up to `NEWEST_MESSAGES` of them and
+    about `NEWEST_CHARS` of text (at least one)."""
     chars = 0
-    start = len(messages)
-    while start > 0 and len(messages) - start < NEWEST_MESSAGES:
+    start = end
+    while start > 0 and end - start < NEWEST_MESSAGES:
         chars += len(messages[start - 1]["content"])
-        if chars > NEWEST_CHARS and start < len(messages):
+        if chars > NEWEST_CHARS and start < end:
             break
         start -= 1
     return start

@@ -1,5 +1,6 @@
 """A long chat is drawn from its newest messages (opening it does not hold the window), with
-a link that draws the earlier ones; a search hit or Find in an earlier message draws them."""
+a link that draws the earlier ones a page at a time; a search hit or Find in an earlier
+message draws them."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ def test_a_long_chat_shows_its_newest_messages_then_the_rest_on_request(qtbot: A
     view = Transcript()
     qtbot.addWidget(view)
     view.resize(800, 600)
+    view.show()
     messages = chat(1_000)
     began = time.perf_counter()
     view.show_conversation(messages)  # type: ignore[arg-type]
@@ -37,13 +39,30 @@ def test_a_long_chat_shows_its_newest_messages_then_the_rest_on_request(qtbot: A
     assert "message number 999" in text and "message number 899 " not in text
     assert f"Show the {1_000 - NEWEST_MESSAGES:,} earlier messages" in text
     assert not view.drawn_whole
+    # Each click draws the page before, above what is on screen, which stays in view.
+    bar = view.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0)
+    bar.setValue(bar.maximum() // 2)
+    in_view = view.cursorForPosition(view.viewport().rect().center()).position()
+    shown = view.document().findBlock(in_view).text()
     view._on_anchor_clicked(QUrl(EARLIER_LINK))
-    assert view.drawn_whole and "message number 0 " in view.toPlainText()
-    assert "earlier messages" not in view.toPlainText()
+    text = view.toPlainText()
+    assert "message number 800 " in text and "message number 799 " not in text
+    assert "Show the 800 earlier messages" in text
+    centre = view.cursorForPosition(view.viewport().rect().center()).position()
+    assert view.document().findBlock(centre).text() == shown
+    clicks = 1
+    while not view.drawn_whole:
+        view._on_anchor_clicked(QUrl(EARLIER_LINK))
+        clicks += 1
+    assert clicks == 9 and "earlier messages" not in view.toPlainText()
+    # Drawn in pages, it is the very same as drawn at once.
+    paged = view.toPlainText()
     # The newest are drawn in a fraction of the time of all of them.
     began = time.perf_counter()
     view.show_conversation(messages, everything=True)  # type: ignore[arg-type]
     assert first_draw < time.perf_counter() - began
+    assert view.toPlainText() == paged
 
 
 def test_a_hit_or_find_in_an_earlier_message_draws_the_rest(qtbot: Any) -> None:

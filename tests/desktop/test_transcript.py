@@ -65,3 +65,32 @@ def test_the_figures_under_a_reply_count_its_tokens_in_words() -> None:
 
     assert stats_for({"completion_tokens": 1}).endswith("1 token")
     assert stats_for({"completion_tokens": 2}).endswith("2 tokens")
+
+
+def test_the_view_follows_the_end_through_big_updates_unless_scrolled_up(qtbot: Any) -> None:
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.resize(600, 300)
+    view.show()
+    bar = view.verticalScrollBar()
+    view.begin_reply("question", "model")
+    # Updates far taller than the window at once (a continued reply drawn again from its
+    # saved text, a big burst): the view stays at the end.
+    for round_ in range(3):
+        view.add_text("".join(f"\n\nParagraph {round_}-{i}." for i in range(40)))
+        qtbot.waitUntil(lambda r=round_: f"Paragraph {r}-39." in view.toPlainText())
+        qtbot.wait(50)
+        assert bar.maximum() > 0 and bar.value() == bar.maximum()
+    # Scrolled up to read: later text does not pull the view down.
+    bar.setValue(bar.maximum() // 3)
+    reading = bar.value()
+    view.add_text("\n\nOne more paragraph.")
+    qtbot.waitUntil(lambda: "One more paragraph." in view.toPlainText())
+    qtbot.wait(50)
+    assert bar.value() == reading
+    # Back at the end: followed again.
+    bar.setValue(bar.maximum())
+    view.add_text("".join(f"\n\nLast {i}." for i in range(40)))
+    qtbot.waitUntil(lambda: "Last 39." in view.toPlainText())
+    qtbot.wait(50)
+    assert bar.value() == bar.maximum()
