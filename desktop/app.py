@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import time
+from typing import cast
 
 import qasync
 from PySide6.QtCore import QTimer
@@ -27,15 +28,17 @@ from desktop.library_controller import LibraryController
 from desktop.main_window import MainWindow
 from desktop.models_controller import ModelsController
 from desktop.tasks import Tasks
+from desktop.theme import Theme
 from desktop.tools_controller import ToolsController
 from desktop.widgets.settings_dialog import SettingsDialog
+from desktop.window_placement import capture, restore, restore_sidebar_width
 from desktop.window_state import WindowState
+from server.logs import setup_logging
 from server.settings import (
     Settings,
     UpstreamSettings,
     freeze_startup_objects,
     new_token,
-    setup_logging,
 )
 from server.types import BackendCheckJSON
 
@@ -61,7 +64,10 @@ class App:
         self.config = desktop_config
         self.state = WindowState.load()
         self.window = MainWindow()
+        self.theme = Theme(cast(QApplication, QApplication.instance()))
         self._apply_config()
+        restore(self.window, self.state)
+        self.window.help.data_dir = base.data_dir
         self.server: EmbeddedServer | None = None
         self.client: ParleyClient | None = None
         self.tasks = Tasks(self.window.show_error)
@@ -80,8 +86,13 @@ class App:
         self.window.library_requested.connect(self.library.open)
         self.window.conversation_opened.connect(self._on_window_conversation_opened)
         self.window.default_model_chosen.connect(self._on_window_default_model_chosen)
+        self.window.zoom_changed.connect(self._save_window_state)
+        self.window.menus.sidebar.toggled.connect(self._save_window_state)
+        self.window.menus.theme_chosen.connect(self._on_menus_theme_chosen)
 
     def _apply_config(self) -> None:
+        self.theme.apply(self.config.theme)
+        self.window.menus.show_theme(self.config.theme)
         self.window.system_prompt = self.config.system_prompt or None
         self.window.max_tokens = self.config.max_tokens or None
         self.window.model_picker.default_model = self.config.default_model
@@ -96,7 +107,8 @@ class App:
 
     async def run(self) -> int:
         sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
-        self.window.show()
+        self.window.show()  # maximized again if it was (restored with its geometry)
+        restore_sidebar_width(self.window, self.state)
         QTimer.singleShot(0, self._on_first_iteration)
         await self._start_server()
         await self._done.wait()
@@ -124,6 +136,7 @@ class App:
             self.tasks.spawn(self.shutdown())
 
     async def shutdown(self) -> None:
+        self._save_window_state()
         try:
             await self.window.hang_up()
             await self.tasks.close()  # a server restart in flight, say
@@ -160,6 +173,18 @@ class App:
         if (conversation_id or None) != self.state.conversation_id:
             self.state.conversation_id = conversation_id or None
             self.state.save()
+
+    def _save_window_state(self) -> None:
+        capture(self.window, self.state)
+        self.state.save()
+
+    def _on_menus_theme_chosen(self, name: str) -> None:
+        self.theme.apply(name)
+        self.config.theme = name
+        try:
+            self.config.save()
+        except OSError as exc:
+            self.window.show_error(f"Your theme was not saved: {exc}")
 
     def _on_window_default_model_chosen(self, name: str) -> None:
         self.config.default_model = name

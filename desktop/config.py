@@ -45,6 +45,7 @@ class DesktopConfig:
     # full. 0 means no limit of Parley's own.
     max_tokens: int = DEFAULT_MAX_TOKENS
     default_model: str = ""  # for new chats: the last model picked on one ("" = none yet)
+    theme: str = "system"  # View → Theme: "system", "light" or "dark"
 
     @classmethod
     def load(cls, path: Path | None = None) -> DesktopConfig:
@@ -57,6 +58,7 @@ class DesktopConfig:
                 system_prompt=str(data.get("system_prompt", "")),
                 max_tokens=_max_tokens(data.get("max_tokens", DEFAULT_MAX_TOKENS)),
                 default_model=str(data.get("default_model", "")),
+                theme=_theme(data.get("theme")),
             )
         except FileNotFoundError:
             return cls()
@@ -72,6 +74,10 @@ def _max_tokens(value: object) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS:
         return value
     return DEFAULT_MAX_TOKENS
+
+
+def _theme(value: object) -> str:
+    return value if isinstance(value, str) and value in ("system", "light", "dark") else "system"
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -14,8 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QMenu, QProgressDialog, QWidget
+from PySide6.QtWidgets import QFileDialog, QProgressDialog, QWidget
 
 from desktop.client import ParleyClient
 from desktop.errors import ClientError
@@ -44,15 +43,6 @@ class HistoryFiles(QObject):
         self._parent = parent
 
     # -- commands (menu actions) ----------------------------------------------------------
-
-    def fill_menu(self, menu: QMenu) -> QAction:
-        """The File menu's entries; returns "Export this chat…" (only while a chat is open)."""
-        export_chat = menu.addAction("Export this chat…", self.export_chat)
-        export_chat.setEnabled(False)
-        menu.addAction("Export every chat…", self.export_all)
-        menu.addSeparator()
-        menu.addAction("Import chats…", self.import_file)
-        return export_chat
 
     def export_chat(self) -> None:
         conversation_id = self._current_id()

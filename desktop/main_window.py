@@ -10,8 +10,9 @@ from __future__ import annotations
 import logging
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
+from PySide6.QtGui import QCloseEvent, QFont, QKeyEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QMainWindow,
     QSplitter,
     QVBoxLayout,
@@ -22,7 +23,9 @@ from desktop import style
 from desktop.chat_settings import ChatSettings
 from desktop.client import ParleyClient
 from desktop.errors import ClientError
+from desktop.help_windows import HelpWindows
 from desktop.history_files import HistoryFiles
+from desktop.menus import Menus, shortcut_rows
 from desktop.reply import ReplyController
 from desktop.tasks import Tasks
 from desktop.transcript_links import TranscriptLinks
@@ -37,6 +40,8 @@ from desktop.widgets.transcript import Transcript
 log = logging.getLogger(__name__)
 
 STATUS_POLL_MS = 1000
+ZOOM_STEP = 1.1  # each zoom step, as a factor of the text's size
+ZOOM_MIN, ZOOM_MAX = -4, 8
 
 
 class MainWindow(QMainWindow):
@@ -54,6 +59,7 @@ class MainWindow(QMainWindow):
     conversation_opened = Signal(str)  # the id on screen now ("" for a new chat)
     default_model_chosen = Signal(str)  # picked while on a new chat
     error_shown = Signal(str)
+    zoom_changed = Signal(int)  # the zoom level the user chose
 
     def __init__(self) -> None:
         super().__init__()
@@ -87,25 +93,13 @@ class MainWindow(QMainWindow):
         self._layout()
         self._style_fields()
 
-        new_chat = QAction("New chat", self)
-        new_chat.setShortcut(QKeySequence("Ctrl+N"))
-        new_chat.triggered.connect(self._on_new_chat_triggered)
-        rename = QAction("Rename", self)
-        rename.setShortcut(QKeySequence("F2"))
-        rename.triggered.connect(self._on_rename_triggered)
-        find = QAction("Find in chat", self)
-        find.setShortcut(QKeySequence(QKeySequence.StandardKey.Find))
-        find.triggered.connect(self.find_bar.open)
-        for action in (new_chat, rename, find):
-            self.addAction(action)
-
-        self.sidebar.new_requested.connect(self._on_new_chat_triggered)
+        self.sidebar.new_requested.connect(self.new_chat)
         self.sidebar.conversation_selected.connect(self._on_sidebar_conversation_selected)
         self.sidebar.rename_requested.connect(self._on_sidebar_rename_requested)
         self.sidebar.delete_confirmed.connect(self._on_sidebar_delete_confirmed)
         self.sidebar.search_changed.connect(self._on_sidebar_search_changed)
         self.composer.message_submitted.connect(self._on_composer_message_submitted)
-        self.composer.stop_requested.connect(self._on_composer_stop_requested)
+        self.composer.stop_requested.connect(self.stop_reply)
         self.transcript.theme_changed.connect(self._on_transcript_theme_changed)
         self.reply.conversation_created.connect(self._on_reply_conversation_created)
         self.reply.reply_started.connect(self._on_reply_started)
@@ -125,7 +119,6 @@ class MainWindow(QMainWindow):
         self.history_files = HistoryFiles(
             lambda: self.client, lambda: self.current_id, self.tasks, self
         )
-        self.export_chat_action = self.history_files.fill_menu(self.menuBar().addMenu("&File"))
         self.history_files.done.connect(self.links.notice)
         self.history_files.imported.connect(lambda: self.tasks.spawn(self._refresh_list()))
         self.settings_button.clicked.connect(self.settings_requested)
@@ -138,6 +131,12 @@ class MainWindow(QMainWindow):
         self._status_timer = QTimer(self)
         self._status_timer.setInterval(STATUS_POLL_MS)
         self._status_timer.timeout.connect(self._on_status_timer_timeout)
+        self.zoom_level = 0
+        self.help = HelpWindows(lambda: shortcut_rows(self.menus), self.model_picker.names, self)
+        self.help.failed.connect(self.show_error)
+        self.menus = Menus(self)
+        self.transcript.reply_ended.connect(self.menus.refresh)
+        self.menus.refresh()
         self.composer.focus()
 
     def _layout(self) -> None:
@@ -148,11 +147,15 @@ class MainWindow(QMainWindow):
         column.addWidget(self.find_bar)
         column.addWidget(self.transcript, 1)
         column.addWidget(self.composer)
-        splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        splitter.addWidget(self.sidebar)
-        splitter.addWidget(right)
-        splitter.setSizes([280, 820])
-        self.setCentralWidget(splitter)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.addWidget(self.sidebar)
+        self.splitter.addWidget(right)
+        self.splitter.setSizes([280, 820])
+        self.splitter.setCollapsible(1, False)
+        # A bigger window widens the chat, not the list.
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.setCentralWidget(self.splitter)
 
     # -- called by the app -------------------------------------------------------------------
 
@@ -209,7 +212,7 @@ class MainWindow(QMainWindow):
         # Esc that no child used (the composer, the transcript, the list; not an inline
         # rename, which cancels itself): stop the reply of the chat on screen.
         if event.key() == Qt.Key.Key_Escape and self.reply.busy_in(self.current_id):
-            self._on_composer_stop_requested()
+            self.stop_reply()
             return
         super().keyPressEvent(event)
 
@@ -236,7 +239,6 @@ class MainWindow(QMainWindow):
             self.turn_actions.cancel_edit()  # an edit belongs to the chat it began in
         self.current_id = conversation_id
         self.chat_settings_button.setEnabled(conversation_id is not None)
-        self.export_chat_action.setEnabled(conversation_id is not None)
         self._on_reply_busy_changed()
         self._update_title()
         if conversation_id is None:
@@ -248,15 +250,36 @@ class MainWindow(QMainWindow):
         title = self.sidebar.title_of(self.current_id) if self.current_id else None
         self.setWindowTitle(f"{title} — Parley" if title else "Parley")
 
-    def _on_new_chat_triggered(self) -> None:
+    # -- commands (the menus', the buttons') --------------------------------------------------
+
+    def new_chat(self) -> None:
         self._opening += 1  # a conversation still being fetched is no longer wanted
         self._set_current(None)
         self.transcript.clear_conversation()
         self.sidebar.clear_selection()
         self.composer.focus()
 
-    def _on_rename_triggered(self) -> None:
-        self.sidebar.start_rename()
+    def set_sidebar_shown(self, shown: bool) -> None:
+        self.sidebar.setVisible(shown)
+        self.menus.sidebar.setChecked(shown)
+        if not shown and self.sidebar.isAncestorOf(self.focusWidget()):
+            self.composer.focus()
+
+    def zoom(self, step: int) -> None:
+        """Text a step larger (+1) or smaller (-1), or back to the system's size (0)."""
+        level = 0 if step == 0 else self.zoom_level + step
+        self.set_zoom(level)
+        self.zoom_changed.emit(self.zoom_level)
+
+    def set_zoom(self, level: int) -> None:
+        """The size of all text in the window, in steps of 10 % from the system font's."""
+        self.zoom_level = max(ZOOM_MIN, min(ZOOM_MAX, level))
+        base = QApplication.font().pointSizeF()
+        font = QFont(self.splitter.font())
+        font.setPointSizeF(round(base * ZOOM_STEP**self.zoom_level, 1))
+        self.splitter.setFont(font)
+        self.menus.zoom_in.setEnabled(self.zoom_level < ZOOM_MAX)
+        self.menus.zoom_out.setEnabled(self.zoom_level > ZOOM_MIN)
 
     def _on_sidebar_conversation_selected(self, conversation_id: str) -> None:
         if conversation_id != self.current_id:
@@ -295,7 +318,7 @@ class MainWindow(QMainWindow):
             self._opening += 1  # writing in a new chat is the latest choice of what to show
         self.tasks.spawn(sending)
 
-    def _on_composer_stop_requested(self) -> None:
+    def stop_reply(self) -> None:
         self.tasks.spawn(self.reply.stop(self.current_id))
         self.composer.focus()  # the next typing goes to the composer, not the button
 
@@ -322,6 +345,7 @@ class MainWindow(QMainWindow):
     def _on_reply_busy_changed(self) -> None:
         self.composer.set_streaming(self.reply.busy_in(self.current_id))
         self.sidebar.set_busy(self.reply.busy_conversations())
+        self.menus.refresh()
 
     def _on_reply_conversation_created(self, conversation_id: str) -> None:
         if self.current_id is None:  # still on the new chat it was typed in
@@ -399,6 +423,7 @@ class MainWindow(QMainWindow):
             return  # a later click, or New chat, came first
         self._set_current(conversation_id)
         self.reply.show(conversation)
+        self.menus.refresh()
         if reveal:
             self.transcript.reveal(reveal, hit)
         self.model_picker.choose(conversation["model"])
@@ -429,3 +454,4 @@ class MainWindow(QMainWindow):
         if conversation_id != self.current_id:
             return  # another one was opened meanwhile, in the new colours already
         self.reply.show(conversation)
+        self.menus.refresh()

@@ -1,14 +1,17 @@
-"""What the window restores at the next launch: the conversation that was open.
+"""What the window restores at the next launch: the conversation that was open, the window's
+size and place (or that it was maximized), the sidebar's width and whether it is shown, and
+the text's zoom.
 
-A small JSON file beside the desktop config, written atomically whenever it changes (not
-at quit, so a crash keeps it too). Unreadable or missing: nothing is restored.
+A small JSON file beside the desktop config, written atomically whenever the chat or a view
+choice changes and at quit (so a crash keeps all but the last moves). Unreadable or missing:
+nothing is restored; a value of the wrong kind is left out, the others still apply.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from desktop.config import config_dir, write_atomically
@@ -23,22 +26,43 @@ def state_path() -> Path:
 @dataclass
 class WindowState:
     conversation_id: str | None = None
+    # The window's size and place (QWidget.saveGeometry, base64): "" until first saved.
+    geometry: str = ""
+    maximized: bool = False
+    sidebar_width: int = 280
+    sidebar_shown: bool = True
+    zoom: int = 0
 
     @classmethod
     def load(cls, path: Path | None = None) -> WindowState:
         path = path or state_path()
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            conversation_id = data.get("conversation_id")
-            return cls(conversation_id if isinstance(conversation_id, str) else None)
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
         except FileNotFoundError:
             return cls()
-        except (OSError, ValueError, AttributeError) as exc:
+        except (OSError, ValueError) as exc:
             log.warning("ignoring unreadable window state %s: %s", path, exc)
             return cls()
+        state = cls()
+        for spec in fields(cls):
+            value = data.get(spec.name)
+            if _fits(getattr(state, spec.name), spec.name, value):
+                setattr(state, spec.name, value)
+        return state
 
     def save(self, path: Path | None = None) -> None:
         try:
             write_atomically(path or state_path(), json.dumps(asdict(self)))
         except OSError as exc:  # only a convenience: never an error for the user
             log.warning("could not save the window state: %s", exc)
+
+
+def _fits(default: object, name: str, value: object) -> bool:
+    """Whether a stored value is of the kind its field holds."""
+    if name == "conversation_id":
+        return value is None or isinstance(value, str)
+    if name in ("sidebar_width", "zoom"):
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, type(default))

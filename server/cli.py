@@ -11,8 +11,9 @@ from server.app import create_app
 from server.arguments import add_backend_arguments, settings_from_args
 from server.db import DataDirLock, check_database
 from server.errors import StorageError, UsageError
+from server.logs import setup_logging
 from server.serve import ParleyServer, bind, config_for
-from server.settings import freeze_startup_objects, new_token, setup_logging
+from server.settings import freeze_startup_objects, new_token
 
 
 def port_number(text: str) -> int:

@@ -7,13 +7,14 @@ variables (`PARLEY_DATA_DIR`, `PARLEY_TOKEN`) and defaults.
 from __future__ import annotations
 
 import gc
-import logging
 import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import platformdirs
+
+from server.logs import keep_secret
 
 APP_NAME = "parley"
 
@@ -35,16 +36,6 @@ def freeze_startup_objects() -> None:
         gc.freeze()
 
 
-def setup_logging() -> None:
-    """The log of `parley` and `parley-server`: Parley's own lines at INFO; the HTTP and MCP
-    libraries only when something goes wrong (they log a line per request otherwise)."""
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    for chatty in ("httpx", "httpx2", "mcp"):
-        logging.getLogger(chatty).setLevel(logging.WARNING)
-
-
 def default_data_dir() -> Path:
     override = os.environ.get("PARLEY_DATA_DIR")
     if override:
@@ -53,7 +44,9 @@ def default_data_dir() -> Path:
 
 
 def new_token() -> str:
-    return secrets.token_urlsafe(32)
+    token = secrets.token_urlsafe(32)
+    keep_secret(token)
+    return token
 
 
 @dataclass(frozen=True)
@@ -63,6 +56,9 @@ class UpstreamSettings:
     base_url: str
     model: str
     api_key: str | None = None
+
+    def __post_init__(self) -> None:
+        keep_secret(self.api_key)
 
 
 @dataclass(frozen=True)
@@ -224,6 +220,9 @@ class Settings:
     limits: Limits = field(default_factory=Limits)
     # The MCP servers' configuration file (server/tools/config.py); None: mcp.json in data_dir.
     mcp_config: Path | None = None
+
+    def __post_init__(self) -> None:
+        keep_secret(self.token)  # a token supplied rather than made
 
     @property
     def db_path(self) -> Path:

@@ -200,6 +200,7 @@ class Run(AgentSteps, RunEnding):
             # stopped is part of stopping.
             if self.stop_reason is None:
                 error = str(exc)
+                log.warning("run %s (%s) ended in an error: %s", self.id, self.model.name, exc)
         except Exception as exc:
             log.exception("run %s failed", self.id)
             if self.stop_reason is None:

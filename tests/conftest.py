@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -8,6 +9,12 @@ import pytest
 from tests.support.parley import Parley, wait_model_ready
 from tests.support.process import ServerProcess
 from tests.support.upstream import ScriptedUpstream
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _log_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The apps and servers the tests start keep their log files out of the user's."""
+    os.environ["PARLEY_LOG_DIR"] = str(tmp_path_factory.mktemp("logs"))
 
 
 @pytest.fixture

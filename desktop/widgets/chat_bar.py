@@ -1,22 +1,23 @@
 """The bar above the chat: the model of its next replies, its two switches ("Use tools", "Use
-my documents"), and the buttons that open Models, MCP servers, Chat settings, the Library and
-Settings. It only holds the controls; the window connects them."""
+my documents"), and small icon buttons that open Chat settings, Models, MCP servers, the
+Library and Settings (each also in the menus, with its name as tooltip and accessible name).
+It only holds the controls; the window connects them."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QWidget
+from PySide6.QtCore import QEvent, QSize
+from PySide6.QtWidgets import QCheckBox, QFrame, QHBoxLayout, QToolButton, QWidget
 
+from desktop.icons import icon
 from desktop.widgets.model_picker import ModelPicker
+
+ICON_SIZE = QSize(20, 20)
 
 
 class ChatBar(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model_picker = ModelPicker(self)
-        self.settings_button = QPushButton("Settings", self)
-        self.models_button = QPushButton("Models", self)
-        self.tools_button = QPushButton("MCP servers", self)
-        self.tools_button.setToolTip("The tool servers the model may call")
         self.tools_switch = QCheckBox("Use tools", self)
         self.tools_switch.setChecked(True)
         self.tools_switch.setAccessibleName("Use tools in this chat")
@@ -24,27 +25,59 @@ class ChatBar(QWidget):
             "Let the model call the tools of your MCP servers in this chat "
             "(only models that can call tools do)"
         )
-        self.chat_settings_button = QPushButton("Chat settings", self)
-        self.chat_settings_button.setToolTip("This chat's system prompt and parameters")
-        self.chat_settings_button.setEnabled(False)
-        self.library_button = QPushButton("Library", self)
-        self.library_button.setToolTip("Folders of your documents the model can use")
         self.documents_switch = QCheckBox("Use my documents", self)
         self.documents_switch.setAccessibleName("Use my documents in this chat")
         self.documents_switch.setToolTip(
             "Give the model the passages of your Library that best match each message, "
             "for models that cannot search by themselves"
         )
+        self.chat_settings_button = self._button(
+            "sliders", "Chat settings", "This chat's system prompt and parameters"
+        )
+        self.chat_settings_button.setEnabled(False)
+        self.models_button = self._button("models", "Models", "The models Parley can use")
+        self.tools_button = self._button(
+            "tools", "MCP servers", "The tool servers the model may call"
+        )
+        self.library_button = self._button(
+            "library", "Library", "Folders of your documents the model can use"
+        )
+        self.settings_button = self._button("settings", "Settings", "Backends, prompt, limits")
+        line = QFrame(self)
+        line.setFrameShape(QFrame.Shape.VLine)
+        line.setFrameShadow(QFrame.Shadow.Sunken)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.model_picker, 1)
         for control in (
             self.tools_switch,
             self.documents_switch,
+            self.chat_settings_button,
+            line,
             self.models_button,
             self.tools_button,
-            self.chat_settings_button,
             self.library_button,
             self.settings_button,
         ):
             row.addWidget(control)
+        self._paint_icons()
+
+    def _button(self, icon_name: str, name: str, what: str) -> QToolButton:
+        button = QToolButton(self)
+        button.setText(name)  # shown only if the icon is missing
+        button.setObjectName(icon_name)
+        button.setToolTip(f"{name}: {what}")
+        button.setAccessibleName(name)
+        button.setAccessibleDescription(what)
+        button.setAutoRaise(True)
+        button.setIconSize(ICON_SIZE)
+        return button
+
+    def _paint_icons(self) -> None:
+        for button in self.findChildren(QToolButton):
+            button.setIcon(icon(button.objectName(), self.palette()))
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._paint_icons()  # drawn in the text colour of the new palette

@@ -55,6 +55,10 @@ class ModelPicker(QWidget):
     def current(self) -> str | None:
         return self.combo.currentText() or None
 
+    def names(self) -> list[str]:
+        """The models the server offers (as last reported)."""
+        return [m["name"] for m in self._models]
+
     def choose(self, name: str | None) -> None:
         """Show `name` (a chat's model); None: the default for a new chat."""
         self._wanted = name or self._new_chat_model()

@@ -13,6 +13,7 @@ import time
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
+    QContextMenuEvent,
     QGuiApplication,
     QPalette,
     QTextBlockFormat,
@@ -29,6 +30,7 @@ from desktop.markdown_render import (
     split_stable,
 )
 from desktop.widgets.message_actions import actions_line, parse_link
+from desktop.widgets.message_menu import message_menu
 from desktop.widgets.transcript_history import EARLIER_LINK, StoredMessagesView
 from desktop.widgets.transcript_parts import TEXT_GAP, ReplyPartsView
 from server.types import CitationPartJSON, MessageJSON, ToolPartJSON
@@ -388,6 +390,13 @@ class Transcript(StoredMessagesView, ReplyPartsView, QTextBrowser):
         self._parts = []
         self._group_start = None
         self._group = []
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        message_menu(self, event.pos()).popup(event.globalPos())  # never exec() under qasync
+
+    def open_link(self, url: QUrl) -> None:
+        """Do what a click on this link does."""
+        self._on_anchor_clicked(url)
 
     def _on_anchor_clicked(self, url: QUrl) -> None:
         if url.scheme() == "cite":

@@ -18,13 +18,13 @@ import html
 import re
 from typing import TYPE_CHECKING
 
-from PySide6.QtGui import QTextCursor, QTextDocument
+from PySide6.QtGui import QTextBlock, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QScrollBar
 
 from desktop.markdown_render import MarkdownRenderer
 from desktop.reply_events import ReplyEnd, has_steps
 from desktop.widgets.badges import badge_for, stats_for
-from desktop.widgets.message_actions import actions_line
+from desktop.widgets.message_actions import actions_line, parse_link
 from server.types import CitationPartJSON, MessageJSON, PartJSON, ToolPartJSON
 
 NEWEST_MESSAGES = 100
@@ -218,9 +218,45 @@ class StoredMessagesView:
             block = block.next()
         return None
 
+    def last_actions(self) -> dict[str, str]:
+        """The actions of the last message drawn (action -> message id), e.g. whether its
+        reply may be regenerated or continued."""
+        block = self.document().lastBlock()
+        while block.isValid():
+            found = _block_actions(block)
+            if found:
+                return found
+            block = block.previous()
+        return {}
+
+    def actions_at(self, position: int) -> dict[str, str]:
+        """The actions of the message drawn at `position` (its actions line follows it)."""
+        block = self.document().findBlock(position)
+        while block.isValid():
+            found = _block_actions(block)
+            if found:
+                return found
+            block = block.next()
+        return {}
+
     def message_text(self, message_id: str) -> str | None:
         """The text of a message on screen (None: not shown here)."""
         return self._texts_shown.get(message_id)
+
+
+def _block_actions(block: QTextBlock) -> dict[str, str]:
+    """The `msg:` links of a block (an actions line): action -> message id."""
+    found: dict[str, str] = {}
+    fragments = block.begin()
+    while not fragments.atEnd():
+        fragment = fragments.fragment()
+        href = fragment.charFormat().anchorHref() if fragment.isValid() else ""
+        if href.startswith("msg:"):
+            link = parse_link(href[len("msg:") :])
+            if link is not None and link[0] != "version":
+                found.setdefault(link[0], link[1])
+        fragments += 1
+    return found
 
 
 def _newest_start(messages: list[MessageJSON]) -> int:

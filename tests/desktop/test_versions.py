@@ -173,11 +173,11 @@ def test_file_menu_exports_atomically_and_imports_all_or_nothing(
     from PySide6.QtWidgets import QFileDialog
 
     files = gui.window.history_files
-    assert not gui.window.export_chat_action.isEnabled()
+    assert not gui.window.menus.export_chat.isEnabled()
     upstream.script = Script(texts=["Basalt is volcanic."])
     with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
         gui.send("What is basalt?")
-    qtbot.waitUntil(gui.window.export_chat_action.isEnabled, timeout=5_000)
+    qtbot.waitUntil(gui.window.menus.export_chat.isEnabled, timeout=5_000)
 
     out = tmp_path / "out"
     out.mkdir()
@@ -186,7 +186,7 @@ def test_file_menu_exports_atomically_and_imports_all_or_nothing(
         QFileDialog, "getSaveFileName", lambda *a: (str(markdown), "Markdown (*.md)")
     )
     with qtbot.waitSignal(files.done, timeout=5_000):
-        gui.window.export_chat_action.trigger()
+        gui.window.menus.export_chat.trigger()
     assert "Basalt is volcanic." in markdown.read_text() and "## You" in markdown.read_text()
     everything = out / "all.json"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a: (str(everything), ""))

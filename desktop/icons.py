@@ -1,0 +1,46 @@
+"""Parley's icons: line drawings in `resources/icons/` (24 px, drawn in black), coloured
+with the palette's text colour when they are made, so they read on light and dark alike.
+
+An icon that cannot be found or drawn is an empty icon: its button keeps its text (every
+icon-only button also has a tooltip and an accessible name)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QRectF, Qt
+from PySide6.QtGui import QIcon, QPainter, QPalette, QPixmap
+from PySide6.QtSvg import QSvgRenderer
+
+ICONS = Path(__file__).resolve().parent.parent / "resources" / "icons"
+DRAWN_IN = "#000000"
+SIZES = (16, 20, 24, 32, 48)
+
+
+def icon(name: str, palette: QPalette) -> QIcon:
+    """The icon `name` in the palette's colours (disabled: its disabled text colour)."""
+    normal = palette.color(QPalette.ColorGroup.Active, QPalette.ColorRole.ButtonText).name()
+    faded = palette.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText).name()
+    return _icon(name, normal, faded)
+
+
+@lru_cache(maxsize=128)
+def _icon(name: str, colour: str, disabled: str) -> QIcon:
+    made = QIcon()
+    try:
+        drawing = (ICONS / f"{name}.svg").read_text(encoding="utf-8")
+    except OSError:
+        return made
+    for mode, shade in ((QIcon.Mode.Normal, colour), (QIcon.Mode.Disabled, disabled)):
+        renderer = QSvgRenderer(QByteArray(drawing.replace(DRAWN_IN, shade).encode()))
+        if not renderer.isValid():
+            return QIcon()
+        for size in SIZES:
+            pixmap = QPixmap(size, size)
+            pixmap.fill(Qt.GlobalColor.transparent)
+            painter = QPainter(pixmap)
+            renderer.render(painter, QRectF(0, 0, size, size))
+            painter.end()
+            made.addPixmap(pixmap, mode)
+    return made
