@@ -40,6 +40,8 @@ class Composer(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.editor = _Editor(self)
+        self.editor.setAccessibleName("Message")
+        self.editor.setAccessibleDescription("Enter sends; Shift+Enter starts a new line")
         self.editor.setPlaceholderText("Message (Enter to send, Shift+Enter for a new line)")
         self.editor.textChanged.connect(self._fit_height)
         self.editor.setTabChangesFocus(True)  # a tab character is rarely wanted in a chat

@@ -47,6 +47,7 @@ class SettingsDialog(QDialog):
         self._settings = settings
         self.system_prompt = QPlainTextEdit(settings.system_prompt, self)
         self.system_prompt.setPlaceholderText("Default system prompt for new conversations")
+        self.system_prompt.setAccessibleName("Default system prompt")
         self.max_tokens = QSpinBox(self)
         self.max_tokens.setRange(0, config.MAX_TOKENS)
         self.max_tokens.setSingleStep(256)
@@ -55,6 +56,7 @@ class SettingsDialog(QDialog):
         self.max_tokens.setValue(settings.max_tokens)
         self.max_tokens.setAccessibleName("Longest reply, in tokens")
         self.table = BackendsTable(self)
+        self.table.setAccessibleName("Backends")
         for backend in settings.backends:
             self.table.add_row(backend.base_url, backend.model)
         self.error = QLabel(self)

@@ -78,6 +78,7 @@ class Transcript(StoredMessagesView, ReplyPartsView, QTextBrowser):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setOpenLinks(False)
+        self.setAccessibleName("Conversation")
         self.setReadOnly(True)
         self.anchorClicked.connect(self._on_anchor_clicked)
         self.highlighted.connect(self._on_highlighted)
