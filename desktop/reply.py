@@ -280,7 +280,7 @@ class ReplyController(QObject):
                     reply.citations.append(event.part)
                     if self._is_shown(conversation_id):
                         self._transcript.add_citation(event.part)
-                else:
+                elif isinstance(event, ReplyEnd):
                     # Completed as Stop was pressed: the view may have dropped the last text
                     # it got after Stop; the ending carries it (delivered = stored).
                     end = dataclasses.replace(event, content="".join(reply.received))

@@ -1,12 +1,13 @@
-"""What a reply's stream brings, as the window sees it: text, tool steps, citations, and
-one ending (how the server saved the reply). Plain values, no HTTP: desktop/client/ makes
-them from the server's events."""
+"""What a reply's stream brings, as the window sees it: text, tool steps, calls awaiting the
+user's approval, citations, and one ending (how the server saved the reply). Plain values, no
+HTTP: desktop/client/ makes them from the server's events."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from server.types import (
+    ApprovalJSON,
     ChunkJSON,
     CitationPartJSON,
     EndedBy,
@@ -72,13 +73,22 @@ class ReplyStep:
 
 
 @dataclass(frozen=True)
+class ReplyApproval:
+    """A tool call waits for the user's decision: the tool, its server and its whole
+    arguments (answer with `ParleyClient.decide_tool_call`). Its step came just before, with
+    status `awaiting_approval`; the step's next change says how it was decided."""
+
+    approval: ApprovalJSON
+
+
+@dataclass(frozen=True)
 class ReplyCitation:
     """The reply cited a source as [n] for the first time."""
 
     part: CitationPartJSON
 
 
-ReplyEvent = ReplyText | ReplyStep | ReplyCitation | ReplyEnd
+ReplyEvent = ReplyText | ReplyStep | ReplyApproval | ReplyCitation | ReplyEnd
 
 
 def has_steps(parts: list[PartJSON]) -> bool:

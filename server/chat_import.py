@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from server import chat_params
+from server.agent.steps import NOT_APPROVED_AT_CRASH
 from server.errors import BadRequestError, ParleyError
 from server.transaction import transaction
 from server.types import ChatParams
@@ -27,7 +28,7 @@ STATUSES = ("streaming", "completed", "interrupted", "error")
 ENDED_BY = ("client_hangup", "shutdown", "error", "crash")
 CONTINUED = ("prefix", "fallback")
 PART_TYPES = ("text", "tool", "citation")
-TOOL_STATUSES = ("running", "completed", "error", "interrupted")
+TOOL_STATUSES = ("running", "completed", "error", "interrupted", "awaiting_approval", "denied")
 MAX_ID_CHARS = 200
 
 
@@ -191,7 +192,8 @@ def _parts(value: object, content: str, where: str, max_chars: int) -> list[dict
 
 def _part(part: object, where: str, max_chars: int) -> None:
     """A part as the window draws it: every key it reads, of the right kind (more keys are
-    kept as they are). A tool step left `running` is `interrupted`, as after a crash."""
+    kept as they are). A tool step left `running` or `awaiting_approval` is `interrupted`, as
+    after a crash."""
     if not isinstance(part, dict) or part.get("type") not in PART_TYPES:
         raise BadImport(where, "must be an object of type text, tool or citation")
     if part["type"] == "text":
@@ -206,6 +208,9 @@ def _part(part: object, where: str, max_chars: int) -> None:
         _optional_time(part, "ended_at", where)
         if part["status"] == "running":
             part["status"] = "interrupted"
+        elif part["status"] == "awaiting_approval":  # never ran, and never will
+            part["status"] = "interrupted"
+            part["result"] = NOT_APPROVED_AT_CRASH
     else:
         if not _whole(part.get("n")) or (part.get("page") is not None and not _whole(part["page"])):
             raise BadImport(f"{where}.n", "must be a whole number (and `page` null or one)")

@@ -1,11 +1,12 @@
-"""What a run tells its followers besides text: tool calls the model made, and tool steps
-that began or changed. Text itself is fed as plain `str` pieces (the hot path)."""
+"""What a run tells its followers besides text: tool calls the model made, tool steps that
+began or changed, calls that wait for the user's approval, sources cited. Text itself is fed
+as plain `str` pieces (the hot path)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from server.types import CitationPartJSON, ToolCallJSON, ToolPartJSON
+from server.types import ApprovalJSON, CitationPartJSON, ToolCallJSON, ToolPartJSON
 
 
 @dataclass(frozen=True)
@@ -23,10 +24,17 @@ class StepChanged:
 
 
 @dataclass(frozen=True)
+class ApprovalNeeded:
+    """A tool call waits for the user's decision (`parley.approval` on the wire)."""
+
+    approval: ApprovalJSON
+
+
+@dataclass(frozen=True)
 class Cited:
     """The reply cited a source as [n] for the first time (`parley.citation` on the wire)."""
 
     citation: CitationPartJSON
 
 
-FeedItem = ToolCallsMade | StepChanged | Cited
+FeedItem = ToolCallsMade | StepChanged | ApprovalNeeded | Cited

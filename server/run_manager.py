@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 import anyio
 import anyio.abc
 
+from server.agent.approvals import Approvals, ChatGrants
 from server.agent.toolbox import ToolBox
 from server.errors import ConflictError, UnavailableError
 from server.library.tool import PromptDocuments, SourceNumbers
@@ -36,6 +37,8 @@ class RunManager:
         self._run_conversation: dict[str, str] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self._closing_since: float | None = None
+        # Tools allowed "for this chat", per conversation, while Parley runs.
+        self.grants = ChatGrants()
 
     @property
     def active_count(self) -> int:
@@ -103,7 +106,8 @@ class RunManager:
         turn = ConversationTurn(
             self._store, conversation_id, start, model.name, max_tokens, tools, documents, numbers
         )
-        run = self._start(turn.message_id, model, turn)
+        approvals = Approvals(conversation_id, self.grants)
+        run = self._start(turn.message_id, model, turn, approvals)
         self._run_conversation[run.id] = conversation_id
         try:
             await run.wait_opened()
@@ -123,10 +127,12 @@ class RunManager:
         if self._closing_since is not None or self._tg is None:
             raise UnavailableError("the server is shutting down", code="shutting_down")
 
-    def _start(self, run_id: str, model: ModelEntry, sink: TurnSink) -> Run:
+    def _start(
+        self, run_id: str, model: ModelEntry, sink: TurnSink, approvals: Approvals | None = None
+    ) -> Run:
         if self._tg is None:
             raise UnavailableError("the server is shutting down", code="shutting_down")
-        run = Run(run_id, model, sink, self._limits, self._forget)
+        run = Run(run_id, model, sink, self._limits, self._forget, approvals)
         self._runs[run.id] = run
         self._tg.start_soon(run.life, name=f"run {run.id}")
         return run

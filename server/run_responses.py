@@ -15,7 +15,7 @@ from starlette.types import Receive, Scope, Send
 
 from server.error_response import ErrorResponse
 from server.errors import ApiError, BadGatewayError, UnavailableError
-from server.run_feed import Cited, StepChanged, ToolCallsMade
+from server.run_feed import ApprovalNeeded, Cited, StepChanged, ToolCallsMade
 from server.sse import DONE, ChunkWriter, TurnIds, encode
 from server.turns import Run
 
@@ -72,6 +72,8 @@ class RunEventStream(RunResponse):
                 body = encode(self.writer.tool_calls(item.calls))
             elif isinstance(item, StepChanged):
                 body = encode(self.writer.step(item.step))
+            elif isinstance(item, ApprovalNeeded):
+                body = encode(self.writer.approval(item.approval))
             elif isinstance(item, Cited):
                 body = encode(self.writer.citation(item.citation))
             else:

@@ -11,6 +11,7 @@ from typing import Literal, NotRequired, TypedDict
 from server.errors import BadGatewayError
 from server.store import Ending
 from server.types import (
+    ApprovalJSON,
     ChunkJSON,
     CitationPartJSON,
     DeltaJSON,
@@ -103,6 +104,13 @@ class ChunkWriter:
         chunk = self.chunk({})
         chunk["choices"] = []
         chunk["parley"] = {"step": part}
+        return chunk
+
+    def approval(self, approval: ApprovalJSON) -> ChunkJSON:
+        """A tool call waits for the user's decision: no choices, it under `parley`."""
+        chunk = self.chunk({})
+        chunk["choices"] = []
+        chunk["parley"] = {"approval": approval}
         return chunk
 
     def citation(self, part: CitationPartJSON) -> ChunkJSON:

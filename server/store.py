@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from server import branches, chat_export, chat_import, chat_params, search, turn_rows
+from server.agent.steps import NOT_APPROVED_AT_CRASH
 from server.chat_import import Conversation
 from server.db import Database
 from server.rows import conversation_json, message_json
@@ -127,6 +128,10 @@ class Store:
     async def delete(self, conversation_id: str) -> bool:
         return await self.db.run(_delete, conversation_id)
 
+    async def has_tool_step(self, conversation_id: str, call_id: str) -> bool:
+        """A reply of the conversation has a tool step with this id (in any branch)."""
+        return await self.db.run(_has_tool_step, conversation_id, call_id)
+
     # -- turns ---------------------------------------------------------------------------
 
     async def open_turn(
@@ -169,7 +174,8 @@ class Store:
 def _recover_crashed(conn: sqlite3.Connection, now: float) -> int:
     # The last checkpoint time is the honest "completed_at" of a reply cut by a crash.
     with transaction(conn):
-        # A tool step still running when the app died was cut by the crash too.
+        # A tool step still running when the app died was cut by the crash too; one awaiting
+        # approval never ran, and never will: a decision after the restart is a 409.
         for message_id, stored, ended in conn.execute(
             "SELECT id, parts, updated_at FROM messages "
             "WHERE status = 'streaming' AND parts IS NOT NULL"
@@ -186,18 +192,20 @@ def _recover_crashed(conn: sqlite3.Connection, now: float) -> int:
 
 
 def _interrupt_steps(stored: str, ended_at: float) -> str:
-    """Parts JSON with every `running` tool step marked `interrupted` at `ended_at`."""
+    """Parts JSON with every `running` (or `awaiting_approval`) tool step marked
+    `interrupted` at `ended_at`."""
     try:
         parts = json.loads(stored)
     except ValueError:
         return stored  # not ours to repair: left as it is
     for part in parts if isinstance(parts, list) else []:
-        if (
-            isinstance(part, dict)
-            and part.get("type") == "tool"
-            and part.get("status") == "running"
-        ):
+        if not (isinstance(part, dict) and part.get("type") == "tool"):
+            continue
+        if part.get("status") == "running":
             part["status"], part["ended_at"] = "interrupted", ended_at
+        elif part.get("status") == "awaiting_approval":
+            part["status"], part["ended_at"] = "interrupted", ended_at
+            part["result"] = NOT_APPROVED_AT_CRASH
     return json.dumps(parts, ensure_ascii=False)
 
 
@@ -337,3 +345,21 @@ def _delete(conn: sqlite3.Connection, cid: str) -> bool:
         conn.execute("DELETE FROM messages WHERE conversation_id = ?", (cid,))
         cursor = conn.execute("DELETE FROM conversations WHERE id = ?", (cid,))
     return cursor.rowcount > 0
+
+
+def _has_tool_step(conn: sqlite3.Connection, cid: str, call_id: str) -> bool:
+    needle = json.dumps(call_id, ensure_ascii=False)  # as the parts JSON spells it
+    rows = conn.execute(
+        "SELECT parts FROM messages WHERE conversation_id = ? AND parts IS NOT NULL "
+        "AND instr(parts, ?) > 0",
+        (cid, needle),
+    )
+    for (stored,) in rows:
+        try:
+            parts = json.loads(stored)
+        except ValueError:
+            continue
+        for part in parts if isinstance(parts, list) else []:
+            if isinstance(part, dict) and part.get("type") == "tool" and part.get("id") == call_id:
+                return True
+    return False

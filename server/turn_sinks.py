@@ -13,7 +13,7 @@ from server.library.tool import PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
 from server.store import Ending, OpenedTurn, Store, TurnStart, new_id
 from server.turn_rows import Earlier
-from server.types import CitationPartJSON, PartJSON
+from server.types import CitationPartJSON, PartJSON, Trust
 
 # What a backend that cannot go on from a partial reply is asked instead (a continuation's
 # "fallback"; the reply is labelled so).
@@ -181,6 +181,9 @@ class _NoTools:
 
     def target(self, function: str) -> ToolTarget | None:
         return None
+
+    def trust(self, function: str) -> Trust:
+        return "never"
 
     async def call(
         self, function: str, arguments: dict[str, Any], time_limit: float

@@ -28,6 +28,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from server.agent.approvals import Approvals, ChatGrants
 from server.agent.loop import AgentSteps
 from server.agent.steps import ReplyParts
 from server.agent.toolbox import ToolBox
@@ -71,6 +72,7 @@ class Run(AgentSteps, RunEnding):
         sink: TurnSink,
         limits: Limits,
         on_done: Callable[[Run], None],
+        approvals: Approvals | None = None,
     ) -> None:
         self.id = run_id
         self.model = model
@@ -79,6 +81,8 @@ class Run(AgentSteps, RunEnding):
         # What followers read, in order: text pieces (the same str objects) and FeedItems.
         self._feed: list[str | FeedItem] = []
         self._toolbox: ToolBox | None = None  # set once the turn is open (the sink's)
+        # Calls waiting for the user's decision (a conversation turn's; server/agent/approvals.py)
+        self._approvals = approvals or Approvals(None, ChatGrants())
         self._tool_calls: list[ToolCallJSON] | None = None  # a stateless reply's calls
         self.model_calls = 0
         # Sources the tools gave, by number; the reply cites one by writing "[n]".
@@ -120,6 +124,7 @@ class Run(AgentSteps, RunEnding):
         if self.ending is not None or self.stop_reason is not None:
             return
         self.stop_reason = reason
+        self._approvals.close()  # a decision from now on is a 409 and runs nothing
         self._signal.request()
         self._scope.cancel()
 
@@ -338,8 +343,9 @@ class Run(AgentSteps, RunEnding):
             if self.stop_reason is None and finished is None and error is None:
                 # Neither finished, failed nor stopped: the run task itself was cancelled.
                 self.stop_reason = "shutdown"
+            self._approvals.close()
             self._signal.request()  # a model call's own `finally` gives its slot back
-            self.reply.interrupt_running()  # a step still running was stopped
+            self.reply.interrupt_running()  # a step still running (or awaiting) was stopped
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None

@@ -14,7 +14,14 @@ Status = Literal["streaming", "completed", "interrupted", "error"]
 EndedBy = Literal["client_hangup", "shutdown", "error", "crash"]
 # "tool_calls": the model asked for tools (a step of a turn; the whole reply of a /v1 call).
 FinishReason = Literal["stop", "length", "tool_calls"]
-ToolStatus = Literal["running", "completed", "error", "interrupted"]
+# "awaiting_approval": the call waits for the user's decision (issue 17); "denied": it was
+# not run, because the user denied it or their settings never allow that tool.
+ToolStatus = Literal["running", "completed", "error", "interrupted", "awaiting_approval", "denied"]
+# How far a tool is trusted: "ask" before every call; "chat": ask once per chat (an allow
+# then counts for the rest of that chat); "allow" every call; "never" (refused unasked).
+Trust = Literal["ask", "chat", "allow", "never"]
+Decision = Literal["allow", "deny"]
+Remember = Literal["once", "chat"]
 ModelState = Literal["unloaded", "loading", "ready", "error"]
 # How a stopped reply was continued: "prefix" (the model went on from its own partial text),
 # "fallback" (the backend cannot do that: the model was asked to go on, and may repeat).
@@ -202,15 +209,19 @@ class ToolServerConfigJSON(TypedDict, total=False):
     url: str
     headers: dict[str, str]
     disabled: bool
+    trust: Literal["ask", "allow"]  # the server's tools: ask before each call (default)
+    toolTrust: dict[str, Trust]  # per tool, overriding `trust` (Settings)
 
 
 class ToolInfoJSON(TypedDict):
-    """A tool a server offers, as the model is shown it."""
+    """A tool a server offers, as the model is shown it, and how far it is trusted."""
 
     name: str  # its own name at the server
     function: str  # the name the model calls it by (`server__tool`)
     description: str
     input_schema: dict[str, object]
+    trust: Trust  # effective: its own override, else its server's trust
+    trust_override: Trust | None  # set per tool (Settings), or None
 
 
 class ToolServerJSON(TypedDict):
@@ -220,6 +231,7 @@ class ToolServerJSON(TypedDict):
     config: ToolServerConfigJSON
     transport: Literal["stdio", "http"] | None  # None: the entry is not valid
     state: ToolServerState
+    trust: Literal["ask", "allow"]  # its entry's `trust` ("ask" when not given)
     tools: list[ToolInfoJSON]  # what it offers while ready
     error: str | None  # why it is not ready (invalid entry, failed start, crash)
     stderr_tail: list[str]  # its last lines on stderr (stdio)
@@ -312,12 +324,32 @@ class ChoiceJSON(TypedDict):
     finish_reason: FinishReason | None
 
 
+class ApprovalJSON(TypedDict):
+    """A tool call that waits for the user's decision (`parley.approval` of a chunk):
+    answer with `POST /api/conversations/{id}/tool-calls/{call_id}`."""
+
+    call_id: str  # the step's id
+    server: str
+    tool: str  # its own name at the server
+    function: str  # the name the model called (`server__tool`)
+    arguments: str  # JSON text, as the model wrote it, whole
+
+
 class StepEventJSON(TypedDict, total=False):
-    """A tool step began or changed, or the reply cited a source (`parley` of a chunk that
-    is not the last): one of the two."""
+    """A tool step began or changed, a call awaits approval, or the reply cited a source
+    (`parley` of a chunk that is not the last): one of the three."""
 
     step: ToolPartJSON
+    approval: ApprovalJSON
     citation: CitationPartJSON
+
+
+class DecisionJSON(TypedDict):
+    """The answer to `POST /api/conversations/{id}/tool-calls/{call_id}`."""
+
+    decision: Decision
+    remember: Remember
+    step: ToolPartJSON  # the step as it is now ("running" once allowed, or "denied")
 
 
 class OutcomeJSON(TypedDict):

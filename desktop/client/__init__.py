@@ -16,6 +16,7 @@ import httpx
 
 from desktop.answers import (
     CONVERSATION_KEYS,
+    DECISION_KEYS,
     MESSAGE_KEYS,
     MODEL_KEYS,
     error_from,
@@ -24,6 +25,7 @@ from desktop.answers import (
 from desktop.client.stream import ReplyStream, first_chunk
 from desktop.errors import ClientError
 from desktop.reply_events import (
+    ReplyApproval,
     ReplyCitation,
     ReplyEnd,
     ReplyEvent,
@@ -35,11 +37,14 @@ from server.types import (
     BackendCheckJSON,
     ConversationJSON,
     ConversationListJSON,
+    Decision,
+    DecisionJSON,
     FolderJSON,
     FoundServerJSON,
     LibraryJSON,
     MessageJSON,
     ModelJSON,
+    Remember,
     StatusJSON,
     ToolServerJSON,
     ToolsJSON,
@@ -49,6 +54,7 @@ T = TypeVar("T")
 
 __all__ = [
     "ParleyClient",
+    "ReplyApproval",
     "ReplyCitation",
     "ReplyEnd",
     "ReplyEvent",
@@ -264,6 +270,27 @@ class ParleyClient:
 
     async def remove_tool_server(self, name: str) -> None:
         await self._call("DELETE", f"/api/tools/servers/{quote(name, safe='')}")
+
+    async def set_tool_trust(self, server: str, tool: str, trust: str | None) -> ToolServerJSON:
+        """One tool's trust ("ask", "chat", "allow", "never"; None: its server's), kept in
+        the MCP configuration; used from the next call on."""
+        path = f"/api/tools/servers/{quote(server, safe='')}/tools/{quote(tool, safe='')}"
+        return await self._object(ToolServerJSON, ("name", "state"), "PUT", path, {"trust": trust})
+
+    async def decide_tool_call(
+        self,
+        conversation_id: str,
+        call_id: str,
+        decision: Decision,
+        remember: Remember = "once",
+    ) -> DecisionJSON:
+        """The user's answer to a call awaiting approval (a ReplyApproval): "allow" or
+        "deny", once or (allow) for the rest of this chat. Returns the step as it is now.
+        ClientError with status 409 when the call no longer waits (decided, or its turn
+        ended: nothing runs then), 404 for an unknown call."""
+        path = f"/api/conversations/{quote(conversation_id)}/tool-calls/{quote(call_id, safe='')}"
+        body = {"decision": decision, "remember": remember}
+        return await self._object(DecisionJSON, DECISION_KEYS, "POST", path, body)
 
     async def detect_local_servers(self) -> list[FoundServerJSON]:
         """Ollama or LM Studio running here now, with their models (offered, never added)."""

@@ -11,10 +11,17 @@ from typing import cast
 
 import httpx
 
-from desktop.answers import CITATION_KEYS, STEP_KEYS, shaped
+from desktop.answers import APPROVAL_KEYS, CITATION_KEYS, STEP_KEYS, shaped
 from desktop.errors import ClientError
-from desktop.reply_events import ReplyCitation, ReplyEnd, ReplyEvent, ReplyStep, ReplyText
-from server.types import ChunkJSON, CitationPartJSON, OutcomeJSON, ToolPartJSON
+from desktop.reply_events import (
+    ReplyApproval,
+    ReplyCitation,
+    ReplyEnd,
+    ReplyEvent,
+    ReplyStep,
+    ReplyText,
+)
+from server.types import ApprovalJSON, ChunkJSON, CitationPartJSON, OutcomeJSON, ToolPartJSON
 
 YIELD_EVERY_LINES = 32
 
@@ -52,6 +59,8 @@ class ReplyStream:
                     yield ReplyEnd.from_final(chunk, cast(OutcomeJSON, outcome))
                 elif outcome is not None and "step" in outcome:
                     yield ReplyStep(shaped(ToolPartJSON, STEP_KEYS, outcome["step"]))
+                elif outcome is not None and "approval" in outcome:
+                    yield ReplyApproval(shaped(ApprovalJSON, APPROVAL_KEYS, outcome["approval"]))
                 elif outcome is not None and "citation" in outcome:
                     cited = shaped(CitationPartJSON, CITATION_KEYS, outcome["citation"])
                     yield ReplyCitation(cited)

@@ -35,6 +35,8 @@ def step_state(part: ToolPartJSON) -> str:
     status = part["status"]
     if status == "running":
         return "running…"
+    if status == "awaiting_approval":
+        return "awaiting approval…"
     took = ""
     if part["ended_at"] is not None:
         took = f" in {max(0.0, part['ended_at'] - part['started_at']):.1f} s"
@@ -42,6 +44,8 @@ def step_state(part: ToolPartJSON) -> str:
         return f"done{took}"
     if status == "interrupted":
         return "stopped"
+    if status == "denied":
+        return "denied"
     first_line = (part["result"] or "").strip().splitlines()[:1]
     reason = first_line[0] if first_line else "failed"
     return f"error: {reason[:80]}"
@@ -49,7 +53,7 @@ def step_state(part: ToolPartJSON) -> str:
 
 def step_line(part: ToolPartJSON, muted: str, error: str, warning: str) -> str:
     status = part["status"]
-    colour = {"error": error, "interrupted": warning}.get(status, muted)
+    colour = {"error": error, "interrupted": warning, "denied": warning}.get(status, muted)
     server = f"{html.escape(part['server'])} · " if part["server"] else ""
     arguments = html.escape(short_arguments(part["arguments"]))
     link = f"step:{quote(part['id'], safe='')}"

@@ -16,9 +16,19 @@ import time
 import anyio
 import anyio.lowlevel
 
-from server.agent.steps import CallBuilder, ReplyParts, ToolStep, parse_arguments
+from server.agent.approvals import Approvals
+from server.agent.steps import (
+    NEVER_ALLOWED,
+    NOT_APPROVED,
+    NOT_STARTED,
+    CallBuilder,
+    ReplyParts,
+    ToolStep,
+    parse_arguments,
+)
 from server.agent.toolbox import ToolBox, ToolCallError
-from server.errors import BackendError
+from server.agent.untrusted import with_agent_note
+from server.errors import BackendError, ConflictError
 from server.models.base import (
     ChatRequest,
     StopSignal,
@@ -28,12 +38,15 @@ from server.models.base import (
     ToolCallDelta,
 )
 from server.models.registry import ModelEntry
-from server.run_feed import FeedItem, StepChanged, ToolCallsMade
+from server.run_feed import ApprovalNeeded, FeedItem, StepChanged, ToolCallsMade
 from server.settings import Limits
 from server.types import (
+    ApprovalJSON,
     ChatMessage,
     CitationPartJSON,
+    Decision,
     EndedBy,
+    Remember,
     ToolCallJSON,
     ToolFunctionJSON,
     Usage,
@@ -55,6 +68,7 @@ class AgentSteps:
     stop_reason: EndedBy | None
     model_calls: int
     _toolbox: ToolBox | None
+    _approvals: Approvals
     _limits: Limits
     _tool_calls: list[ToolCallJSON] | None
     _signal: StopSignal
@@ -82,6 +96,8 @@ class AgentSteps:
         if toolbox is not None and self.model.backend.tools_unsupported is None:
             offered = list(toolbox.specs())
         messages = list(request.messages)
+        if offered:  # the agent's instructions: what tools and documents say is data
+            messages = with_agent_note(messages)
         limit = self._limits.max_steps
         for number in range(1, limit + 1):
             last = number == limit
@@ -105,6 +121,8 @@ class AgentSteps:
             end, calls = called
             if not calls:
                 return end
+            if toolbox is not None:
+                calls = self._unique_ids(calls)
             self._publish(ToolCallsMade(calls))
             if toolbox is None:  # the client runs them: they are the reply
                 self._tool_calls = calls
@@ -168,7 +186,8 @@ class AgentSteps:
         self, toolbox: ToolBox, calls: list[ToolCallJSON], *, limited: bool
     ) -> list[ChatMessage]:
         """Run the calls (at once, concurrently) as steps of the reply; return the `tool`
-        messages that tell the model their results. A stop cancels every call."""
+        messages that tell the model their results. A call that needs the user's approval
+        waits for it (server/agent/approvals.py). A stop cancels every call and every wait."""
         runnable: list[tuple[ToolStep, dict[str, object]]] = []
         steps = []
         for call in calls:
@@ -192,10 +211,21 @@ class AgentSteps:
                 step.end("error", f"there is no tool named {function!r}")
             else:
                 try:
-                    runnable.append((step, parse_arguments(step.arguments)))
+                    arguments = parse_arguments(step.arguments)
                 except ValueError as exc:
                     step.end("error", str(exc))
+                else:
+                    trust = toolbox.trust(function)
+                    verdict = self._approvals.verdict(step, trust)
+                    if verdict == "refuse":
+                        step.end("denied", NEVER_ALLOWED)
+                    else:
+                        if verdict == "ask":
+                            self._approvals.ask(step, trust)
+                        runnable.append((step, arguments))
             self._step_changed(step)
+            if step.status == "awaiting_approval":
+                self._publish(ApprovalNeeded(_approval(step)))
         if runnable:
             async with anyio.create_task_group() as tg:
                 for step, arguments in runnable:
@@ -205,12 +235,26 @@ class AgentSteps:
     async def _run_tool(
         self, toolbox: ToolBox, step: ToolStep, arguments: dict[str, object]
     ) -> None:
+        called = False
         try:
+            if step.status == "awaiting_approval" and not await self._approvals.wait(step):
+                return  # denied: the decision ended the step and told the followers
+            if self.stop_reason is not None:
+                # Allowed, but the run was stopped before this task went on: nothing runs.
+                # (No await between this check and the call: a stop cannot slip in.)
+                step.end("interrupted", NOT_STARTED)
+                self._step_changed(step)
+                return
+            called = True
             outcome = await toolbox.call(step.function, arguments, self._limits.tool_call_timeout)
         except anyio.get_cancelled_exc_class():
             # Stopped: the call was cancelled (the server told) and is no longer waited on;
-            # whatever it answers later is dropped.
-            step.end("interrupted", None)
+            # whatever it answers later is dropped. A call still awaiting approval never ran.
+            if called:
+                step.end("interrupted", None)
+            else:
+                waited = step.status == "awaiting_approval"
+                step.end("interrupted", NOT_APPROVED if waited else NOT_STARTED)
             self._step_changed(step)
             raise
         except ToolCallError as exc:
@@ -223,10 +267,40 @@ class AgentSteps:
                 # Its result came in the very moment the run was stopped: not taken.
                 step.end("interrupted", None)
             else:
+                step.from_tool = True
                 step.end("error" if outcome.is_error else "completed", outcome.text)
                 for source in outcome.sources:
                     self._sources[source["n"]] = source
         self._step_changed(step)
+
+    def _unique_ids(self, calls: list[ToolCallJSON]) -> list[ToolCallJSON]:
+        """The calls, each with an id no other step of the reply has: a decision names a
+        call by its id (a model may repeat ids across steps, or within one)."""
+        taken = {step.id for step in self.reply.steps}
+        unique: list[ToolCallJSON] = []
+        for call in calls:
+            call_id, n = call["id"], 1
+            while call_id in taken:
+                n += 1
+                call_id = f"{call['id']}-{n}"
+            taken.add(call_id)
+            unique.append({**call, "id": call_id})
+        return unique
+
+    def decide(self, call_id: str, decision: Decision, remember: Remember) -> ToolStep | None:
+        """The user's decision on a call of this run that awaits approval (synchronous, on
+        the run's loop): returns the step as it is now; None if this run has no such call.
+        Raises ConflictError when it is not waiting (decided, or the run is stopping)."""
+        if not self._approvals.knows(call_id):
+            if any(step.id == call_id for step in self.reply.steps):
+                raise ConflictError(
+                    "this call did not wait for a decision", code="not_awaiting_approval"
+                )
+            return None
+        changed = self._approvals.decide(call_id, decision, remember)
+        for step in changed:
+            self._step_changed(step)
+        return changed[0]
 
     def _publish(self, item: FeedItem) -> None:
         self._feed.append(item)
@@ -266,6 +340,16 @@ class AgentSteps:
             lease.release(self)
 
         signal.when_stopped(release_late)
+
+
+def _approval(step: ToolStep) -> ApprovalJSON:
+    return {
+        "call_id": step.id,
+        "server": step.server,
+        "tool": step.name,
+        "function": step.function,
+        "arguments": step.arguments,
+    }
 
 
 def _well_formed(call: ToolCallJSON) -> ToolCallJSON:

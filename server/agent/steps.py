@@ -12,8 +12,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from server.agent.untrusted import untrusted
 from server.models.base import ToolCallDelta
 from server.types import CitationPartJSON, PartJSON, ToolCallJSON, ToolPartJSON, ToolStatus
+
+# A step's `result` when it was never run (docs/api.md, "Asking before a tool acts").
+NOT_APPROVED = "Not run: the turn ended while this call awaited approval."
+NOT_STARTED = "Not run: the turn ended before this call began."
+NOT_APPROVED_AT_CRASH = "Not run: Parley stopped while this call awaited approval."
+DENIED = "Denied by the user: this call was not run."
+NEVER_ALLOWED = "Not allowed: the user's settings never allow this tool, so this call was not run."
+# Statuses of a step that has not ended yet.
+OPEN_STATUSES: tuple[ToolStatus, ...] = ("running", "awaiting_approval")
 
 
 @dataclass
@@ -29,13 +39,19 @@ class ToolStep:
     result: str | None = None
     started_at: float = field(default_factory=time.time)
     ended_at: float | None = None
+    from_tool: bool = False  # its result is the tool's own text (untrusted data)
 
     def end(self, status: ToolStatus, result: str | None) -> None:
         """Record how the call ended; a step already ended stays as it was (a late
         result never overwrites an interruption)."""
-        if self.status != "running":
+        if self.status not in OPEN_STATUSES:
             return
         self.status, self.result, self.ended_at = status, result, time.time()
+
+    def approve(self) -> None:
+        """The user allowed the call: it runs from now (its time counts from now)."""
+        if self.status == "awaiting_approval":
+            self.status, self.started_at = "running", time.time()
 
     def json(self) -> ToolPartJSON:
         return {
@@ -52,10 +68,14 @@ class ToolStep:
 
     def for_model(self) -> str:
         """What the model is told about this call in its `tool` message."""
+        source = f"the tool {self.name}" + (f" of {self.server}" if self.server else "")
         if self.status == "completed":
-            return self.result or ""
+            return untrusted(self.result or "", source)
         if self.status == "error":
-            return f"Error: {self.result}"
+            reason = untrusted(self.result or "", source) if self.from_tool else self.result
+            return f"Error: {reason}"
+        if self.status == "denied":
+            return self.result or DENIED
         return "The call was stopped before it finished."
 
 
@@ -134,8 +154,9 @@ class ReplyParts:
         return bool(self._items) and not isinstance(self._items[-1], list)
 
     def interrupt_running(self) -> None:
+        """Every step not ended yet was stopped (one awaiting approval never ran)."""
         for step in self.steps:
-            step.end("interrupted", None)
+            step.end("interrupted", NOT_APPROVED if step.status == "awaiting_approval" else None)
 
     def json(self, pieces: list[str]) -> list[PartJSON] | None:
         """The parts (the citations last), or None for a reply of text alone (its parts are

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from server.types import CitationPartJSON
+from server.types import CitationPartJSON, Trust
 
 # The most of a tool's result that the model sees and the reply keeps (characters).
 RESULT_CAP_CHARS = 16_000
@@ -45,6 +45,11 @@ class ToolBox(Protocol):
         """The server and tool behind a function name; None for a name not offered."""
         ...
 
+    def trust(self, function: str) -> Trust:
+        """How far the tool behind a function is trusted now (server/agent/approvals.py):
+        read at each call, so a change in Settings counts for the next call."""
+        ...
+
     async def call(
         self, function: str, arguments: dict[str, Any], time_limit: float
     ) -> ToolOutcome:
@@ -76,6 +81,12 @@ class CombinedToolBox:
             if found is not None:
                 return found
         return None
+
+    def trust(self, function: str) -> Trust:
+        for box in self._boxes:
+            if box.target(function) is not None:
+                return box.trust(function)
+        return "never"
 
     async def call(
         self, function: str, arguments: dict[str, Any], time_limit: float

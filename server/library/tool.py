@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from server.agent.toolbox import ToolCallError, ToolOutcome, ToolTarget, capped
+from server.agent.untrusted import untrusted
 from server.errors import StorageError
 from server.library.service import Library
-from server.types import CitationPartJSON, PassageJSON
+from server.types import CitationPartJSON, PassageJSON, Trust
 
 FUNCTION = "search_documents"
 SERVER = "library"
@@ -105,7 +106,7 @@ class PromptDocuments:
         if not passages:
             return None
         text, sources = numbered(passages, self._numbers.take(len(passages)))
-        return PROMPT_INTRO + text, sources
+        return PROMPT_INTRO + untrusted(text, "the user's documents"), sources
 
 
 class DocumentsTool:
@@ -120,6 +121,11 @@ class DocumentsTool:
 
     def target(self, function: str) -> ToolTarget | None:
         return ToolTarget(SERVER, FUNCTION) if function == FUNCTION else None
+
+    def trust(self, function: str) -> Trust:
+        # Built in and read-only: it reads only the folders the user gave the library, and
+        # its passages reach the model as untrusted data.
+        return "allow"
 
     async def call(
         self, function: str, arguments: dict[str, Any], time_limit: float

@@ -170,6 +170,7 @@ async def delete_conversation(request: Request) -> Response:
         await run.wait_done()
     if not await svc.store.delete(conversation_id):
         raise _no_conversation(conversation_id)
+    svc.runs.grants.forget(conversation_id)
     return Response(status_code=204)
 
 

@@ -4,10 +4,12 @@
                     "OTHER": {"url": "https://...", "headers": {...}}}}
 
 `command` runs a server over stdio; `url` reaches one over streamable HTTP. `"disabled":
-true` keeps an entry without running it. Other keys (of an entry or of the file) are kept
-as they are when Parley writes the file. An entry that is not valid is reported with why,
-and the others still run; a file that cannot be read at all runs no server and is not
-overwritten until the user changes the configuration.
+true` keeps an entry without running it. `"trust": "ask"` (the default) or `"allow"`: whether
+a call to its tools waits for the user's approval; `"toolTrust": {"TOOL": "ask" | "chat" |
+"allow" | "never"}` overrides that per tool (Settings writes it; server/agent/approvals.py).
+Other keys (of an entry or of the file) are kept as they are when Parley writes the file. An
+entry that is not valid is reported with why, and the others still run; a file that cannot be
+read at all runs no server and is not overwritten until the user changes the configuration.
 """
 
 from __future__ import annotations
@@ -21,7 +23,11 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from server.files import write_json_atomically
-from server.types import ToolServerConfigJSON
+from server.types import ToolServerConfigJSON, Trust
+
+SERVER_TRUSTS = ("ask", "allow")
+TOOL_TRUSTS: tuple[Trust, ...] = ("ask", "chat", "allow", "never")
+MAX_TOOL_NAME_CHARS = 128
 
 MAX_NAME_CHARS = 64
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -68,6 +74,21 @@ class ServerEntry:
     def headers(self) -> dict[str, str]:
         return self.config.get("headers", {})
 
+    @property
+    def trust(self) -> Literal["ask", "allow"]:
+        """Its tools' trust: "ask" unless the entry says "allow" (an invalid entry runs
+        nothing, and shows as "ask")."""
+        return "allow" if self.config.get("trust") == "allow" else "ask"
+
+    def tool_trust(self, tool: str) -> Trust | None:
+        """The tool's own override, if Settings set one."""
+        trusts = self.config.get("toolTrust")
+        found = trusts.get(tool) if isinstance(trusts, dict) else None
+        return found if found in TOOL_TRUSTS else None
+
+    def effective_trust(self, tool: str) -> Trust:
+        return self.tool_trust(tool) or self.trust
+
 
 def check_name(name: str) -> str:
     if not (0 < len(name) <= MAX_NAME_CHARS and NAME_PATTERN.match(name)):
@@ -98,8 +119,29 @@ def check_entry(value: object) -> ToolServerConfigJSON:
         _string_map(entry, "headers")
     if "disabled" in entry and not isinstance(entry["disabled"], bool):
         raise ConfigEntryError("'disabled' must be true or false")
+    if "trust" in entry and entry["trust"] not in SERVER_TRUSTS:
+        raise ConfigEntryError(''''trust' must be "ask" or "allow"''')
+    _tool_trusts(entry)
     _check_text(entry, "the entry")
     return cast(ToolServerConfigJSON, entry)
+
+
+def _tool_trusts(entry: dict[str, Any]) -> None:
+    value = entry.get("toolTrust", {})
+    if not isinstance(value, dict):
+        raise ConfigEntryError("'toolTrust' must be an object of tool names and trusts")
+    for tool, trust in value.items():
+        check_tool_name(tool)
+        if trust not in TOOL_TRUSTS:
+            raise ConfigEntryError(
+                f"'toolTrust.{tool}' must be one of " + ", ".join(f'"{t}"' for t in TOOL_TRUSTS)
+            )
+
+
+def check_tool_name(tool: str) -> str:
+    if not (0 < len(tool) <= MAX_TOOL_NAME_CHARS) or "\x00" in tool:
+        raise ConfigEntryError(f"a tool's name must be 1-{MAX_TOOL_NAME_CHARS} characters")
+    return tool
 
 
 def _check_text(value: object, where: str) -> None:
@@ -201,6 +243,36 @@ class McpConfigFile:
         check_entry(config)
         self._change(lambda servers: servers.__setitem__(name, dict(config)))
         return entry_from(name, config)
+
+    def set_tool_trust(self, name: str, tool: str, trust: Trust | None) -> ServerEntry | None:
+        """Set (or with None, clear) one tool's trust in a server's entry; None if there is
+        no entry of that name. Raises ConfigEntryError, OSError."""
+        check_tool_name(tool)
+        if trust is not None and trust not in TOOL_TRUSTS:
+            raise ConfigEntryError(
+                "'trust' must be one of " + ", ".join(f'"{t}"' for t in TOOL_TRUSTS) + " or null"
+            )
+        if name not in self._document.get("mcpServers", {}):
+            return None
+        found: list[object] = []
+
+        def edit(servers: dict[str, Any]) -> None:
+            entry = servers.get(name)
+            if not isinstance(entry, dict):
+                return
+            trusts = entry.setdefault("toolTrust", {})
+            if not isinstance(trusts, dict):
+                raise ConfigEntryError("'toolTrust' must be an object of tool names and trusts")
+            if trust is None:
+                trusts.pop(tool, None)
+                if not trusts:
+                    entry.pop("toolTrust")
+            else:
+                trusts[tool] = trust
+            found.append(entry)
+
+        self._change(edit)
+        return entry_from(name, found[0]) if found else None
 
     def remove(self, name: str) -> bool:
         """Remove an entry; False if there was none. Raises OSError."""

@@ -22,7 +22,7 @@ from server.tools.config import McpConfigFile, ServerEntry
 from server.tools.mcp_server import McpServer
 from server.tools.names import function_name
 from server.tools.stdio import StopTimes
-from server.types import ToolServerConfigJSON, ToolsJSON, ToolsSummaryJSON
+from server.types import ToolServerConfigJSON, ToolsJSON, ToolsSummaryJSON, Trust
 
 
 class ToolManager:
@@ -94,6 +94,18 @@ class ToolManager:
                 await self._stop([old])
             return self._start(entry)
 
+    async def set_tool_trust(self, name: str, tool: str, trust: Trust | None) -> McpServer | None:
+        """Set (None: clear) one tool's trust: written to the file (raises ConfigEntryError,
+        OSError) and used from the next call on, without restarting the server. None if no
+        server has that name."""
+        async with self._changing:
+            entry = await anyio.to_thread.run_sync(self.config.set_tool_trust, name, tool, trust)
+            server = self.servers.get(name)
+            if entry is None or server is None:
+                return None
+            server.entry = entry  # only its trust changed: the running process stays
+            return server
+
     async def remove(self, name: str) -> bool:
         async with self._changing:
             removed = await anyio.to_thread.run_sync(self.config.remove, name)
@@ -138,6 +150,13 @@ class TurnTools:
     def target(self, function: str) -> ToolTarget | None:
         found = self._tools.get(function)
         return ToolTarget(found[0].name, found[1].name) if found else None
+
+    def trust(self, function: str) -> Trust:
+        found = self._tools.get(function)
+        if found is None:
+            return "never"
+        server, tool = found
+        return server.entry.effective_trust(tool.name)  # the entry as it is now
 
     async def call(
         self, function: str, arguments: dict[str, Any], time_limit: float

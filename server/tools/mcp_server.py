@@ -70,12 +70,15 @@ class McpServer:
             "config": self.entry.config,
             "transport": self.entry.transport,
             "state": self.state,
+            "trust": self.entry.trust,
             "tools": [
                 {
                     "name": tool.name,
                     "function": function_name(self.name, tool.name),
                     "description": tool.description or "",
                     "input_schema": tool.input_schema,
+                    "trust": self.entry.effective_trust(tool.name),
+                    "trust_override": self.entry.tool_trust(tool.name),
                 }
                 for tool in self.tools
             ],

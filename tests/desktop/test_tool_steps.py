@@ -154,7 +154,7 @@ def test_the_mcp_servers_dialog_shows_adds_and_removes_servers(
     dialog = gui.window.findChild(ToolsDialog)
     assert dialog is not None
     qtbot.waitUntil(lambda: dialog.table.rowCount() == 1, timeout=5_000)
-    assert dialog.table.item(0, 1).text() == "ready with 9 tools"
+    assert dialog.table.item(0, 1).text() == "ready with 10 tools"
     dialog.table.selectRow(0)
     assert "echo — Say the text back." in dialog.details.toPlainText()
 

@@ -95,6 +95,13 @@ async def spawn(ignore_term: bool = False) -> str:
 
 
 @server.tool()
+async def danger(target: str = "") -> str:
+    """Does something the user must approve first (tests of approval record every call)."""
+    record("call", tool="danger", target=target)
+    return f"did something dangerous to {target!r}"
+
+
+@server.tool()
 async def big(chars: int) -> str:
     """A long result."""
     return "x" * chars

@@ -4,6 +4,7 @@ its log of calls and cancellations."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -14,14 +15,21 @@ from tests.support.waiting import wait_for
 REPO = Path(__file__).resolve().parents[2]
 
 
-def tool_server(log: Path, **env: str) -> dict[str, Any]:
-    """An `mcpServers` entry that runs the tests' MCP server, logging to `log`."""
-    return {
+def tool_server(log: Path, trust: str | None = "allow", **env: str) -> dict[str, Any]:
+    """An `mcpServers` entry that runs the tests' MCP server, logging to `log`.
+
+    Trusted "allow" unless told otherwise: the tests of what tools do (not of asking first,
+    tests/server/test_tool_approval.py) run without the approval the default ("ask") needs.
+    `trust=None` leaves the key out (the default)."""
+    entry: dict[str, Any] = {
         "command": sys.executable,
         "args": ["-m", "tests.support.mcp_tools", str(log)],
         "env": {"PYTHONPATH": str(REPO), **env},
         "cwd": str(REPO),
     }
+    if trust is not None:
+        entry["trust"] = trust
+    return entry
 
 
 def write_config(path: Path, servers: dict[str, Any]) -> Path:
@@ -63,3 +71,15 @@ class ToolLog:
 def now() -> float:
     """The clock the tool log uses."""
     return time.monotonic()
+
+
+def untrusted_text(content: str) -> str:
+    """The text between the markers a tool's result reaches the model in (its notice and
+    tagged markers: server/agent/untrusted.py)."""
+    match = re.fullmatch(
+        r"\[Untrusted data from [^\]]*\]\n<<<untrusted (\w+)>>>\n(.*)\n<<<end untrusted \1>>>",
+        content,
+        re.DOTALL,
+    )
+    assert match, content
+    return match.group(2)

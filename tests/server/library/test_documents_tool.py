@@ -11,6 +11,7 @@ import pytest
 from tests.server.library.test_library import add, indexed
 from tests.support.documents import topic_folder
 from tests.support.parley import Parley
+from tests.support.tools import untrusted_text
 from tests.support.upstream import Script, ScriptedUpstream
 
 pytestmark = pytest.mark.slow
@@ -45,7 +46,7 @@ def test_a_tool_turn_cites_a_passage_and_keeps_the_citation(
     assert {t["function"]["name"] for t in upstream.records[0].body["tools"]} >= {
         "search_documents"
     }
-    told = upstream.records[1].body["messages"][-1]["content"]
+    told = untrusted_text(upstream.records[1].body["messages"][-1]["content"])
     assert told.startswith(f"[1] {with_documents['aardvark'].resolve()}, lines ")
     assert "[2] " in told
     message = parley.message(cid, stream.first["message_id"])

@@ -94,7 +94,7 @@ def test_bad_entries_are_reported_each_with_its_reason(
         fails = wait_state(parley, "fails", "error")
         assert "exit" in fails["error"] or "Connection closed" in fails["error"]
         assert "cannot start: scripted failure" in fails["stderr_tail"]
-        assert parley.status()["tools"] == {"servers": 5, "ready": 1, "tools": 9}
+        assert parley.status()["tools"] == {"servers": 5, "ready": 1, "tools": 10}
         assert {t["function"] for t in found["good"]["tools"]} >= {"good__echo", "good__slow"}
     finally:
         parley.stop()
@@ -227,11 +227,12 @@ def test_a_server_over_streamable_http_is_called_and_stopped(
 
         wait_for(listening, timeout=20)
         url = f"http://127.0.0.1:{port}/mcp"
-        write_config(data_dir / "mcp.json", {"web": {"url": url, "headers": {"X-Test": "1"}}})
+        web = {"url": url, "headers": {"X-Test": "1"}, "trust": "allow"}
+        write_config(data_dir / "mcp.json", {"web": web})
         parley = Parley(data_dir, upstream.base_url).start()
         try:
             ready = wait_state(parley, "web", "ready")
-            assert ready["transport"] == "http" and len(ready["tools"]) == 9
+            assert ready["transport"] == "http" and len(ready["tools"]) == 10
             echo = {"name": "web__echo", "arguments": '{"text": "over http"}'}
             slow = {"name": "web__slow", "arguments": '{"seconds": 30, "tag": "h"}'}
             upstream.queue = [Script(tokens=0, tool_calls=[echo]), Script(texts=["ok"])]
