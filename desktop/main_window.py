@@ -10,9 +10,8 @@ from __future__ import annotations
 import logging
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QFont, QKeyEvent
+from PySide6.QtGui import QCloseEvent, QKeyEvent
 from PySide6.QtWidgets import (
-    QApplication,
     QMainWindow,
     QSplitter,
     QVBoxLayout,
@@ -20,9 +19,9 @@ from PySide6.QtWidgets import (
 )
 
 from desktop import style
+from desktop.approvals import ApprovalController
 from desktop.chat_settings import ChatSettings
 from desktop.client import ParleyClient
-from desktop.errors import ClientError
 from desktop.help_windows import HelpWindows
 from desktop.history_files import HistoryFiles
 from desktop.menus import Menus, shortcut_rows
@@ -30,21 +29,22 @@ from desktop.reply import ReplyController
 from desktop.tasks import Tasks
 from desktop.transcript_links import TranscriptLinks
 from desktop.turn_actions import TurnActions
+from desktop.widgets.approval_card import ApprovalCard
 from desktop.widgets.banner import Banner
 from desktop.widgets.chat_bar import ChatBar
 from desktop.widgets.composer import Composer
 from desktop.widgets.conversation_list import ConversationList
 from desktop.widgets.find_bar import FindBar
 from desktop.widgets.transcript import Transcript
+from desktop.window_requests import WindowRequests
+from desktop.window_view import WindowView
 
 log = logging.getLogger(__name__)
 
 STATUS_POLL_MS = 1000
-ZOOM_STEP = 1.1  # each zoom step, as a factor of the text's size
-ZOOM_MIN, ZOOM_MAX = -4, 8
 
 
-class MainWindow(QMainWindow):
+class MainWindow(WindowRequests, WindowView, QMainWindow):
     """The main window. The app gives it a client (`connect_client`) once the server runs,
     and closes it through `hang_up` and `close_for_real`; a close request is only
     announced (`close_requested`), so the app can take its one quit path."""
@@ -90,6 +90,7 @@ class MainWindow(QMainWindow):
         self.chat_settings_button = self.chat_bar.chat_settings_button
         self.library_button = self.chat_bar.library_button
         self.find_bar = FindBar(self.transcript, self, self.transcript.show_everything)
+        self.approval_card = ApprovalCard(self)
         self._layout()
         self._style_fields()
 
@@ -107,6 +108,13 @@ class MainWindow(QMainWindow):
         self.reply.busy_changed.connect(self._on_reply_busy_changed)
         self.reply.error_reported.connect(self.show_error)
         self.links = TranscriptLinks(self, self.transcript, self.show_error)
+        self.approvals = ApprovalController(
+            self.approval_card, lambda: self.client, lambda: self.current_id, self.tasks
+        )
+        self.approvals.failed.connect(self.show_error)
+        self.reply.approval_requested.connect(self.approvals.requested)
+        self.reply.step_updated.connect(self.approvals.step_changed)
+        self.reply.reply_gone.connect(self.approvals.reply_ended)
         self.turn_actions = TurnActions(
             self.reply, self.composer, self.transcript, self.tasks, lambda: self.current_id,
             self.model_picker.current, lambda: self.max_tokens, lambda: self.client, self,
@@ -136,6 +144,8 @@ class MainWindow(QMainWindow):
         self.help.failed.connect(self.show_error)
         self.menus = Menus(self)
         self.transcript.reply_ended.connect(self.menus.refresh)
+        self.transcript.prompt_chosen.connect(self._on_transcript_prompt_chosen)
+        self.transcript.panel_requested.connect(self._on_transcript_panel_requested)
         self.menus.refresh()
         self.composer.focus()
 
@@ -146,6 +156,7 @@ class MainWindow(QMainWindow):
         column.addWidget(self.banner)
         column.addWidget(self.find_bar)
         column.addWidget(self.transcript, 1)
+        column.addWidget(self.approval_card)
         column.addWidget(self.composer)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.addWidget(self.sidebar)
@@ -238,6 +249,7 @@ class MainWindow(QMainWindow):
         if conversation_id != self.current_id:
             self.turn_actions.cancel_edit()  # an edit belongs to the chat it began in
         self.current_id = conversation_id
+        self.approvals.show_current()
         self.chat_settings_button.setEnabled(conversation_id is not None)
         self._on_reply_busy_changed()
         self._update_title()
@@ -256,30 +268,9 @@ class MainWindow(QMainWindow):
         self._opening += 1  # a conversation still being fetched is no longer wanted
         self._set_current(None)
         self.transcript.clear_conversation()
+        self.show_welcome()
         self.sidebar.clear_selection()
         self.composer.focus()
-
-    def set_sidebar_shown(self, shown: bool) -> None:
-        self.sidebar.setVisible(shown)
-        self.menus.sidebar.setChecked(shown)
-        if not shown and self.sidebar.isAncestorOf(self.focusWidget()):
-            self.composer.focus()
-
-    def zoom(self, step: int) -> None:
-        """Text a step larger (+1) or smaller (-1), or back to the system's size (0)."""
-        level = 0 if step == 0 else self.zoom_level + step
-        self.set_zoom(level)
-        self.zoom_changed.emit(self.zoom_level)
-
-    def set_zoom(self, level: int) -> None:
-        """The size of all text in the window, in steps of 10 % from the system font's."""
-        self.zoom_level = max(ZOOM_MIN, min(ZOOM_MAX, level))
-        base = QApplication.font().pointSizeF()
-        font = QFont(self.splitter.font())
-        font.setPointSizeF(round(base * ZOOM_STEP**self.zoom_level, 1))
-        self.splitter.setFont(font)
-        self.menus.zoom_in.setEnabled(self.zoom_level < ZOOM_MAX)
-        self.menus.zoom_out.setEnabled(self.zoom_level > ZOOM_MIN)
 
     def _on_sidebar_conversation_selected(self, conversation_id: str) -> None:
         if conversation_id != self.current_id:
@@ -364,94 +355,8 @@ class MainWindow(QMainWindow):
         # Shown again from what the server stored, a reply in flight live with it.
         if self.current_id is not None:
             self.tasks.spawn(self._redraw(self.current_id))
+        else:
+            self.show_welcome()
 
     def _on_status_timer_timeout(self) -> None:
         self.tasks.spawn(self._refresh_status())
-
-    # -- work -----------------------------------------------------------------------------
-
-    def _require_client(self) -> ParleyClient:
-        if self.client is None:
-            raise ClientError("Parley's server is still starting")
-        return self.client
-
-    async def _refresh_list(self) -> None:
-        client = self._require_client()
-        self._list_requests += 1
-        request = self._list_requests
-        conversations = await client.conversations(self.sidebar.query() or None)
-        if request != self._list_requests:
-            return  # a newer refresh is on its way: never show an older answer over it
-        self.sidebar.show_conversations(conversations, self.current_id)
-        self.sidebar.set_busy(self.reply.busy_conversations())
-        self._update_title()
-        self.conversations_shown.emit()
-
-    async def _refresh_status(self) -> None:
-        if self.client is None:
-            return
-        try:
-            status = await self.client.status()
-        except ClientError as exc:
-            self.model_picker.show_unreachable(exc.message)
-            return
-        self.model_picker.show_status(status)
-
-    async def _open(
-        self,
-        conversation_id: str,
-        *,
-        missing_ok: bool = False,
-        reveal: str = "",
-        hit: str | None = None,
-    ) -> None:
-        """Show a chat; `reveal`, `hit`: a search's words and the message found (on another
-        version of the chat, that version is selected first)."""
-        client = self._require_client()
-        self._opening += 1
-        request = self._opening
-        try:
-            conversation = await client.conversation(conversation_id)
-            shown = {m["id"] for m in conversation.get("messages", [])}
-            if hit is not None and hit not in shown and not self.reply.busy_in(conversation_id):
-                conversation = await client.select(conversation_id, hit)
-        except ClientError as exc:
-            if missing_ok and exc.status == 404:
-                return  # the one open at the last quit was deleted since
-            raise
-        if request != self._opening:
-            return  # a later click, or New chat, came first
-        self._set_current(conversation_id)
-        self.reply.show(conversation)
-        self.menus.refresh()
-        if reveal:
-            self.transcript.reveal(reveal, hit)
-        self.model_picker.choose(conversation["model"])
-        self._show_switches(conversation.get("tools", True), conversation.get("documents", False))
-        if missing_ok:  # restored at launch: select it in the list too
-            await self._refresh_list()
-
-    async def _set_switch(self, conversation_id: str, switch: str, enabled: bool) -> None:
-        await self._require_client().set_switch(conversation_id, switch, enabled)
-
-    async def _set_model(self, conversation_id: str, name: str) -> None:
-        await self._require_client().set_model(conversation_id, name)
-
-    async def _rename(self, conversation_id: str, title: str) -> None:
-        await self._require_client().rename(conversation_id, title)
-        await self._refresh_list()
-
-    async def _delete(self, conversation_id: str) -> None:
-        await self.reply.hang_up(conversation_id)
-        await self._require_client().delete(conversation_id)
-        if conversation_id == self.current_id:
-            self._set_current(None)
-            self.transcript.clear_conversation()
-        await self._refresh_list()
-
-    async def _redraw(self, conversation_id: str) -> None:
-        conversation = await self._require_client().conversation(conversation_id)
-        if conversation_id != self.current_id:
-            return  # another one was opened meanwhile, in the new colours already
-        self.reply.show(conversation)
-        self.menus.refresh()

@@ -23,6 +23,7 @@ from PySide6.QtCore import QObject, Signal
 
 from desktop.client import (
     ParleyClient,
+    ReplyApproval,
     ReplyCitation,
     ReplyEnd,
     ReplyStep,
@@ -43,6 +44,8 @@ def _stopping_note(step: ToolPartJSON | None) -> str:
     if step is None:
         return STOPPING_NOTE
     where = f"{step['server']} · {step['name']}" if step["server"] else step["name"]
+    if step["status"] == "awaiting_approval":
+        return f"Stopped before {where} was allowed to run — saving…"
     return f"Stopped during the tool {where} — saving…"
 
 
@@ -94,6 +97,9 @@ class ReplyController(QObject):
     reply_finished = Signal(str)  # message id: the view shows its ending
     busy_changed = Signal()  # a chat began or finished a reply (Send/Stop, the sidebar)
     error_reported = Signal(str)  # for the user; the reply itself is saved regardless
+    approval_requested = Signal(str, dict)  # conversation id, ApprovalJSON: a call waits
+    step_updated = Signal(str, dict)  # conversation id, ToolPartJSON: a step changed
+    reply_gone = Signal(str)  # conversation id: its reply is over (nothing waits in it)
 
     def __init__(
         self,
@@ -236,6 +242,8 @@ class ReplyController(QObject):
         if reply in self._replies:
             self._replies.remove(reply)
             self.busy_changed.emit()
+            if reply.conversation_id is not None:
+                self.reply_gone.emit(reply.conversation_id)
 
     async def _send(self, reply: Reply, system: str | None) -> None:
         client = self._client()
@@ -274,8 +282,11 @@ class ReplyController(QObject):
                         self._transcript.add_text(event.text)
                 elif isinstance(event, ReplyStep):
                     reply.steps.append((len(reply.received), event.part))
+                    self.step_updated.emit(conversation_id, dict(event.part))
                     if self._is_shown(conversation_id):
                         self._transcript.add_step(event.part)
+                elif isinstance(event, ReplyApproval):
+                    self.approval_requested.emit(conversation_id, dict(event.approval))
                 elif isinstance(event, ReplyCitation):
                     reply.citations.append(event.part)
                     if self._is_shown(conversation_id):

@@ -12,10 +12,6 @@ import time
 
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
 from PySide6.QtGui import (
-    QColor,
-    QContextMenuEvent,
-    QGuiApplication,
-    QPalette,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
@@ -29,9 +25,10 @@ from desktop.markdown_render import (
     opens_with_a_list_table_or_quote,
     split_stable,
 )
-from desktop.widgets.message_actions import actions_line, parse_link
-from desktop.widgets.message_menu import message_menu
-from desktop.widgets.transcript_history import EARLIER_LINK, StoredMessagesView
+from desktop.widgets.message_actions import actions_line
+from desktop.widgets.transcript_anchors import TranscriptAnchors
+from desktop.widgets.transcript_colours import TranscriptColours
+from desktop.widgets.transcript_history import StoredMessagesView
 from desktop.widgets.transcript_parts import TEXT_GAP, ReplyPartsView
 from server.types import CitationPartJSON, MessageJSON, ToolPartJSON
 
@@ -48,7 +45,9 @@ PARAGRAPH_GAP = 12.0  # Qt's own margin between HTML paragraphs
 MERGE_GUARD = "\u200b"  # see _insert_whole
 
 
-class Transcript(StoredMessagesView, ReplyPartsView, QTextBrowser):
+class Transcript(
+    StoredMessagesView, ReplyPartsView, TranscriptAnchors, TranscriptColours, QTextBrowser
+):
     """Shows one conversation. Parent calls its methods; it emits what happened."""
 
     # Characters of the growing reply on screen, and the seconds that update took (benches).
@@ -61,6 +60,8 @@ class Transcript(StoredMessagesView, ReplyPartsView, QTextBrowser):
     step_clicked = Signal(dict)  # a tool step's "details" link: the step (ToolPartJSON)
     message_action = Signal(str, str)  # (edit | regenerate | continue | version, message id)
     citation_clicked = Signal(dict)  # a cited source's link: its part (CitationPartJSON)
+    prompt_chosen = Signal(str)  # an example prompt of the welcome page: send it
+    panel_requested = Signal(str)  # the welcome page's settings | models | library | shortcuts
 
     # One growing reply (see _reset_reply).
     _reply: list[str]
@@ -88,6 +89,7 @@ class Transcript(StoredMessagesView, ReplyPartsView, QTextBrowser):
         self._texts_shown: dict[str, str] = {}  # message id -> its text (Copy)
         self._messages: list[MessageJSON] = []  # the conversation shown (StoredMessagesView)
         self._first_drawn = 0
+        self._welcome = ""  # the welcome page shown (a new chat with nothing yet)
         self._live_ids: tuple[str, str] | None = None  # the live turn's question and reply
         self._set_colours()
         self._timer = QTimer(self)
@@ -104,34 +106,24 @@ class Transcript(StoredMessagesView, ReplyPartsView, QTextBrowser):
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
-            self._set_colours()
-            dark = self._palette_is_dark()
-            if dark != self._renderer.dark:
-                # Code colours and badges are baked into the document as inline styles.
-                self._renderer.set_dark(dark)
-                self.theme_changed.emit()
-
-    def _set_colours(self) -> None:
-        """Muted text halfway between the text and its background (the palette's
-        placeholder colour is near black in some styles); badges readable on either."""
-        text = self.palette().color(QPalette.ColorRole.Text)
-        base = self.palette().color(QPalette.ColorRole.Base)
-        self._muted = QColor(
-            (text.red() + base.red()) // 2,
-            (text.green() + base.green()) // 2,
-            (text.blue() + base.blue()) // 2,
-        ).name()
-        dark = self._palette_is_dark()
-        self._error_colour = "#ff8a7a" if dark else "#b03a2e"
-        self._warning_colour = "#f0b45a" if dark else "#9a6108"
-
-    def _palette_is_dark(self) -> bool:
-        return self.palette().color(QPalette.ColorRole.Base).lightness() < 128
+            self._on_palette_changed()
 
     # -- whole conversations ---------------------------------------------------------------
 
     def clear_conversation(self) -> None:
         self.show_conversation([])
+
+    def show_welcome(self, page: str) -> None:
+        """A new chat's page (desktop/widgets/welcome.py), until its first message."""
+        blank = self._welcome or self.document().isEmpty()
+        if self._welcome != page and blank and not self._live:
+            self.show_conversation([])
+            self.setHtml(page)
+            self._welcome = page
+
+    @property
+    def welcome_shown(self) -> bool:
+        return bool(self._welcome)
 
     # -- one streaming reply ---------------------------------------------------------------
 
@@ -141,6 +133,8 @@ class Transcript(StoredMessagesView, ReplyPartsView, QTextBrowser):
         """Show the user's message (None: it is on screen already, a new version of its
         reply is coming) and an empty reply that will grow. `ids`: the question's and the
         reply's, for their actions (the question's at once, the reply's at its end)."""
+        if self._welcome:
+            self.show_conversation([])  # a new chat's first message: its page goes
         self._abandon_reply()
         self._live_ids = ids
         if user_text is not None:
@@ -391,40 +385,3 @@ class Transcript(StoredMessagesView, ReplyPartsView, QTextBrowser):
         self._parts = []
         self._group_start = None
         self._group = []
-
-    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
-        message_menu(self, event.pos()).popup(event.globalPos())  # never exec() under qasync
-
-    def open_link(self, url: QUrl) -> None:
-        """Do what a click on this link does."""
-        self._on_anchor_clicked(url)
-
-    def _on_anchor_clicked(self, url: QUrl) -> None:
-        if url.scheme() == "cite":
-            citation = self._citations_shown.get(url.path())
-            if citation is not None:
-                self.citation_clicked.emit(dict(citation))
-        elif url.scheme() == "step":
-            step = self._steps_shown.get(url.path())
-            if step is not None:
-                self.step_clicked.emit(dict(step))
-        elif url.scheme() == "copy":
-            code = self._renderer.code_blocks.get(url.path())
-            if code is not None:
-                QGuiApplication.clipboard().setText(code)
-                self.code_copied.emit()
-        elif url.toString() == EARLIER_LINK:
-            self.show_earlier()
-        elif url.scheme() == "msg":
-            found = parse_link(url.path())
-            if found is not None and found[0] == "copy":
-                QGuiApplication.clipboard().setText(self._texts_shown.get(found[1], ""))
-                self.code_copied.emit()
-            elif found is not None:
-                self.message_action.emit(*found)
-        elif url.scheme() in ("http", "https") and url.host():
-            self.link_clicked.emit(url)
-        # Any other scheme (file:, javascript:, a relative path...) is not followed.
-
-    def _on_highlighted(self, url: QUrl) -> None:
-        self.link_hovered.emit(url.toString() if url.scheme() in ("http", "https") else "")

@@ -42,6 +42,7 @@ class StoredMessagesView:
     _warning_colour: str
     _messages: list[MessageJSON]  # the conversation shown, all of it
     _first_drawn: int  # the index of the first message drawn (0: all of them)
+    _welcome: str
 
     def _abandon_reply(self) -> None:
         raise NotImplementedError  # the Transcript's
@@ -93,6 +94,7 @@ class StoredMessagesView:
     def show_conversation(self, messages: list[MessageJSON], *, everything: bool = False) -> None:
         """Draw these messages (the newest of a long chat, unless `everything`)."""
         self._abandon_reply()
+        self._welcome = ""
         self._messages = messages
         self._first_drawn = 0 if everything else _newest_start(messages)
         self._renderer.code_blocks.clear()

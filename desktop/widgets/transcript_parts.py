@@ -70,9 +70,13 @@ class ReplyPartsView:
         self._keep_at_bottom()
 
     def running_step(self) -> ToolPartJSON | None:
-        """The last tool step of the reply on screen that is still running, if any."""
+        """The last tool step of the reply on screen still running or waiting for approval."""
         for part in reversed(self._parts):
-            if isinstance(part, dict) and part["type"] == "tool" and part["status"] == "running":
+            if (
+                isinstance(part, dict)
+                and part["type"] == "tool"
+                and part["status"] in ("running", "awaiting_approval")
+            ):
                 return part
         return None
 

@@ -102,7 +102,8 @@ def test_the_view_keys_act(gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any) 
         gui.send("Hello")
     assert window.current_id is not None
     press(qtbot, gui, "Ctrl+N")
-    assert window.current_id is None and gui.transcript_text() == ""
+    assert window.current_id is None and window.transcript.welcome_shown
+    assert "Hello" not in gui.transcript_text()
 
 
 def test_help_shows_the_shortcuts_and_about(gui: GuiApp, qtbot: Any, data_dir: Any) -> None:
@@ -176,3 +177,24 @@ def test_a_message_has_its_actions_in_a_context_menu(
     next(a for a in menu.actions() if a.text() == "Edit message").trigger()
     assert gui.window.composer.text == "Hello"
     menu.close()
+
+
+def test_a_new_chat_shows_the_model_examples_and_where_things_are(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    from PySide6.QtCore import QUrl
+
+    window = gui.window
+    qtbot.waitUntil(lambda: "ready" in gui.transcript_text(), timeout=10_000)
+    text = gui.transcript_text()
+    assert window.model_picker.current() in text and "Try one" in text
+    assert "Settings" in text and "Library" in text
+    with qtbot.waitSignal(window.settings_requested, timeout=2_000):
+        window.transcript.open_link(QUrl("open:settings"))
+    window.help.dialog = None
+    # An example is sent as a message; the page gives way to the chat.
+    upstream.script = Script(tokens=2)
+    with qtbot.waitSignal(window.reply_finished, timeout=10_000):
+        window.transcript.open_link(QUrl("prompt:0"))
+    assert "hash table" in gui.transcript_text() and "Try one" not in gui.transcript_text()
+    assert not window.transcript.welcome_shown

@@ -1,0 +1,89 @@
+"""Tool calls waiting for the user's approval, per chat: the card shows the first one of the
+chat on screen; a decision goes to the server (ParleyClient.decide_tool_call). A call stops
+waiting when its step changes (decided here, by another client, or freed by an "allow for
+this chat"), and every call of a chat when its reply ends (Stop, close, an error: the server
+has marked them never run, and a late decision would get 409)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import cast
+
+from PySide6.QtCore import QObject, Signal
+
+from desktop.client import ParleyClient
+from desktop.errors import ClientError
+from desktop.tasks import Tasks
+from desktop.widgets.approval_card import ApprovalCard
+from server.types import ApprovalJSON, Decision, Remember, ToolPartJSON
+
+
+class ApprovalController(QObject):
+    failed = Signal(str)
+
+    def __init__(
+        self,
+        card: ApprovalCard,
+        client: Callable[[], ParleyClient | None],
+        current_id: Callable[[], str | None],
+        tasks: Tasks,
+    ) -> None:
+        super().__init__(card)
+        self._card = card
+        self._client = client
+        self._current_id = current_id
+        self._tasks = tasks
+        self._waiting: dict[str, list[ApprovalJSON]] = {}
+        card.decided.connect(self._on_card_decided)
+
+    def waiting(self, conversation_id: str | None) -> list[ApprovalJSON]:
+        return list(self._waiting.get(conversation_id or "", []))
+
+    def requested(self, conversation_id: str, call: ApprovalJSON) -> None:
+        self._waiting.setdefault(conversation_id, []).append(call)
+        self.show_current()
+
+    def step_changed(self, conversation_id: str, step: ToolPartJSON) -> None:
+        if step["status"] != "awaiting_approval":
+            self._drop(conversation_id, step["id"])
+
+    def reply_ended(self, conversation_id: str) -> None:
+        self._waiting.pop(conversation_id, None)
+        self.show_current()
+
+    def show_current(self) -> None:
+        """The card for the chat on screen (hidden when none of its calls waits)."""
+        calls = self._waiting.get(self._current_id() or "", [])
+        shown = self._card.call
+        if calls and shown is not None and shown["call_id"] == calls[0]["call_id"]:
+            self._card.count.setText(f"1 of {len(calls)} waiting" if len(calls) > 1 else "")
+            return  # asking already (a decision may be on its way)
+        self._card.show_call(calls[0] if calls else None, len(calls))
+
+    def _drop(self, conversation_id: str, call_id: str) -> None:
+        calls = self._waiting.get(conversation_id, [])
+        self._waiting[conversation_id] = [c for c in calls if c["call_id"] != call_id]
+        self.show_current()
+
+    def _on_card_decided(self, call_id: str, decision: str, remember: str) -> None:
+        conversation_id = self._current_id()
+        if conversation_id is not None:
+            self._tasks.spawn(self._decide(conversation_id, call_id, decision, remember))
+
+    async def _decide(
+        self, conversation_id: str, call_id: str, decision: str, remember: str
+    ) -> None:
+        client = self._client()
+        if client is None:
+            raise ClientError("Parley's server is still starting")
+        try:
+            answer = await client.decide_tool_call(
+                conversation_id, call_id, cast(Decision, decision), cast(Remember, remember)
+            )
+        except ClientError as exc:
+            self._drop(conversation_id, call_id)
+            if exc.status == 409:
+                self.failed.emit("That tool call no longer waits: its reply has ended.")
+                return
+            raise
+        self.step_changed(conversation_id, answer["step"])

@@ -1,0 +1,98 @@
+"""The card that asks before a tool acts: which tool, of which server, with its whole
+arguments, and Allow once / Allow for this chat / Deny. Shown above the message field while
+a call of the chat on screen waits; one call at a time ("1 of 3" when more wait)."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from server.types import ApprovalJSON
+
+
+def readable(arguments: str) -> str:
+    """The arguments as the model wrote them, indented when they are JSON (never cut)."""
+    try:
+        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+    except ValueError:
+        return arguments
+
+
+class ApprovalCard(QFrame):
+    decided = Signal(str, str, str)  # call id, "allow" | "deny", "once" | "chat"
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("approval-card")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAccessibleName("A tool call waits for your approval")
+        self.title = QLabel(self)
+        self.title.setWordWrap(True)
+        self.count = QLabel(self)
+        self.arguments = QPlainTextEdit(self)
+        self.arguments.setReadOnly(True)
+        self.arguments.setAccessibleName("The call's arguments")
+        self.arguments.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.arguments.setMaximumHeight(140)
+        self.allow_once = QPushButton("Allow once", self)
+        self.allow_chat = QPushButton("Allow for this chat", self)
+        self.deny = QPushButton("Deny", self)
+        self.allow_once.setToolTip("Run this call")
+        self.allow_chat.setToolTip("Run this call, and this tool's later calls in this chat")
+        self.deny.setToolTip("Do not run it: the model is told you said no")
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.count, 1)
+        for button in (self.deny, self.allow_chat, self.allow_once):
+            buttons.addWidget(button)
+        column = QVBoxLayout(self)
+        column.addWidget(self.title)
+        column.addWidget(self.arguments)
+        column.addLayout(buttons)
+        self._call: ApprovalJSON | None = None
+        self.allow_once.clicked.connect(lambda: self._decide("allow", "once"))
+        self.allow_chat.clicked.connect(lambda: self._decide("allow", "chat"))
+        self.deny.clicked.connect(lambda: self._decide("deny", "once"))
+        self.hide()
+
+    @property
+    def call(self) -> ApprovalJSON | None:
+        return self._call
+
+    def show_call(self, call: ApprovalJSON | None, waiting: int = 1) -> None:
+        """Ask about `call` (None: nothing waits, the card hides); `waiting`: how many do."""
+        self._call = call
+        if call is None:
+            self.hide()
+            return
+        self.title.setText(
+            f"The model wants to run <b>{_escape(call['tool'])}</b> from the MCP server "
+            f"<b>{_escape(call['server'])}</b>. Run it?"
+        )
+        self.arguments.setPlainText(readable(call["arguments"]))
+        self.count.setText(f"1 of {waiting} waiting" if waiting > 1 else "")
+        for button in (self.allow_once, self.allow_chat, self.deny):
+            button.setEnabled(True)
+        self.show()
+        self.allow_once.setFocus()
+
+    def _decide(self, decision: str, remember: str) -> None:
+        if self._call is None:
+            return
+        for button in (self.allow_once, self.allow_chat, self.deny):
+            button.setEnabled(False)  # one answer per call, while it is sent
+        self.decided.emit(self._call["call_id"], decision, remember)
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,135 @@
+"""The window's requests to the server: the list of chats (searched), the models' status,
+a chat to show (at a search hit), and its switches, model, title and deletion. Each is a
+task on the window's loop; a later request to show a chat (or the list) wins over an
+earlier one still on its way.
+
+A mixin of `MainWindow` (desktop/main_window.py): these are the window's own methods; what
+they use of it is declared here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import SignalInstance
+
+from desktop.client import ParleyClient
+from desktop.errors import ClientError
+
+if TYPE_CHECKING:
+    from desktop.menus import Menus
+    from desktop.reply import ReplyController
+    from desktop.widgets.conversation_list import ConversationList
+    from desktop.widgets.model_picker import ModelPicker
+    from desktop.widgets.transcript import Transcript
+
+
+class WindowRequests:
+    client: ParleyClient | None
+    current_id: str | None
+    reply: ReplyController
+    sidebar: ConversationList
+    transcript: Transcript
+    model_picker: ModelPicker
+    menus: Menus
+    conversations_shown: SignalInstance
+    _list_requests: int
+    _opening: int
+
+    if TYPE_CHECKING:  # the window's (a stub here would hide them)
+
+        def _set_current(self, conversation_id: str | None) -> None: ...
+
+        def _update_title(self) -> None: ...
+
+        def _show_switches(self, tools: bool, documents: bool) -> None: ...
+
+        def show_welcome(self) -> None: ...
+
+    def _require_client(self) -> ParleyClient:
+        if self.client is None:
+            raise ClientError("Parley's server is still starting")
+        return self.client
+
+    async def _refresh_list(self) -> None:
+        client = self._require_client()
+        self._list_requests += 1
+        request = self._list_requests
+        conversations = await client.conversations(self.sidebar.query() or None)
+        if request != self._list_requests:
+            return  # a newer refresh is on its way: never show an older answer over it
+        self.sidebar.show_conversations(conversations, self.current_id)
+        self.sidebar.set_busy(self.reply.busy_conversations())
+        self._update_title()
+        self.conversations_shown.emit()
+
+    async def _refresh_status(self) -> None:
+        if self.client is None:
+            return
+        try:
+            status = await self.client.status()
+        except ClientError as exc:
+            self.model_picker.show_unreachable(exc.message)
+            return
+        self.model_picker.show_status(status)
+        self.show_welcome()  # the model's state, on a new chat's page
+
+    async def _open(
+        self,
+        conversation_id: str,
+        *,
+        missing_ok: bool = False,
+        reveal: str = "",
+        hit: str | None = None,
+    ) -> None:
+        """Show a chat; `reveal`, `hit`: a search's words and the message found (on another
+        version of the chat, that version is selected first)."""
+        client = self._require_client()
+        self._opening += 1
+        request = self._opening
+        try:
+            conversation = await client.conversation(conversation_id)
+            shown = {m["id"] for m in conversation.get("messages", [])}
+            if hit is not None and hit not in shown and not self.reply.busy_in(conversation_id):
+                conversation = await client.select(conversation_id, hit)
+        except ClientError as exc:
+            if missing_ok and exc.status == 404:
+                return  # the one open at the last quit was deleted since
+            raise
+        if request != self._opening:
+            return  # a later click, or New chat, came first
+        self._set_current(conversation_id)
+        self.reply.show(conversation)
+        self.menus.refresh()
+        if reveal:
+            self.transcript.reveal(reveal, hit)
+        self.model_picker.choose(conversation["model"])
+        self._show_switches(conversation.get("tools", True), conversation.get("documents", False))
+        if missing_ok:  # restored at launch: select it in the list too
+            await self._refresh_list()
+
+    async def _set_switch(self, conversation_id: str, switch: str, enabled: bool) -> None:
+        await self._require_client().set_switch(conversation_id, switch, enabled)
+
+    async def _set_model(self, conversation_id: str, name: str) -> None:
+        await self._require_client().set_model(conversation_id, name)
+
+    async def _rename(self, conversation_id: str, title: str) -> None:
+        await self._require_client().rename(conversation_id, title)
+        await self._refresh_list()
+
+    async def _delete(self, conversation_id: str) -> None:
+        await self.reply.hang_up(conversation_id)
+        await self._require_client().delete(conversation_id)
+        if conversation_id == self.current_id:
+            self._set_current(None)
+            self.transcript.clear_conversation()
+            self.show_welcome()
+        await self._refresh_list()
+
+    async def _redraw(self, conversation_id: str) -> None:
+        conversation = await self._require_client().conversation(conversation_id)
+        if conversation_id != self.current_id:
+            return  # another one was opened meanwhile, in the new colours already
+        self.reply.show(conversation)
+        self.menus.refresh()

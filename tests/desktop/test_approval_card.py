@@ -1,0 +1,137 @@
+"""The approval card: a call that needs the user's approval shows its tool, server and whole
+arguments; Allow once / Allow for this chat / Deny reach the server; Stop while it waits
+ends the turn and the tool never runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+
+from tests.desktop.conftest import GuiApp, run
+from tests.support.tools import ToolLog, tool_server, write_config
+from tests.support.upstream import Script, ScriptedUpstream
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def tool_log(tmp_path: Path) -> ToolLog:
+    return ToolLog(tmp_path / "tools.log")
+
+
+@pytest.fixture
+def asking_gui(gui_factory: Any, data_dir: Path, tool_log: ToolLog, qtbot: Any) -> GuiApp:
+    write_config(data_dir / "mcp.json", {"t": tool_server(tool_log.path, trust=None)})
+    gui: GuiApp = gui_factory()
+    client = gui.window.client
+    assert client is not None
+    qtbot.waitUntil(lambda: run(qtbot, client.status())["tools"]["ready"] == 1, timeout=30_000)
+    return gui
+
+
+def danger(target: str) -> dict[str, str]:
+    return {"name": "t__danger", "arguments": json.dumps({"target": target})}
+
+
+def calls(log: ToolLog) -> list[str]:
+    return [e["target"] for e in log.events() if e["event"] == "call"]
+
+
+def stored_reply(gui: GuiApp, qtbot: Any) -> dict[str, Any]:
+    client = gui.window.client
+    assert client is not None and gui.window.current_id is not None
+    reply: dict[str, Any] = run(qtbot, client.conversation(gui.window.current_id))["messages"][-1]
+    return reply
+
+
+def test_allow_once_runs_the_call_and_deny_tells_the_model(
+    asking_gui: GuiApp, upstream: ScriptedUpstream, tool_log: ToolLog, qtbot: Any
+) -> None:
+    gui = asking_gui
+    card = gui.window.approval_card
+    upstream.queue = [
+        Script(tool_calls=[danger("the garden")]),
+        Script(tool_calls=[danger("the house")]),
+        Script(texts=["Done."]),
+    ]
+    gui.send("do it")
+    qtbot.waitUntil(card.isVisible, timeout=15_000)
+    assert "danger" in card.title.text() and "<b>t</b>" in card.title.text()
+    assert json.loads(card.arguments.toPlainText()) == {"target": "the garden"}
+    assert calls(tool_log) == []  # nothing runs before the user says so
+    assert 'danger(target="the garden") — awaiting approval' in gui.transcript_text()
+    qtbot.mouseClick(card.allow_once, Qt.MouseButton.LeftButton)
+    # (Waiting on Qt's loop: the decision is sent from it.)
+    qtbot.waitUntil(lambda: tool_log.find("call", target="the garden"), timeout=10_000)
+
+    # The next call asks again (allowed once); Deny: never run, the model is told.
+    qtbot.waitUntil(lambda: card.isVisible() and "house" in card.arguments.toPlainText(),
+                    timeout=15_000)  # fmt: skip
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=15_000):
+        qtbot.mouseClick(card.deny, Qt.MouseButton.LeftButton)
+    assert not card.isVisible()
+    assert calls(tool_log) == ["the garden"]
+    told = upstream.records[-1].body["messages"][-1]
+    assert told["role"] == "tool" and "denied" in told["content"].lower()
+    steps = [p["status"] for p in stored_reply(gui, qtbot)["parts"] if p["type"] == "tool"]
+    assert steps == ["completed", "denied"]
+
+
+def test_allow_for_this_chat_stops_asking_in_this_chat_only(
+    asking_gui: GuiApp, upstream: ScriptedUpstream, tool_log: ToolLog, qtbot: Any
+) -> None:
+    gui = asking_gui
+    card = gui.window.approval_card
+    upstream.queue = [
+        Script(tool_calls=[danger("one")]),
+        Script(tool_calls=[danger("two")]),
+        Script(texts=["Done."]),
+    ]
+    gui.send("do it twice")
+    qtbot.waitUntil(card.isVisible, timeout=15_000)
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=15_000):
+        qtbot.mouseClick(card.allow_chat, Qt.MouseButton.LeftButton)
+    assert calls(tool_log) == ["one", "two"]  # the second ran without asking
+
+    # A new chat asks again.
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    upstream.queue = [Script(tool_calls=[danger("three")]), Script(texts=["Ok."])]
+    gui.send("and here")
+    qtbot.waitUntil(card.isVisible, timeout=15_000)
+    assert calls(tool_log) == ["one", "two"]
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=15_000):
+        qtbot.mouseClick(card.allow_once, Qt.MouseButton.LeftButton)
+    assert calls(tool_log) == ["one", "two", "three"]
+
+
+def test_stop_while_a_call_waits_ends_the_turn_and_the_tool_never_runs(
+    asking_gui: GuiApp, upstream: ScriptedUpstream, tool_log: ToolLog, qtbot: Any
+) -> None:
+    gui = asking_gui
+    card = gui.window.approval_card
+    upstream.queue = [Script(texts=["Let me. "], tool_calls=[danger("everything")])]
+    gui.send("do it")
+    qtbot.waitUntil(card.isVisible, timeout=15_000)
+    notes: list[str] = []
+    end_reply = gui.window.transcript.end_reply
+
+    def spy(end: Any, note: str = "") -> None:
+        notes.append(note)
+        end_reply(end, note)
+
+    gui.window.transcript.end_reply = spy  # type: ignore[method-assign]
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.window.menus.stop.trigger()
+    # While it was being saved, the view said which call never ran.
+    assert notes[0] == "Stopped before t · danger was allowed to run — saving…"
+    assert not card.isVisible()
+    reply = stored_reply(gui, qtbot)
+    assert (reply["status"], reply["ended_by"]) == ("interrupted", "client_hangup")
+    step = next(p for p in reply["parts"] if p["type"] == "tool")
+    assert step["status"] == "interrupted" and "Not run" in (step["result"] or "")
+    # A late click changes nothing: the card is gone, the tool never ran.
+    assert calls(tool_log) == []
