@@ -1,11 +1,12 @@
-"""Render Parley's window with a real conversation on the bundled model; save two PNGs.
+"""Render Parley's window as a user sees it, on the bundled model; save PNGs, light and dark.
 
-    QT_QPA_PLATFORM=offscreen python docs/screenshot.py [OUT.png]
+    QT_QPA_PLATFORM=offscreen python docs/screenshot.py [OUT_DIR]
 
-Runs the real app (embedded server, bundled model) in a temporary data directory, types two
-messages into the composer as a user would, waits for each reply, and grabs the window; then
-switches the application to a dark palette, as a system theme change would, waits for the
-conversation to be redrawn, and grabs it again (OUT-dark.png).
+Runs the real app (embedded server, bundled model) with its data and settings in a temporary
+directory, and grabs: the first launch (a new chat's page), a conversation with code (two
+messages typed into the composer as a user would), a reply stopped mid-way, and the About
+box; then switches to the dark theme through View → Theme and grabs them again
+(NAME-dark.png).
 """
 
 from __future__ import annotations
@@ -19,72 +20,81 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import qasync
-from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from desktop.app import App, finish_qt
 from desktop.config import DesktopConfig
 from desktop.embedded import launch_settings
 
 QUESTIONS = [
-    "What is the capital of France?",
+    "What is the capital of France? Answer in one sentence.",
     "Write a Python function that adds two numbers, in a code block.",
 ]
+LONG = "Tell me a long story about a dragon who learns to bake bread."
 
 
 async def drive(app: App, out: Path) -> None:
     window = app.window
     while window.client is None or window.model_picker.state.text() != "ready":
         await asyncio.sleep(0.05)
-    for question in QUESTIONS:
+    await asyncio.sleep(0.5)
+    shots: dict[str, QWidget] = {}
+
+    async def grab(name: str, widget: QWidget | None = None) -> None:
+        await asyncio.sleep(0.4)
+        path = out / f"{name}.png"
+        (widget or window).grab().save(str(path))
+        print(f"saved {path}")
+
+    for suffix in ("", "-dark"):
+        window.new_chat()
+        window.show_welcome()
+        await grab(f"first-launch{suffix}")
+        for question in QUESTIONS:
+            await send(app, question)
+        await grab(f"conversation{suffix}")
+        window.new_chat()
         finished = asyncio.Event()
         window.reply_finished.connect(lambda _id, f=finished: f.set())
-        window.composer.set_text(question)
+        window.composer.set_text(LONG)
         window.composer.editor.submitted.emit()
-        await asyncio.wait_for(finished.wait(), 120)
-    await asyncio.sleep(0.3)
-    window.grab().save(str(out))
-    print(f"saved {out}")
-    QApplication.setPalette(dark_palette())
-    while "#272822" not in window.transcript.toHtml():  # the code block, redrawn dark
-        await asyncio.sleep(0.05)
-    await asyncio.sleep(0.3)
-    dark = out.with_name(f"{out.stem}-dark{out.suffix}")
-    window.grab().save(str(dark))
-    print(f"saved {dark}")
+        while len(window.transcript.toPlainText()) < len(LONG) + 500:
+            await asyncio.sleep(0.05)
+        window.menus.stop.trigger()
+        await asyncio.wait_for(finished.wait(), 60)
+        await grab(f"stopped{suffix}")
+        window.menus.about.trigger()
+        about = window.help.dialog
+        assert about is not None
+        await grab(f"about{suffix}", about)
+        about.close()
+        window.menus.themes["dark"].trigger()
+        await asyncio.sleep(1.0)
+    del shots
     app.request_close()
 
 
-def dark_palette() -> QPalette:
-    palette = QPalette()
-    colours = {
-        QPalette.ColorRole.Window: "#2b2b2e",
-        QPalette.ColorRole.WindowText: "#e6e6e6",
-        QPalette.ColorRole.Base: "#1e1e20",
-        QPalette.ColorRole.AlternateBase: "#2b2b2e",
-        QPalette.ColorRole.Text: "#e6e6e6",
-        QPalette.ColorRole.Button: "#3a3a3d",
-        QPalette.ColorRole.ButtonText: "#e6e6e6",
-        QPalette.ColorRole.Highlight: "#3d6fb6",
-        QPalette.ColorRole.HighlightedText: "#ffffff",
-        QPalette.ColorRole.PlaceholderText: "#9a9a9a",
-        QPalette.ColorRole.Link: "#8ab4f8",
-    }
-    for role, colour in colours.items():
-        palette.setColor(role, QColor(colour))
-    return palette
+async def send(app: App, text: str) -> None:
+    finished = asyncio.Event()
+    app.window.reply_finished.connect(lambda _id, f=finished: f.set())
+    app.window.composer.set_text(text)
+    app.window.composer.editor.submitted.emit()
+    await asyncio.wait_for(finished.wait(), 120)
 
 
 def main() -> None:
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshot.png").resolve()
-    with tempfile.TemporaryDirectory() as data_dir:
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots").resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as temp:
+        os.environ["PARLEY_CONFIG_DIR"] = str(Path(temp) / "config")
+        os.environ["PARLEY_LOG_DIR"] = str(Path(temp) / "log")
         qapp = QApplication(sys.argv[:1])
         qapp.setQuitOnLastWindowClosed(False)
         loop = qasync.QEventLoop(qapp)
         asyncio.set_event_loop(loop)
-        args = launch_settings(["--data-dir", data_dir])
-        app = App(args, DesktopConfig())
-        app.window.resize(1100, 700)
+        args = launch_settings(["--data-dir", str(Path(temp) / "data")])
+        app = App(args, DesktopConfig(max_tokens=160))
+        app.window.resize(1180, 760)
         with loop:
             loop.create_task(drive(app, out))
             loop.run_until_complete(app.run())

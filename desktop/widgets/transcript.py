@@ -12,11 +12,13 @@ import time
 
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
 from PySide6.QtGui import (
+    QHelpEvent,
+    QResizeEvent,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
 )
-from PySide6.QtWidgets import QTextBrowser, QWidget
+from PySide6.QtWidgets import QTextBrowser, QToolTip, QWidget
 
 from desktop.client import ReplyEnd
 from desktop.markdown_render import (
@@ -38,6 +40,9 @@ from server.types import CitationPartJSON, MessageJSON, ToolPartJSON
 # (issue 16, docs/benchmarks.md).
 COALESCE_MS = 16
 FLUSH_BUDGET_CHARS = 1000
+# The reading column: lines of at most this width, centred, and a margin at least this.
+COLUMN_PX = 780
+SIDE_PX = 12
 # Within this distance of the end, the view counts as at the end and follows a reply.
 FOLLOW_SLACK_PX = 80
 HEADER_GAP = 14.0
@@ -108,6 +113,35 @@ class Transcript(
         if event.type() == QEvent.Type.PaletteChange:
             self._on_palette_changed()
 
+    # -- the reading column -------------------------------------------------------------------
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_column()
+
+    def setHtml(self, text: str) -> None:
+        super().setHtml(text)
+        self._fit_column()
+
+    def _fit_column(self) -> None:
+        """Lines no longer than `COLUMN_PX`, the column centred in a wide window."""
+        side = max(SIDE_PX, (self.viewport().width() - COLUMN_PX) // 2)
+        root = self.document().rootFrame()
+        frame = root.frameFormat()
+        if frame.leftMargin() != side or frame.rightMargin() != side:
+            frame.setLeftMargin(side)
+            frame.setRightMargin(side)
+            root.setFrameFormat(frame)
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        # A message's time, on its name (the `title` of its header).
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            tip = self.cursorForPosition(event.pos()).charFormat().toolTip()
+            if tip:
+                QToolTip.showText(event.globalPos(), tip, self.viewport())
+                return True
+        return super().viewportEvent(event)
+
     # -- whole conversations ---------------------------------------------------------------
 
     def clear_conversation(self) -> None:
@@ -138,8 +172,9 @@ class Transcript(
         self._abandon_reply()
         self._live_ids = ids
         if user_text is not None:
-            self._append_html(self._header("user", None), top_margin=HEADER_GAP)
-            self._append_html(self._user_body(user_text), top_margin=TEXT_GAP)
+            # One piece, as when drawn whole (a table inserted alone leaves a blank line).
+            question = self._header("user", None) + self._user_body(user_text)
+            self._append_html(question, top_margin=HEADER_GAP)
             if ids is not None:
                 self._texts_shown[ids[0]] = user_text
                 self._append_html(actions_line(ids[0], "user", muted=self._muted))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 import re
+import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QTextBlock, QTextCursor, QTextDocument
@@ -38,6 +39,9 @@ class StoredMessagesView:
     _citations_shown: dict[str, CitationPartJSON]
     _texts_shown: dict[str, str]
     _muted: str
+    _accent: str
+    _tint: str
+    _text_colour: str
     _error_colour: str
     _warning_colour: str
     _messages: list[MessageJSON]  # the conversation shown, all of it
@@ -63,16 +67,26 @@ class StoredMessagesView:
 
     # -- the pieces of a message (also of the reply drawn live) ------------------------------
 
-    def _header(self, role: str, model: str | None) -> str:
+    def _header(self, role: str, model: str | None, when: float | None = None) -> str:
+        """Who wrote it (the user in the accent colour), the model, and when (on hover)."""
+        colour = self._accent if role == "user" else self._text_colour
         who = "You" if role == "user" else "Assistant"
         extra = (
             f' <span style="color:{self._muted};">· {html.escape(model)}</span>' if model else ""
         )
-        return f'<p style="margin-top:14px;"><b>{who}</b>{extra}</p>'
+        stamp = time.strftime("%A %d %B %Y, %H:%M", time.localtime(when or time.time()))
+        return (
+            f'<p style="margin-top:18px;"><span title="{stamp}" style="color:{colour};">'
+            f"<b>{who}</b></span>{extra}</p>"
+        )
 
     def _user_body(self, text: str) -> str:
+        """The user's words on a tinted ground, so a question stands apart from its reply."""
         escaped = html.escape(text).replace("\n", "<br>")
-        return f"<p>{escaped}</p>"
+        return (
+            f'<table width="100%" cellpadding="8" cellspacing="0" bgcolor="{self._tint}">'
+            f"<tr><td>{escaped}</td></tr></table>"
+        )
 
     def _footer(self, end: ReplyEnd) -> str:
         badge = badge_for(end)
@@ -157,7 +171,7 @@ class StoredMessagesView:
         return "".join(self._message_html(self._messages[n], n == last) for n in range(start, end))
 
     def _message_html(self, message: MessageJSON, last: bool) -> str:
-        parts = [self._header(message["role"], message["model"])]
+        parts = [self._header(message["role"], message["model"], message.get("created_at"))]
         if message["role"] == "assistant":
             stored = message.get("parts", [])
             if has_steps(stored):

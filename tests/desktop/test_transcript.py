@@ -94,3 +94,24 @@ def test_the_view_follows_the_end_through_big_updates_unless_scrolled_up(qtbot: 
     qtbot.waitUntil(lambda: "Last 39." in view.toPlainText())
     qtbot.wait(50)
     assert bar.value() == bar.maximum()
+
+
+def test_lines_keep_a_readable_length_and_a_message_tells_its_time(qtbot: Any) -> None:
+    from desktop.widgets.transcript import COLUMN_PX
+
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.resize(1600, 500)
+    view.show()
+    message = {"id": "m1", "conversation_id": "c", "role": "user", "content": "Hello there",
+               "status": "completed", "ended_by": None, "error": None, "model": None,
+               "created_at": 1764543600.0, "completed_at": 1764543600.0, "usage": None,
+               "parts": [], "parent_id": None, "continued": None}  # fmt: skip
+    view.show_conversation([message])  # type: ignore[list-item]
+    frame = view.document().rootFrame().frameFormat()
+    width = view.viewport().width() - frame.leftMargin() - frame.rightMargin()
+    assert width <= COLUMN_PX and frame.leftMargin() == frame.rightMargin()
+    at = view.document().find("You")
+    assert "2025" in at.charFormat().toolTip()  # the day it was sent, on hover
+    view.resize(500, 500)
+    qtbot.waitUntil(lambda: view.document().rootFrame().frameFormat().leftMargin() < 20)
