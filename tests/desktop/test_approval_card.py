@@ -135,3 +135,30 @@ def test_stop_while_a_call_waits_ends_the_turn_and_the_tool_never_runs(
     assert step["status"] == "interrupted" and "Not run" in (step["result"] or "")
     # A late click changes nothing: the card is gone, the tool never ran.
     assert calls(tool_log) == []
+
+
+def test_closing_the_window_while_a_call_waits_saves_the_turn_and_runs_nothing(
+    gui_factory: Any,
+    data_dir: Path,
+    upstream: ScriptedUpstream,
+    tool_log: ToolLog,
+    qtbot: Any,
+) -> None:
+    write_config(data_dir / "mcp.json", {"t": tool_server(tool_log.path, trust=None)})
+    first: GuiApp = gui_factory()
+    client = first.window.client
+    assert client is not None
+    qtbot.waitUntil(lambda: run(qtbot, client.status())["tools"]["ready"] == 1, timeout=30_000)
+    upstream.queue = [Script(texts=["Let me. "], tool_calls=[danger("everything")])]
+    first.send("do it")
+    qtbot.waitUntil(first.window.approval_card.isVisible, timeout=15_000)
+    first.close()
+    assert calls(tool_log) == []
+
+    second: GuiApp = gui_factory()
+    qtbot.waitUntil(lambda: "Let me." in second.transcript_text(), timeout=10_000)
+    reply = stored_reply(second, qtbot)
+    assert (reply["status"], reply["ended_by"]) == ("interrupted", "client_hangup")
+    step = next(p for p in reply["parts"] if p["type"] == "tool")
+    assert step["status"] == "interrupted"
+    assert not second.window.approval_card.isVisible() and calls(tool_log) == []
