@@ -2,9 +2,12 @@
 change or remove (Settings → MCP servers).
 
 An entry is edited as the JSON the ecosystem uses (`{"command": ..., "args": [...], "env":
-{...}}` or `{"url": ...}`), so one copied from another app's instructions works as it is.
-The dialog only shows and asks: its controller calls the server and answers with
-`show_tools`, `show_error` or `show_note`.
+{...}}` or `{"url": ...}`), so one copied from another app's instructions works as it is;
+its `"trust"` ("ask" or "allow") is also offered as a choice, written into the JSON. Each
+tool's own trust is chosen in the table of the selected server's tools (tool_trust.py) and
+saved at once, without restarting the server. The dialog only shows and asks: its controller
+calls the server and answers with `show_tools`, `show_trust_saved`, `undo_trust`,
+`show_error` or `show_note`.
 """
 
 from __future__ import annotations
@@ -27,15 +30,19 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.widgets.server_dialog import MessageLine, ServerDialog, rows_table
+from desktop.widgets.tool_trust import ServerTrustBox, ToolTrustTable
 from server.types import ToolServerJSON, ToolsJSON
 
-COLUMNS = ("Server", "State", "Runs")
-NEW_ENTRY = '{\n  "command": "",\n  "args": [],\n  "env": {}\n}'
+COLUMNS = ("Server", "State", "Trust", "Runs")
+NEW_ENTRY = '{\n  "command": "",\n  "args": [],\n  "env": {},\n  "trust": "ask"\n}'
 SAFETY = (
     "Only the servers listed here ever run, each with none of Parley's secrets. What a "
     "server offers is listed below before any chat uses it, and every call's arguments and "
-    "result are kept in the reply (its \u201cdetails\u201d link)."
+    "result are kept in the reply (its \u201cdetails\u201d link). Before a tool acts, Parley "
+    'asks you, unless its server\'s entry says "trust": "allow" (then its tools run '
+    "without asking) or the tool has a choice of its own, below."
 )
+TRUSTS = {"ask": "asks first", "allow": "allowed"}
 
 
 def describe_state(server: ToolServerJSON) -> str:
@@ -58,10 +65,13 @@ def describe_runs(server: ToolServerJSON) -> str:
 
 
 def describe_server(server: ToolServerJSON) -> str:
-    """The details shown for the selected server: its tools, then its last stderr lines."""
-    lines = [f"{server['name']}: {describe_state(server)}", ""]
-    for tool in server["tools"]:
-        lines.append(f"• {tool['name']} — {tool['description'].strip() or '(no description)'}")
+    """The details shown for the selected server: its state and trust, then its last stderr
+    lines (its tools are in the table above)."""
+    calls = "Parley asks before each call" if server["trust"] == "ask" else "calls run at once"
+    lines = [
+        f"{server['name']}: {describe_state(server)}",
+        f'Trust "{server["trust"]}": {calls}, unless the tool has a choice of its own.',
+    ]
     if server["stderr_tail"]:
         lines += ["", "Its last lines on stderr:", *server["stderr_tail"]]
     return "\n".join(lines)
@@ -70,12 +80,13 @@ def describe_server(server: ToolServerJSON) -> str:
 class ToolsDialog(ServerDialog):
     save_requested = Signal(str, dict)  # a server's name, its entry
     remove_requested = Signal(str)  # a server's name
+    trust_requested = Signal(str, str, object)  # a server's name, a tool's, its trust or None
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Tools — MCP servers")
         self.setObjectName("tools-dialog")
-        self.resize(860, 620)
+        self.resize(860, 720)
         self._servers: list[ToolServerJSON] = []
         self.config_line = QLabel(self)
         self.config_line.setWordWrap(True)
@@ -83,9 +94,10 @@ class ToolsDialog(ServerDialog):
         safety = QLabel(SAFETY, self)
         safety.setWordWrap(True)
         self.table = rows_table(COLUMNS, "MCP servers", self)
+        self.tools_table = ToolTrustTable(self)
         self.details = QPlainTextEdit(self)
         self.details.setReadOnly(True)
-        self.details.setAccessibleName("The selected server's tools and log")
+        self.details.setAccessibleName("The selected server's state and log")
         self.message = MessageLine("tools-message", self)
 
         self.name_edit = QLineEdit(self)
@@ -94,6 +106,7 @@ class ToolsDialog(ServerDialog):
         self.entry_edit = QPlainTextEdit(self)
         self.entry_edit.setAccessibleName("Server entry (JSON)")
         self.entry_edit.setPlainText(NEW_ENTRY)
+        self.server_trust = ServerTrustBox(self)
         self.save_button = QPushButton("Save server", self)
         self.new_button = QPushButton("New", self)
         self.remove_button = QPushButton("Remove", self)
@@ -102,6 +115,7 @@ class ToolsDialog(ServerDialog):
         form = QFormLayout(editor)
         form.addRow("Name", self.name_edit)
         form.addRow("Entry", self.entry_edit)
+        form.addRow("Its tools", self.server_trust)
         row = QHBoxLayout()
         row.addWidget(self.new_button)
         row.addWidget(self.save_button)
@@ -114,7 +128,8 @@ class ToolsDialog(ServerDialog):
         layout.addWidget(self.config_line)
         layout.addWidget(safety)
         layout.addWidget(self.table, 2)
-        layout.addWidget(self.details, 2)
+        layout.addWidget(self.tools_table, 3)
+        layout.addWidget(self.details, 1)
         layout.addWidget(self.message)
         layout.addWidget(editor, 2)
         layout.addWidget(buttons)
@@ -123,6 +138,9 @@ class ToolsDialog(ServerDialog):
         self.save_button.clicked.connect(self._on_save_button_clicked)
         self.new_button.clicked.connect(self._on_new_button_clicked)
         self.remove_button.clicked.connect(self._on_remove_button_clicked)
+        self.tools_table.trust_chosen.connect(self._on_tools_table_trust_chosen)
+        self.entry_edit.textChanged.connect(self._on_entry_edit_text_changed)
+        self.server_trust.chosen.connect(self._on_server_trust_chosen)
 
     def show_tools(self, tools: ToolsJSON) -> None:
         chosen = self.selected()
@@ -133,7 +151,12 @@ class ToolsDialog(ServerDialog):
         self._servers = tools["servers"]
         self.table.setRowCount(len(self._servers))
         for row, server in enumerate(self._servers):
-            cells = (server["name"], describe_state(server), describe_runs(server))
+            cells = (
+                server["name"],
+                describe_state(server),
+                TRUSTS[server["trust"]],
+                describe_runs(server),
+            )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
@@ -141,6 +164,17 @@ class ToolsDialog(ServerDialog):
                 self.table.setItem(row, column, item)
             if server["name"] == chosen:
                 self.table.selectRow(row)
+        self._show_details()
+
+    def show_trust_saved(self, server: ToolServerJSON, tool: str) -> None:
+        """A tool's choice was saved: the server as it is now."""
+        self.tools_table.settle(server["name"], tool)
+        self._servers = [server if s["name"] == server["name"] else s for s in self._servers]
+        self._show_details()
+
+    def undo_trust(self, server: str, tool: str) -> None:
+        """A tool's choice was not saved (the reason is shown): its stored value again."""
+        self.tools_table.settle(server, tool)
         self._show_details()
 
     def selected(self) -> str | None:
@@ -153,6 +187,7 @@ class ToolsDialog(ServerDialog):
     def _show_details(self) -> None:
         server = self._server(self.selected())
         self.remove_button.setEnabled(server is not None)
+        self.tools_table.show_server(server)
         text = describe_server(server) if server is not None else ""
         if self.details.toPlainText() != text:
             self.details.setPlainText(text)
@@ -175,15 +210,41 @@ class ToolsDialog(ServerDialog):
         if not name:
             self.show_error("Give the server a name.")
             return
+        entry = self._entry()
+        if entry is not None:
+            self.save_requested.emit(name, entry)
+
+    def _entry(self) -> dict[str, object] | None:
+        """The entry being edited, or None with the reason shown."""
         try:
             entry = json.loads(self.entry_edit.toPlainText())
         except ValueError as exc:
             self.show_error(f"The entry is not valid JSON: {exc}")
-            return
+            return None
         if not isinstance(entry, dict):
             self.show_error('The entry must be a JSON object, like {"command": "...", "args": []}.')
+            return None
+        return entry
+
+    def _on_entry_edit_text_changed(self) -> None:
+        try:
+            entry = json.loads(self.entry_edit.toPlainText())
+        except ValueError:
+            return  # being typed: the choice stays as it was
+        if isinstance(entry, dict):
+            self.server_trust.show_trust(entry.get("trust"))
+
+    def _on_server_trust_chosen(self, trust: str) -> None:
+        entry = self._entry()
+        if entry is None:  # the choice is written into the JSON: it must be readable
+            self.server_trust.show_trust("ask" if trust == "allow" else "allow")
             return
-        self.save_requested.emit(name, entry)
+        entry["trust"] = trust
+        self.entry_edit.setPlainText(json.dumps(entry, indent=2))
+        self.show_note("Written into the entry: Save server to use it (the server restarts).")
+
+    def _on_tools_table_trust_chosen(self, server: str, tool: str, trust: object) -> None:
+        self.trust_requested.emit(server, tool, trust)
 
     def _on_remove_button_clicked(self) -> None:
         name = self.selected()

@@ -156,7 +156,10 @@ def test_the_mcp_servers_dialog_shows_adds_and_removes_servers(
     qtbot.waitUntil(lambda: dialog.table.rowCount() == 1, timeout=5_000)
     assert dialog.table.item(0, 1).text() == "ready with 10 tools"
     dialog.table.selectRow(0)
-    assert "echo — Say the text back." in dialog.details.toPlainText()
+    tools = dialog.tools_table
+    assert [tools.item(row, 0).text() for row in range(tools.rowCount())][:1] == ["echo"]
+    assert tools.item(0, 2).text() == "Say the text back."
+    assert "t: ready with 10 tools" in dialog.details.toPlainText()
 
     dialog.new_button.click()
     dialog.name_edit.setText("second")
