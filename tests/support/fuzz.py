@@ -187,9 +187,11 @@ def local_round(parley: Parley, rng: random.Random) -> list[str]:
         stream.hang_up()
     else:
         # The model's replies are unbounded: "late" reads up to 60 words (or to the end).
+        # Words or characters: a reply may run for thousands of tokens with no space
+        # ("1,2,3,…" was seen: 52 s of reading before its 60th space).
         want = rng.randint(0, 10) if moment == "early" else 60
         with contextlib.suppress(AssertionError):  # a short reply may end first
-            stream.read_until(lambda text: text.count(" ") >= want)
+            stream.read_until(lambda text: text.count(" ") >= want or len(text) >= want * 8)
         stream.hang_up()
     problems = check_settled(
         parley, conversation_id, message_id, stream.delivered, f"local {moment}", None
