@@ -164,7 +164,7 @@ async def stream_and_measure(
         costs.append(cost)
 
     transcript.reply_rendered.connect(rendered)
-    window._on_new_chat_triggered()
+    window.new_chat()
     ticker = Ticker()
     finished = asyncio.Event()
     window.reply_finished.connect(lambda _id: finished.set())
@@ -205,7 +205,7 @@ async def stop_to_settled(app: App, upstream: Any, rounds: int = 10) -> None:
     to_idle, to_view = [], []
     for _ in range(rounds):
         upstream.script(tokens=1000, stall_after=5)
-        window._on_new_chat_triggered()
+        window.new_chat()
         finished = asyncio.Event()
         window.reply_finished.connect(lambda _id, f=finished: f.set())
         window.composer.set_text("Go")

@@ -10,19 +10,25 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib
 import json
 import os
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 
 from desktop.errors import LaunchError, ServerStartError
-from server.app import create_app
 from server.arguments import add_backend_arguments, settings_from_args
 from server.errors import UsageError
 from server.serve import BackgroundServer, bind
 from server.settings import APP_NAME, Settings, new_token
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
 
 POLL_S = 0.01
 
@@ -58,6 +64,30 @@ class Endpoint:
     token: str
 
 
+async def _server_app() -> Callable[[Settings], Starlette]:
+    """`server.app.create_app`, imported on a thread of its own the first time: the server's
+    modules (Starlette, the MCP SDK, ...) take ~0.6-0.9 s to import, and the window is shown
+    and answers meanwhile instead of appearing only after them. Polled, like the start."""
+    found: dict[str, Any] = {}
+    done = threading.Event()
+
+    def load() -> None:
+        try:
+            found["module"] = importlib.import_module("server.app")
+        except BaseException as exc:  # handed to the caller
+            found["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=load, name="parley-import", daemon=True).start()
+    while not done.is_set():  # noqa: ASYNC110 - a thread's state
+        await asyncio.sleep(POLL_S)
+    if "error" in found:
+        raise found["error"]
+    create_app: Callable[[Settings], Starlette] = found["module"].create_app
+    return create_app
+
+
 class EmbeddedServer:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -72,6 +102,7 @@ class EmbeddedServer:
         """
         wait = self.settings.limits.server_start_wait
         try:
+            create_app = await _server_app()
             sock = bind(self.settings.host, self.settings.port)
             self._server = BackgroundServer(create_app(self.settings), sock)
             self._server.launch()

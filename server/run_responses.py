@@ -57,15 +57,18 @@ class RunResponse(Response):
 class RunEventStream(RunResponse):
     """The reply as it grows: OpenAI chunks as server-sent events, then `[DONE]`."""
 
-    def __init__(self, run: Run, writer: ChunkWriter, turn: TurnIds | None = None) -> None:
+    def __init__(
+        self, run: Run, writer: ChunkWriter, turn: TurnIds | None = None, pace: float = 0.0
+    ) -> None:
         super().__init__(run, writer)
         self.turn = turn
+        self.pace = pace  # seconds: text at most this often (0: as it comes)
 
     async def respond(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         first = encode(self.writer.first(self.turn))
         await send({"type": "http.response.body", "body": first, "more_body": True})
-        async for item in self.run.follow():
+        async for item in self.run.follow(self.pace):
             if isinstance(item, str):
                 body = encode(self.writer.chunk({"content": item}))
             elif isinstance(item, ToolCallsMade):

@@ -16,13 +16,16 @@ import threading
 import time
 from collections.abc import Callable
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import uvicorn
 from starlette.applications import Starlette
 
 from server.http_protocol import with_deadlines
-from server.services import Services
 from server.settings import Limits
+
+if TYPE_CHECKING:
+    from server.services import Services
 
 log = logging.getLogger(__name__)
 

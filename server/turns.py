@@ -147,9 +147,10 @@ class Run(AgentSteps, RunEnding):
 
     # -- following the run -----------------------------------------------------------------
 
-    async def follow(self) -> AsyncIterator[str | FeedItem | Ending]:
+    async def follow(self, pace: float = 0.0) -> AsyncIterator[str | FeedItem | Ending]:
         """Yield the text as it grows (coalesced) and the steps' events in order, then the
-        Ending once settled."""
+        Ending once settled. `pace`: after a piece of text, wait this long (seconds) so the
+        next piece holds all that came meanwhile (a window asks for a frame's worth)."""
         index = 0
         feed = self._feed
         while True:
@@ -175,6 +176,8 @@ class Run(AgentSteps, RunEnding):
                     size += len(piece)
                     index += 1
                 yield "".join(pieces)
+                if pace:
+                    await asyncio.sleep(pace)
                 continue
             if self._done.is_set() and self.ending is not None:
                 # Only once the settle has finished writing, so the end tells what was saved.

@@ -75,4 +75,4 @@ def test_the_checks_see_real_imports() -> None:
     """Guard against a walker that finds nothing (every test above would pass)."""
     assert "server.types" in imports(ROOT / "desktop" / "client" / "__init__.py")
     assert "PySide6.QtWidgets" in imports(ROOT / "desktop" / "main_window.py")
-    assert "server.app" in imports(ROOT / "desktop" / "embedded.py")
+    assert "server.serve" in imports(ROOT / "desktop" / "embedded.py")

@@ -66,6 +66,9 @@ __all__ = [
 ]
 
 
+REPLY_PACE_MS = 16  # the most often a reply's stream carries text (about a frame)
+
+
 class ParleyClient:
     """The server's API for the window: conversations, status, and replies as streams."""
 
@@ -333,7 +336,9 @@ class ParleyClient:
         (`edit`, with `content`), a new version of the reply `target` (`regenerate`), or the
         reply `target` going on (`continue`). Returns once the server has stored what it
         begins with and the reply has begun."""
-        body: dict[str, str | int] = {}
+        # Text at most once a frame: the window draws no faster, and each event is work on
+        # its thread (and the server's) while the model streams (issue 16).
+        body: dict[str, str | int] = {"pace_ms": REPLY_PACE_MS}
         if kind in ("send", "edit"):
             body["content"] = content
         if model:

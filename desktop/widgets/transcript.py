@@ -34,12 +34,16 @@ from desktop.widgets.transcript_history import StoredMessagesView
 from desktop.widgets.transcript_parts import TEXT_GAP, ReplyPartsView
 from server.types import CitationPartJSON, MessageJSON, ToolPartJSON
 
-# Updates come once a frame, each small: at most this much new text is laid out per update
-# (~1-2 ms); a larger burst is spread over the next frames. Fewer, larger updates (40 ms,
-# 3,000 characters) made 2-6 ms updates that, with a busy machine, stalled frames past 16 ms
-# (issue 16, docs/benchmarks.md).
+# Updates come once a frame, each small: a budget of new text is laid out per update and a
+# larger burst is spread over the next frames. Fewer, larger updates (40 ms, 3,000
+# characters) made 2-6 ms updates that, with a busy machine, stalled frames past 16 ms
+# (issue 16, docs/benchmarks.md). The budget follows the time updates take: halved when one
+# takes longer than FLUSH_TARGET_S (a slow machine, a busy one, costly Markdown), grown
+# again a little at a time while they are quick.
 COALESCE_MS = 16
-FLUSH_BUDGET_CHARS = 1000
+FLUSH_BUDGET_CHARS = 1000  # to begin with
+FLUSH_MIN_CHARS, FLUSH_MAX_CHARS = 250, 4000
+FLUSH_TARGET_S = 0.004
 # The reading column: lines of at most this width, centred, and a margin at least this.
 COLUMN_PX = 780
 SIDE_PX = 12
@@ -102,6 +106,7 @@ class Transcript(
         self._timer.setInterval(COALESCE_MS)
         self._timer.timeout.connect(self._flush)
         self._at_end = True
+        self._budget = FLUSH_BUDGET_CHARS  # new text laid out per update (next_budget)
         self.verticalScrollBar().valueChanged.connect(self._on_scrolled)
         self.verticalScrollBar().rangeChanged.connect(self._on_scroll_range_changed)
         self._reset_reply()
@@ -288,7 +293,8 @@ class Transcript(
             # Text after the steps: a new paragraph below them.
             self._group_start = None
             self._live_start = self._open_block(PARAGRAPH_GAP)
-        end = min(len(text), self._frozen_len + FLUSH_BUDGET_CHARS)
+        budget = self._budget
+        end = min(len(text), self._frozen_len + budget)
         pending = self._carry + text[self._frozen_len : end]
         stable, tail, carry = split_stable(pending)
         if not stable and end < len(text):
@@ -302,8 +308,10 @@ class Transcript(
             self._live_start = self._open_block(0 if carry else PARAGRAPH_GAP)
             tail = carry + tail
         self._draw_live(self._renderer.render(tail) if tail.strip() else "")
+        took = time.perf_counter() - started
+        self._budget = next_budget(budget, took, full=end < len(text))
         self._shown_len = end
-        self.reply_rendered.emit(end, time.perf_counter() - started)
+        self.reply_rendered.emit(end, took)
         if end < len(text):
             # A burst bigger than one frame's work: the rest on the next turn of the loop,
             # so input and painting get in between.
@@ -420,3 +428,13 @@ class Transcript(
         self._parts = []
         self._group_start = None
         self._group = []
+
+
+def next_budget(budget: int, took: float, full: bool) -> int:
+    """The next update's budget of characters: half after an update slower than the target,
+    a quarter more after a quick one that had more text waiting than it could take."""
+    if took > FLUSH_TARGET_S:
+        return max(FLUSH_MIN_CHARS, budget // 2)
+    if full and took < FLUSH_TARGET_S / 2:
+        return min(FLUSH_MAX_CHARS, budget + budget // 4)
+    return budget

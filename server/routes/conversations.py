@@ -24,6 +24,9 @@ from server.types import ChatMessage, ConversationListJSON
 SWITCHES: tuple[Switch, ...] = ("tools", "documents")
 
 
+MAX_PACE_MS = 1000
+
+
 def _id(request: Request, name: str = "conversation_id") -> str:
     value: str = request.path_params[name]
     return value
@@ -213,6 +216,9 @@ async def _reply(request: Request, body: JSONObject, start: TurnStart) -> RunEve
     limits = svc.settings.limits
     model_name = text_field(body, "model", max_chars=limits.max_title_chars)
     max_tokens = number_field(body, "max_tokens", low=1, high=limits.max_reply_tokens, integer=True)
+    # The most often the stream may carry text (a window draws at ~60 Hz: more events are
+    # work on its thread and the server's, no sooner seen).
+    pace_ms = number_field(body, "pace_ms", low=0, high=MAX_PACE_MS, integer=True)
     conversation_id = _id(request)
     # Its own fields only (the model to use): the history is read once, by opening the turn.
     conversation = await svc.store.find_conversation(conversation_id)
@@ -240,7 +246,7 @@ async def _reply(request: Request, body: JSONObject, start: TurnStart) -> RunEve
     )
     writer = ChunkWriter(f"chatcmpl-{run.id}", model.name)
     ids = TurnIds(conversation_id, turn.user_message_id, turn.message_id)
-    return RunEventStream(run, writer, ids)
+    return RunEventStream(run, writer, ids, pace=(pace_ms or 0) / 1000)
 
 
 def turn_tools(svc: Services, numbers: SourceNumbers) -> ToolBox:

@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from desktop.client import ReplyEnd
-from desktop.widgets.transcript import FLUSH_BUDGET_CHARS, Transcript
+from desktop.widgets.transcript import (
+    FLUSH_BUDGET_CHARS,
+    FLUSH_MAX_CHARS,
+    FLUSH_MIN_CHARS,
+    FLUSH_TARGET_S,
+    Transcript,
+    next_budget,
+)
 
 
 def grow(qtbot: Any, text: str, pieces: int = 1) -> tuple[Transcript, list[int]]:
@@ -25,7 +32,7 @@ def grow(qtbot: Any, text: str, pieces: int = 1) -> tuple[Transcript, list[int]]
 def test_a_burst_is_spread_over_several_updates_and_nothing_is_lost(qtbot: Any) -> None:
     text = "".join(f"word{i} " for i in range(6000))  # ~45,000 characters at once
     view, sizes = grow(qtbot, text)
-    assert len(sizes) >= len(text) // FLUSH_BUDGET_CHARS
+    assert len(sizes) >= len(text) // FLUSH_MAX_CHARS
     shown = view.toPlainText().split()
     assert shown[-1] == "word5999" and "word3000" in shown
 
@@ -115,3 +122,13 @@ def test_lines_keep_a_readable_length_and_a_message_tells_its_time(qtbot: Any) -
     assert "2025" in at.charFormat().toolTip()  # the day it was sent, on hover
     view.resize(500, 500)
     qtbot.waitUntil(lambda: view.document().rootFrame().frameFormat().leftMargin() < 20)
+
+
+def test_the_text_laid_out_per_update_follows_the_time_updates_take() -> None:
+    slow, quick = FLUSH_TARGET_S * 2, FLUSH_TARGET_S / 4
+    assert next_budget(1000, slow, full=True) == 500
+    assert next_budget(FLUSH_MIN_CHARS, slow, full=True) == FLUSH_MIN_CHARS
+    assert next_budget(1000, quick, full=True) == 1250
+    assert next_budget(FLUSH_MAX_CHARS, quick, full=True) == FLUSH_MAX_CHARS
+    assert next_budget(1000, quick, full=False) == 1000  # nothing more was waiting
+    assert FLUSH_MIN_CHARS <= FLUSH_BUDGET_CHARS <= FLUSH_MAX_CHARS
