@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QApplication
 
 from desktop import api_keys, config
 from desktop.client import ParleyClient
-from desktop.embedded import EmbeddedServer, launch_settings
+from desktop.embedded import EmbeddedServer, launch_settings, setup_logging
 from desktop.errors import ClientError, LaunchError, ServerStartError
 from desktop.library_controller import LibraryController
 from desktop.main_window import MainWindow
@@ -33,7 +33,6 @@ from desktop.tools_controller import ToolsController
 from desktop.widgets.settings_dialog import SettingsDialog
 from desktop.window_placement import capture, restore, restore_sidebar_width
 from desktop.window_state import WindowState
-from server.logs import setup_logging
 from server.settings import (
     Settings,
     UpstreamSettings,

@@ -24,6 +24,7 @@ import platformdirs
 from desktop.errors import LaunchError, ServerStartError
 from server.arguments import add_backend_arguments, settings_from_args
 from server.errors import UsageError
+from server.logs import log_dir, setup_logging
 from server.serve import BackgroundServer, bind
 from server.settings import APP_NAME, Settings, new_token
 
@@ -31,6 +32,11 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
 
 POLL_S = 0.01
+
+
+# The server's log (its file, its directory) is the app's too: set up at launch, opened from
+# Help → Open log folder.
+__all__ = ["EmbeddedServer", "launch_settings", "log_dir", "setup_logging"]
 
 
 def build_parser() -> argparse.ArgumentParser:

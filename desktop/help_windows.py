@@ -12,10 +12,9 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QDialog, QWidget
 
 from desktop.config import config_dir
+from desktop.embedded import log_dir
 from desktop.widgets.about_dialog import AboutDialog, about_rows
 from desktop.widgets.shortcuts_dialog import ShortcutsDialog
-from server.logs import log_dir
-from server.settings import default_data_dir
 
 
 class HelpWindows(QObject):
@@ -31,12 +30,12 @@ class HelpWindows(QObject):
         self._shortcuts = shortcuts
         self._models = models
         self._parent = parent
-        self.data_dir: Path = default_data_dir()  # the app sets the one it launched with
+        self.data_dir: Path | None = None  # the app sets the one it launched with
         self.dialog: QDialog | None = None
 
     def paths(self) -> list[tuple[str, str]]:
         return [
-            ("Chats", str(self.data_dir)),
+            ("Chats", str(self.data_dir) if self.data_dir else "—"),
             ("Settings", str(config_dir())),
             ("Log", str(log_dir())),
         ]

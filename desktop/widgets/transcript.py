@@ -12,13 +12,12 @@ import time
 
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
 from PySide6.QtGui import (
-    QHelpEvent,
     QResizeEvent,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
 )
-from PySide6.QtWidgets import QTextBrowser, QToolTip, QWidget
+from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from desktop.client import ReplyEnd
 from desktop.markdown_render import (
@@ -32,6 +31,7 @@ from desktop.widgets.transcript_anchors import TranscriptAnchors
 from desktop.widgets.transcript_colours import TranscriptColours
 from desktop.widgets.transcript_history import StoredMessagesView
 from desktop.widgets.transcript_parts import TEXT_GAP, ReplyPartsView
+from desktop.widgets.transcript_viewport import TranscriptViewport
 from server.types import CitationPartJSON, MessageJSON, ToolPartJSON
 
 # Updates come once a frame, each small: a budget of new text is laid out per update and a
@@ -45,18 +45,18 @@ COALESCE_MS = 16
 FLUSH_BUDGET_CHARS = 1000  # to begin with
 FLUSH_MIN_CHARS, FLUSH_MAX_CHARS = 250, 1000
 FLUSH_TARGET_S = 0.004
-# The reading column: lines of at most this width, centred, and a margin at least this.
-COLUMN_PX = 780
-SIDE_PX = 12
-# Within this distance of the end, the view counts as at the end and follows a reply.
-FOLLOW_SLACK_PX = 80
 HEADER_GAP = 14.0
 PARAGRAPH_GAP = 12.0  # Qt's own margin between HTML paragraphs
 MERGE_GUARD = "\u200b"  # see _insert_whole
 
 
 class Transcript(
-    StoredMessagesView, ReplyPartsView, TranscriptAnchors, TranscriptColours, QTextBrowser
+    StoredMessagesView,
+    ReplyPartsView,
+    TranscriptAnchors,
+    TranscriptColours,
+    TranscriptViewport,
+    QTextBrowser,
 ):
     """Shows one conversation. Parent calls its methods; it emits what happened."""
 
@@ -129,41 +129,13 @@ class Transcript(
         super().setHtml(text)
         self._fit_column()
 
-    def _fit_column(self) -> None:
-        """Lines no longer than `COLUMN_PX`, the column centred in a wide window."""
-        side = max(SIDE_PX, (self.viewport().width() - COLUMN_PX) // 2)
-        root = self.document().rootFrame()
-        frame = root.frameFormat()
-        if frame.leftMargin() != side or frame.rightMargin() != side:
-            frame.setLeftMargin(side)
-            frame.setRightMargin(side)
-            root.setFrameFormat(frame)
-
     def viewportEvent(self, event: QEvent) -> bool:
-        # A message's time, on its name (the `title` of its header).
-        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
-            tip = self.cursorForPosition(event.pos()).charFormat().toolTip()
-            if tip:
-                QToolTip.showText(event.globalPos(), tip, self.viewport())
-                return True
-        return super().viewportEvent(event)
+        return self._show_tooltip(event) or super().viewportEvent(event)
 
     # -- whole conversations ---------------------------------------------------------------
 
     def clear_conversation(self) -> None:
         self.show_conversation([])
-
-    def show_welcome(self, page: str) -> None:
-        """A new chat's page (desktop/widgets/welcome.py), until its first message."""
-        blank = self._welcome or self.document().isEmpty()
-        if self._welcome != page and blank and not self._live:
-            self.show_conversation([])
-            self.setHtml(page)
-            self._welcome = page
-
-    @property
-    def welcome_shown(self) -> bool:
-        return bool(self._welcome)
 
     # -- one streaming reply ---------------------------------------------------------------
 
@@ -320,24 +292,6 @@ class Transcript(
         elif self._ending is not None:
             self._finish_reply()
         self._keep_at_bottom()
-
-    def _keep_at_bottom(self) -> None:
-        """Follow the growing end, unless the user scrolled up to read."""
-        if self._at_end:
-            self.moveCursor(QTextCursor.MoveOperation.End)
-            self.ensureCursorVisible()
-
-    def _on_scrolled(self, value: int) -> None:
-        # Whether the view is at the end is known from where it was last scrolled to, not
-        # from where it is after an update: an update taller than the slack would otherwise
-        # read as the user having scrolled up, and the view would stop following.
-        self._at_end = value >= self.verticalScrollBar().maximum() - FOLLOW_SLACK_PX
-
-    def _on_scroll_range_changed(self, _minimum: int, maximum: int) -> None:
-        # The document grew (it is laid out after an update, not always during it): a view
-        # at the end stays there.
-        if self._at_end:
-            self.verticalScrollBar().setValue(maximum)
 
     def _replace_from(self, position: int, html_text: str) -> None:
         cursor = QTextCursor(self.document())

@@ -47,11 +47,12 @@ class StoredMessagesView:
     _messages: list[MessageJSON]  # the conversation shown, all of it
     _first_drawn: int  # the index of the first message drawn (0: all of them)
     _welcome: str
+    _live: bool  # a reply is on screen (the Transcript's)
 
-    def _abandon_reply(self) -> None:
-        raise NotImplementedError  # the Transcript's
+    if TYPE_CHECKING:  # the Transcript's, ReplyPartsView's and QTextBrowser's (a stub here
+        # would hide them)
 
-    if TYPE_CHECKING:  # ReplyPartsView's and QTextBrowser's (a stub here would hide them)
+        def _abandon_reply(self) -> None: ...
 
         def _render_parts(self, parts: list[PartJSON]) -> str: ...
 
@@ -120,6 +121,18 @@ class StoredMessagesView:
         end.movePosition(QTextCursor.MoveOperation.End)
         self.setTextCursor(end)
         self.ensureCursorVisible()
+
+    def show_welcome(self, page: str) -> None:
+        """A new chat's page (desktop/widgets/welcome.py), until its first message."""
+        blank = self._welcome or self.document().isEmpty()
+        if self._welcome != page and blank and not self._live:
+            self.show_conversation([])
+            self.setHtml(page)
+            self._welcome = page
+
+    @property
+    def welcome_shown(self) -> bool:
+        return bool(self._welcome)
 
     @property
     def drawn_whole(self) -> bool:

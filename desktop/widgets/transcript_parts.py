@@ -7,6 +7,8 @@ methods, on its one document; what they use of it is declared here.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QTimer
 
 from desktop.markdown_render import MarkdownRenderer
@@ -33,17 +35,15 @@ class ReplyPartsView:
     _error_colour: str
     _warning_colour: str
 
-    def _open_block(self, top_margin: float = 0) -> int:
-        raise NotImplementedError  # the Transcript's
+    if TYPE_CHECKING:  # the Transcript's and its other mixins' (a stub here would hide them)
 
-    def _replace_from(self, position: int, html_text: str) -> None:
-        raise NotImplementedError  # the Transcript's
+        def _open_block(self, top_margin: float = 0) -> int: ...
 
-    def _draw_live(self, html_text: str) -> None:
-        raise NotImplementedError  # the Transcript's
+        def _replace_from(self, position: int, html_text: str) -> None: ...
 
-    def _keep_at_bottom(self) -> None:
-        raise NotImplementedError  # the Transcript's
+        def _draw_live(self, html_text: str) -> None: ...
+
+        def _keep_at_bottom(self) -> None: ...
 
     def add_step(self, step: ToolPartJSON) -> None:
         """A tool step began or changed: its line, after all the text received so far."""

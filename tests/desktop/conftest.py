@@ -22,6 +22,7 @@ from desktop.app import App
 from desktop.config import DesktopConfig
 from desktop.embedded import launch_settings
 from tests.support.parley import MODEL
+from tests.support.tools import ToolLog, tool_server, write_config
 from tests.support.upstream import ScriptedUpstream
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -126,3 +127,22 @@ def gui_factory(
 def gui(gui_factory: Any) -> GuiApp:
     app: GuiApp = gui_factory()
     return app
+
+
+@pytest.fixture
+def tool_log(tmp_path: Path) -> ToolLog:
+    """What the tests' MCP server records (tests/support/mcp_tools.py)."""
+    return ToolLog(tmp_path / "tools.log")
+
+
+def with_tools(
+    gui_factory: Any, data_dir: Path, log: ToolLog, qtbot: QtBot, trust: str | None = "allow"
+) -> GuiApp:
+    """The app with one MCP server `t` (the tests' tools) configured and running; `trust`:
+    its entry's (None: left out, the default: ask)."""
+    write_config(data_dir / "mcp.json", {"t": tool_server(log.path, trust=trust)})
+    gui: GuiApp = gui_factory()
+    client = gui.window.client
+    assert client is not None
+    qtbot.waitUntil(lambda: run(qtbot, client.status())["tools"]["ready"] == 1, timeout=30_000)
+    return gui

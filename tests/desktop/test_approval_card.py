@@ -11,26 +11,16 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from tests.desktop.conftest import GuiApp, run
-from tests.support.tools import ToolLog, tool_server, write_config
+from tests.desktop.conftest import GuiApp, run, with_tools
+from tests.support.tools import ToolLog
 from tests.support.upstream import Script, ScriptedUpstream
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def tool_log(tmp_path: Path) -> ToolLog:
-    return ToolLog(tmp_path / "tools.log")
-
-
-@pytest.fixture
 def asking_gui(gui_factory: Any, data_dir: Path, tool_log: ToolLog, qtbot: Any) -> GuiApp:
-    write_config(data_dir / "mcp.json", {"t": tool_server(tool_log.path, trust=None)})
-    gui: GuiApp = gui_factory()
-    client = gui.window.client
-    assert client is not None
-    qtbot.waitUntil(lambda: run(qtbot, client.status())["tools"]["ready"] == 1, timeout=30_000)
-    return gui
+    return with_tools(gui_factory, data_dir, tool_log, qtbot, trust=None)
 
 
 def danger(target: str) -> dict[str, str]:
@@ -144,11 +134,7 @@ def test_closing_the_window_while_a_call_waits_saves_the_turn_and_runs_nothing(
     tool_log: ToolLog,
     qtbot: Any,
 ) -> None:
-    write_config(data_dir / "mcp.json", {"t": tool_server(tool_log.path, trust=None)})
-    first: GuiApp = gui_factory()
-    client = first.window.client
-    assert client is not None
-    qtbot.waitUntil(lambda: run(qtbot, client.status())["tools"]["ready"] == 1, timeout=30_000)
+    first = with_tools(gui_factory, data_dir, tool_log, qtbot, trust=None)
     upstream.queue = [Script(texts=["Let me. "], tool_calls=[danger("everything")])]
     first.send("do it")
     qtbot.waitUntil(first.window.approval_card.isVisible, timeout=15_000)

@@ -16,26 +16,16 @@ from PySide6.QtWidgets import QApplication
 from desktop.widgets.step_details import StepDetailsDialog
 from desktop.widgets.tools_dialog import ToolsDialog
 from server.types import CitationPartJSON
-from tests.desktop.conftest import GuiApp, run
-from tests.support.tools import ToolLog, tool_server, write_config
+from tests.desktop.conftest import GuiApp, run, with_tools
+from tests.support.tools import ToolLog
 from tests.support.upstream import Script, ScriptedUpstream
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def tool_log(tmp_path: Path) -> ToolLog:
-    return ToolLog(tmp_path / "tools.log")
-
-
-@pytest.fixture
 def tools_gui(gui_factory: Any, data_dir: Path, tool_log: ToolLog, qtbot: Any) -> GuiApp:
-    write_config(data_dir / "mcp.json", {"t": tool_server(tool_log.path)})
-    gui: GuiApp = gui_factory()
-    client = gui.window.client
-    assert client is not None
-    qtbot.waitUntil(lambda: run(qtbot, client.status())["tools"]["ready"] == 1, timeout=30_000)
-    return gui
+    return with_tools(gui_factory, data_dir, tool_log, qtbot, trust="allow")
 
 
 def call(name: str, **arguments: Any) -> dict[str, str]:

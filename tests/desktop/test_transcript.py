@@ -104,7 +104,7 @@ def test_the_view_follows_the_end_through_big_updates_unless_scrolled_up(qtbot: 
 
 
 def test_lines_keep_a_readable_length_and_a_message_tells_its_time(qtbot: Any) -> None:
-    from desktop.widgets.transcript import COLUMN_PX
+    from desktop.widgets.transcript_viewport import COLUMN_PX
 
     view = Transcript()
     qtbot.addWidget(view)

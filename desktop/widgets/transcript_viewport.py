@@ -1,0 +1,78 @@
+"""Where the document sits in the view: a reading column of at most `COLUMN_PX`, centred;
+following a growing reply's end unless the user scrolled up; a message's time on hover.
+
+A mixin of `Transcript` (desktop/widgets/transcript.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent
+from PySide6.QtGui import QHelpEvent, QTextCursor, QTextDocument
+from PySide6.QtWidgets import QScrollBar, QToolTip, QWidget
+
+# The reading column: lines of at most this width, centred, and a margin at least this.
+COLUMN_PX = 780
+SIDE_PX = 12
+# Within this distance of the end, the view counts as at the end and follows a reply.
+FOLLOW_SLACK_PX = 80
+
+
+class TranscriptViewport:
+    _at_end: bool
+
+    if TYPE_CHECKING:  # QTextBrowser's (a stub here would hide them)
+
+        def document(self) -> QTextDocument: ...
+
+        def viewport(self) -> QWidget: ...
+
+        def verticalScrollBar(self) -> QScrollBar: ...
+
+        def moveCursor(
+            self,
+            operation: QTextCursor.MoveOperation,
+            mode: QTextCursor.MoveMode = QTextCursor.MoveMode.MoveAnchor,
+        ) -> None: ...
+
+        def ensureCursorVisible(self) -> None: ...
+
+        def cursorForPosition(self, pos: object) -> QTextCursor: ...
+
+    def _fit_column(self) -> None:
+        """Lines no longer than `COLUMN_PX`, the column centred in a wide window."""
+        side = max(SIDE_PX, (self.viewport().width() - COLUMN_PX) // 2)
+        root = self.document().rootFrame()
+        frame = root.frameFormat()
+        if frame.leftMargin() != side or frame.rightMargin() != side:
+            frame.setLeftMargin(side)
+            frame.setRightMargin(side)
+            root.setFrameFormat(frame)
+
+    def _show_tooltip(self, event: QEvent) -> bool:
+        """A message's time, on its name (the `title` of its header): True if shown."""
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            tip = self.cursorForPosition(event.pos()).charFormat().toolTip()
+            if tip:
+                QToolTip.showText(event.globalPos(), tip, self.viewport())
+                return True
+        return False
+
+    def _keep_at_bottom(self) -> None:
+        """Follow the growing end, unless the user scrolled up to read."""
+        if self._at_end:
+            self.moveCursor(QTextCursor.MoveOperation.End)
+            self.ensureCursorVisible()
+
+    def _on_scrolled(self, value: int) -> None:
+        # Whether the view is at the end is known from where it was last scrolled to, not
+        # from where it is after an update: an update taller than the slack would otherwise
+        # read as the user having scrolled up, and the view would stop following.
+        self._at_end = value >= self.verticalScrollBar().maximum() - FOLLOW_SLACK_PX
+
+    def _on_scroll_range_changed(self, _minimum: int, maximum: int) -> None:
+        # The document grew (it is laid out after an update, not always during it): a view
+        # at the end stays there.
+        if self._at_end:
+            self.verticalScrollBar().setValue(maximum)
