@@ -56,7 +56,11 @@ class Redactor(logging.Filter):
     """Replaces secrets in a record before any handler formats it."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = redact(record.getMessage())
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed call: its handler reports it, as without a filter
+            return True
+        record.msg = redact(message)
         record.args = None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
