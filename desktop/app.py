@@ -273,7 +273,15 @@ def _timing(event: str) -> None:
         print(f"PARLEY_TIMING {event} {time.time():.6f}", flush=True)
 
 
+DESKTOP_ENTRY_FLAGS = ("--install-desktop-entry", "--uninstall-desktop-entry")
+
+
 def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in DESKTOP_ENTRY_FLAGS:
+        from desktop import desktop_entry
+
+        return desktop_entry.main(args[0])
     setup_logging()
     try:
         base = launch_settings(argv)
