@@ -189,23 +189,36 @@ class OpenAICompatBackend:
                             f"the upstream sent a compressed stream ({encoding}); Parley "
                             "reads replies uncompressed"
                         )
-                    payloads = _sse_data(response)
-                    async with contextlib.aclosing(payloads):
-                        async for data in payloads:
+                    batches = _sse_data(response)
+                    async with contextlib.aclosing(batches):
+                        async for batch in batches:
                             if signal.requested:
                                 return
-                            if data == b"[DONE]":
-                                done = True
+                            # The text of every event one read brought, as one delta: at a
+                            # fast upstream's rate, a delta per token kept the server's
+                            # thread (and so the window's GIL) busy per token (issue 16).
+                            said: list[str] = []
+                            for data in batch:
+                                if data == b"[DONE]":
+                                    done = True
+                                    break
+                                chunk = _parse_chunk(data)
+                                text, reason, chunk_usage = _read_chunk(chunk)
+                                text = joiner.feed(text)
+                                if text:
+                                    said.append(text)
+                                calls = _tool_call_deltas(chunk)
+                                if calls and said:  # in order: the text before the calls
+                                    yield TextDelta("".join(said))
+                                    said = []
+                                for call in calls:
+                                    yield call
+                                finish = reason or finish
+                                usage = chunk_usage or usage
+                            if said:
+                                yield TextDelta("".join(said))
+                            if done:
                                 break
-                            chunk = _parse_chunk(data)
-                            text, reason, chunk_usage = _read_chunk(chunk)
-                            text = joiner.feed(text)
-                            if text:
-                                yield TextDelta(text)
-                            for call in _tool_call_deltas(chunk):
-                                yield call
-                            finish = reason or finish
-                            usage = chunk_usage or usage
             except httpx.HTTPError as exc:
                 problem = describe_transport_error(exc, self.base_url)
                 if isinstance(exc, httpx.ConnectError):
@@ -229,10 +242,11 @@ def _wire_message(message: ChatMessage) -> dict[str, Any]:
     return dict(message)
 
 
-async def _sse_data(response: httpx.Response) -> AsyncGenerator[bytes, None]:
+async def _sse_data(response: httpx.Response) -> AsyncGenerator[list[bytes], None]:
     """The data of each event of an event stream, per the SSE spec: lines end with LF, CRLF
     or CR; an event's `data:` lines are joined with LF and it is dispatched at the blank line
     that ends it (an event with empty data is none); other fields and comments are ignored.
+    Yields the events of each read together (a list, never empty).
 
     Split by hand on bytes: httpx's text and line decoders cost more per token than the
     rest of the relay together.
@@ -249,16 +263,19 @@ async def _sse_data(response: httpx.Response) -> AsyncGenerator[bytes, None]:
         *events, pending = pending.split(b"\n\n")
         if len(pending) > MAX_LINE_BYTES:
             raise BackendError(f"the upstream sent an event longer than {MAX_LINE_BYTES} bytes")
+        found = []
         for block in events:
             if block.startswith(b"data:") and b"\n" not in block:  # one line: the usual case
                 data = (block[6:] if block[5:6] == b" " else block[5:]).strip()
             else:
                 data = _event_data(block)
             if data:  # an event whose data is empty is none (the spec)
-                yield data
+                found.append(data)
+        if found:
+            yield found
     data = _event_data(pending.rstrip(b"\n"))
     if data:  # ended without the blank line: still an event
-        yield data
+        yield [data]
 
 
 def _event_data(block: bytes) -> bytes:
