@@ -56,7 +56,7 @@ class ApprovalController(QObject):
         calls = self._waiting.get(self._current_id() or "", [])
         shown = self._card.call
         if calls and shown is not None and shown["call_id"] == calls[0]["call_id"]:
-            self._card.count.setText(f"1 of {len(calls)} waiting" if len(calls) > 1 else "")
+            self._card.set_waiting(len(calls))
             return  # asking already (a decision may be on its way)
         self._card.show_call(calls[0] if calls else None, len(calls))
 

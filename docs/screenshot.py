@@ -38,7 +38,6 @@ async def drive(app: App, out: Path) -> None:
     while window.client is None or window.model_picker.state.text() != "ready":
         await asyncio.sleep(0.05)
     await asyncio.sleep(0.5)
-    shots: dict[str, QWidget] = {}
 
     async def grab(name: str, widget: QWidget | None = None) -> None:
         await asyncio.sleep(0.4)
@@ -70,7 +69,6 @@ async def drive(app: App, out: Path) -> None:
         about.close()
         window.menus.themes["dark"].trigger()
         await asyncio.sleep(1.0)
-    del shots
     app.request_close()
 
 

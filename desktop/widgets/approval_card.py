@@ -4,6 +4,7 @@ a call of the chat on screen waits; one call at a time ("1 of 3" when more wait)
 
 from __future__ import annotations
 
+import html
 import json
 
 from PySide6.QtCore import Signal
@@ -76,15 +77,19 @@ class ApprovalCard(QFrame):
             self.hide()
             return
         self.title.setText(
-            f"The model wants to run <b>{_escape(call['tool'])}</b> from the MCP server "
-            f"<b>{_escape(call['server'])}</b>. Run it?"
+            f"The model wants to run <b>{html.escape(call['tool'])}</b> from the MCP server "
+            f"<b>{html.escape(call['server'])}</b>. Run it?"
         )
         self.arguments.setPlainText(readable(call["arguments"]))
-        self.count.setText(f"1 of {waiting} waiting" if waiting > 1 else "")
+        self.set_waiting(waiting)
         for button in (self.allow_once, self.allow_chat, self.deny):
             button.setEnabled(True)
         self.show()
         self.allow_once.setFocus()
+
+    def set_waiting(self, waiting: int) -> None:
+        """How many calls wait, the one shown among them."""
+        self.count.setText(f"1 of {waiting} waiting" if waiting > 1 else "")
 
     def _decide(self, decision: str, remember: str) -> None:
         if self._call is None:
@@ -92,7 +97,3 @@ class ApprovalCard(QFrame):
         for button in (self.allow_once, self.allow_chat, self.deny):
             button.setEnabled(False)  # one answer per call, while it is sent
         self.decided.emit(self._call["call_id"], decision, remember)
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -102,6 +102,19 @@ class GuiApp:
     def transcript_text(self) -> str:
         return str(self.window.transcript.toPlainText())
 
+    def ending_notes(self) -> list[str]:
+        """From now on, the notes the view shows while a reply's ending is being saved
+        (e.g. which tool a Stop interrupted), in order."""
+        notes: list[str] = []
+        end_reply = self.window.transcript.end_reply
+
+        def spy(end: Any, note: str = "") -> None:
+            notes.append(note)
+            end_reply(end, note)
+
+        self.window.transcript.end_reply = spy  # type: ignore[method-assign]
+        return notes
+
 
 @pytest.fixture
 def gui_factory(

@@ -106,14 +106,7 @@ def test_stop_while_a_call_waits_ends_the_turn_and_the_tool_never_runs(
     upstream.queue = [Script(texts=["Let me. "], tool_calls=[danger("everything")])]
     gui.send("do it")
     qtbot.waitUntil(card.isVisible, timeout=15_000)
-    notes: list[str] = []
-    end_reply = gui.window.transcript.end_reply
-
-    def spy(end: Any, note: str = "") -> None:
-        notes.append(note)
-        end_reply(end, note)
-
-    gui.window.transcript.end_reply = spy  # type: ignore[method-assign]
+    notes = gui.ending_notes()
     with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
         gui.window.menus.stop.trigger()
     # While it was being saved, the view said which call never ran.

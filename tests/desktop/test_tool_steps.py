@@ -86,14 +86,7 @@ def test_stop_during_a_tool_says_which_tool_and_the_step_is_saved_stopped(
     gui.send("wait")
     qtbot.waitUntil(lambda: "slow(" in gui.transcript_text(), timeout=10_000)
     assert "running…" in gui.transcript_text()
-    notes: list[str] = []
-    end_reply = gui.window.transcript.end_reply
-
-    def spy(end: Any, note: str = "") -> None:
-        notes.append(note)
-        end_reply(end, note)
-
-    gui.window.transcript.end_reply = spy  # type: ignore[method-assign]
+    notes = gui.ending_notes()
     with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
         gui.window.composer.button.click()
     # While it was being saved, the view said which tool was stopped.
