@@ -27,6 +27,7 @@ from server.models.base import (
     TextDelta,
     ToolCallDelta,
 )
+from server.models.relay_duty import DutyCycle
 from server.models.text import TextJoiner, valid_unicode
 from server.models.upstream_check import describe_transport_error, list_models, upstream_client
 from server.settings import Limits, UpstreamSettings
@@ -252,7 +253,17 @@ async def _sse_data(response: httpx.Response) -> AsyncGenerator[list[bytes], Non
     rest of the relay together.
     """
     pending = b""
-    async for received in response.aiter_bytes():
+    # Raw: a compressed stream was refused before this (identity only), so there is
+    # nothing to decode, and the decoder's layer cost a generator step per piece.
+    pieces = response.aiter_raw()
+    duty = DutyCycle()
+    while True:
+        duty.asking()
+        try:
+            received = await anext(pieces)
+        except StopAsyncIteration:
+            break
+        await duty.got()
         pending += received
         if b"\r" in pending:
             # A CR at the very end may be the first half of a CRLF still on its way.
@@ -296,9 +307,14 @@ def _no_constant(name: str) -> None:
     return None  # NaN / Infinity are not JSON numbers: treated as absent
 
 
+# One decoder for every chunk: `json.loads` with an argument builds a new one per call, which
+# cost as much as the parse itself at a token per chunk (issue 16).
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+
+
 def _parse_chunk(data: bytes) -> dict[str, Any]:
     try:
-        chunk = json.loads(data, parse_constant=_no_constant)
+        chunk = _DECODER.decode(data.decode())
     except RecursionError as exc:
         raise BackendError("the upstream sent JSON nested too deeply to read") from exc
     except ValueError as exc:  # UnicodeDecodeError is a ValueError too
