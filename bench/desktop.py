@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import select
 import statistics
 import subprocess
 import sys
@@ -47,7 +46,7 @@ import qasync
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from bench.harness import TOKEN, _spawn, show, summary
+from bench.harness import TOKEN, _spawn, read_timings, show, summary
 from desktop.app import App, finish_qt
 from desktop.config import DesktopConfig
 from desktop.embedded import launch_settings
@@ -72,7 +71,7 @@ def launch_times(rounds: int = 10, patience_s: float = 10.0) -> None:
                 stderr=subprocess.DEVNULL,
             )
             assert proc.stdout is not None
-            events = _read_timings(proc.stdout, patience_s)
+            events = read_timings(proc.stdout, patience_s)
             proc.terminate()
             proc.wait(30)
             proc.stdout.close()
@@ -86,26 +85,6 @@ def launch_times(rounds: int = 10, patience_s: float = 10.0) -> None:
     print(f"launches that did not report both within {patience_s:.0f} s: {stalled}/{rounds}")
     verdict = "met" if max(shown) <= 1500 else "MISSED"
     print(f"goal window usable <= 1.5 s: max {max(shown):.0f} ms -> {verdict}")
-
-
-def _read_timings(pipe: Any, patience_s: float) -> dict[str, float]:
-    events: dict[str, float] = {}
-    buffer = b""
-    deadline = time.monotonic() + patience_s
-    while len(events) < 2 and time.monotonic() < deadline:
-        ready, _, _ = select.select([pipe], [], [], 0.1)
-        if not ready:
-            continue
-        chunk = os.read(pipe.fileno(), 4096)
-        if not chunk:
-            break
-        buffer += chunk
-        *lines, buffer = buffer.split(b"\n")
-        for line in lines:
-            if line.startswith(b"PARLEY_TIMING"):
-                _, name, moment = line.decode().split()
-                events[name] = float(moment)
-    return events
 
 
 class Ticker:

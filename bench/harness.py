@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import statistics
 import subprocess
 import sys
@@ -147,3 +148,25 @@ def summary(values: list[float]) -> dict[str, float]:
 
 def show(title: str, figures: dict[str, Any]) -> None:
     print(f"{title}: {json.dumps(figures)}")
+
+
+def read_timings(pipe: Any, patience_s: float) -> dict[str, float]:
+    """The `PARLEY_TIMING name moment` lines a launch prints (PARLEY_PRINT_TIMINGS=1):
+    `window_shown` and `server_ready`, each a time.time() moment."""
+    events: dict[str, float] = {}
+    buffer = b""
+    deadline = time.monotonic() + patience_s
+    while len(events) < 2 and time.monotonic() < deadline:
+        ready, _, _ = select.select([pipe], [], [], 0.1)
+        if not ready:
+            continue
+        chunk = os.read(pipe.fileno(), 4096)
+        if not chunk:
+            break
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            if line.startswith(b"PARLEY_TIMING"):
+                _, name, moment = line.decode().split()
+                events[name] = float(moment)
+    return events

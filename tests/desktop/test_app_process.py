@@ -27,7 +27,7 @@ from tests.support.client import request
 from tests.support.parley import MODEL
 from tests.support.upstream import Script, ScriptedUpstream
 from tests.support.waiting import wait_for
-from tests.support.x11 import request_close
+from tests.support.x11 import request_close, xdotool, xvfb
 
 pytestmark = [
     pytest.mark.slow,
@@ -43,30 +43,8 @@ SIGTERM_BOUND_S = 10.0
 
 @pytest.fixture
 def display() -> Iterator[str]:
-    read, write = os.pipe()
-    xvfb = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-        pass_fds=(write,),
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(write)
-    with os.fdopen(read) as pipe:
-        number = pipe.readline().strip()
-    yield f":{number}"
-    xvfb.terminate()
-    xvfb.wait(10)
-
-
-def xdotool(display: str, *args: str) -> str:
-    result = subprocess.run(
-        ["xdotool", *args],
-        env={**os.environ, "DISPLAY": display},
-        capture_output=True,
-        text=True,
-        timeout=20,
-        check=True,
-    )
-    return result.stdout.strip()
+    with xvfb() as name:
+        yield name
 
 
 class AppProcess:

@@ -1,4 +1,5 @@
-"""Ask an X11 window to close, as a window manager does when its close button is clicked.
+"""A virtual X screen (Xvfb), xdotool on it, and asking an X11 window to close as a window
+manager does when its close button is clicked.
 
 A window manager sends the window a `WM_PROTOCOLS` client message carrying
 `WM_DELETE_WINDOW` (ICCCM 4.1.2.7); the toolkit turns it into a close event the app may
@@ -8,8 +9,12 @@ user's click does.) Plain libX11 through ctypes: Xvfb needs no window manager fo
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
+import os
+import subprocess
+from collections.abc import Iterator
 
 CLIENT_MESSAGE = 33
 NO_EVENT_MASK = 0
@@ -66,3 +71,34 @@ def request_close(display: str, window: int) -> None:
         xlib.XFlush(handle)
     finally:
         xlib.XCloseDisplay(handle)
+
+
+@contextlib.contextmanager
+def xvfb() -> Iterator[str]:
+    """A fresh Xvfb screen for the block; yields its display name (":N")."""
+    read, write = os.pipe()
+    server = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        pass_fds=(write,),
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        number = pipe.readline().strip()
+    try:
+        yield f":{number}"
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def xdotool(display: str, *args: str) -> str:
+    result = subprocess.run(
+        ["xdotool", *args],
+        env={**os.environ, "DISPLAY": display},
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=True,
+    )
+    return result.stdout.strip()
