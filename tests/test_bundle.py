@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from server.settings import default_data_dir
 from tests.support.client import SSEStream, request
 from tests.support.waiting import wait_for
 from tests.support.x11 import request_close, xdotool, xvfb
@@ -66,22 +67,23 @@ def display() -> Iterator[str]:
 
 
 class Bundled:
-    """The unpacked bundle's `parley`, in a real X window, its data in `home`."""
+    """The unpacked bundle's `parley`, in a real X window, with `home/share` as the user's
+    XDG data folder and no `--data-dir`: it keeps its chats where Parley always does."""
 
     def __init__(self, folder: Path, display: str, home: Path) -> None:
-        self.data_dir = home / "data"
-        self.runtime = home / "runtime"
-        env = {
+        self.env = {
             **os.environ,
             "DISPLAY": display,
             "QT_QPA_PLATFORM": "xcb",
-            "PARLEY_RUNTIME_DIR": str(self.runtime),
+            "XDG_DATA_HOME": str(home / "share"),
             "PARLEY_CONFIG_DIR": str(home / "config"),
             "PARLEY_LOG_DIR": str(home / "log"),
         }
+        self.runtime = home / "runtime"
+        self.env["PARLEY_RUNTIME_DIR"] = str(self.runtime)
         self.process = subprocess.Popen(
-            [str(folder / "parley" / "parley"), "--data-dir", str(self.data_dir)],
-            env=env,
+            [str(folder / "parley" / "parley")],
+            env=self.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -105,9 +107,13 @@ class Bundled:
 
 @pytest.mark.timeout(1800)
 def test_the_bundle_replies_on_its_model_and_closing_mid_reply_saves_the_partial(
-    unpacked: Path, display: str, tmp_path: Path
+    unpacked: Path, display: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     app = Bundled(unpacked, display, tmp_path)
+    # Where a pip-installed Parley keeps its chats, for the same user: the same file.
+    monkeypatch.setenv("XDG_DATA_HOME", app.env["XDG_DATA_HOME"])
+    data_dir = default_data_dir()
+    assert data_dir.is_relative_to(tmp_path)
     try:
         model = wait_for(
             lambda: next(
@@ -143,7 +149,7 @@ def test_the_bundle_replies_on_its_model_and_closing_mid_reply_saves_the_partial
     assert not app.runtime_file.exists()
     print(f"close -> exit {took:.2f} s")
 
-    conn = sqlite3.connect(app.data_dir / "parley.sqlite3")
+    conn = sqlite3.connect(data_dir / "parley.sqlite3")
     try:
         rows = conn.execute("SELECT role, content, status FROM messages ORDER BY seq").fetchall()
     finally:
@@ -182,3 +188,28 @@ def test_install_sh_puts_the_bundle_in_the_menu_and_uninstall_takes_it_out(
     assert removed.returncode == 0, removed.stderr
     left = [p for p in (tmp_path / "share").rglob("*") if p.is_file() and APP_ID in p.name]
     assert left == []
+
+
+def test_the_bundles_program_runs_the_folder_watcher_and_no_other_module(
+    unpacked: Path, tmp_path: Path
+) -> None:
+    program = str(unpacked / "parley" / "parley")
+    watcher = subprocess.Popen(
+        [program, "-m", "server.library.watching", str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert watcher.stdin is not None and watcher.stdout is not None
+    try:
+        assert json.loads(watcher.stdout.readline()) == "ready"
+        (tmp_path / "note.md").write_text("# A note\n")
+        assert json.loads(watcher.stdout.readline()) == [str(tmp_path)]
+    finally:
+        watcher.stdin.close()  # how Parley stops it
+        assert watcher.wait(30) == 0
+        watcher.stdout.close()
+
+    refused = subprocess.run([program, "-m", "os"], capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2
+    assert "runs only" in refused.stderr
