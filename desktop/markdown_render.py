@@ -57,11 +57,14 @@ def is_structured(text: str) -> bool:
 
 TABLE_OPEN = '<table border="1"'
 QUOTE_OPEN = '<table cellspacing="0"'
+CODE_OPEN = '<table width="100%" cellpadding="6"'
 
 
 def opens_with_a_list_table_or_quote(rendered: str) -> bool:
-    """HTML whose first block Qt would strip of its format when merging it into another."""
-    return rendered.lstrip().startswith(("<ol", "<ul", TABLE_OPEN, QUOTE_OPEN))
+    """HTML whose first block Qt would strip of its format when merging it into another (a
+    list, a quote), or that it would put after the block it is inserted into, leaving that
+    block empty above it (a table: a code block too), where a whole document has none."""
+    return rendered.lstrip().startswith(("<ol", "<ul", TABLE_OPEN, QUOTE_OPEN, CODE_OPEN))
 
 
 def _markdown() -> markdown.Markdown:
@@ -145,7 +148,7 @@ class MarkdownRenderer:
         label = html.escape(language) if language else "code"
         # A one-cell table: its own frame, so it never merges with the text around it.
         return (
-            f'<table width="100%" cellpadding="6" cellspacing="0" bgcolor="{self._code_bg}">'
+            f'{CODE_OPEN} cellspacing="0" bgcolor="{self._code_bg}">'
             f'<tr><td><span style="color:gray;">{label}</span> &nbsp;'
             f'<a href="copy:{block_id}">Copy</a>'
             f'<pre style="white-space:pre-wrap; margin:0;">{body}</pre></td></tr></table>'

@@ -13,6 +13,7 @@ import time
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QResizeEvent,
+    QTextBlock,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
@@ -29,7 +30,7 @@ from desktop.markdown_render import (
 from desktop.widgets.message_actions import actions_line
 from desktop.widgets.transcript_anchors import TranscriptAnchors
 from desktop.widgets.transcript_colours import TranscriptColours
-from desktop.widgets.transcript_history import StoredMessagesView
+from desktop.widgets.transcript_history import FOOTER_LINE_GAP, StoredMessagesView
 from desktop.widgets.transcript_parts import TEXT_GAP, ReplyPartsView
 from desktop.widgets.transcript_viewport import TranscriptViewport
 from server.types import CitationPartJSON, MessageJSON, ToolPartJSON
@@ -45,7 +46,7 @@ COALESCE_MS = 16
 FLUSH_BUDGET_CHARS = 1000  # to begin with
 FLUSH_MIN_CHARS, FLUSH_MAX_CHARS = 250, 1000
 FLUSH_TARGET_S = 0.004
-HEADER_GAP = 14.0
+HEADER_GAP = 18.0
 PARAGRAPH_GAP = 12.0  # Qt's own margin between HTML paragraphs
 MERGE_GUARD = "\u200b"  # see _insert_whole
 
@@ -150,12 +151,13 @@ class Transcript(
         self._abandon_reply()
         self._live_ids = ids
         if user_text is not None:
-            # One piece, as when drawn whole (a table inserted alone leaves a blank line).
+            # One piece with its actions line, as when drawn whole (a table inserted alone
+            # leaves a blank line that the next piece would take over).
             question = self._header("user", None) + self._user_body(user_text)
-            self._append_html(question, top_margin=HEADER_GAP)
             if ids is not None:
                 self._texts_shown[ids[0]] = user_text
-                self._append_html(actions_line(ids[0], "user", muted=self._muted))
+                question += actions_line(ids[0], "user", muted=self._muted)
+            self._append_html(question, top_margin=HEADER_GAP)
         self._append_html(self._header("assistant", model), top_margin=HEADER_GAP)
         self._live_start = self._open_block(TEXT_GAP)
         self._reply_start = self._live_start
@@ -234,6 +236,7 @@ class Transcript(
                 self._replace_from(self._live_start, self._renderer.render(tail))
             self._shown_len = len(shown)
             footer = self._footer(end)
+            line_gap = FOOTER_LINE_GAP if footer else 0.0
             if self._live_ids is not None:
                 reply_id = self._live_ids[1]
                 self._texts_shown[reply_id] = shown
@@ -246,10 +249,16 @@ class Transcript(
                     last=True,
                 )
         else:
-            footer = self._note(note)
+            footer, line_gap = self._note(note), 0.0
         self._footer_start = self._end()
-        if footer:
-            self._append_html(footer, top_margin=TEXT_GAP)
+        after_table = self._block_after_last_table()
+        if footer and after_table is not None:
+            # Below a table as when drawn whole: after the empty block Qt leaves there (any
+            # opened after it dropped), with the footer's own margins.
+            self._footer_start = after_table.position() + after_table.length() - 1
+            self._insert_whole(self._footer_start, footer)
+        elif footer:
+            self._append_html(footer, top_margin=TEXT_GAP, bottom_margin=line_gap)
         self.reply_ended.emit()
         self._keep_at_bottom()
 
@@ -334,26 +343,48 @@ class Transcript(
         if cursor.selectedText() == MERGE_GUARD:
             cursor.removeSelectedText()
 
-    def _append_html(self, html_text: str, top_margin: float = 0) -> None:
+    def _append_html(self, html_text: str, top_margin: float = 0, bottom_margin: float = 0) -> None:
+        """Insert `html_text` in a fresh block with these margins (its first paragraph's own
+        are lost: Qt merges it into the block)."""
         cursor = QTextCursor(self.document())
         cursor.setPosition(self._open_block(top_margin))
+        if bottom_margin:
+            block = cursor.blockFormat()
+            block.setBottomMargin(bottom_margin)
+            cursor.setBlockFormat(block)
         cursor.insertHtml(html_text)
 
     def _open_block(self, top_margin: float = 0) -> int:
         """Start a fresh, plainly formatted block at the end (unless the last one is empty).
 
         Inserted HTML would otherwise merge into the previous block (a header, a code block).
+        The empty block Qt leaves after a table is kept as it is: a document drawn whole has
+        it too, and its height, before what follows the table.
         """
         block = QTextBlockFormat()
         block.setTopMargin(top_margin)
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
-        if cursor.block().length() > 1:
+        if cursor.block().length() > 1 or self._ends_after_table():
             cursor.insertBlock(block, QTextCharFormat())
         else:
             cursor.setBlockFormat(block)
             cursor.setBlockCharFormat(QTextCharFormat())
         return cursor.position()
+
+    def _ends_after_table(self) -> bool:
+        """The document ends with the empty block Qt puts after a table (a code block too)."""
+        last = self.document().lastBlock()
+        return last.length() <= 1 and QTextCursor(last.previous()).currentTable() is not None
+
+    def _block_after_last_table(self) -> QTextBlock | None:
+        """The empty block Qt put after a table, when nothing but empty blocks follows it."""
+        block = self.document().lastBlock()
+        while block.isValid() and block.length() <= 1:
+            if QTextCursor(block.previous()).currentTable() is not None:
+                return block
+            block = block.previous()
+        return None
 
     def _end(self) -> int:
         cursor = QTextCursor(self.document())

@@ -31,6 +31,8 @@ from server.types import CitationPartJSON, MessageJSON, PartJSON, ToolPartJSON
 NEWEST_MESSAGES = 100
 NEWEST_CHARS = 100_000
 EARLIER_LINK = "more:earlier"
+# Below the line of a reply's badge and figures, above its actions.
+FOOTER_LINE_GAP = 6.0
 
 
 class StoredMessagesView:
@@ -98,7 +100,8 @@ class StoredMessagesView:
             pieces.append(f'<span style="color:{color};"><b>{html.escape(badge)}</b></span>')
         if stats:
             pieces.append(f'<span style="color:{self._muted};">{html.escape(stats)}</span>')
-        return f'<p style="margin-bottom:6px;">{" &nbsp; ".join(pieces)}</p>' if pieces else ""
+        line = " &nbsp; ".join(pieces)
+        return f'<p style="margin-bottom:{FOOTER_LINE_GAP:g}px;">{line}</p>' if pieces else ""
 
     def _note(self, note: str) -> str:
         colour = self._warning_colour

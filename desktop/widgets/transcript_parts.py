@@ -15,7 +15,7 @@ from desktop.markdown_render import MarkdownRenderer
 from desktop.widgets.step_lines import citation_line, step_line
 from server.types import CitationPartJSON, PartJSON, ToolPartJSON
 
-TEXT_GAP = 4.0
+TEXT_GAP = 12.0
 
 
 class ReplyPartsView:

@@ -58,10 +58,12 @@ SAMPLES = {
     "table": "Results:\n\n| name | value |\n|---|---|\n| a | 1 |\n| b | 2 |\n\nAfter.\n",
     "quote": "He said:\n\n> first line\n> second line\n\nThen left.\n",
     "mixed": "Intro.\n\n1. a\n\n   - x\n   - y\n\n2. b\n\n> q\n\n| h |\n|---|\n| c |\n",
+    "ends with code": "Run this:\n\n```sh\nls -l\n```\n",
 }
+USAGE = {"completion_tokens": 12, "tokens_per_s": 40.0, "ttft_ms": 90}
 
 
-def grown_live(qtbot: Any, text: str, step: int = 7) -> Transcript:
+def grown_live(qtbot: Any, text: str, step: int = 7, usage: Any = None) -> Transcript:
     """A reply streamed piece by piece, each piece drawn before the next comes."""
     view = Transcript()
     qtbot.addWidget(view)
@@ -73,11 +75,11 @@ def grown_live(qtbot: Any, text: str, step: int = 7) -> Transcript:
         view.add_text(text[end - step : end])
         qtbot.waitUntil(lambda end=end: bool(sizes) and sizes[-1] == min(end, len(text)))
     with qtbot.waitSignal(view.reply_ended, timeout=5_000):
-        view.end_reply(ReplyEnd(status="completed", usage={}))
+        view.end_reply(ReplyEnd(status="completed", usage=usage or {}))
     return view
 
 
-def reopened(qtbot: Any, text: str) -> Transcript:
+def reopened(qtbot: Any, text: str, usage: Any = None) -> Transcript:
     view = Transcript()
     qtbot.addWidget(view)
     view.resize(800, 600)
@@ -85,7 +87,8 @@ def reopened(qtbot: Any, text: str) -> Transcript:
             "created_at": 0.0, "completed_at": 0.0}  # fmt: skip
     view.show_conversation([
         {**base, "id": "u", "role": "user", "content": "q", "model": None, "usage": None},
-        {**base, "id": "a", "role": "assistant", "content": text, "model": "m", "usage": {}},
+        {**base, "id": "a", "role": "assistant", "content": text, "model": "m",
+         "usage": usage or {}},
     ])  # type: ignore[list-item]  # fmt: skip
     return view
 
@@ -99,6 +102,32 @@ def test_a_reply_drawn_live_is_the_same_document_as_when_reopened(qtbot: Any, na
         return re.sub(r"copy:\d+", "copy:N", view.document().toMarkdown())  # ids differ
 
     assert document(live) == document(again)
+
+
+def block_tops(view: Transcript) -> list[tuple[float, str]]:
+    """Where each line of text lies in the laid-out document, and its text."""
+    view.show()
+    document = view.document()
+    layout = document.documentLayout()
+    tops = []
+    block = document.begin()
+    while block.isValid():
+        if block.text().strip():
+            tops.append((layout.blockBoundingRect(block).top(), block.text()))
+        block = block.next()
+    return tops
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+@pytest.mark.parametrize("usage", [None, USAGE], ids=["no figures", "figures"])
+def test_a_reply_drawn_live_lies_where_it_lies_when_reopened(
+    qtbot: Any, name: str, usage: Any
+) -> None:
+    """Not only the same text: every line at the same height, so nothing moves when the chat
+    is drawn again (the gaps between name, text, code, tables and footer)."""
+    text = SAMPLES[name]
+    live, again = grown_live(qtbot, text, usage=usage), reopened(qtbot, text, usage=usage)
+    assert block_tops(live) == block_tops(again)
 
 
 def test_a_loose_numbered_list_keeps_its_numbers_while_it_streams(qtbot: Any) -> None:

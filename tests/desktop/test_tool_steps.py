@@ -17,6 +17,7 @@ from desktop.widgets.step_details import StepDetailsDialog
 from desktop.widgets.tools_dialog import ToolsDialog
 from server.types import CitationPartJSON
 from tests.desktop.conftest import GuiApp, run, with_tools
+from tests.desktop.test_markdown_render import block_tops
 from tests.support.tools import ToolLog
 from tests.support.upstream import Script, ScriptedUpstream
 
@@ -56,8 +57,9 @@ def test_steps_are_drawn_as_they_run_and_again_when_the_chat_is_reopened(
     assert text.index("Looking it up.") < text.index("echo(") < text.index("Found it.")
     reply = stored_reply(gui, qtbot)
     assert [p["type"] for p in reply["parts"]] == ["text", "tool", "text"]
+    drawn_live = block_tops(gui.window.transcript)
 
-    # Reopened: the same lines, from the stored parts.
+    # Reopened: the same lines, from the stored parts, where they were.
     conversation_id = gui.window.current_id
     qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     assert "echo(" not in gui.transcript_text()
@@ -67,6 +69,7 @@ def test_steps_are_drawn_as_they_run_and_again_when_the_chat_is_reopened(
     qtbot.waitUntil(lambda: gui.window.current_id == conversation_id, timeout=5_000)
     qtbot.waitUntil(lambda: "echo(" in gui.transcript_text(), timeout=5_000)
     assert "done in" in gui.transcript_text() and "Found it." in gui.transcript_text()
+    assert block_tops(gui.window.transcript) == drawn_live
 
     # Its details: the full arguments and result.
     step_id = reply["parts"][1]["id"]
