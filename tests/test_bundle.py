@@ -33,6 +33,7 @@ APP_ID = "io.github.parley.Parley"
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.bundle,
+    pytest.mark.timeout(1800),  # whichever test runs first builds the bundle
     pytest.mark.skipif(
         not (shutil.which("Xvfb") and shutil.which("xdotool")),
         reason="needs Xvfb and xdotool (Debian: xvfb, xdotool; .ci/run installs them)",
@@ -105,7 +106,6 @@ class Bundled:
         return self.process.returncode, stderr
 
 
-@pytest.mark.timeout(1800)
 def test_the_bundle_replies_on_its_model_and_closing_mid_reply_saves_the_partial(
     unpacked: Path, display: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
