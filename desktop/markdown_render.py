@@ -156,6 +156,24 @@ class MarkdownRenderer:
 
 
 MAX_TAIL_CHARS = 1500
+# Emphasis, code spans, links and escapes: what renders unlike its pieces when cut in two.
+INLINE_MARKUP = re.compile(r"[*_`\[\\]")
+
+
+def has_inline_markup(text: str) -> bool:
+    return INLINE_MARKUP.search(text) is not None
+
+
+def cut_inside_paragraph(stable: str, rendered: str) -> bool:
+    """Whether `stable`, a frozen part of a growing reply (`rendered` its HTML), ends
+    inside a paragraph (cut at a space, a line break, or where a burst's budget ended),
+    not at a blank line or after another kind of block: what follows continues that
+    paragraph."""
+    if stable.endswith("\n"):
+        last_line = stable[:-1].rsplit("\n", 1)[-1]
+        if not last_line.strip():
+            return False  # a blank line: the paragraph is over
+    return rendered.endswith("</p>")
 
 
 def split_stable(text: str, max_tail: int = MAX_TAIL_CHARS) -> tuple[str, str, str]:

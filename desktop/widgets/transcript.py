@@ -23,6 +23,8 @@ from PySide6.QtWidgets import QTextBrowser, QWidget
 from desktop.client import ReplyEnd
 from desktop.markdown_render import (
     MarkdownRenderer,
+    cut_inside_paragraph,
+    has_inline_markup,
     is_structured,
     opens_with_a_list_table_or_quote,
     split_stable,
@@ -49,6 +51,7 @@ FLUSH_TARGET_S = 0.004
 HEADER_GAP = 18.0
 PARAGRAPH_GAP = 12.0  # Qt's own margin between HTML paragraphs
 MERGE_GUARD = "\u200b"  # see _insert_whole
+JOIN_MAX_CHARS = 2000  # see _block_fits_more
 
 
 class Transcript(
@@ -77,6 +80,8 @@ class Transcript(
     # One growing reply (see _reset_reply).
     _reply: list[str]
     _carry: str  # a code fence to reopen: the reply was cut inside a code block
+    _joiner: str | None  # cut inside a paragraph: what goes between its pieces (else None)
+    _joined: bool  # a paragraph of this reply was drawn in pieces
     _frozen_len: int
     _shown_len: int
     _ending: tuple[ReplyEnd | None, str] | None
@@ -226,14 +231,15 @@ class Transcript(
                 )
                 self._group_start = None
                 self._insert_whole(self._reply_start - 1, self._render_parts(parts))
-            elif is_structured(shown):
+            elif is_structured(shown) or (self._joined and has_inline_markup(shown)):
                 # Drawn in pieces, a list, a quote or a table comes out unlike the same text
-                # drawn whole, as a reopened chat is: draw the reply whole, once.
+                # drawn whole, as a reopened chat is, and so does emphasis or a link across
+                # the cut of a paragraph drawn in pieces: draw the reply whole, once.
                 self._insert_whole(self._reply_start - 1, self._renderer.render(shown))
             elif unseen:
                 # Rendered with the live tail it continues, so it joins the same paragraph.
                 tail = self._carry + shown[self._frozen_len :]
-                self._replace_from(self._live_start, self._renderer.render(tail))
+                self._draw_live(self._renderer.render(tail))
             self._shown_len = len(shown)
             footer = self._footer(end)
             line_gap = FOOTER_LINE_GAP if footer else 0.0
@@ -282,12 +288,25 @@ class Transcript(
         if not stable and end < len(text):
             stable, tail, carry = pending, "", ""  # one unbreakable run: take it whole
         if stable:
-            self._draw_live(self._renderer.render(stable))
+            frozen = self._renderer.render(stable)
+            self._draw_live(frozen)
             self._frozen_len += len(stable) - len(self._carry)
             self._carry = carry
-            # A frozen part ends at a blank line: the next paragraph keeps the gap a reopened
-            # conversation shows there (not inside a code block cut in two).
-            self._live_start = self._open_block(0 if carry else PARAGRAPH_GAP)
+            if not carry and cut_inside_paragraph(stable, frozen) and self._block_fits_more():
+                # Cut inside a paragraph (a long one, or a burst bigger than the budget):
+                # the rest goes on in the same block, so its lines wrap as in the paragraph
+                # drawn whole.
+                # A space where the cut took one (a line break reads as one in a paragraph),
+                # unless the frozen part's HTML kept it.
+                kept = frozen[: -len("</p>")][-1:].isspace()
+                self._joiner = " " if stable[-1].isspace() and not kept else ""
+                self._joined = True
+                self._live_start = self._end()
+            else:
+                # A frozen part ends at a blank line: the next paragraph keeps the gap a
+                # reopened conversation shows there (not inside a code block cut in two).
+                self._joiner = None
+                self._live_start = self._open_block(0 if carry else PARAGRAPH_GAP)
             tail = carry + tail
         self._draw_live(self._renderer.render(tail) if tail.strip() else "")
         took = time.perf_counter() - started
@@ -302,20 +321,36 @@ class Transcript(
             self._finish_reply()
         self._keep_at_bottom()
 
-    def _replace_from(self, position: int, html_text: str) -> None:
+    def _replace_from(self, position: int, html_text: str, joiner: str = "") -> None:
+        """Replace everything from `position` on with `html_text` (its first paragraph
+        merged into the block at `position`, after `joiner`)."""
         cursor = QTextCursor(self.document())
         cursor.setPosition(min(position, self._end()))
         # Deleting from a block's start into a list item leaves the block in that list: the
         # block keeps the format it had before (a plain one, opened for this text).
         kept = cursor.blockFormat()
+        # One edit: the block is laid out once, not after each step.
+        cursor.beginEditBlock()
         cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
         cursor.setBlockFormat(kept)
         if html_text:
+            if joiner:
+                cursor.insertText(joiner)
             cursor.insertHtml(html_text)
+        cursor.endEditBlock()
 
     def _draw_live(self, html_text: str) -> None:
         """Draw `html_text` from the live start on, in place of what was there."""
+        if self._joiner is not None:
+            if not html_text or html_text.startswith("<p>"):
+                self._replace_from(self._live_start, html_text, joiner=self._joiner)
+                return
+            # What follows the cut is no longer the paragraph (a list began): a block of
+            # its own after all.
+            self._replace_from(self._live_start, "")
+            self._joiner = None
+            self._live_start = self._open_block(PARAGRAPH_GAP)
         if opens_with_a_list_table_or_quote(html_text):
             # Kept whole: costs a layout of the block before, only while such a block is
             # the first of the live part.
@@ -372,6 +407,12 @@ class Transcript(
             cursor.setBlockCharFormat(QTextCharFormat())
         return cursor.position()
 
+    def _block_fits_more(self) -> bool:
+        """Whether the last block may grow: a paragraph longer than JOIN_MAX_CHARS goes on
+        in a new block, as laying out a block costs in proportion to its length (one
+        endless paragraph would make each update slower than the one before)."""
+        return self.document().lastBlock().length() < JOIN_MAX_CHARS
+
     def _ends_after_table(self) -> bool:
         """The document ends with the empty block Qt puts after a table (a code block too)."""
         last = self.document().lastBlock()
@@ -403,6 +444,8 @@ class Transcript(
         """No reply in progress: the state of one growing reply, empty."""
         self._reply = []
         self._carry = ""
+        self._joiner = None
+        self._joined = False
         self._frozen_len = 0
         self._shown_len = 0
         self._ending = None

@@ -59,12 +59,26 @@ SAMPLES = {
     "quote": "He said:\n\n> first line\n> second line\n\nThen left.\n",
     "mixed": "Intro.\n\n1. a\n\n   - x\n   - y\n\n2. b\n\n> q\n\n| h |\n|---|\n| c |\n",
     "ends with code": "Run this:\n\n```sh\nls -l\n```\n",
+    # Longer than the tail drawn again at each update (1,500 characters), so drawn in
+    # pieces; shorter than a block may grow to (JOIN_MAX_CHARS, 2,000).
+    "a long paragraph": " ".join(f"word{n}" for n in range(230)) + "\n\nAfter it.\n",
+    "a long paragraph with line breaks": "\n".join(
+        " ".join(f"w{n}x{m}" for m in range(12)) for n in range(26)
+    ),
+    "a long paragraph with bold across a cut": (
+        " ".join(f"word{n}" for n in range(90))
+        + " **bold "
+        + " ".join(f"word{n}" for n in range(130))
+        + " end of bold** done.\n"
+    ),
 }
 USAGE = {"completion_tokens": 12, "tokens_per_s": 40.0, "ttft_ms": 90}
 
 
-def grown_live(qtbot: Any, text: str, step: int = 7, usage: Any = None) -> Transcript:
-    """A reply streamed piece by piece, each piece drawn before the next comes."""
+def grown_live(qtbot: Any, text: str, step: int = 0, usage: Any = None) -> Transcript:
+    """A reply streamed piece by piece (of `step` characters; by default 7, or a hundredth
+    of a long text), each piece drawn before the next comes."""
+    step = step or max(7, len(text) // 100)
     view = Transcript()
     qtbot.addWidget(view)
     view.resize(800, 600)
@@ -127,6 +141,13 @@ def test_a_reply_drawn_live_lies_where_it_lies_when_reopened(
     is drawn again (the gaps between name, text, code, tables and footer)."""
     text = SAMPLES[name]
     live, again = grown_live(qtbot, text, usage=usage), reopened(qtbot, text, usage=usage)
+    assert block_tops(live) == block_tops(again)
+
+
+def test_a_long_paragraph_that_comes_in_bursts_lies_as_when_reopened(qtbot: Any) -> None:
+    """Bursts bigger than one update's budget are cut wherever the budget ends."""
+    text = SAMPLES["a long paragraph"]
+    live, again = grown_live(qtbot, text, step=2_500), reopened(qtbot, text)
     assert block_tops(live) == block_tops(again)
 
 
