@@ -25,8 +25,8 @@ from server.models.base import (
     StreamEnd,
     StreamEvent,
     TextDelta,
-    ToolCallDelta,
 )
+from server.models.openai_chunks import parse_chunk, read_chunk, tool_call_deltas
 from server.models.relay_duty import DutyCycle
 from server.models.text import TextJoiner, valid_unicode
 from server.models.upstream_check import describe_transport_error, list_models, upstream_client
@@ -203,12 +203,12 @@ class OpenAICompatBackend:
                                 if data == b"[DONE]":
                                     done = True
                                     break
-                                chunk = _parse_chunk(data)
-                                text, reason, chunk_usage = _read_chunk(chunk)
+                                chunk = parse_chunk(data)
+                                text, reason, chunk_usage = read_chunk(chunk)
                                 text = joiner.feed(text)
                                 if text:
                                     said.append(text)
-                                calls = _tool_call_deltas(chunk)
+                                calls = tool_call_deltas(chunk)
                                 if calls and said:  # in order: the text before the calls
                                     yield TextDelta("".join(said))
                                     said = []
@@ -301,97 +301,6 @@ def _event_data(block: bytes) -> bytes:
         if line.startswith(b"data:")
     ]
     return b"\n".join(values).strip()
-
-
-def _no_constant(name: str) -> None:
-    return None  # NaN / Infinity are not JSON numbers: treated as absent
-
-
-# One decoder for every chunk: `json.loads` with an argument builds a new one per call, which
-# cost as much as the parse itself at a token per chunk (issue 16).
-_DECODER = json.JSONDecoder(parse_constant=_no_constant)
-
-
-def _parse_chunk(data: bytes) -> dict[str, Any]:
-    try:
-        chunk = _DECODER.decode(data.decode())
-    except RecursionError as exc:
-        raise BackendError("the upstream sent JSON nested too deeply to read") from exc
-    except ValueError as exc:  # UnicodeDecodeError is a ValueError too
-        raise BackendError(f"the upstream sent something that is not JSON: {data[:200]!r}") from exc
-    if not isinstance(chunk, dict):
-        raise BackendError("the upstream sent a chunk that is not a JSON object")
-    error = chunk.get("error")
-    if error:
-        message = error.get("message") if isinstance(error, dict) else error
-        raise BackendError(f"the upstream reported an error: {valid_unicode(str(message))}")
-    return chunk
-
-
-def _read_chunk(chunk: dict[str, Any]) -> tuple[str, FinishReason | None, Usage | None]:
-    text = ""
-    finish: FinishReason | None = None
-    choices = chunk.get("choices") or []
-    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-        choice = choices[0]
-        delta = choice.get("delta") or {}
-        content = delta.get("content") if isinstance(delta, dict) else None
-        if isinstance(content, str):
-            text = content
-        reason = choice.get("finish_reason")
-        if reason in ("length", "tool_calls"):
-            finish = reason
-        elif reason == "function_call":  # OpenAI's older name for the same
-            finish = "tool_calls"
-        elif reason:
-            finish = "stop"
-    return text, finish, _usage(chunk.get("usage"))
-
-
-def _tool_call_deltas(chunk: dict[str, Any]) -> list[ToolCallDelta]:
-    """The pieces of tool calls in a chunk (`choices[0].delta.tool_calls`); malformed
-    entries are skipped (a call that never gets a name fails as a step, visibly)."""
-    choices = chunk.get("choices")
-    if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
-        return []
-    delta = choices[0].get("delta")
-    calls = delta.get("tool_calls") if isinstance(delta, dict) else None
-    if not isinstance(calls, list):
-        return []
-    found = []
-    for position, call in enumerate(calls):
-        if not isinstance(call, dict):
-            continue
-        index = call.get("index", position)
-        function = call.get("function")
-        function = function if isinstance(function, dict) else {}
-        call_id, name, arguments = call.get("id"), function.get("name"), function.get("arguments")
-        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < 128:
-            continue
-        found.append(
-            ToolCallDelta(
-                index=index,
-                id=call_id if isinstance(call_id, str) and call_id else None,
-                name=name if isinstance(name, str) and name else None,
-                arguments=valid_unicode(arguments) if isinstance(arguments, str) else "",
-            )
-        )
-    return found
-
-
-def _usage(value: object) -> Usage | None:
-    """Only whole, non-negative token counts survive (no NaN, no 1e400, no strings)."""
-    if not isinstance(value, dict):
-        return None
-    usage: Usage = {
-        key: count
-        for key, count in value.items()
-        if isinstance(key, str)
-        and isinstance(count, int)
-        and not isinstance(count, bool)
-        and 0 <= count < 2**53
-    }
-    return usage or None
 
 
 async def _describe_refusal(response: httpx.Response) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from server.errors import BackendError
-from server.models.openai_compat import _parse_chunk
+from server.models.openai_chunks import parse_chunk
 from tests.support.hostile_upstream import GzipBombUpstream, RawUpstream
 from tests.support.parley import Parley
 from tests.support.upstream import Script, ScriptedUpstream
@@ -105,7 +105,7 @@ def test_a_nul_from_the_upstream_is_replaced_as_a_users_would_be_refused(
 
 def test_json_nested_too_deeply_is_a_clear_backend_error() -> None:
     with pytest.raises(BackendError, match="nested too deeply"):
-        _parse_chunk(b"[" * 200_000 + b"]" * 200_000)
+        parse_chunk(b"[" * 200_000 + b"]" * 200_000)
 
 
 def token_events(texts: list[str], end: bytes) -> list[bytes]:

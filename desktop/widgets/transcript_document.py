@@ -1,0 +1,117 @@
+"""Editing the end of a transcript's document so that it comes out as the same text drawn
+whole (a reopened chat): fresh blocks with the margins Qt gives HTML paragraphs, HTML merged
+into a block or kept whole, and the empty block Qt leaves after a table.
+
+A mixin of `Transcript` (desktop/widgets/transcript.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QTextBlock, QTextBlockFormat, QTextCharFormat, QTextCursor
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QTextDocument
+
+MERGE_GUARD = "\u200b"  # see _insert_whole
+JOIN_MAX_CHARS = 2000  # see _block_fits_more
+
+
+class TranscriptDocument:
+    if TYPE_CHECKING:  # QTextBrowser's (a stub here would hide it)
+
+        def document(self) -> QTextDocument: ...
+
+    def _replace_from(self, position: int, html_text: str, joiner: str = "") -> None:
+        """Replace everything from `position` on with `html_text` (its first paragraph
+        merged into the block at `position`, after `joiner`)."""
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(min(position, self._end()))
+        # Deleting from a block's start into a list item leaves the block in that list: the
+        # block keeps the format it had before (a plain one, opened for this text).
+        kept = cursor.blockFormat()
+        # One edit: the block is laid out once, not after each step.
+        cursor.beginEditBlock()
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        cursor.setBlockFormat(kept)
+        if html_text:
+            if joiner:
+                cursor.insertText(joiner)
+            cursor.insertHtml(html_text)
+        cursor.endEditBlock()
+
+    def _insert_whole(self, position: int, html_text: str) -> None:
+        """Replace everything after `position` (the end of a block) with `html_text`, each
+        block of it keeping its own format, as in a document drawn whole.
+
+        Qt merges the first block of inserted HTML into the block at the cursor, stripping
+        a list item, a quote or a table of its own format. So a one-character paragraph goes
+        first, takes that merge, and is removed. (It costs a layout of the block before, so
+        it is used once per reply, not per update.)
+        """
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(min(position, self._end()))
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        start = cursor.position()
+        cursor.insertHtml(f"<p>{MERGE_GUARD}</p>{html_text}")
+        cursor.setPosition(start)
+        cursor.setPosition(start + 1, QTextCursor.MoveMode.KeepAnchor)
+        if cursor.selectedText() == MERGE_GUARD:
+            cursor.removeSelectedText()
+
+    def _append_html(self, html_text: str, top_margin: float = 0, bottom_margin: float = 0) -> None:
+        """Insert `html_text` in a fresh block with these margins (its first paragraph's own
+        are lost: Qt merges it into the block)."""
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(self._open_block(top_margin))
+        if bottom_margin:
+            block = cursor.blockFormat()
+            block.setBottomMargin(bottom_margin)
+            cursor.setBlockFormat(block)
+        cursor.insertHtml(html_text)
+
+    def _open_block(self, top_margin: float = 0) -> int:
+        """Start a fresh, plainly formatted block at the end (unless the last one is empty).
+
+        Inserted HTML would otherwise merge into the previous block (a header, a code block).
+        The empty block Qt leaves after a table is kept as it is: a document drawn whole has
+        it too, and its height, before what follows the table.
+        """
+        block = QTextBlockFormat()
+        block.setTopMargin(top_margin)
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        if cursor.block().length() > 1 or self._ends_after_table():
+            cursor.insertBlock(block, QTextCharFormat())
+        else:
+            cursor.setBlockFormat(block)
+            cursor.setBlockCharFormat(QTextCharFormat())
+        return cursor.position()
+
+    def _block_fits_more(self) -> bool:
+        """Whether the last block may grow: a paragraph longer than JOIN_MAX_CHARS goes on
+        in a new block, as laying out a block costs in proportion to its length (one
+        endless paragraph would make each update slower than the one before)."""
+        return self.document().lastBlock().length() < JOIN_MAX_CHARS
+
+    def _ends_after_table(self) -> bool:
+        """The document ends with the empty block Qt puts after a table (a code block too)."""
+        last = self.document().lastBlock()
+        return last.length() <= 1 and QTextCursor(last.previous()).currentTable() is not None
+
+    def _block_after_last_table(self) -> QTextBlock | None:
+        """The empty block Qt put after a table, when nothing but empty blocks follows it."""
+        block = self.document().lastBlock()
+        while block.isValid() and block.length() <= 1:
+            if QTextCursor(block.previous()).currentTable() is not None:
+                return block
+            block = block.previous()
+        return None
+
+    def _end(self) -> int:
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        return cursor.position()
