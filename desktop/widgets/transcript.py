@@ -11,9 +11,7 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
-from PySide6.QtGui import (
-    QResizeEvent,
-)
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from desktop.client import ReplyEnd

@@ -99,8 +99,7 @@ class TranscriptDocument:
 
     def _ends_after_table(self) -> bool:
         """The document ends with the empty block Qt puts after a table (a code block too)."""
-        last = self.document().lastBlock()
-        return last.length() <= 1 and QTextCursor(last.previous()).currentTable() is not None
+        return self._block_after_last_table() == self.document().lastBlock()
 
     def _block_after_last_table(self) -> QTextBlock | None:
         """The empty block Qt put after a table, when nothing but empty blocks follows it."""
