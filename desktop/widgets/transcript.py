@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QResizeEvent, QTextCursor
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from desktop.client import ReplyEnd
@@ -40,6 +40,7 @@ from server.types import CitationPartJSON, MessageJSON, ToolPartJSON
 # again a little at a time while they are quick, up to 1,000 (a ceiling of 4,000 measured
 # worse with a competing process: 7/9 max-rate replies over 16 ms, against 4/9).
 COALESCE_MS = 16
+CATCH_UP_MS = 6
 FLUSH_BUDGET_CHARS = 1000  # to begin with
 FLUSH_MIN_CHARS, FLUSH_MAX_CHARS = 250, 1000
 FLUSH_TARGET_S = 0.004
@@ -267,16 +268,39 @@ class Transcript(
     def _flush(self) -> None:
         started = time.perf_counter()
         text = "".join(self._reply)
+        if self._group_start is not None and len(text) <= self._frozen_len:
+            # Nothing after the tool steps yet.
+            if self._ending is not None:
+                self._finish_reply()
+            return
+        budget = self._budget
+        end = min(len(text), self._frozen_len + budget)
+        # One edit: the document is laid out once per update, however many blocks it took.
+        edit = QTextCursor(self.document())
+        edit.beginEditBlock()
+        try:
+            self._draw_up_to(text, end, edit)
+        finally:
+            edit.endEditBlock()
+        took = time.perf_counter() - started
+        self._budget = next_budget(budget, took, full=end < len(text))
+        self._shown_len = end
+        self.reply_rendered.emit(end, took)
+        if end < len(text):
+            # A burst bigger than one update's work: the rest after a short pause, so that
+            # input and painting get in between, and two updates never share a frame.
+            self._timer.start(CATCH_UP_MS)
+        elif self._ending is not None:
+            self._finish_reply()
+        self._keep_at_bottom()
+
+    def _draw_up_to(self, text: str, end: int, edit: QTextCursor) -> None:
+        """Draw the reply's text up to `end`: freeze what can no longer change, redraw the
+        live tail. `edit`: the update's edit, open."""
         if self._group_start is not None:
-            if len(text) <= self._frozen_len:  # nothing after the steps yet
-                if self._ending is not None:
-                    self._finish_reply()
-                return
             # Text after the steps: a new paragraph below them.
             self._group_start = None
             self._live_start = self._open_block(PARAGRAPH_GAP)
-        budget = self._budget
-        end = min(len(text), self._frozen_len + budget)
         pending = self._carry + text[self._frozen_len : end]
         stable, tail, carry = split_stable(pending)
         if not stable and end < len(text):
@@ -300,20 +324,14 @@ class Transcript(
                 # A frozen part ends at a blank line: the next paragraph keeps the gap a
                 # reopened conversation shows there (not inside a code block cut in two).
                 self._joiner = None
+                if frozen.rstrip().endswith("</table>"):
+                    # Qt knows a table's frame only once the edit that made it is over,
+                    # and where the next block opens depends on it (_open_block).
+                    edit.endEditBlock()
+                    edit.beginEditBlock()
                 self._live_start = self._open_block(0 if carry else PARAGRAPH_GAP)
             tail = carry + tail
         self._draw_live(self._renderer.render(tail) if tail.strip() else "")
-        took = time.perf_counter() - started
-        self._budget = next_budget(budget, took, full=end < len(text))
-        self._shown_len = end
-        self.reply_rendered.emit(end, took)
-        if end < len(text):
-            # A burst bigger than one frame's work: the rest on the next turn of the loop,
-            # so input and painting get in between.
-            self._timer.start(0)
-        elif self._ending is not None:
-            self._finish_reply()
-        self._keep_at_bottom()
 
     def _draw_live(self, html_text: str) -> None:
         """Draw `html_text` from the live start on, in place of what was there."""

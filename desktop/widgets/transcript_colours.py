@@ -12,7 +12,11 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import SignalInstance
 from PySide6.QtGui import QColor, QPalette
 
+from desktop import style
 from desktop.markdown_render import MarkdownRenderer
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QScrollBar
 
 
 class TranscriptColours:
@@ -28,6 +32,8 @@ class TranscriptColours:
     if TYPE_CHECKING:  # QTextBrowser's (a stub here would hide it)
 
         def palette(self) -> QPalette: ...
+
+        def verticalScrollBar(self) -> QScrollBar: ...
 
     def _on_palette_changed(self) -> None:
         self._set_colours()
@@ -55,6 +61,8 @@ class TranscriptColours:
         dark = self._palette_is_dark()
         self._error_colour = "#ff8a7a" if dark else "#b03a2e"
         self._warning_colour = "#f0b45a" if dark else "#9a6108"
+        handle, hover = _mix(base, text, 0.3), _mix(base, text, 0.5)
+        self.verticalScrollBar().setStyleSheet(style.scroll_bar(base.name(), handle, hover))
 
     @property
     def muted(self) -> str:

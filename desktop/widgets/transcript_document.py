@@ -26,8 +26,11 @@ class TranscriptDocument:
     def _replace_from(self, position: int, html_text: str, joiner: str = "") -> None:
         """Replace everything from `position` on with `html_text` (its first paragraph
         merged into the block at `position`, after `joiner`)."""
+        end = self._end()
+        if position >= end and not html_text:
+            return  # nothing to remove or draw: no edit (an edit lays the block out again)
         cursor = QTextCursor(self.document())
-        cursor.setPosition(min(position, self._end()))
+        cursor.setPosition(min(position, end))
         # Deleting from a block's start into a list item leaves the block in that list: the
         # block keeps the format it had before (a plain one, opened for this text).
         kept = cursor.blockFormat()

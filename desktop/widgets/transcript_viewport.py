@@ -62,8 +62,9 @@ class TranscriptViewport:
     def _keep_at_bottom(self) -> None:
         """Follow the growing end, unless the user scrolled up to read."""
         if self._at_end:
-            self.moveCursor(QTextCursor.MoveOperation.End)
-            self.ensureCursorVisible()
+            # The scroll bar, not the text cursor: a search's selection stays where it is.
+            bar = self.verticalScrollBar()
+            bar.setValue(bar.maximum())
 
     def _on_scrolled(self, value: int) -> None:
         # Whether the view is at the end is known from where it was last scrolled to, not

@@ -6,9 +6,11 @@ import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from desktop.client import ReplyEnd
-from desktop.markdown_render import MarkdownRenderer, split_stable
+from desktop.markdown_render import PLAIN_LINE, MarkdownRenderer, split_stable
 from desktop.widgets.transcript import Transcript
 
 
@@ -35,6 +37,25 @@ def test_a_long_code_block_is_cut_at_a_line_and_carries_its_fence() -> None:
     assert stable + tail == text
     assert stable.endswith("\n") and len(tail) <= 100
     assert carry == "```python\n"
+
+
+# Prose and everything Markdown may read as markup, at the start of a line or inside it.
+LINE_TEXT = st.text(st.sampled_from(list("ab1 .)-+*#>=|_`[]()!<>&\\~:'\"\u00a0\té\n")), max_size=12)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(LINE_TEXT)
+def test_a_line_drawn_without_the_parser_is_what_the_parser_makes_of_it(text: str) -> None:
+    renderer = MarkdownRenderer()
+    if PLAIN_LINE.fullmatch(text) and text.strip():
+        assert renderer.render(text) == renderer.parsed(text)
+
+
+def test_plain_prose_skips_the_parser_and_markup_does_not() -> None:
+    assert PLAIN_LINE.fullmatch('It\'s 3 p.m. (or so) - "fine", à bientôt.')
+    for marked in ["a *b*", "a `b`", "a [b](c)", "    code", "1. item", "- item", "# head",
+                   "> quote", "a <b>", "a & b", "one\ntwo", "a\\b"]:  # fmt: skip
+        assert not PLAIN_LINE.fullmatch(marked), marked
 
 
 def test_rendering_escapes_raw_html_and_links_code_for_copying() -> None:

@@ -132,3 +132,36 @@ def test_the_text_laid_out_per_update_follows_the_time_updates_take() -> None:
     assert next_budget(FLUSH_MAX_CHARS, quick, full=True) == FLUSH_MAX_CHARS
     assert next_budget(500, quick, full=False) == 500  # nothing more was waiting
     assert FLUSH_MIN_CHARS <= FLUSH_BUDGET_CHARS <= FLUSH_MAX_CHARS
+
+
+def test_the_scroll_bar_is_drawn_in_the_palettes_colours_and_follows_a_switch(
+    qtbot: Any,
+) -> None:
+    from PySide6.QtGui import QColor, QPalette
+
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.resize(400, 200)
+    view.show()
+    view.begin_reply("question", "model")
+    view.add_text("".join(f"\n\nParagraph {i}." for i in range(60)))
+    qtbot.waitUntil(lambda: "Paragraph 59." in view.toPlainText())
+    bar = view.verticalScrollBar()
+    bar.setValue(0)  # the handle at the top: the groove's bottom pixel is background
+
+    def groove_and_handle() -> tuple[str, str]:
+        image = bar.grab().toImage()
+        middle = image.width() // 2
+        return image.pixelColor(middle, image.height() - 2).name(), image.pixelColor(
+            middle, 6
+        ).name()
+
+    base = view.palette().color(QPalette.ColorRole.Base).name()
+    groove, handle = groove_and_handle()
+    assert groove == base and handle != base
+    dark = QPalette(view.palette())
+    dark.setColor(QPalette.ColorRole.Base, QColor("#1b1b1d"))
+    dark.setColor(QPalette.ColorRole.Text, QColor("#e8e8e8"))
+    view.setPalette(dark)
+    qtbot.waitUntil(lambda: groove_and_handle()[0] == "#1b1b1d")
+    assert groove_and_handle()[1] not in ("#1b1b1d", handle)  # lighter than the background
