@@ -15,7 +15,7 @@ import json
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from desktop.errors import LaunchError, ServerStartError
 from server.arguments import add_backend_arguments, settings_from_args
 from server.errors import UsageError
 from server.logs import log_dir, setup_logging
+from server.models.relay_duty import PAUSE_S
 from server.serve import BackgroundServer, bind
 from server.settings import APP_NAME, Settings, new_token
 
@@ -52,9 +53,11 @@ def launch_settings(argv: list[str] | None = None) -> Settings:
     Raises LaunchError with the message for the user (an unknown flag exits via argparse).
     """
     try:
-        return settings_from_args(build_parser().parse_args(argv), token=new_token())
+        settings = settings_from_args(build_parser().parse_args(argv), token=new_token())
     except UsageError as exc:
         raise LaunchError(str(exc)) from exc
+    # The server shares the window's process: a fast upstream is relayed in bursts.
+    return replace(settings, limits=replace(settings.limits, relay_pause=PAUSE_S))
 
 
 def runtime_dir() -> Path:

@@ -118,6 +118,11 @@ class Limits:
       step ends as an error the model sees). A stop never waits for it.
     - `max_steps`: the most model calls in one turn; the last one may call no tool
       (`tool_choice: none`), so the model answers with what it has.
+    - `relay_pause`: None (parley-server): an upstream's stream is relayed as fast as it
+      comes. The desktop's embedded server sets it: input that piles up (an upstream
+      faster than the relay) is handled in bursts with pauses this long between them, so
+      the window's thread, which shares the process and its GIL, gets them and a core
+      (server/models/relay_duty.py). An upstream at a model's rate is never paused.
     - `checkpoint_interval`: at most one checkpoint write per interval while a reply
       streams. It bounds what a crash loses (promise: 250 ms of delivered text,
       docs/reliability.md); 100 ms keeps a margin for the write itself and costs about
@@ -153,11 +158,12 @@ class Limits:
     upstream_read_timeout: float | None = 300.0
     tool_call_timeout: float = 60.0
     max_steps: int = 8
+    relay_pause: float | None = None
 
     def __post_init__(self) -> None:
         for name, value in vars(self).items():
             if value is None or (name == "final_write_pause" and value == 0):
-                continue  # no upstream read timeout; no pause between write attempts
+                continue  # no upstream read timeout, relay pause, or pause between writes
             if not value > 0:
                 raise ValueError(f"Limits.{name} must be positive, got {value!r}")
         order = [

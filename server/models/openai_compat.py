@@ -66,6 +66,7 @@ class OpenAICompatBackend:
         hosted = urllib.parse.urlsplit(self.base_url).hostname == "api.openai.com"
         self.continuation: Continued = "fallback" if hosted else "prefix"
         self._extra_body = extra_body or {}
+        self._relay_pause = limits.relay_pause
         timeout = upstream_timeout(limits)
         self._client = upstream_client(
             upstream.base_url, upstream.api_key, timeout, keep_alive=keep_alive
@@ -190,7 +191,7 @@ class OpenAICompatBackend:
                             f"the upstream sent a compressed stream ({encoding}); Parley "
                             "reads replies uncompressed"
                         )
-                    batches = _sse_data(response)
+                    batches = _sse_data(response, self._relay_pause)
                     async with contextlib.aclosing(batches):
                         async for batch in batches:
                             if signal.requested:
@@ -243,27 +244,32 @@ def _wire_message(message: ChatMessage) -> dict[str, Any]:
     return dict(message)
 
 
-async def _sse_data(response: httpx.Response) -> AsyncGenerator[list[bytes], None]:
+async def _sse_data(
+    response: httpx.Response, pause: float | None = None
+) -> AsyncGenerator[list[bytes], None]:
     """The data of each event of an event stream, per the SSE spec: lines end with LF, CRLF
     or CR; an event's `data:` lines are joined with LF and it is dispatched at the blank line
     that ends it (an event with empty data is none); other fields and comments are ignored.
     Yields the events of each read together (a list, never empty).
 
     Split by hand on bytes: httpx's text and line decoders cost more per token than the
-    rest of the relay together.
+    rest of the relay together. `pause`: input that piles up is read in bursts with pauses
+    this long between them (Limits.relay_pause; None: as fast as it comes).
     """
     pending = b""
     # Raw: a compressed stream was refused before this (identity only), so there is
     # nothing to decode, and the decoder's layer cost a generator step per piece.
     pieces = response.aiter_raw()
-    duty = DutyCycle()
+    duty = DutyCycle(pause) if pause is not None else None
     while True:
-        duty.asking()
+        if duty is not None:
+            duty.asking()
         try:
             received = await anext(pieces)
         except StopAsyncIteration:
             break
-        await duty.got()
+        if duty is not None:
+            await duty.got()
         pending += received
         if b"\r" in pending:
             # A CR at the very end may be the first half of a CRLF still on its way.

@@ -12,8 +12,12 @@ So the relay works in bursts: once it has handled pieces that were already waiti
 held back by TCP meanwhile). Pieces that arrive after a wait on the network start a new burst,
 so an upstream at any real model's rate is never paused: only input that piles up is spread
 out. Measured (bench/desktop.py, a competing process, 20,000-token replies at the scripted
-upstream's max rate): frame gaps over 21 ms fell from 16 in ten replies to 1-4; the relay
-still carries about 6,000 tokens a second.
+upstream's max rate): frame gaps over 21 ms fell from 16 in ten replies to 1-4 (bursts of
+1 ms); bursts of 0.5 ms with the same pauses took the p99 frame gap from 8.0-8.8 ms to
+7.0-7.3, with the relay still carrying ~5,000 tokens a second (docs/benchmarks.md).
+
+Only the embedded server works so (Limits.relay_pause): parley-server shares its process
+with nothing, and relays as fast as the upstream sends.
 """
 
 from __future__ import annotations
@@ -21,9 +25,9 @@ from __future__ import annotations
 import asyncio
 import time
 
-# Handling input that was already there for this long makes a burst (~45 tokens' work).
-BURST_S = 0.001
-# Then the relay sleeps this long.
+# Handling input that was already there for this long makes a burst (~20 tokens' work).
+BURST_S = 0.0005
+# Then the relay sleeps this long (the embedded server's Limits.relay_pause).
 PAUSE_S = 0.004
 # A piece that took longer than this to arrive was waited for: a new burst starts.
 WAITED_S = 0.0005
@@ -32,9 +36,9 @@ WAITED_S = 0.0005
 class DutyCycle:
     """Call `asking()` before awaiting the next piece and `await got()` once it is there."""
 
-    def __init__(self, burst_s: float = BURST_S, pause_s: float = PAUSE_S) -> None:
-        self.burst_s = burst_s
+    def __init__(self, pause_s: float = PAUSE_S, burst_s: float = BURST_S) -> None:
         self.pause_s = pause_s
+        self.burst_s = burst_s
         self.pauses = 0
         self._asked = self._began = time.perf_counter()
 

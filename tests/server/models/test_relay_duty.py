@@ -52,3 +52,16 @@ def test_input_that_arrives_at_a_models_rate_is_never_paused() -> None:
         return duty.pauses
 
     assert asyncio.run(scenario()) == 0
+
+
+def test_only_the_embedded_server_relays_in_bursts() -> None:
+    from desktop.embedded import launch_settings
+    from server.arguments import settings_from_args
+    from server.cli import build_parser
+    from server.models.relay_duty import PAUSE_S
+
+    # parley-server shares its process with nothing: as fast as the upstream sends.
+    args = build_parser().parse_args([])
+    assert settings_from_args(args, token="t" * 32).limits.relay_pause is None
+    # The desktop's server shares the window's GIL.
+    assert launch_settings([]).limits.relay_pause == PAUSE_S
