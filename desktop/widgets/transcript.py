@@ -1,6 +1,6 @@
 """The conversation: one QTextBrowser document, rendered once and then grown incrementally.
 
-A reply that streams is only ever appended to: deltas are coalesced (~40 ms), the part that
+A reply that streams is only ever appended to: deltas are coalesced (16 ms), the part that
 can no longer change (up to the last blank line outside a code fence) is rendered once and
 frozen, and only the short live tail is re-rendered. So the cost of an update stays flat as
 the reply grows, where re-rendering the whole reply costs ~90 ms at 10,000+ tokens.
@@ -38,7 +38,10 @@ from server.types import CitationPartJSON, MessageJSON, ToolPartJSON
 # (issue 16, docs/benchmarks.md). The budget follows the time updates take: halved when one
 # takes longer than FLUSH_TARGET_S (a slow machine, a busy one, costly Markdown), grown
 # again a little at a time while they are quick, up to 1,000 (a ceiling of 4,000 measured
-# worse with a competing process: 7/9 max-rate replies over 16 ms, against 4/9).
+# worse with a competing process: 7/9 max-rate replies over 16 ms, against 4/9; 2,000 again
+# after the fifth pass, p99 frame gap 9.6-9.9 ms against 8.2-8.8). A burst bigger than the
+# budget goes on CATCH_UP_MS later, not at once: two updates in one frame made half of the
+# frame gaps over 8 ms.
 COALESCE_MS = 16
 CATCH_UP_MS = 6
 FLUSH_BUDGET_CHARS = 1000  # to begin with
