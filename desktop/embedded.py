@@ -25,9 +25,8 @@ from desktop.errors import LaunchError, ServerStartError
 from server.arguments import add_backend_arguments, settings_from_args
 from server.errors import UsageError
 from server.logs import log_dir, setup_logging
-from server.models.relay_duty import PAUSE_S
 from server.serve import BackgroundServer, bind
-from server.settings import APP_NAME, Settings, new_token
+from server.settings import APP_NAME, EMBEDDED_RELAY_PAUSE_S, Settings, new_token
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -57,7 +56,7 @@ def launch_settings(argv: list[str] | None = None) -> Settings:
     except UsageError as exc:
         raise LaunchError(str(exc)) from exc
     # The server shares the window's process: a fast upstream is relayed in bursts.
-    return replace(settings, limits=replace(settings.limits, relay_pause=PAUSE_S))
+    return replace(settings, limits=replace(settings.limits, relay_pause=EMBEDDED_RELAY_PAUSE_S))
 
 
 def runtime_dir() -> Path:

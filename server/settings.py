@@ -61,6 +61,10 @@ class UpstreamSettings:
         keep_secret(self.api_key)
 
 
+# The embedded server's Limits.relay_pause (desktop/embedded.py; server/models/relay_duty.py).
+EMBEDDED_RELAY_PAUSE_S = 0.004
+
+
 @dataclass(frozen=True)
 class Limits:
     """Every size limit and every deadline of the server, and the desktop's waits on it.

@@ -8,7 +8,7 @@ the GIL*, and the window's thread waits until the OS gives it back: measured, ga
 between the window's frames, most of them with the window doing nothing.
 
 So the relay works in bursts: once it has handled pieces that were already waiting for
-`BURST_S` without a break, it sleeps `PAUSE_S` (the GIL and the CPU are free; the upstream is
+`BURST_S` without a break, it sleeps a pause (the GIL and the CPU are free; the upstream is
 held back by TCP meanwhile). Pieces that arrive after a wait on the network start a new burst,
 so an upstream at any real model's rate is never paused: only input that piles up is spread
 out. Measured (bench/desktop.py, a competing process, 20,000-token replies at the scripted
@@ -25,10 +25,9 @@ from __future__ import annotations
 import asyncio
 import time
 
-# Handling input that was already there for this long makes a burst (~20 tokens' work).
+# Handling input that was already there for this long makes a burst (~20 tokens' work);
+# then the relay sleeps for its pause (the embedded server's: EMBEDDED_RELAY_PAUSE_S).
 BURST_S = 0.0005
-# Then the relay sleeps this long (the embedded server's Limits.relay_pause).
-PAUSE_S = 0.004
 # A piece that took longer than this to arrive was waited for: a new burst starts.
 WAITED_S = 0.0005
 
@@ -36,7 +35,7 @@ WAITED_S = 0.0005
 class DutyCycle:
     """Call `asking()` before awaiting the next piece and `await got()` once it is there."""
 
-    def __init__(self, pause_s: float = PAUSE_S, burst_s: float = BURST_S) -> None:
+    def __init__(self, pause_s: float, burst_s: float = BURST_S) -> None:
         self.pause_s = pause_s
         self.burst_s = burst_s
         self.pauses = 0

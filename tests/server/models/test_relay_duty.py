@@ -7,6 +7,7 @@ import asyncio
 import time
 
 from server.models.relay_duty import BURST_S, DutyCycle
+from server.settings import EMBEDDED_RELAY_PAUSE_S
 
 
 def work(seconds: float) -> None:
@@ -17,7 +18,7 @@ def work(seconds: float) -> None:
 
 def test_input_that_piles_up_is_relayed_in_bursts_that_let_others_run() -> None:
     async def scenario() -> tuple[int, int]:
-        duty = DutyCycle()
+        duty = DutyCycle(EMBEDDED_RELAY_PAUSE_S)
         others = 0
 
         async def other() -> None:
@@ -43,7 +44,7 @@ def test_input_that_piles_up_is_relayed_in_bursts_that_let_others_run() -> None:
 
 def test_input_that_arrives_at_a_models_rate_is_never_paused() -> None:
     async def scenario() -> int:
-        duty = DutyCycle()
+        duty = DutyCycle(EMBEDDED_RELAY_PAUSE_S)
         for _ in range(50):
             duty.asking()
             await asyncio.sleep(0.002)  # the next token is on its way
@@ -58,10 +59,9 @@ def test_only_the_embedded_server_relays_in_bursts() -> None:
     from desktop.embedded import launch_settings
     from server.arguments import settings_from_args
     from server.cli import build_parser
-    from server.models.relay_duty import PAUSE_S
 
     # parley-server shares its process with nothing: as fast as the upstream sends.
     args = build_parser().parse_args([])
     assert settings_from_args(args, token="t" * 32).limits.relay_pause is None
     # The desktop's server shares the window's GIL.
-    assert launch_settings([]).limits.relay_pause == PAUSE_S
+    assert launch_settings([]).limits.relay_pause == EMBEDDED_RELAY_PAUSE_S
