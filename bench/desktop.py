@@ -18,7 +18,9 @@
     python -m bench.desktop TOKENS --external-server
 
 runs 2 and 4 with the window's server in a process of its own (parley-server) instead of
-the embedded thread: what the in-process server costs the GUI thread (issue 16).
+the embedded thread: what the in-process server costs the GUI thread (issue 16). (parley-
+server relays a fast upstream as fast as it comes; the embedded server in bursts,
+Limits.relay_pause.)
 
     python -m bench.desktop FILES --while-indexing
 
