@@ -20,11 +20,11 @@ from pygments.util import ClassNotFound
 
 FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)[^\n]*$")
 LIST_ITEM = re.compile(r"^( *)([-*+]|\d{1,9}[.)])( +|$)")
-# Lines that make a block Qt lays out differently when it is cut in pieces: lists (their
-# numbering and nesting), quotes and tables.
 # One line of prose in which Markdown finds no markup: its HTML is the line in a paragraph.
 # (Most of a streaming reply's updates are such a line; the parser costs ~0.3 ms each.)
 PLAIN_LINE = re.compile(r" {0,3}(?![\s\-+*#>=|]|\d{1,9}[.)])[^\x00-\x1f\x7f\\`*_\[\]<>&!#|~=]*")
+# Lines that make a block Qt lays out differently when it is cut in pieces: lists (their
+# numbering and nesting), quotes and tables.
 STRUCTURED = re.compile(r"^( *([-*+]|\d{1,9}[.)]) |\s*>|\s*\|)", re.MULTILINE)
 
 

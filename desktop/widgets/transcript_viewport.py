@@ -30,14 +30,6 @@ class TranscriptViewport:
 
         def verticalScrollBar(self) -> QScrollBar: ...
 
-        def moveCursor(
-            self,
-            operation: QTextCursor.MoveOperation,
-            mode: QTextCursor.MoveMode = QTextCursor.MoveMode.MoveAnchor,
-        ) -> None: ...
-
-        def ensureCursorVisible(self) -> None: ...
-
         def cursorForPosition(self, pos: object) -> QTextCursor: ...
 
     def _fit_column(self) -> None:
