@@ -165,6 +165,10 @@ class MarkdownRenderer:
 
 
 MAX_TAIL_CHARS = 1500
+# A tail of plain prose (PLAIN_LINE: no markup that a cut could split) is cut far sooner: the
+# live block of a growing paragraph stays short, so each update lays out and paints a few
+# lines, not the paragraph so far (issue 16).
+MAX_PLAIN_TAIL_CHARS = 240
 # Emphasis, code spans, links and escapes: what renders unlike its pieces when cut in two.
 INLINE_MARKUP = re.compile(r"[*_`\[\\]")
 
@@ -185,14 +189,17 @@ def cut_inside_paragraph(stable: str, rendered: str) -> bool:
     return rendered.endswith("</p>")
 
 
-def split_stable(text: str, max_tail: int = MAX_TAIL_CHARS) -> tuple[str, str, str]:
+def split_stable(
+    text: str, max_tail: int = MAX_TAIL_CHARS, max_plain_tail: int = MAX_PLAIN_TAIL_CHARS
+) -> tuple[str, str, str]:
     """Split a growing reply into (stable prefix, live tail, carry).
 
     The prefix ends after the last blank line outside a code fence (or a closing fence), so
     it renders the same however the text grows. A tail longer than `max_tail` (one endless
-    paragraph, a long code block) is cut at its last line break, or last space, instead, so
-    re-rendering stays cheap; if that cut falls inside a code block, `carry` is the fence
-    line that must open the rest when it is rendered.
+    paragraph, a long code block), or than `max_plain_tail` when all its lines are plain
+    prose, is cut at its last line break, or last space, instead, so re-rendering stays
+    cheap; if that cut falls inside a code block, `carry` is the fence line that must open
+    the rest when it is rendered.
     """
     cut = 0
     position = 0
@@ -212,7 +219,11 @@ def split_stable(text: str, max_tail: int = MAX_TAIL_CHARS) -> tuple[str, str, s
             fence = None
             cut = position
         fence_at_line_end.append((position, fence, fence_line))
-    if len(text) - cut <= max_tail:
+    size = len(text) - cut
+    if size <= max_plain_tail:
+        return text[:cut], text[cut:], ""
+    plain = all(PLAIN_LINE.fullmatch(line) for line in text[cut:].split("\n"))
+    if size <= max_tail and not plain:
         return text[:cut], text[cut:], ""
     for end, open_fence, opener in reversed(fence_at_line_end):
         if end > cut:

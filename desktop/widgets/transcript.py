@@ -128,6 +128,8 @@ class Transcript(
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit_column()
+        if self._seals_outdated():
+            self._unseal_reply()
 
     def setHtml(self, text: str) -> None:
         super().setHtml(text)
@@ -151,6 +153,7 @@ class Transcript(
         reply's, for their actions (the question's at once, the reply's at its end)."""
         if self._welcome:
             self.show_conversation([])  # a new chat's first message: its page goes
+        self._unseal_reply()  # a reply still streaming here stays, its paragraphs whole
         self._abandon_reply()
         self._live_ids = ids
         if user_text is not None:
@@ -212,6 +215,7 @@ class Transcript(
         self._streaming = False
         if self._footer_start is not None:  # a provisional note ("stopping…") goes
             self._replace_from(self._footer_start, "")
+        self._unseal_reply()
         if end is not None:
             self._live = False
             shown = "".join(self._reply)
@@ -304,6 +308,8 @@ class Transcript(
             # Text after the steps: a new paragraph below them.
             self._group_start = None
             self._live_start = self._open_block(PARAGRAPH_GAP)
+        if self._joiner is not None:
+            self._live_start += self._seal_lines(self._live_start)
         pending = self._carry + text[self._frozen_len : end]
         stable, tail, carry = split_stable(pending)
         if not stable and end < len(text):
@@ -354,6 +360,13 @@ class Transcript(
         else:
             self._replace_from(self._live_start, html_text)
 
+    def _unseal_reply(self) -> None:
+        """The reply's paragraphs each one block again (_seal_lines)."""
+        removed = self._unseal()
+        self._live_start -= removed
+        if self._group_start is not None:
+            self._group_start -= removed
+
     def _abandon_reply(self) -> None:
         """The view is about to show something else: drop any reply in progress here."""
         self._timer.stop()
@@ -379,6 +392,7 @@ class Transcript(
         self._parts = []
         self._group_start = None
         self._group = []
+        self._seals = {}
 
 
 def next_budget(budget: int, took: float, full: bool) -> int:

@@ -1,6 +1,7 @@
 """Editing the end of a transcript's document so that it comes out as the same text drawn
 whole (a reopened chat): fresh blocks with the margins Qt gives HTML paragraphs, HTML merged
-into a block or kept whole, and the empty block Qt leaves after a table.
+into a block or kept whole, the empty block Qt leaves after a table, and the lines of a
+growing paragraph sealed off while it grows.
 
 A mixin of `Transcript` (desktop/widgets/transcript.py).
 """
@@ -16,12 +17,19 @@ if TYPE_CHECKING:
 
 MERGE_GUARD = "\u200b"  # see _insert_whole
 JOIN_MAX_CHARS = 2000  # see _block_fits_more
+SEAL_LINES = 1  # see _seal_lines
 
 
 class TranscriptDocument:
     if TYPE_CHECKING:  # QTextBrowser's (a stub here would hide it)
 
         def document(self) -> QTextDocument: ...
+
+    # Lines of a growing paragraph sealed off in blocks of their own (_seal_lines): where
+    # each piece's block ends -> the bottom margin of the paragraph; and the width of the
+    # lines when they were sealed.
+    _seals: dict[int, float]
+    _sealed_width: float
 
     def _replace_from(self, position: int, html_text: str, joiner: str = "") -> None:
         """Replace everything from `position` on with `html_text` (its first paragraph
@@ -95,10 +103,78 @@ class TranscriptDocument:
         return cursor.position()
 
     def _block_fits_more(self) -> bool:
-        """Whether the last block may grow: a paragraph longer than JOIN_MAX_CHARS goes on
-        in a new block, as laying out a block costs in proportion to its length (one
-        endless paragraph would make each update slower than the one before)."""
-        return self.document().lastBlock().length() < JOIN_MAX_CHARS
+        """Whether the last paragraph may grow: one longer than JOIN_MAX_CHARS goes on in a
+        new block (its sealed lines are put back together at the end of the reply, a layout
+        that costs in proportion to its length)."""
+        block = self.document().lastBlock()
+        length = block.length()
+        while block.position() - 1 in self._seals:
+            block = block.previous()
+            length += block.length()
+        return length < JOIN_MAX_CHARS
+
+    def _seal_lines(self, live_start: int) -> int:
+        """Move the lines of the block at `live_start` that can no longer change into a
+        block of their own: each update lays out and repaints only the lines still growing,
+        not the whole paragraph (on a slow machine, painting a long paragraph at every
+        update was the largest cost of a streaming reply: issue 16).
+
+        A line can no longer change when it, and the line after it, are before
+        `live_start` (frozen text): the words where it wraps are final. The pieces wrap as
+        the paragraph would, as long as the width of the lines stays the same
+        (_seals_outdated). Returns the characters inserted (a block separator, or none).
+        """
+        block = self.document().findBlock(live_start)
+        layout = block.layout()
+        frozen = live_start - block.position()
+        cut = 0
+        for index in range(layout.lineCount() - 2, SEAL_LINES - 1, -1):
+            line = layout.lineAt(index)
+            if line.textStart() + line.textLength() <= frozen:
+                cut = line.textStart()
+                break
+        if not cut:
+            return 0
+        if not self._seals:
+            self._sealed_width = self._line_width()
+        paragraph = block.blockFormat()
+        rest = QTextBlockFormat(paragraph)
+        rest.setTopMargin(0)
+        sealed = QTextBlockFormat(paragraph)
+        sealed.setBottomMargin(0)
+        cursor = QTextCursor(block)
+        cursor.setBlockFormat(sealed)
+        cursor.setPosition(block.position() + cut)
+        cursor.insertBlock(rest, block.charFormat())
+        self._seals[block.position() + cut] = paragraph.bottomMargin()
+        return 1
+
+    def _unseal(self) -> int:
+        """Put the sealed lines back into their paragraphs (each one block again, as drawn
+        whole): returns the characters removed, all before the live part."""
+        if not self._seals:
+            return 0
+        cursor = QTextCursor(self.document())
+        cursor.beginEditBlock()
+        for position in sorted(self._seals, reverse=True):
+            cursor.setPosition(position)
+            cursor.deleteChar()
+            paragraph = cursor.blockFormat()
+            paragraph.setBottomMargin(self._seals[position])
+            cursor.setBlockFormat(paragraph)
+        cursor.endEditBlock()
+        removed = len(self._seals)
+        self._seals = {}
+        return removed
+
+    def _seals_outdated(self) -> bool:
+        """Lines sealed at another width: the pieces would no longer wrap as one paragraph."""
+        return bool(self._seals) and self._line_width() != self._sealed_width
+
+    def _line_width(self) -> float:
+        document = self.document()
+        frame = document.rootFrame().frameFormat()
+        return document.textWidth() - frame.leftMargin() - frame.rightMargin()
 
     def _ends_after_table(self) -> bool:
         """The document ends with the empty block Qt puts after a table (a code block too)."""

@@ -1,0 +1,134 @@
+"""A paragraph that grows while a reply streams: its finished lines are sealed off in blocks
+of their own, so each update lays out and repaints only the lines still growing (issue 16);
+the lines lie exactly where the paragraph drawn whole puts them, and the pieces are one
+paragraph again when the reply ends or the width of the lines changes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from desktop.client import ReplyEnd
+from desktop.widgets.transcript import Transcript
+from desktop.widgets.transcript_document import JOIN_MAX_CHARS
+from tests.desktop.test_markdown_render import reopened
+
+WORDS = " ".join(f"word{n}" for n in range(260))  # one paragraph, ~1,900 characters
+
+
+def lines(view: Transcript) -> list[tuple[float, str]]:
+    """Every line of text in the laid-out document: its height and its text."""
+    document = view.document()
+    layout = document.documentLayout()
+    found = []
+    block = document.begin()
+    while block.isValid():
+        top = layout.blockBoundingRect(block).top()
+        text = block.text()
+        block_layout = block.layout()
+        for index in range(block_layout.lineCount()):
+            line = block_layout.lineAt(index)
+            start = line.textStart()
+            found.append((top + line.y(), text[start : start + line.textLength()].rstrip()))
+        block = block.next()
+    return found
+
+
+def drawn_whole(qtbot: Any, text: str, width: int = 800) -> list[tuple[float, str]]:
+    view = reopened(qtbot, text)
+    view.resize(width, 600)
+    view.show()
+    return lines(view)
+
+
+def streaming(qtbot: Any) -> Transcript:
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.resize(800, 600)
+    view.show()
+    view.begin_reply("q", "m", ("u", "a"))
+    return view
+
+
+def stream(qtbot: Any, view: Transcript, text: str, step: int = 24) -> None:
+    """Add `text` in pieces of `step` characters, each drawn before the next comes."""
+    sizes: list[int] = []
+    view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
+    total = sum(map(len, view._reply))
+    for start in range(0, len(text), step):
+        view.add_text(text[start : start + step])
+        total += len(text[start : start + step])
+        qtbot.waitUntil(lambda total=total: bool(sizes) and sizes[-1] == total)
+
+
+def test_finished_lines_are_sealed_off_and_lie_where_the_whole_paragraph_puts_them(
+    qtbot: Any,
+) -> None:
+    view = streaming(qtbot)
+    sizes: list[int] = []
+    view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
+    longest_live_block = 0
+    for end in range(24, len(WORDS), 24):
+        view.add_text(WORDS[end - 24 : end])
+        qtbot.waitUntil(lambda end=end: bool(sizes) and sizes[-1] == end)
+        longest_live_block = max(longest_live_block, view.document().lastBlock().length())
+        if end % 480 == 0:
+            # Mid-stream, line for line where the paragraph drawn whole puts them (the
+            # whole one has its footer below, the growing one not yet).
+            live = lines(view)
+            assert live == drawn_whole(qtbot, WORDS[:end])[: len(live)]
+    assert view._seals, "nothing was sealed off"
+    # The block laid out at each update stays a few lines long (without the seals it is
+    # the whole paragraph, ~1,900 characters by the end).
+    assert longest_live_block < 500, longest_live_block
+    with qtbot.waitSignal(view.reply_ended, timeout=5_000):
+        view.end_reply(ReplyEnd(status="completed", usage={}))
+    # One paragraph again: one block, as in the chat reopened.
+    assert not view._seals
+    paragraphs = [b for b in blocks(view) if b.startswith("word0 ")]
+    assert paragraphs == [WORDS[: len(paragraphs[0])]] and len(paragraphs[0]) >= len(WORDS) - 24
+    assert lines(view) == drawn_whole(qtbot, WORDS[: len(paragraphs[0])])
+
+
+def blocks(view: Transcript) -> list[str]:
+    found = []
+    block = view.document().begin()
+    while block.isValid():
+        found.append(block.text())
+        block = block.next()
+    return found
+
+
+def test_a_narrower_window_puts_the_pieces_together_and_seals_at_its_width(qtbot: Any) -> None:
+    view = streaming(qtbot)
+    stream(qtbot, view, WORDS[:900])
+    assert view._seals
+    view.resize(560, 600)
+    qtbot.waitUntil(lambda: not view._seals)
+    half = lines(view)
+    assert half == drawn_whole(qtbot, WORDS[:900], width=560)[: len(half)]
+    stream(qtbot, view, WORDS[900:1500])
+    assert view._seals  # sealed again, at the new width
+    live = lines(view)
+    assert live == drawn_whole(qtbot, WORDS[:1500], width=560)[: len(live)]
+
+
+def test_a_paragraph_longer_than_a_block_may_grow_goes_on_in_a_new_block(qtbot: Any) -> None:
+    """Its sealed pieces count: put together at the end, the paragraph is laid out once,
+    at a cost in proportion to its length."""
+    view = streaming(qtbot)
+    endless = " ".join(f"w{n}" for n in range(1_200))  # ~6,000 characters
+    stream(qtbot, view, endless, step=60)
+    with qtbot.waitSignal(view.reply_ended, timeout=5_000):
+        view.end_reply(ReplyEnd(status="completed", usage={}))
+    pieces = [b for b in blocks(view) if b.startswith("w")]
+    assert "".join(pieces).replace(" ", "") == endless.replace(" ", "")
+    assert len(pieces) >= 3
+    assert all(len(piece) <= JOIN_MAX_CHARS + 100 for piece in pieces)
+
+
+def test_a_new_question_while_a_reply_streams_leaves_its_paragraph_whole(qtbot: Any) -> None:
+    view = streaming(qtbot)
+    stream(qtbot, view, WORDS[:900])
+    assert view._seals
+    view.begin_reply("next", "m")
+    assert [b for b in blocks(view) if b.startswith("word0 ")] == [WORDS[:900].rstrip()]
