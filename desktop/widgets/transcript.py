@@ -30,23 +30,14 @@ from desktop.widgets.transcript_document import TranscriptDocument
 from desktop.widgets.transcript_history import FOOTER_LINE_GAP, StoredMessagesView
 from desktop.widgets.transcript_parts import TEXT_GAP, ReplyPartsView
 from desktop.widgets.transcript_viewport import TranscriptViewport
+from desktop.widgets.update_pacing import (
+    CATCH_UP_MS,
+    COALESCE_MS,
+    FLUSH_BUDGET_CHARS,
+    next_budget,
+)
 from server.types import CitationPartJSON, MessageJSON, ToolPartJSON
 
-# Updates come once a frame, each small: a budget of new text is laid out per update and a
-# larger burst is spread over the next frames. Fewer, larger updates (40 ms, 3,000
-# characters) made 2-6 ms updates that, with a busy machine, stalled frames past 16 ms
-# (issue 16, docs/benchmarks.md). The budget follows the time updates take: halved when one
-# takes longer than FLUSH_TARGET_S (a slow machine, a busy one, costly Markdown), grown
-# again a little at a time while they are quick, up to 1,000 (a ceiling of 4,000 measured
-# worse with a competing process: 7/9 max-rate replies over 16 ms, against 4/9; 2,000 again
-# after the fifth pass, p99 frame gap 9.6-9.9 ms against 8.2-8.8). A burst bigger than the
-# budget goes on CATCH_UP_MS later, not at once: two updates in one frame made half of the
-# frame gaps over 8 ms.
-COALESCE_MS = 16
-CATCH_UP_MS = 6
-FLUSH_BUDGET_CHARS = 1000  # to begin with
-FLUSH_MIN_CHARS, FLUSH_MAX_CHARS = 250, 1000
-FLUSH_TARGET_S = 0.004
 HEADER_GAP = 18.0
 PARAGRAPH_GAP = 12.0  # Qt's own margin between HTML paragraphs
 
@@ -332,7 +323,9 @@ class Transcript(
             else:
                 # A frozen part ends at a blank line: the next paragraph keeps the gap a
                 # reopened conversation shows there (not inside a code block cut in two).
+                # Its sealed lines one block again now (all the reply's at its end: ~40 ms).
                 self._joiner = None
+                self._unseal()
                 if frozen.rstrip().endswith("</table>"):
                     # Qt knows a table's frame only once the edit that made it is over,
                     # and where the next block opens depends on it (_open_block).
@@ -360,12 +353,22 @@ class Transcript(
         else:
             self._replace_from(self._live_start, html_text)
 
-    def _unseal_reply(self) -> None:
-        """The reply's paragraphs each one block again (_seal_lines)."""
+    def _unseal_reply(self) -> None:  # its paragraphs each one block again (_seal_lines)
         removed = self._unseal()
         self._live_start -= removed
         if self._group_start is not None:
             self._group_start -= removed
+
+    def _moved_down(self, by: int) -> None:
+        """What the reply's positions point at moved `by` characters down (earlier messages
+        were drawn above it)."""
+        self._live_start += by
+        self._reply_start += by
+        if self._footer_start is not None:
+            self._footer_start += by
+        if self._group_start is not None:
+            self._group_start += by
+        self._seals = {position + by: margin for position, margin in self._seals.items()}
 
     def _abandon_reply(self) -> None:
         """The view is about to show something else: drop any reply in progress here."""
@@ -393,13 +396,3 @@ class Transcript(
         self._group_start = None
         self._group = []
         self._seals = {}
-
-
-def next_budget(budget: int, took: float, full: bool) -> int:
-    """The next update's budget of characters: half after an update slower than the target,
-    a quarter more after a quick one that had more text waiting than it could take."""
-    if took > FLUSH_TARGET_S:
-        return max(FLUSH_MIN_CHARS, budget // 2)
-    if full and took < FLUSH_TARGET_S / 2:
-        return min(FLUSH_MAX_CHARS, budget + budget // 4)
-    return budget

@@ -56,6 +56,8 @@ class StoredMessagesView:
 
         def _abandon_reply(self) -> None: ...
 
+        def _moved_down(self, by: int) -> None: ...
+
         def _render_parts(self, parts: list[PartJSON]) -> str: ...
 
         def document(self) -> QTextDocument: ...
@@ -159,6 +161,7 @@ class StoredMessagesView:
         from_bottom = bar.maximum() - bar.value()
         earlier, self._first_drawn = self._first_drawn, start
         drawing = self._earlier_link() + self._messages_html(start, earlier)
+        length = self.document().characterCount()
         cursor = QTextCursor(self.document())
         # One edit: the document is laid out again once (each change costs a layout pass
         # over the whole document, ~14 ms at 2,000 messages).
@@ -171,6 +174,7 @@ class StoredMessagesView:
         cursor.movePosition(QTextCursor.MoveOperation.PreviousBlock)
         cursor.insertHtml(drawing)
         cursor.endEditBlock()
+        self._moved_down(self.document().characterCount() - length)  # a reply streaming below
         bar.setValue(bar.maximum() - from_bottom)
 
     def _earlier_link(self) -> str:

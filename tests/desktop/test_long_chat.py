@@ -79,3 +79,37 @@ def test_a_hit_or_find_in_an_earlier_message_draws_the_rest(qtbot: Any) -> None:
     bar.open()
     bar.field.setText("zebra")
     assert bar.matches == 1 and view.drawn_whole
+
+
+def test_earlier_messages_drawn_while_a_reply_streams_leave_the_reply_whole(
+    qtbot: Any,
+) -> None:
+    """The reply's place in the document moves down by what is drawn above it: the updates
+    after go on where it is, not where it was."""
+    from desktop.client import ReplyEnd
+
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.resize(800, 600)
+    view.show()
+    view.show_conversation(chat(300))  # type: ignore[arg-type]
+    view.begin_reply("go on", "m")
+    sizes: list[int] = []
+    view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
+    words = " ".join(f"word{n}" for n in range(400))  # sealed lines too, before and after
+    half = len(words) // 2
+    view.add_text(words[:half])
+    qtbot.waitUntil(lambda: bool(sizes) and sizes[-1] == half)
+    view.add_text(" ")
+    qtbot.waitUntil(lambda: sizes[-1] == half + 1)
+    view._on_anchor_clicked(QUrl(EARLIER_LINK))  # a page drawn above the reply
+    view.show_everything()
+    for start in range(half, len(words), 50):
+        view.add_text(words[start : start + 50])
+        qtbot.waitUntil(lambda start=start: sizes[-1] == min(start + 50, len(words)) + 1)
+    with qtbot.waitSignal(view.reply_ended, timeout=5_000):
+        view.end_reply(ReplyEnd(status="completed", usage={}))
+    text = view.toPlainText()
+    assert "message number 0 " in text and "message number 299 " in text
+    assert words.replace(" ", "") in text.replace(" ", "").replace("\n", "")
+    assert text.count("word0 ") == 1 and text.count("word399") == 1

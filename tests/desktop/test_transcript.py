@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from desktop.client import ReplyEnd
-from desktop.widgets.transcript import (
+from desktop.widgets.transcript import Transcript
+from desktop.widgets.update_pacing import (
     FLUSH_BUDGET_CHARS,
     FLUSH_MAX_CHARS,
     FLUSH_MIN_CHARS,
     FLUSH_TARGET_S,
-    Transcript,
     next_budget,
 )
 
