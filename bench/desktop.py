@@ -13,7 +13,8 @@
 4. the streams of 2 again while a CPU-bound process competes for the two cores (a busy loop
    in its own process: a machine half as fast, as far as the app can tell); the same lines,
    labelled "with a competing process". Each stall line also gives the p99 gap between
-   frames (goal <= 8 ms).
+   frames (goal <= 8 ms); a line after each reply gives the time the hypervisor took from
+   the VM's cores meanwhile (/proc/stat's steal): on a VM, a stall can be that.
 
     python -m bench.desktop TOKENS --external-server
 
@@ -94,6 +95,9 @@ def launch_times(rounds: int = 10, patience_s: float = 10.0) -> None:
     print(f"goal window usable <= 1.5 s: max {max(shown):.0f} ms -> {verdict}")
 
 
+STOLEN: list[float] = []  # hypervisor steal during each reply streamed (ms)
+
+
 class Ticker:
     """Measures the GUI thread's responsiveness: gaps between ticks of a 5 ms timer."""
 
@@ -126,6 +130,17 @@ def competing_process() -> Iterator[None]:
         busy.wait()
 
 
+def steal_ms() -> float:
+    """CPU time the hypervisor took from this VM's cores so far (/proc/stat's steal, summed
+    over the cores): a GUI stall that overlaps it is not the app's."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = stat.readline().split()
+        return int(fields[8]) * 1000 / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def p99(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
@@ -155,10 +170,12 @@ async def stream_and_measure(
     finished = asyncio.Event()
     window.reply_finished.connect(lambda _id: finished.set())
     ticker.start()
+    stolen = steal_ms()
     window.composer.set_text("Stream a long reply")
     window.composer.editor.submitted.emit()
     await finished.wait()
     ticker.timer.stop()
+    STOLEN.append(steal_ms() - stolen)
     transcript.reply_rendered.disconnect(rendered)
     per_token = []
     previous = 0
@@ -181,6 +198,7 @@ async def stream_and_measure(
     early_tok = statistics.median(per_token[:tenth])
     late_tok = statistics.median(per_token[-tenth:])
     print(f"{label}: per token, first tenth {early_tok:.3f} ms vs last tenth {late_tok:.3f} ms")
+    print(f"{label}: hypervisor steal during the reply {STOLEN[-1]:.0f} ms")
     return stall
 
 
@@ -216,6 +234,8 @@ async def streams(app: App, upstream: Any, tokens: int, suffix: str = "") -> Non
     over = sum(stall > 16 for stall in stalls)
     print(f"max rate, 9 more replies{suffix}: longest GUI stall per reply (ms): "
           f"{' '.join(f'{stall:.1f}' for stall in stalls)}; over 16 ms: {over}/9")  # fmt: skip
+    print(f"max rate, 9 more replies{suffix}: hypervisor steal per reply (ms): "
+          f"{' '.join(f'{ms:.0f}' for ms in STOLEN[-9:])}")  # fmt: skip
 
 
 async def in_process(app: App, upstream: Any, tokens: int) -> None:
