@@ -104,8 +104,8 @@ class TranscriptDocument:
 
     def _block_fits_more(self) -> bool:
         """Whether the last paragraph may grow: one longer than JOIN_MAX_CHARS goes on in a
-        new block (its sealed lines are put back together at the end of the reply, a layout
-        that costs in proportion to its length)."""
+        new block (its sealed lines are put back together when it ends, a layout that costs
+        in proportion to its length)."""
         block = self.document().lastBlock()
         length = block.length()
         while block.position() - 1 in self._seals:

@@ -10,7 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from desktop.client import ReplyEnd
-from desktop.markdown_render import PLAIN_LINE, MarkdownRenderer, split_stable
+from desktop.markdown_render import (
+    MAX_PLAIN_TAIL_CHARS,
+    PLAIN_LINE,
+    MarkdownRenderer,
+    split_stable,
+)
 from desktop.widgets.transcript import Transcript
 
 
@@ -29,6 +34,20 @@ def test_an_endless_paragraph_is_cut_at_a_space_to_keep_the_tail_short() -> None
     text = "word " * 1000
     stable, tail, carry = split_stable(text, max_tail=100)
     assert stable + tail == text and len(tail) <= 100 and carry == ""
+
+
+def test_only_a_tail_of_plain_prose_is_cut_short() -> None:
+    """Past MAX_PLAIN_TAIL_CHARS a plain tail is cut at its last space; one with markup a
+    cut could split (emphasis here) waits for MAX_TAIL_CHARS."""
+    plain = "Intro.\n\n" + "word " * 100
+    stable, tail, _ = split_stable(plain)
+    assert stable.startswith("Intro.\n\nword ") and tail == "" and len(stable) == len(plain)
+    marked = "Intro.\n\n" + "**bold** word " * 30
+    assert split_stable(marked) == ("Intro.\n\n", "**bold** word " * 30, "")
+    assert len("**bold** word " * 30) > MAX_PLAIN_TAIL_CHARS
+    lines = "Intro.\n\n" + "a line of prose\n" * 20 + "last"
+    stable, tail, _ = split_stable(lines)
+    assert tail == "last" and stable.endswith("prose\n")
 
 
 def test_a_long_code_block_is_cut_at_a_line_and_carries_its_fence() -> None:
