@@ -353,14 +353,10 @@ if __name__ == "__main__":
     numbers = [a for a in sys.argv[1:] if a.isdigit()]
     slowed: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     if "--slow-cores" in sys.argv:
-        from bench.slow_cores import busy_loop_rate, slow_cores
+        from bench.slow_cores import slow_cores
 
-        alone = busy_loop_rate(1.0)
         slowed = slow_cores()
     with slowed:
-        if "--slow-cores" in sys.argv:
-            print(f"cores slowed: a busy loop runs at {busy_loop_rate(1.0) / alone:.0%} "
-                  "of its speed alone")  # fmt: skip
         main(
             int(numbers[0]) if numbers else 20_000,
             "--external-server" in sys.argv,

@@ -44,7 +44,8 @@ def _take_half(cpu: int) -> None:
 
 @contextlib.contextmanager
 def slow_cores() -> Iterator[None]:
-    """Every CPU at about half speed for as long as the block runs."""
+    """Every CPU at about half speed for as long as the block runs; prints how slow."""
+    alone = busy_loop_rate()
     try:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(PRIORITY))
         os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
@@ -56,6 +57,8 @@ def slow_cores() -> Iterator[None]:
     ]
     try:
         time.sleep(0.5)  # each taker started and running
+        print(f"cores slowed: a busy loop runs at {busy_loop_rate() / alone:.0%} of its speed "
+              "alone")  # fmt: skip
         yield
     finally:
         for taker in takers:
@@ -63,7 +66,7 @@ def slow_cores() -> Iterator[None]:
             taker.wait()
 
 
-def busy_loop_rate(seconds: float = 2.0) -> float:
+def busy_loop_rate(seconds: float = 1.0) -> float:
     """Iterations per second of a busy loop: what the slowing costs a process."""
     count, end = 0, time.perf_counter() + seconds
     while time.perf_counter() < end:
@@ -72,12 +75,9 @@ def busy_loop_rate(seconds: float = 2.0) -> float:
 
 
 def main(seconds: float = 60.0) -> None:
-    alone = busy_loop_rate()
     with slow_cores():
-        slowed = busy_loop_rate()
-        print(f"cores slowed: a busy loop runs at {slowed / alone:.0%} of its speed alone; "
-              f"slowed for {seconds:.0f} s")  # fmt: skip
-        time.sleep(max(0.0, seconds - 2.0))
+        print(f"slowed for {seconds:.0f} s")
+        time.sleep(seconds)
 
 
 if __name__ == "__main__":
