@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QTimer
 
+from bench.vm_pauses import Pause, paused_within
+
 TICK_MS = 5
 STALL_GOAL_MS = 16.0
 
@@ -57,6 +59,7 @@ class StealCounter:
 
 @dataclass(frozen=True)
 class Gap:
+    end: float  # monotonic seconds, the tick that ended it
     ms: float  # between two ticks
     ran_ms: float  # the GUI thread's CPU time in it
     stolen_ms: float  # steal counted on the cores in it (10 ms resolution)
@@ -73,7 +76,7 @@ class Ticker:
         self.gaps: list[float] = []
         self.details: list[Gap] = []
         self._steal = StealCounter()
-        self._last = time.perf_counter()
+        self._last = time.monotonic()
         self._ran = time.thread_time()
         self._stolen = self._steal.read()
         self.timer = QTimer()
@@ -81,17 +84,17 @@ class Ticker:
         self.timer.timeout.connect(self._tick)
 
     def _tick(self) -> None:
-        now, ran, stolen = time.perf_counter(), time.thread_time(), self._steal.read()
+        now, ran, stolen = time.monotonic(), time.thread_time(), self._steal.read()
         gap = (now - self._last) * 1000
         self.gaps.append(gap)
-        self.details.append(Gap(gap, (ran - self._ran) * 1000, stolen - self._stolen))
+        self.details.append(Gap(now, gap, (ran - self._ran) * 1000, stolen - self._stolen))
         self._last, self._ran, self._stolen = now, ran, stolen
 
     def start(self) -> None:
         self.gaps.clear()
         self.details.clear()
         self._last, self._ran, self._stolen = (
-            time.perf_counter(),
+            time.monotonic(),
             time.thread_time(),
             self._steal.read(),
         )
@@ -120,4 +123,27 @@ class Ticker:
         return (
             f"stalls over {STALL_GOAL_MS:.0f} ms {len(over)}, {stolen} of them with "
             f"hypervisor steal; longest stall with no steal in it {longest}"
+        )
+
+    def less_pauses(self, pauses: list[Pause]) -> list[tuple[float, Gap, dict[int, float]]]:
+        """Each stall over half the goal, less the time the VM's cores were paused in it
+        (watched at 1 ms, bench/vm_pauses.py): what is left is the app's, or the OS's.
+        Longest first."""
+        found = []
+        for gap in self.details:
+            if gap.stall > STALL_GOAL_MS / 2:
+                paused = paused_within(pauses, gap.end - gap.ms / 1000, gap.end)
+                found.append((gap.stall - max(paused.values(), default=0.0), gap, paused))
+        return sorted(found, key=lambda item: -item[0])
+
+    def beside_pauses(self, pauses: list[Pause]) -> str:
+        found = self.less_pauses(pauses)
+        if not found:
+            return f"no stall over {STALL_GOAL_MS / 2:.0f} ms"
+        over = sum(left > STALL_GOAL_MS for left, _, _ in found)
+        left, gap, paused = found[0]
+        cores = ", ".join(f"cpu {cpu} {ms:.1f} ms" for cpu, ms in sorted(paused.items()))
+        return (
+            f"stalls over {STALL_GOAL_MS:.0f} ms less the VM's pauses in them {over}; longest "
+            f"{left:.1f} ms (a {gap.stall:.1f} ms stall; cores paused in it: {cores or 'none'})"
         )
