@@ -323,15 +323,16 @@ class Transcript(
             else:
                 # A frozen part ends at a blank line: the next paragraph keeps the gap a
                 # reopened conversation shows there (not inside a code block cut in two).
-                # Its sealed lines one block again now (all the reply's at its end: ~40 ms).
+                # Its sealed lines one block again, once the next is open (all the reply's
+                # at its end: ~40 ms).
                 self._joiner = None
-                self._unseal()
                 if frozen.rstrip().endswith("</table>"):
                     # Qt knows a table's frame only once the edit that made it is over,
                     # and where the next block opens depends on it (_open_block).
                     edit.endEditBlock()
                     edit.beginEditBlock()
                 self._live_start = self._open_block(0 if carry else PARAGRAPH_GAP)
+                self._live_start -= self._unseal_unseen(edit)
             tail = carry + tail
         self._draw_live(self._renderer.render(tail) if tail.strip() else "")
 

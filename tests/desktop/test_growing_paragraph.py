@@ -5,7 +5,11 @@ paragraph again when the reply ends or the width of the lines changes."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
+
+from PySide6.QtCore import QEvent, QObject, QRect
+from PySide6.QtGui import QPaintEvent
+from PySide6.QtWidgets import QWidget
 
 from desktop.client import ReplyEnd
 from desktop.widgets.transcript import Transcript
@@ -132,3 +136,40 @@ def test_a_new_question_while_a_reply_streams_leaves_its_paragraph_whole(qtbot: 
     assert view._seals
     view.begin_reply("next", "m")
     assert [b for b in blocks(view) if b.startswith("word0 ")] == [WORDS[:900].rstrip()]
+
+
+class Paints(QObject):
+    """The regions a widget paints."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__()
+        self.regions: list[QRect] = []
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.regions.append(cast(QPaintEvent, event).region().boundingRect())
+        return False
+
+
+def test_the_end_of_a_paragraph_puts_its_pieces_together_unseen(qtbot: Any) -> None:
+    """Put together, the pieces wrap as they are shown: the paragraph is not repainted
+    (on a slow machine that repaint was most of what a paragraph's end cost)."""
+    view = streaming(qtbot)
+    stream(qtbot, view, WORDS[:900])
+    assert view._seals
+    qtbot.wait(50)  # painted
+    document = view.document()
+    top = document.documentLayout().blockBoundingRect(document.findBlock(view._reply_start))
+    first_lines = round(top.top()) - view.verticalScrollBar().value() + 3 * 20
+    paints = Paints(view.viewport())
+    stream(qtbot, view, "\n\nThe next paragraph.")
+    qtbot.waitUntil(lambda: bool(paints.regions))
+    assert not view._seals
+    assert all(region.top() > first_lines for region in paints.regions), (
+        first_lines,
+        paints.regions,
+    )
+    text = WORDS[:900] + "\n\nThe next paragraph."
+    live = lines(view)
+    assert live == drawn_whole(qtbot, text)[: len(live)]
