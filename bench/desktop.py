@@ -39,7 +39,7 @@ machine of the same kind, as issue 16 asks the goals to hold on.
     python -m bench.desktop TOKENS --watch-vm
 
 also watches, at 1 ms, when the VM's cores were paused (bench/vm_pauses.py, needs root),
-and adds a line per reply: the stalls less the pauses in them, the part that is the app's.
+and adds a line per reply: the stalls less the pauses seen in them, what may be the app's.
 """
 
 from __future__ import annotations

@@ -2,9 +2,11 @@
 
 A 5 ms QTimer on the GUI thread: the gap between two ticks is a frame the window could not
 have drawn. At each tick it also reads the GUI thread's own CPU time and the hypervisor's
-steal on the VM's cores (/proc/stat, in the kernel's 10 ms ticks), so a stall can be told
-apart: the app's own work (the thread ran) or the VM's (its cores were taken away, which no
-app can avoid). Reading both costs about 15 µs a tick.
+steal on the VM's cores (/proc/stat, in the kernel's 10 ms ticks; reading both costs about
+15 µs a tick), so that each stall over the goal can be set beside the steal counted in it.
+Neither is proof: a stall with no steal counted may still be the VM's (10 ms ticks), and the
+thread's CPU clock ran on through some of them; bench/vm_pauses.py watches the VM's pauses
+at 1 ms.
 """
 
 from __future__ import annotations

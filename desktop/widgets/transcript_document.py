@@ -171,10 +171,10 @@ class TranscriptDocument:
         """_unseal, at the end of a paragraph drawn at the same width: its pieces put back
         together wrap exactly as they are shown, so the paragraph is laid out again but not
         repainted. (The repaint, of the whole paragraph, was most of what a paragraph's end
-        cost: 322 px p50 against 74 px for another update, at up to 4 ms on a slow machine,
-        issue 16.) `edit`: the update's edit, open; what it drew so far is laid out and
-        repainted first, so the next block must be open already: opening it after would
-        lay out and repaint the paragraph it follows."""
+        cost: 322 px p50 against 74 px for another update; 250-300 px took 1.8 ms to paint
+        on the slower machine, issue 16.) `edit`: the update's edit, open; what it drew so
+        far is laid out and repainted first, so the next block must be open already:
+        opening it after would lay out and repaint the paragraph it follows."""
         if not self._seals or self._seals_outdated():
             return self._unseal()
         edit.endEditBlock()
