@@ -23,17 +23,6 @@ TICK_MS = 5
 STALL_GOAL_MS = 16.0
 
 
-def steal_ms() -> float:
-    """CPU time the hypervisor took from this VM's cores so far (/proc/stat's steal, summed
-    over the cores): a GUI stall that overlaps it is not the app's."""
-    try:
-        with open("/proc/stat") as stat:
-            fields = stat.readline().split()
-        return int(fields[8]) * 1000 / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return 0.0
-
-
 class StealCounter:
     """/proc/stat's steal, read through one open file (a pread of its first line)."""
 
@@ -75,7 +64,6 @@ class Ticker:
     """Measures the GUI thread's responsiveness: gaps between ticks of a 5 ms timer."""
 
     def __init__(self) -> None:
-        self.gaps: list[float] = []
         self.details: list[Gap] = []
         self._steal = StealCounter()
         self._last = time.monotonic()
@@ -88,12 +76,10 @@ class Ticker:
     def _tick(self) -> None:
         now, ran, stolen = time.monotonic(), time.thread_time(), self._steal.read()
         gap = (now - self._last) * 1000
-        self.gaps.append(gap)
         self.details.append(Gap(now, gap, (ran - self._ran) * 1000, stolen - self._stolen))
         self._last, self._ran, self._stolen = now, ran, stolen
 
     def start(self) -> None:
-        self.gaps.clear()
         self.details.clear()
         self._last, self._ran, self._stolen = (
             time.monotonic(),
@@ -106,8 +92,19 @@ class Ticker:
         self.timer.stop()
         self._steal.close()
 
+    @property
+    def gaps(self) -> list[float]:
+        """Every gap between two ticks (ms)."""
+        return [gap.ms for gap in self.details]
+
+    @property
+    def stolen_ms(self) -> float:
+        """The steal counted on the VM's cores while it ticked (a reply's, in the bench)."""
+        return sum(gap.stolen_ms for gap in self.details)
+
     def longest_without_steal(self) -> Gap | None:
-        """The longest gap in which no steal was counted: a stall the app can answer for."""
+        """The longest gap in which no steal was counted (which may still hide up to 10 ms
+        of it a core)."""
         clean = [gap for gap in self.details if gap.stolen_ms == 0]
         return max(clean, key=lambda gap: gap.ms, default=None)
 
@@ -129,8 +126,8 @@ class Ticker:
 
     def less_pauses(self, pauses: list[Pause]) -> list[tuple[float, Gap, dict[int, float]]]:
         """Each stall over half the goal, less the time the VM's cores were paused in it
-        (watched at 1 ms, bench/vm_pauses.py): what is left is the app's, or the OS's.
-        Longest first."""
+        (watched at 1 ms, bench/vm_pauses.py): what is left is at most the app's, or the
+        OS's. Longest first."""
         found = []
         for gap in self.details:
             if gap.stall > STALL_GOAL_MS / 2:
