@@ -92,7 +92,11 @@ class SSEStream:
     def next_event(self) -> Any:
         """The next `data:` payload (a dict, or the string "[DONE]"); None at end of stream."""
         while True:
-            line = self._response.readline()
+            try:
+                line = self._response.readline()
+            except BaseException:
+                self.close()  # a timed-out read fails this test only, and leaks no socket
+                raise
             if not line:
                 self.done = True
                 self.close()

@@ -68,12 +68,16 @@ class Parley:
         conversation_id: str = reply.json()["id"]
         return conversation_id
 
-    def send(self, conversation_id: str, content: str = "hello", **fields: Any) -> SSEStream:
+    def send(
+        self, conversation_id: str, content: str = "hello", *, timeout: float = 10.0, **fields: Any
+    ) -> SSEStream:
+        """POST a message; `timeout` bounds each read (a long prefill sends nothing for a while)."""
         return SSEStream(
             self.port,
             f"/api/conversations/{conversation_id}/messages",
             {"content": content, **fields},
             self.token,
+            timeout=timeout,
         )
 
     def conversation(self, conversation_id: str) -> dict[str, Any]:

@@ -152,11 +152,12 @@ def test_going_back_to_a_conversation_reuses_its_evaluated_history(local_parley:
     # Two long conversations used in turn (A, B, A): A's history is not evaluated again.
     def document(seed: int) -> str:
         words = ["lantern", "river", "stone", "copper", "meadow", "violin", "harbor", "pencil"]
-        return " ".join(words[(seed * 7 + i * i) % len(words)] for i in range(900))
+        return " ".join(words[(seed * 7 + i * i) % len(words)] for i in range(400))
 
     def time_to_first_output(conversation_id: str, content: str) -> float:
         started = time.perf_counter()
-        stream = local_parley.send(conversation_id, content, max_tokens=4)
+        # The prefill sends nothing for seconds (~3.5 s here, more on a busy CI machine).
+        stream = local_parley.send(conversation_id, content, max_tokens=4, timeout=120.0)
         stream.first  # noqa: B018 - the ids come at once; then the model's first output
         stream.next_event()
         elapsed = time.perf_counter() - started
