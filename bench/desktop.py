@@ -58,7 +58,6 @@ from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import qasync
 from PySide6.QtWidgets import QApplication
 
 from bench.gui_ticker import Ticker
@@ -67,6 +66,7 @@ from bench.vm_pauses import Pauses, watching_vm
 from desktop.app import App, finish_qt
 from desktop.config import DesktopConfig
 from desktop.embedded import launch_settings
+from desktop.event_loop import WindowEventLoop
 
 
 def launch_times(rounds: int = 10, patience_s: float = 10.0) -> None:
@@ -330,7 +330,7 @@ def main(tokens: int = 20_000, external_server: bool = False, indexing: bool = F
             os.environ["PARLEY_CONFIG_DIR"] = f"{tmp}/cfg"
             qapp = QApplication(sys.argv[:1])
             qapp.setQuitOnLastWindowClosed(False)
-            loop = qasync.QEventLoop(qapp)
+            loop = WindowEventLoop(qapp)
             asyncio.set_event_loop(loop)
             settings = launch_settings(
                 ["--data-dir", str(Path(tmp) / "data"), "--upstream", base_url,

@@ -16,7 +16,6 @@ import sys
 import time
 from typing import cast
 
-import qasync
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
@@ -24,6 +23,7 @@ from desktop import api_keys, config
 from desktop.client import ParleyClient
 from desktop.embedded import EmbeddedServer, launch_settings, setup_logging
 from desktop.errors import ClientError, LaunchError, ServerStartError
+from desktop.event_loop import WindowEventLoop
 from desktop.library_controller import LibraryController
 from desktop.main_window import MainWindow
 from desktop.models_controller import ModelsController
@@ -292,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     qapp = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     qapp.setApplicationName("Parley")
     qapp.setQuitOnLastWindowClosed(False)  # the quit path closes the window itself
-    loop = qasync.QEventLoop(qapp)
+    loop = WindowEventLoop(qapp)
     asyncio.set_event_loop(loop)
     app = App(base, config.DesktopConfig.load())
 

@@ -19,12 +19,12 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import qasync
 from PySide6.QtWidgets import QApplication, QWidget
 
 from desktop.app import App, finish_qt
 from desktop.config import DesktopConfig
 from desktop.embedded import launch_settings
+from desktop.event_loop import WindowEventLoop
 
 QUESTIONS = [
     "What is the capital of France? Answer in one sentence.",
@@ -88,7 +88,7 @@ def main() -> None:
         os.environ["PARLEY_LOG_DIR"] = str(Path(temp) / "log")
         qapp = QApplication(sys.argv[:1])
         qapp.setQuitOnLastWindowClosed(False)
-        loop = qasync.QEventLoop(qapp)
+        loop = WindowEventLoop(qapp)
         asyncio.set_event_loop(loop)
         args = launch_settings(["--data-dir", str(Path(temp) / "data")])
         app = App(args, DesktopConfig(max_tokens=160))

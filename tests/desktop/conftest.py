@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import qasync
 from pytestqt.qtbot import QtBot
 
 from desktop.app import App
 from desktop.config import DesktopConfig
 from desktop.embedded import launch_settings
+from desktop.event_loop import WindowEventLoop
 from tests.support.parley import MODEL
 from tests.support.tools import ToolLog, tool_server, write_config
 from tests.support.upstream import ScriptedUpstream
@@ -31,7 +31,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 @pytest.fixture(scope="session")
 def _session_loop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
     qapp.setQuitOnLastWindowClosed(False)
-    loop = qasync.QEventLoop(qapp, already_running=True)
+    loop = WindowEventLoop(qapp, already_running=True)
     executor = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="gui-test")
     loop.set_default_executor(executor)
     asyncio.events._set_running_loop(None)  # marked running only during GUI tests

@@ -1,0 +1,164 @@
+"""The window's event loop (desktop/event_loop.py) on real sockets: every byte arrives, in
+order; callbacks run in the order they were scheduled; a socket's notifier is kept, not made
+again for every read."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import threading
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QSocketNotifier
+from pytestqt.qtbot import QtBot
+
+from desktop import event_loop
+from desktop.event_loop import WindowEventLoop
+from tests.desktop.conftest import run
+
+
+def test_callbacks_run_in_the_order_they_were_scheduled_and_cancelled_ones_never(
+    qt_loop: WindowEventLoop, qtbot: QtBot
+) -> None:
+    ran: list[str] = []
+    done = asyncio.Event()
+
+    def chain(name: str) -> None:
+        ran.append(name)
+        if name == "b":  # scheduled while the queue runs: after what was already queued
+            qt_loop.call_soon(chain, "d")
+        if name == "d":
+            done.set()
+
+    qt_loop.call_soon(chain, "a")
+    qt_loop.call_soon(chain, "b")
+    qt_loop.call_soon(chain, "x").cancel()
+    qt_loop.call_soon(chain, "c")
+    run(qtbot, done.wait())
+    assert ran == ["a", "b", "c", "d"]
+
+
+def test_a_callback_from_another_thread_runs_on_the_loop(
+    qt_loop: WindowEventLoop, qtbot: QtBot
+) -> None:
+    future: asyncio.Future[int] = qt_loop.create_future()
+    main = threading.get_ident()
+
+    def from_thread() -> None:
+        qt_loop.call_soon_threadsafe(lambda: future.set_result(threading.get_ident()))
+
+    threading.Thread(target=from_thread).start()
+    assert run(qtbot, asyncio.wait_for(future, 10)) == main
+
+
+def test_a_stream_of_small_writes_arrives_whole_through_one_kept_notifier(
+    qt_loop: WindowEventLoop, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A peer that writes 2,000 small pieces with pauses, as a reply's stream does; the reader
+    # stops and starts reading after every read, as AnyIO (under httpx) does. Every byte
+    # arrives in order, and no notifier is made per read.
+    made: list[int] = []
+
+    class CountedNotifier(QSocketNotifier):
+        def __init__(self, fd: int, kind: QSocketNotifier.Type) -> None:
+            super().__init__(fd, kind)
+            made.append(fd)
+
+    monkeypatch.setattr(event_loop, "QSocketNotifier", CountedNotifier)
+    pieces = [f"piece {i:04d}\n".encode() for i in range(2000)]
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def peer() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            for i, piece in enumerate(pieces):
+                conn.sendall(piece)
+                if i % 50 == 0:
+                    threading.Event().wait(0.002)
+
+    threading.Thread(target=peer, daemon=True).start()
+
+    async def read_all() -> tuple[bytes, int]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        transport: Any = writer.transport
+        reads = 0
+        received = b""
+        while chunk := await reader.read(64):
+            received += chunk
+            reads += 1
+            transport.pause_reading()
+            transport.resume_reading()
+        writer.close()
+        await writer.wait_closed()
+        return received, reads
+
+    try:
+        received, reads = run(qtbot, read_all())
+    finally:
+        listener.close()
+    assert received == b"".join(pieces)
+    assert reads > 50
+    assert len(made) <= 2  # the socket's reader and writer at most, however many reads
+
+
+def test_a_reused_descriptor_number_is_watched_for_its_new_socket(
+    qt_loop: WindowEventLoop, qtbot: QtBot
+) -> None:
+    # A closed socket's number goes to a socket opened later; the notifier kept for that
+    # number must serve the new one.
+    def serve_once(listener: socket.socket, body: bytes) -> None:
+        conn, _ = listener.accept()
+        with conn:
+            threading.Event().wait(0.05)  # the reader is already waiting when it arrives
+            conn.sendall(body)
+
+    async def exchange(sock: socket.socket) -> bytes:
+        reader, writer = await asyncio.open_connection(sock=sock)
+        data = await reader.read()
+        writer.close()
+        await writer.wait_closed()
+        return data
+
+    number = -1
+    for body in (b"first", b"second"):
+        with socket.create_server(("127.0.0.1", 0)) as listener:
+            threading.Thread(target=serve_once, args=(listener, body), daemon=True).start()
+            sock = socket.create_connection(listener.getsockname())
+            if number < 0:
+                number = sock.fileno()
+            elif sock.fileno() != number:  # the number is free again: put the socket on it
+                os.dup2(sock.fileno(), number)
+                sock.detach()
+                sock = socket.socket(fileno=number)
+            assert run(qtbot, exchange(sock)) == body
+            assert sock.fileno() == -1  # closed by the exchange: its number is free
+
+
+def test_a_removed_reader_is_not_called_even_if_it_was_already_ready(
+    qt_loop: WindowEventLoop, qtbot: QtBot
+) -> None:
+    left, right = socket.socketpair()
+    calls: list[bytes] = []
+
+    def on_readable() -> None:
+        calls.append(left.recv(1))
+
+    try:
+        right.send(b"x")
+        qt_loop._add_reader(left.fileno(), on_readable)
+        qtbot.waitUntil(lambda: calls == [b"x"], timeout=5000)
+        # Ready again, its turn queued, then removed before the turn comes: not called.
+        right.send(b"y")
+        qtbot.waitUntil(lambda: calls == [b"x", b"y"], timeout=5000)
+        right.send(b"z")
+        qt_loop._readers[left.fileno()]._on_notifier_activated()
+        qt_loop._remove_reader(left.fileno())
+        run(qtbot, asyncio.sleep(0.1))
+        assert calls == [b"x", b"y"]
+    finally:
+        qt_loop._remove_reader(left.fileno())
+        left.close()
+        right.close()
