@@ -15,8 +15,9 @@ So this loop keeps one notifier per file descriptor for as long as the loop live
 enables and disables it. A readable socket is read at once, in the entry that reported it,
 and the callbacks that are ready run together, in the order they were scheduled; those they
 schedule run on in the same entry for up to `RUN_S`, then Qt's own events get their turn.
-Measured: one notifier and 780-860 entries for that reply, and 10-15 % less of the GUI
-thread's CPU time in 35 of 42 paired replies with a competing process (docs/benchmarks.md).
+Measured: one notifier and 780-860 entries for that reply, and 8-15 % less of the GUI
+thread's CPU time (median per run) in 34 of 42 paired replies with a competing process
+(docs/benchmarks.md).
 """
 
 from __future__ import annotations
