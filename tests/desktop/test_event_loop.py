@@ -107,34 +107,26 @@ def test_a_stream_of_small_writes_arrives_whole_through_one_kept_notifier(
 def test_a_reused_descriptor_number_is_watched_for_its_new_socket(
     qt_loop: WindowEventLoop, qtbot: QtBot
 ) -> None:
-    # A closed socket's number goes to a socket opened later; the notifier kept for that
-    # number must serve the new one.
-    def serve_once(listener: socket.socket, body: bytes) -> None:
-        conn, _ = listener.accept()
-        with conn:
-            threading.Event().wait(0.05)  # the reader is already waiting when it arrives
-            conn.sendall(body)
-
-    async def exchange(sock: socket.socket) -> bytes:
-        reader, writer = await asyncio.open_connection(sock=sock)
-        data = await reader.read()
-        writer.close()
-        await writer.wait_closed()
-        return data
-
-    number = -1
-    for body in (b"first", b"second"):
-        with socket.create_server(("127.0.0.1", 0)) as listener:
-            threading.Thread(target=serve_once, args=(listener, body), daemon=True).start()
-            sock = socket.create_connection(listener.getsockname())
-            if number < 0:
-                number = sock.fileno()
-            elif sock.fileno() != number:  # the number is free again: put the socket on it
-                os.dup2(sock.fileno(), number)
-                sock.detach()
-                sock = socket.socket(fileno=number)
-            assert run(qtbot, exchange(sock)) == body
-            assert sock.fileno() == -1  # closed by the exchange: its number is free
+    # A closed socket's number goes to the next file opened; the notifier kept for that
+    # number must serve the new socket. (dup2 puts the new socket on the old number at
+    # once: no moment where another thread could take the number.)
+    old, old_peer = socket.socketpair()
+    new, new_peer = socket.socketpair()
+    number = old.fileno()
+    got: list[bytes] = []
+    try:
+        old_peer.send(b"first")
+        qt_loop._add_reader(number, lambda: got.append(os.read(number, 100)))
+        qtbot.waitUntil(lambda: got == [b"first"], timeout=5000)
+        qt_loop._remove_reader(number)  # as asyncio does before it closes a socket
+        os.dup2(new.fileno(), number)  # the old socket closed; its number is the new one's
+        qt_loop._add_reader(number, lambda: got.append(os.read(number, 100)))
+        new_peer.send(b"second")
+        qtbot.waitUntil(lambda: got == [b"first", b"second"], timeout=5000)
+    finally:
+        qt_loop._remove_reader(number)
+        for sock in (old, old_peer, new, new_peer):
+            sock.close()
 
 
 def test_a_removed_reader_is_not_called_even_if_it_was_already_ready(
