@@ -121,7 +121,7 @@ class App:
         try:
             endpoint = await self.server.start()
         except ServerStartError as exc:
-            self.window.show_error(f"Parley's server could not start: {exc.message}")
+            self.window.show_server_failed(exc.message)
             self.server = None
             return
         self.client = ParleyClient(endpoint.url, endpoint.token)

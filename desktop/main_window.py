@@ -196,6 +196,12 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
         self.banner.show_message(message)
         self.error_shown.emit(message)
 
+    def show_server_failed(self, reason: str) -> None:
+        """The embedded server could not start: why, and a model line that no longer says
+        it is starting."""
+        self.model_picker.show_not_running()
+        self.show_error(f"Parley's server could not start: {reason}")
+
     def clear_error(self) -> None:
         self.banner.hide()
 

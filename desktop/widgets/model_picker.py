@@ -83,6 +83,10 @@ class ModelPicker(QWidget):
     def show_unreachable(self, reason: str) -> None:
         self.state.setText(f"server unreachable: {reason}")
 
+    def show_not_running(self) -> None:
+        """The server did not start (the window says why): not "starting…" forever."""
+        self.state.setText("server not running")
+
     def _new_chat_model(self) -> str | None:
         names = [m["name"] for m in self._models]
         if self.default_model in names:

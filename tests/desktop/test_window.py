@@ -9,8 +9,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
+from desktop.app import App
 from desktop.client import ParleyClient
+from desktop.config import DesktopConfig
+from desktop.embedded import launch_settings
 from tests.desktop.conftest import GuiApp, run
+from tests.support.parley import MODEL
 from tests.support.upstream import Script, ScriptedUpstream
 
 
@@ -215,3 +219,22 @@ def test_a_message_sent_while_the_last_chat_is_being_reopened_keeps_the_screen(
     qtbot.waitUntil(lambda: not second.window.tasks, timeout=5_000)
     assert "A new question" in second.transcript_text()
     assert "The old chat" not in second.transcript_text()
+
+
+def test_a_second_window_on_a_data_directory_in_use_says_why_its_server_did_not_start(
+    gui: GuiApp, qtbot: Any, data_dir: Any, upstream: ScriptedUpstream
+) -> None:
+    # `gui` holds the data directory; a second app on it cannot start its server. It says
+    # why, and its model line no longer says "starting…"; it still closes cleanly.
+    args = ["--data-dir", str(data_dir), "--upstream", upstream.base_url, "--upstream-model", MODEL]
+    second = App(launch_settings(args), DesktopConfig.load())
+    with qtbot.waitSignal(second.window.error_shown, timeout=20_000) as shown:
+        task = asyncio.ensure_future(second.run())
+    assert "another Parley is already using" in shown.args[0]
+    assert second.window.model_picker.state.text() == "server not running"
+    assert second.window.client is None
+    second.window.close()
+    qtbot.waitUntil(task.done, timeout=15_000)
+    assert task.result() == 0
+    second.window.deleteLater()
+    assert gui.window.client is not None  # the first one is untouched
