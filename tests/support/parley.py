@@ -69,7 +69,12 @@ class Parley:
         return conversation_id
 
     def send(
-        self, conversation_id: str, content: str = "hello", *, timeout: float = 10.0, **fields: Any
+        self,
+        conversation_id: str,
+        content: str = "hello",
+        *,
+        timeout: float = SSEStream.timeout,
+        **fields: Any,
     ) -> SSEStream:
         """POST a message; `timeout` bounds each read (a long prefill sends nothing for a while)."""
         return SSEStream(
