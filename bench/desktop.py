@@ -9,7 +9,8 @@
    between ticks of a 5 ms QTimer on the GUI thread (stall), and the render cost per
    coalesced update and per token, early in the reply vs late. Goal: no stall over 16 ms,
    cost flat as the reply grows. The max-rate reply is repeated to show the spread.
-3. Stop click -> the server reports no active turn, and -> the view shows what was saved.
+3. Stop click -> the server reports no active turn, and -> the view shows what was saved;
+   then Enter on a 600-word pasted question: the longest stall until its (short) reply ends.
 4. the streams of 2 again while a CPU-bound process competes for the two cores (a busy loop
    in its own process: a machine half as fast, as far as the app can tell); the same lines,
    labelled "with a competing process". Each stall line also gives the p99 gap between
@@ -47,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -215,6 +217,45 @@ async def stop_to_settled(app: App, upstream: Any, rounds: int = 10) -> None:
     show("Stop click -> view shows what the server saved (ms)", summary(to_view))
 
 
+VOCABULARY = ("river", "stone", "light", "market", "window", "garden", "engine", "letter",
+              "morning", "forest", "paper")  # fmt: skip
+
+
+def long_question(seed: int, words: int) -> str:
+    """A pasted document: paragraphs of 100 words, different each time."""
+    pick = random.Random(seed).choice
+    paragraphs = [" ".join(pick(VOCABULARY) for _ in range(100)) for _ in range(words // 100)]
+    return "Summarise this:\n\n" + "\n\n".join(paragraphs)
+
+
+async def send_long_questions(app: App, upstream: Any, words: int = 600, rounds: int = 10) -> None:
+    """Enter on a long pasted question: the GUI thread's longest stall from the key to the
+    first reply text on screen (the question is laid out at once: issue 16)."""
+    window = app.window
+    stalls, ran = [], []
+    for seed in range(rounds):
+        upstream.script(tokens=50, rate=200.0)
+        window.new_chat()
+        window.composer.set_text(long_question(seed, words))
+        await asyncio.sleep(0.1)
+        ticker = Ticker()
+        finished = asyncio.Event()
+        window.reply_finished.connect(lambda _id, f=finished: f.set())
+        ticker.start()
+        await asyncio.sleep(0.05)
+        sent = time.monotonic()
+        window.composer.editor.submitted.emit()
+        await finished.wait()
+        ticker.stop()
+        gaps = [g for g in ticker.details if g.end > sent]
+        longest = max(gaps, key=lambda g: g.ms)
+        stalls.append(longest.stall)
+        ran.append(longest.ran_ms)
+    label = f"Enter on a {words}-word question"
+    show(f"{label}: longest GUI stall until the reply ends (ms)", summary(stalls))
+    show(f"{label}: the GUI thread's CPU time in that stall (ms)", summary(ran))
+
+
 async def streams(app: App, upstream: Any, tokens: int, suffix: str = "") -> None:
     await stream_and_measure(app, upstream, tokens, 200.0, suffix=suffix)
     await stream_and_measure(app, upstream, tokens, None, suffix=suffix)
@@ -240,6 +281,7 @@ async def in_process(app: App, upstream: Any, tokens: int) -> None:
         await asyncio.sleep(0.05)
     await streams(app, upstream, tokens)
     await stop_to_settled(app, upstream)
+    await send_long_questions(app, upstream)
     with competing_process():
         await streams(app, upstream, tokens, suffix=" with a competing process")
     app.request_close()

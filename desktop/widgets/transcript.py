@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
-from PySide6.QtGui import QResizeEvent, QTextCursor
+from PySide6.QtGui import QColor, QPaintEvent, QResizeEvent, QTextCursor
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from desktop.client import ReplyEnd
@@ -24,6 +24,7 @@ from desktop.markdown_render import (
     split_stable,
 )
 from desktop.widgets.message_actions import actions_line
+from desktop.widgets.question_tint import paint_tints
 from desktop.widgets.transcript_anchors import TranscriptAnchors
 from desktop.widgets.transcript_colours import TranscriptColours
 from desktop.widgets.transcript_document import TranscriptDocument
@@ -125,6 +126,10 @@ class Transcript(
     def setHtml(self, text: str) -> None:
         super().setHtml(text)
         self._fit_column()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        paint_tints(self, QColor(self._tint), self._line_width(), event.rect())
+        super().paintEvent(event)
 
     def viewportEvent(self, event: QEvent) -> bool:
         return self._show_tooltip(event) or super().viewportEvent(event)

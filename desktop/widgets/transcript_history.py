@@ -26,6 +26,7 @@ from desktop.markdown_render import MarkdownRenderer
 from desktop.reply_events import ReplyEnd, has_steps
 from desktop.widgets.badges import badge_for, stats_for
 from desktop.widgets.message_actions import actions_line, parse_link
+from desktop.widgets.question_tint import question_html
 from server.types import CitationPartJSON, MessageJSON, PartJSON, ToolPartJSON
 
 NEWEST_MESSAGES = 100
@@ -42,7 +43,6 @@ class StoredMessagesView:
     _texts_shown: dict[str, str]
     _muted: str
     _accent: str
-    _tint: str
     _text_colour: str
     _error_colour: str
     _warning_colour: str
@@ -86,12 +86,9 @@ class StoredMessagesView:
         )
 
     def _user_body(self, text: str) -> str:
-        """The user's words on a tinted ground, so a question stands apart from its reply."""
-        escaped = html.escape(text).replace("\n", "<br>")
-        return (
-            f'<table width="100%" cellpadding="8" cellspacing="0" bgcolor="{self._tint}">'
-            f"<tr><td>{escaped}</td></tr></table>"
-        )
+        """The user's words on a tinted ground (painted by the transcript: question_tint),
+        so a question stands apart from its reply."""
+        return question_html(text)
 
     def _footer(self, end: ReplyEnd) -> str:
         badge = badge_for(end)
