@@ -1,11 +1,13 @@
-"""The user's messages on a tint: each one paragraph, its tint painted behind it, padding and
-all, by the transcript.
+"""The user's messages on a tint, painted behind them, padding and all, by the transcript.
 
-A question is one paragraph marked with a block user state (`QUESTION_STATE`, set by its
-HTML's `-qt-user-state`) and margins for its padding. Qt paints a paragraph's own background
-only behind its lines, not its margins; a table of one cell (how a question was drawn
-before) paints its padding but costs about three times as much to lay out: ~12 ms for a
-600-word question, laid out on the window's thread at the moment it is sent (issue 16).
+A question is a run of paragraphs marked with a block user state (`QUESTION_STATE`, set by
+their HTML's `-qt-user-state`), with margins for its padding: the first's at the top, the
+last's at the bottom, none between them, so that they lie line for line as one paragraph
+would. Qt paints a paragraph's own background only behind its lines, not its margins; a
+table of one cell (how a question was drawn before) paints its padding but costs about three
+times as much to lay out: ~12 ms for a 600-word question, laid out on the window's thread at
+the moment it is sent (issue 16). In pieces of about `CHUNK_CHARS`, a long question is laid
+out piece by piece, over several frames (desktop/widgets/transcript_question.py).
 """
 
 from __future__ import annotations
@@ -22,16 +24,43 @@ PADDING_PX = 8
 # margin), so the header's own margin, kept when a chat is drawn whole and lost when a live
 # question is appended (TranscriptDocument._append_html), never decides where it lies.
 TOP_MARGIN_PX = 12
+# A piece of a question: whole lines, at most this many characters (or one line that is
+# longer). One piece is laid out in ~2 ms on the slow machine of issue 16.
+CHUNK_CHARS = 1000
+
+
+def question_chunks(text: str) -> list[str]:
+    """The user's words in pieces of whole lines; a piece after the first may begin with an
+    empty line (drawn as a line break: the same lines as the words in one paragraph)."""
+    chunks: list[str] = []
+    lines: list[str] = []
+    size = 0
+    for line in text.split("\n"):
+        if lines and size + len(line) > CHUNK_CHARS:
+            chunks.append("\n".join(lines))
+            lines, size = [], 0
+        lines.append(line)
+        size += len(line) + 1
+    chunks.append("\n".join(lines))
+    return chunks
+
+
+def chunk_html(chunk: str, first: bool, last: bool) -> str:
+    """One piece of a question as a marked paragraph; its line breaks kept, no markup read."""
+    escaped = html.escape(chunk).replace("\n", "<br>")
+    pad = PADDING_PX
+    return (
+        f'<p style="-qt-user-state:{QUESTION_STATE}; '
+        f"margin-top:{TOP_MARGIN_PX if first else 0}px; margin-bottom:{pad if last else 0}px; "
+        f'margin-left:{pad}px; margin-right:{pad}px;">{escaped}</p>'
+    )
 
 
 def question_html(text: str) -> str:
-    """The user's words, as typed (their line breaks kept), as one marked paragraph."""
-    escaped = html.escape(text).replace("\n", "<br>")
-    pad = PADDING_PX
-    return (
-        f'<p style="-qt-user-state:{QUESTION_STATE}; margin-top:{TOP_MARGIN_PX}px; '
-        f'margin-bottom:{pad}px; margin-left:{pad}px; margin-right:{pad}px;">{escaped}</p>'
-    )
+    """The user's words, as typed (their line breaks kept), drawn whole."""
+    chunks = question_chunks(text)
+    last = len(chunks) - 1
+    return "".join(chunk_html(chunk, n == 0, n == last) for n, chunk in enumerate(chunks))
 
 
 def tint_rect(view: QTextEdit, block: QTextBlock, width: float) -> QRectF:

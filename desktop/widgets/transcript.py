@@ -30,6 +30,7 @@ from desktop.widgets.transcript_colours import TranscriptColours
 from desktop.widgets.transcript_document import TranscriptDocument
 from desktop.widgets.transcript_history import FOOTER_LINE_GAP, StoredMessagesView
 from desktop.widgets.transcript_parts import TEXT_GAP, ReplyPartsView
+from desktop.widgets.transcript_question import LiveQuestion
 from desktop.widgets.transcript_viewport import TranscriptViewport
 from desktop.widgets.update_pacing import (
     CATCH_UP_MS,
@@ -50,6 +51,7 @@ class Transcript(
     TranscriptColours,
     TranscriptViewport,
     TranscriptDocument,
+    LiveQuestion,
     QTextBrowser,
 ):
     """Shows one conversation. Parent calls its methods; it emits what happened."""
@@ -104,6 +106,7 @@ class Transcript(
         self._timer.timeout.connect(self._flush)
         self._at_end = True
         self._budget = FLUSH_BUDGET_CHARS  # new text laid out per update (next_budget)
+        self._init_live_question(QTimer(self))
         self.verticalScrollBar().valueChanged.connect(self._on_scrolled)
         self.verticalScrollBar().rangeChanged.connect(self._on_scroll_range_changed)
         self._reset_reply()
@@ -124,6 +127,7 @@ class Transcript(
             self._unseal_reply()
 
     def setHtml(self, text: str) -> None:
+        self._drop_question()
         super().setHtml(text)
         self._fit_column()
 
@@ -147,6 +151,7 @@ class Transcript(
         """Show the user's message (None: it is on screen already, a new version of its
         reply is coming) and an empty reply that will grow. `ids`: the question's and the
         reply's, for their actions (the question's at once, the reply's at its end)."""
+        self._finish_question()  # the last turn's, if it is still being drawn
         if self._welcome:
             self.show_conversation([])  # a new chat's first message: its page goes
         self._unseal_reply()  # a reply still streaming here stays, its paragraphs whole
@@ -155,11 +160,13 @@ class Transcript(
         if user_text is not None:
             # One piece with its actions line, as when drawn whole (a table inserted alone
             # leaves a blank line that the next piece would take over).
-            question = self._header("user", None) + self._user_body(user_text)
+            # Its first piece: a long question is drawn a piece a frame (LiveQuestion).
+            question = self._header("user", None) + self._question_start_html(user_text)
             if ids is not None:
                 self._texts_shown[ids[0]] = user_text
                 question += actions_line(ids[0], "user", muted=self._muted)
             self._append_html(question, top_margin=HEADER_GAP)
+            self._question_started()
         self._append_html(self._header("assistant", model), top_margin=HEADER_GAP)
         self._live_start = self._open_block(TEXT_GAP)
         self._reply_start = self._live_start
@@ -367,7 +374,8 @@ class Transcript(
 
     def _moved_down(self, by: int) -> None:
         """What the reply's positions point at moved `by` characters down (earlier messages
-        were drawn above it)."""
+        were drawn above it, or a piece of its question: LiveQuestion)."""
+        self._question_end += by
         self._live_start += by
         self._reply_start += by
         if self._footer_start is not None:

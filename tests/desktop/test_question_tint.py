@@ -9,6 +9,7 @@ from PySide6.QtCore import QPoint
 from PySide6.QtGui import QColor, QImage, QPalette
 from PySide6.QtWidgets import QApplication
 
+from desktop.client import ReplyEnd
 from desktop.widgets.question_tint import PADDING_PX, QUESTION_STATE
 from desktop.widgets.transcript import Transcript
 from server.types import MessageJSON
@@ -127,3 +128,90 @@ def test_the_tint_follows_a_change_of_theme_without_drawing_again(qtbot: Any) ->
     assert dark != light
     top, _bottom, left = tint_edges(view)
     assert colour_at(viewport_image(view), left + 2, top - PADDING_PX + 2) == dark
+
+
+# -- a long question, drawn a piece a frame (desktop/widgets/transcript_question.py) ------------
+
+LONG = "Summarise this:\n\n" + "\n\n".join(
+    " ".join(f"w{p}x{n}" for n in range(150)) for p in range(8)
+)  # ~8,000 characters: 8 pieces
+
+
+def all_lines(view: Transcript) -> list[tuple[float, str]]:
+    """Every laid-out line of the document: where it lies and its text."""
+    document = view.document()
+    layout = document.documentLayout()
+    found = []
+    block = document.begin()
+    while block.isValid():
+        top = layout.blockBoundingRect(block).top()
+        text, lines = block.text(), block.layout()
+        for index in range(lines.lineCount()):
+            line = lines.lineAt(index)
+            piece = text[line.textStart() : line.textStart() + line.textLength()]
+            found.append((top + line.y(), piece.replace("\u2028", "").rstrip()))
+        block = block.next()
+    return found
+
+
+def reopened_turn(qtbot: Any, question_text: str, reply: str) -> Transcript:
+    view = view_of(qtbot)
+    base = {"conversation_id": "c", "status": "completed", "ended_by": None, "error": None,
+            "created_at": 0.0, "completed_at": 0.0, "parts": []}  # fmt: skip
+    view.show_conversation([
+        {**base, "id": "u", "role": "user", "content": question_text, "model": None,
+         "usage": None},
+        {**base, "id": "a", "role": "assistant", "content": reply, "model": "m", "usage": {}},
+    ])  # type: ignore[list-item]  # fmt: skip
+    return view
+
+
+def question_text(view: Transcript) -> str:
+    return "\n".join(b.text() for b in question_blocks(view)).replace("\u2028", "\n")
+
+
+def test_a_long_question_is_drawn_a_piece_a_frame_with_the_reply_streaming_below(
+    qtbot: Any,
+) -> None:
+    view = view_of(qtbot)
+    view.begin_reply(LONG, "m", ("u", "a"))
+    first = question_text(view)
+    assert LONG.startswith(first) and 0 < len(first) < len(LONG) // 4  # the first piece only
+    reply = "A reply that streams while the question is drawn.\n\nIts second paragraph."
+    view.add_text(reply[:30])  # the reply goes on below meanwhile
+    qtbot.wait(20)
+    view.add_text(reply[30:])
+    qtbot.waitUntil(lambda: question_text(view) == LONG, timeout=5_000)
+    with qtbot.waitSignal(view.reply_ended, timeout=5_000):
+        view.end_reply(ReplyEnd(status="completed", usage={}))
+    # Line for line where the chat reopened puts it: the question and the reply below it.
+    assert all_lines(view) == all_lines(reopened_turn(qtbot, LONG, reply))
+    top, bottom, left = question_box(view)
+    image = viewport_image(view)
+    tint = QColor(view._tint).name()
+    for y in range(int(max(top, 0)), int(min(bottom, view.viewport().height())), 7):
+        assert colour_at(image, left + 2, y) == tint, y  # one box: no gap between pieces
+
+
+def question_box(view: Transcript) -> tuple[float, float, float]:
+    """The tint's top and bottom (viewport pixels) around all of the question's pieces."""
+    blocks = question_blocks(view)
+    first_top, _b, left = tint_edges(view, blocks[0])
+    _t, last_bottom, _l = tint_edges(view, blocks[-1])
+    return first_top - PADDING_PX, last_bottom + PADDING_PX, left
+
+
+def test_a_next_question_first_finishes_the_one_still_being_drawn(qtbot: Any) -> None:
+    view = view_of(qtbot)
+    view.begin_reply(LONG, "m", ("u1", "a1"))
+    view.begin_reply("next", "m", ("u2", "a2"))  # (Regenerate at once, say)
+    texts = [b.text().replace("\u2028", "\n") for b in question_blocks(view)]
+    assert "\n".join(texts[:-1]) == LONG and texts[-1] == "next"
+
+
+def test_a_chat_drawn_anew_meanwhile_gets_no_piece_of_the_old_question(qtbot: Any) -> None:
+    view = view_of(qtbot)
+    view.begin_reply(LONG, "m", ("u", "a"))
+    view.show_conversation([question("u0", "another chat")])
+    qtbot.wait(200)
+    assert question_text(view) == "another chat"
