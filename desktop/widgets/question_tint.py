@@ -6,7 +6,7 @@ last's at the bottom, none between them, so that they lie line for line as one p
 would. Qt paints a paragraph's own background only behind its lines, not its margins; a
 table of one cell (how a question was drawn before) paints its padding but costs about three
 times as much to lay out: ~12 ms for a 600-word question, laid out on the window's thread at
-the moment it is sent (issue 16). In pieces of about `CHUNK_CHARS`, a long question is laid
+the moment it is sent (issue 16). In pieces of up to `CHUNK_CHARS`, a long question is laid
 out piece by piece, over several frames (desktop/widgets/transcript_question.py).
 """
 

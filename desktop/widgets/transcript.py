@@ -158,9 +158,8 @@ class Transcript(
         self._abandon_reply()
         self._live_ids = ids
         if user_text is not None:
-            # One piece with its actions line, as when drawn whole (a table inserted alone
-            # leaves a blank line that the next piece would take over).
-            # Its first piece: a long question is drawn a piece a frame (LiveQuestion).
+            # Inserted with its actions line, as when drawn whole; of a long question, the
+            # first piece only: the rest follows a piece a frame (LiveQuestion).
             question = self._header("user", None) + self._question_start_html(user_text)
             if ids is not None:
                 self._texts_shown[ids[0]] = user_text
