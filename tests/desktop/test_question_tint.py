@@ -215,3 +215,32 @@ def test_a_chat_drawn_anew_meanwhile_gets_no_piece_of_the_old_question(qtbot: An
     view.show_conversation([question("u0", "another chat")])
     qtbot.wait(200)
     assert question_text(view) == "another chat"
+
+
+def last_question(view: Transcript) -> str:
+    """The text of the last question in the document (its pieces are adjacent blocks)."""
+    groups: list[list[str]] = []
+    block, previous = view.document().begin(), False
+    while block.isValid():
+        is_question = block.userState() == QUESTION_STATE
+        if is_question and not previous:
+            groups.append([])
+        if is_question:
+            groups[-1].append(block.text())
+        previous = is_question
+        block = block.next()
+    return "\n".join(groups[-1]).replace("\u2028", "\n")
+
+
+def test_earlier_messages_drawn_above_meanwhile_move_where_the_pieces_go(qtbot: Any) -> None:
+    view = view_of(qtbot)
+    view.show_conversation([question(f"u{n}", f"question {n}") for n in range(130)])
+    assert not view.drawn_whole  # a "Show earlier" link above the newest
+    view.begin_reply(LONG, "m", ("u", "a"))
+    view.add_text("The reply.")
+    view.show_everything()  # drawn above the question while its pieces are still coming
+    qtbot.waitUntil(lambda: last_question(view) == LONG, timeout=5_000)
+    with qtbot.waitSignal(view.reply_ended, timeout=5_000):
+        view.end_reply(ReplyEnd(status="completed", usage={}))
+    assert view.toPlainText().endswith("The reply.\nCopy  ·  Regenerate")
+    assert last_question(view) == LONG
