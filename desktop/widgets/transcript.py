@@ -31,6 +31,7 @@ from desktop.widgets.transcript_document import TranscriptDocument
 from desktop.widgets.transcript_history import FOOTER_LINE_GAP, StoredMessagesView
 from desktop.widgets.transcript_parts import TEXT_GAP, ReplyPartsView
 from desktop.widgets.transcript_question import LiveQuestion
+from desktop.widgets.transcript_reply_state import GrowingReply
 from desktop.widgets.transcript_viewport import TranscriptViewport
 from desktop.widgets.update_pacing import (
     CATCH_UP_MS,
@@ -52,6 +53,7 @@ class Transcript(
     TranscriptViewport,
     TranscriptDocument,
     LiveQuestion,
+    GrowingReply,
     QTextBrowser,
 ):
     """Shows one conversation. Parent calls its methods; it emits what happened."""
@@ -68,21 +70,6 @@ class Transcript(
     citation_clicked = Signal(dict)  # a cited source's link: its part (CitationPartJSON)
     prompt_chosen = Signal(str)  # an example prompt of the welcome page: send it
     panel_requested = Signal(str)  # the welcome page's settings | models | library | shortcuts
-
-    # One growing reply (see _reset_reply).
-    _reply: list[str]
-    _carry: str  # a code fence to reopen: the reply was cut inside a code block
-    _joiner: str | None  # cut inside a paragraph: what goes between its pieces (else None)
-    _joined: bool  # a paragraph of this reply was drawn in pieces
-    _frozen_len: int
-    _shown_len: int
-    _ending: tuple[ReplyEnd | None, str] | None
-    _live_start: int
-    _reply_start: int
-    _footer_start: int | None
-    _streaming: bool
-    _live: bool
-    # The reply's parts as they come (text pieces, tool steps, citations): ReplyPartsView.
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -364,48 +351,3 @@ class Transcript(
             self._insert_whole(self._live_start - 1, html_text)
         else:
             self._replace_from(self._live_start, html_text)
-
-    def _unseal_reply(self) -> None:  # its paragraphs each one block again (_seal_lines)
-        removed = self._unseal()
-        self._live_start -= removed
-        if self._group_start is not None:
-            self._group_start -= removed
-
-    def _moved_down(self, by: int) -> None:
-        """What the reply's positions point at moved `by` characters down (earlier messages
-        were drawn above it, or a piece of its question: LiveQuestion)."""
-        self._question_end += by
-        self._live_start += by
-        self._reply_start += by
-        if self._footer_start is not None:
-            self._footer_start += by
-        if self._group_start is not None:
-            self._group_start += by
-        self._seals = {position + by: margin for position, margin in self._seals.items()}
-
-    def _abandon_reply(self) -> None:
-        """The view is about to show something else: drop any reply in progress here."""
-        self._timer.stop()
-        abandoned = self._ending is not None
-        self._reset_reply()
-        if abandoned:
-            self.reply_ended.emit()  # whoever waits for that ending must not wait forever
-
-    def _reset_reply(self) -> None:
-        """No reply in progress: the state of one growing reply, empty."""
-        self._reply = []
-        self._carry = ""
-        self._joiner = None
-        self._joined = False
-        self._frozen_len = 0
-        self._shown_len = 0
-        self._ending = None
-        self._live_start = 0
-        self._reply_start = 0
-        self._footer_start = None
-        self._streaming = False
-        self._live = False
-        self._parts = []
-        self._group_start = None
-        self._group = []
-        self._seals = {}

@@ -1,5 +1,5 @@
-"""The user's messages: one paragraph each, on a tint the transcript paints behind its lines
-and padding (desktop/widgets/question_tint.py), the same live and reopened, in either theme."""
+"""The user's messages: paragraphs on a tint the transcript paints behind their lines and
+padding (desktop/widgets/question_tint.py), the same live and reopened, in either theme."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from desktop.client import ReplyEnd
 from desktop.widgets.question_tint import PADDING_PX, QUESTION_STATE
 from desktop.widgets.transcript import Transcript
 from server.types import MessageJSON
+from tests.desktop.test_growing_paragraph import lines
 
 QUESTION = "Line one\nline two\n\nA paragraph after a blank line <b>not bold</b> & so on."
 
@@ -54,9 +55,9 @@ def tint_edges(view: Transcript, block: Any = None) -> tuple[float, float, float
     view's only question if None)."""
     if block is None:
         (block,) = question_blocks(view)
-    lines = view.document().documentLayout().blockBoundingRect(block)
+    rect = view.document().documentLayout().blockBoundingRect(block)
     scrolled = view.verticalScrollBar().value()
-    return lines.top() - scrolled, lines.bottom() - scrolled, lines.left()
+    return rect.top() - scrolled, rect.bottom() - scrolled, rect.left()
 
 
 def test_the_tint_covers_the_padding_and_stops_there(qtbot: Any) -> None:
@@ -104,8 +105,8 @@ def test_a_question_scrolled_half_out_of_view_keeps_its_tint(qtbot: Any) -> None
     long_question = "\n".join(f"line {n}" for n in range(60))
     view.show_conversation([question("u0", long_question), question("u1", "below")])
     first = question_blocks(view)[0]
-    lines = view.document().documentLayout().blockBoundingRect(first)
-    view.verticalScrollBar().setValue(int(lines.bottom()) - 5)  # its last line at the top
+    rect = view.document().documentLayout().blockBoundingRect(first)
+    view.verticalScrollBar().setValue(int(rect.bottom()) - 5)  # its last line at the top
     qtbot.wait(50)
     top, _bottom, left = tint_edges(view, first)
     image = viewport_image(view)
@@ -135,23 +136,6 @@ def test_the_tint_follows_a_change_of_theme_without_drawing_again(qtbot: Any) ->
 LONG = "Summarise this:\n\n" + "\n\n".join(
     " ".join(f"w{p}x{n}" for n in range(150)) for p in range(8)
 )  # ~8,000 characters: 8 pieces
-
-
-def all_lines(view: Transcript) -> list[tuple[float, str]]:
-    """Every laid-out line of the document: where it lies and its text."""
-    document = view.document()
-    layout = document.documentLayout()
-    found = []
-    block = document.begin()
-    while block.isValid():
-        top = layout.blockBoundingRect(block).top()
-        text, lines = block.text(), block.layout()
-        for index in range(lines.lineCount()):
-            line = lines.lineAt(index)
-            piece = text[line.textStart() : line.textStart() + line.textLength()]
-            found.append((top + line.y(), piece.replace("\u2028", "").rstrip()))
-        block = block.next()
-    return found
 
 
 def reopened_turn(qtbot: Any, question_text: str, reply: str) -> Transcript:
@@ -185,7 +169,7 @@ def test_a_long_question_is_drawn_a_piece_a_frame_with_the_reply_streaming_below
     with qtbot.waitSignal(view.reply_ended, timeout=5_000):
         view.end_reply(ReplyEnd(status="completed", usage={}))
     # Line for line where the chat reopened puts it: the question and the reply below it.
-    assert all_lines(view) == all_lines(reopened_turn(qtbot, LONG, reply))
+    assert lines(view) == lines(reopened_turn(qtbot, LONG, reply))
     top, bottom, left = question_box(view)
     image = viewport_image(view)
     tint = QColor(view._tint).name()
