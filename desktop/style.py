@@ -37,6 +37,7 @@ QScrollBar::handle:vertical {{
 QScrollBar::handle:vertical:hover, QScrollBar::handle:vertical:pressed {{
     background: {hover};
 }}
+QScrollBar::handle:vertical:disabled {{ background: none; }}
 QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical {{
     height: 0; border: none; background: none;
 }}

@@ -76,6 +76,7 @@ class Transcript(
         self.setOpenLinks(False)
         self.setAccessibleName("Conversation")
         self.setReadOnly(True)
+        self._keep_scroll_bar()
         self.anchorClicked.connect(self._on_anchor_clicked)
         self.highlighted.connect(self._on_highlighted)
         self._renderer = MarkdownRenderer(dark=self._palette_is_dark())

@@ -1,6 +1,11 @@
 """Where the document sits in the view: a reading column of at most `COLUMN_PX`, centred;
 following a growing reply's end unless the user scrolled up; a message's time on hover.
 
+The vertical scroll bar is always there, disabled (no handle drawn) while there is nothing to
+scroll: a bar that appeared when a reply first outgrew the view narrowed the viewport, and Qt
+laid out the whole document again and repainted all of it, 6-10 ms of the window's thread
+in that frame, the costliest of a reply (1.6 ms for any other; issue 16).
+
 A mixin of `Transcript` (desktop/widgets/transcript.py).
 """
 
@@ -8,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QHelpEvent, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QScrollBar, QToolTip, QWidget
 
@@ -31,6 +36,13 @@ class TranscriptViewport:
         def verticalScrollBar(self) -> QScrollBar: ...
 
         def cursorForPosition(self, pos: object) -> QTextCursor: ...
+
+        def setVerticalScrollBarPolicy(self, policy: Qt.ScrollBarPolicy) -> None: ...
+
+    def _keep_scroll_bar(self) -> None:
+        """The vertical scroll bar always there (once, at construction)."""
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+        self.verticalScrollBar().setEnabled(False)
 
     def _fit_column(self) -> None:
         """Lines no longer than `COLUMN_PX`, the column centred in a wide window."""
@@ -65,6 +77,9 @@ class TranscriptViewport:
         self._at_end = value >= self.verticalScrollBar().maximum() - FOLLOW_SLACK_PX
 
     def _on_scroll_range_changed(self, _minimum: int, maximum: int) -> None:
+        bar = self.verticalScrollBar()
+        if bar.isEnabled() != (maximum > 0):
+            bar.setEnabled(maximum > 0)  # no handle while there is nothing to scroll
         # The document grew (it is laid out after an update, not always during it): a view
         # at the end stays there.
         if self._at_end:
