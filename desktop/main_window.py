@@ -42,6 +42,12 @@ from desktop.window_view import WindowView
 log = logging.getLogger(__name__)
 
 STATUS_POLL_MS = 1000
+# The sidebar is brought up to date this long after a reply starts, not in the frames that
+# send the question, draw it and open the reply's stream: stacked on those (a new chat's
+# first reply), its request and redraw made the costliest frames of a reply, and with a busy
+# process beside the app 4-7 in 20 short replies stalled over 16 ms (1-2 in 20 with this
+# delay; issue 16, docs/benchmarks.md). Replies started within it share one refresh.
+LIST_AFTER_START_MS = 250
 
 
 class MainWindow(WindowRequests, WindowView, QMainWindow):
@@ -139,6 +145,10 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
         self._status_timer = QTimer(self)
         self._status_timer.setInterval(STATUS_POLL_MS)
         self._status_timer.timeout.connect(self._on_status_timer_timeout)
+        self._list_timer = QTimer(self)  # a refresh of the sidebar after a reply starts
+        self._list_timer.setSingleShot(True)
+        self._list_timer.setInterval(LIST_AFTER_START_MS)
+        self._list_timer.timeout.connect(lambda: self.tasks.spawn(self._refresh_list()))
         self.zoom_level = 0
         self.help = HelpWindows(lambda: shortcut_rows(self.menus), self.model_picker.names, self)
         self.help.failed.connect(self.show_error)
@@ -208,6 +218,7 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
     async def hang_up(self) -> None:
         """Closing: stop the reply in flight the way Stop does, and all other work."""
         self._status_timer.stop()
+        self._list_timer.stop()
         await self.reply.hang_up()
         await self.tasks.close()
 
@@ -349,7 +360,8 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
             self._set_current(conversation_id)
 
     def _on_reply_started(self, _conversation_id: str) -> None:
-        self.tasks.spawn(self._refresh_list())  # a new title, a new order
+        if not self._list_timer.isActive():
+            self._list_timer.start()  # a new title, a new order (LIST_AFTER_START_MS)
 
     def _on_reply_finished(self, message_id: str) -> None:
         self.tasks.spawn(self._refresh_status())

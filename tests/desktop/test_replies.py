@@ -197,6 +197,7 @@ def test_the_model_picker_belongs_to_the_open_chat_and_new_chats_use_the_default
     assert picker.current() == MODEL  # a new chat: the default, not the last chat's model
     pick(local)  # on a new chat: the user's default from now on, kept across launches
     assert DesktopConfig.load().default_model == local
+    qtbot.waitUntil(lambda: gui.window.sidebar.list.count() == 1)  # listed after its reply began
     gui.window.sidebar.list.setCurrentRow(0)
     qtbot.waitUntil(lambda: gui.window.current_id == first)
     assert picker.current() == local

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
+import time
 from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMenu, QMessageBox
 
+from desktop.main_window import LIST_AFTER_START_MS
 from desktop.widgets.search_result import SNIPPET_ROLE
 from tests.desktop.conftest import GuiApp, run
 from tests.support.upstream import Script, ScriptedUpstream
@@ -41,6 +43,25 @@ def test_ctrl_n_starts_a_new_chat_and_the_sidebar_reopens_old_ones(
     gui.window.sidebar.list.setCurrentRow(1)
     qtbot.waitUntil(lambda: "About apples" in gui.transcript_text(), timeout=5_000)
     assert "About pears" not in gui.transcript_text()
+
+
+def test_the_sidebar_catches_up_after_the_frames_that_start_a_reply(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    """Issue 16: the list's request and redraw come a while after a reply starts, not
+    stacked on the frames that send the question, draw it and open the stream."""
+    upstream.script = Script(tokens=200, rate=100.0)  # still streaming when the list shows it
+    started: list[float] = []
+    listed: list[float] = []
+    gui.window.reply.reply_started.connect(lambda _id: started.append(time.monotonic()))
+    gui.window.conversations_shown.connect(lambda: listed.append(time.monotonic()))
+    gui.send("About plums")
+    qtbot.waitUntil(lambda: "About plums" in titles(gui), timeout=5_000)
+    assert started and listed
+    # A Qt timer may fire up to 5 % early; without the delay the list came ~20 ms after.
+    assert listed[0] - started[0] >= 0.8 * LIST_AFTER_START_MS / 1000
+    assert gui.window.reply.busy_in(gui.window.current_id)  # before the reply ended
+    qtbot.waitUntil(lambda: not gui.window.reply.busy_in(gui.window.current_id), timeout=10_000)
 
 
 def test_rename_inline_with_f2(gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any) -> None:
@@ -196,6 +217,7 @@ def test_deleting_the_conversation_mid_reply_stops_it_quietly(
     upstream.script = Script(tokens=100, stall_after=2)
     gui.send("Doomed")
     qtbot.waitUntil(lambda: "t1" in gui.transcript_text(), timeout=10_000)
+    qtbot.waitUntil(lambda: titles(gui) == ["Doomed"], timeout=5_000)  # listed once started
     gui.window.sidebar.list.setCurrentRow(0)
     qtbot.keyClick(gui.window.sidebar.list, Qt.Key.Key_Delete)
     dialog = gui.window.sidebar.findChild(QMessageBox, "confirm-delete")

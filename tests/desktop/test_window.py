@@ -31,10 +31,11 @@ def test_send_streams_a_reply_and_shows_its_figures(
     assert "tok/s" in text and "8 tokens" in text
     assert gui.window.composer.text == ""
     assert gui.window.composer.button.text() == "Send"
-    titles = [
-        gui.window.sidebar.list.item(i).text() for i in range(gui.window.sidebar.list.count())
-    ]
-    assert titles == ["Hello there"]
+    sidebar = gui.window.sidebar.list
+    # Listed a moment after the reply started (LIST_AFTER_START_MS).
+    qtbot.waitUntil(
+        lambda: [sidebar.item(i).text() for i in range(sidebar.count())] == ["Hello there"]
+    )
 
 
 def test_stop_mid_reply_marks_it_at_once_and_keeps_what_was_shown(
@@ -179,6 +180,7 @@ def test_reopening_a_streaming_conversation_then_stopping_shows_it_once(
     qtbot.waitUntil(lambda: "t2" in gui.transcript_text(), timeout=10_000)
     streaming_id = gui.window.current_id
     # Away to a new chat, then back to the one still streaming (from the list).
+    qtbot.waitUntil(lambda: gui.window.sidebar.list.count() == 1)  # listed once started
     qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: "Keep going" not in gui.transcript_text(), timeout=5_000)
     gui.window.sidebar.list.setCurrentRow(0)
