@@ -37,6 +37,13 @@ GUI thread's stalls while the embedded server indexes it (issue 12: <= 16 ms).
 runs it all on cores slowed to about half speed (bench/slow_cores.py, needs root): a slower
 machine of the same kind, as issue 16 asks the goals to hold on.
 
+    python -m bench.desktop TOKENS --sched-trace
+
+also records the kernel's scheduler events (perf, root) while the streams of 2 and 4 run,
+and adds two lines to each: every reply's longest stall less the VM's part, told from what
+happened to the window's thread itself, and what the longest of those was made of
+(bench/sched_trace.py).
+
     python -m bench.desktop TOKENS --watch-vm
 
 also watches, at 1 ms, when the VM's cores were paused (bench/vm_pauses.py, needs root),
@@ -53,6 +60,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,6 +72,7 @@ from PySide6.QtWidgets import QApplication
 
 from bench.gui_ticker import Ticker
 from bench.harness import TOKEN, _spawn, read_timings, show, summary
+from bench.sched_trace import StallTracer
 from bench.vm_pauses import Pauses, watching_vm
 from desktop.app import App, finish_qt
 from desktop.config import DesktopConfig
@@ -110,12 +119,15 @@ STOLEN: list[float] = []  # hypervisor steal during each reply streamed (ms)
 CLEAN: list[float] = []  # each reply's longest GUI stall with no steal counted in it (ms)
 UNPAUSED: list[float] = []  # each reply's longest GUI stall less the VM's pauses in it (ms)
 PAUSES: list[Pauses] = []  # --watch-vm: the watchers' log
+TRACER = StallTracer() if "--sched-trace" in sys.argv else None
 
 
 @contextlib.contextmanager
 def competing_process() -> Iterator[None]:
     """A CPU-bound process beside the app for as long as the block runs."""
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    if TRACER is not None:
+        TRACER.labels[busy.pid] = "the competing process"
     try:
         yield
     finally:
@@ -157,6 +169,8 @@ async def stream_and_measure(
     await finished.wait()
     ticker.stop()
     STOLEN.append(ticker.stolen_ms)
+    if TRACER is not None:
+        TRACER.add([(gap.end, gap.ms, gap.ran_ms) for gap in ticker.details])
     clean = ticker.longest_without_steal()
     CLEAN.append(clean.stall if clean is not None else 0.0)
     if PAUSES:
@@ -258,6 +272,15 @@ async def send_long_questions(app: App, upstream: Any, words: int = 600, rounds:
 
 
 async def streams(app: App, upstream: Any, tokens: int, suffix: str = "") -> None:
+    if TRACER is None:
+        await stream_measurements(app, upstream, tokens, suffix)
+        return
+    with TRACER.recording():
+        await stream_measurements(app, upstream, tokens, suffix)
+    TRACER.report(threading.get_native_id(), f"{tokens} tokens, 200 tok/s then max rate{suffix}")
+
+
+async def stream_measurements(app: App, upstream: Any, tokens: int, suffix: str) -> None:
     await stream_and_measure(app, upstream, tokens, 200.0, suffix=suffix)
     await stream_and_measure(app, upstream, tokens, None, suffix=suffix)
     stalls = [await stream_and_measure(app, upstream, tokens, None, quiet=True) for _ in range(9)]
@@ -367,6 +390,8 @@ def main(tokens: int = 20_000, external_server: bool = False, indexing: bool = F
 
     up_proc, base_url = _spawn([sys.executable, "-m", "tests.support.upstream"])
     upstream = Upstream(base_url, int(base_url.rsplit(":", 1)[1].split("/")[0]))
+    if TRACER is not None:
+        TRACER.labels[up_proc.pid] = "the upstream"
     try:
         with tempfile.TemporaryDirectory() as tmp:
             os.environ["PARLEY_RUNTIME_DIR"] = f"{tmp}/rt"
