@@ -28,13 +28,19 @@ def colours(image: QImage) -> set[str]:
     }
 
 
-def test_a_reply_outgrowing_the_view_keeps_the_width_of_its_lines(qtbot: Any) -> None:
+def replying(qtbot: Any) -> Transcript:
+    """A 600 x 300 view with a reply begun."""
     view = Transcript()
     qtbot.addWidget(view)
     view.resize(600, 300)
     view.show()
-    bar = view.verticalScrollBar()
     view.begin_reply("question", "model", ("u", "a"))
+    return view
+
+
+def test_a_reply_outgrowing_the_view_keeps_the_width_of_its_lines(qtbot: Any) -> None:
+    view = replying(qtbot)
+    bar = view.verticalScrollBar()
     sizes: list[int] = []
     view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
     view.add_text(WORDS[:300])
@@ -59,12 +65,8 @@ def test_a_reply_outgrowing_the_view_keeps_the_width_of_its_lines(qtbot: Any) ->
 
 
 def test_the_bar_shows_no_handle_until_there_is_something_to_scroll(qtbot: Any) -> None:
-    view = Transcript()
-    qtbot.addWidget(view)
-    view.resize(600, 300)
-    view.show()
+    view = replying(qtbot)
     base = view.palette().color(QPalette.ColorRole.Base).name()
-    view.begin_reply("question", "model", ("u", "a"))
     view.add_text("A short reply.")
     qtbot.waitUntil(lambda: "A short reply." in view.toPlainText())
     qtbot.wait(30)
