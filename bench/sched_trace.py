@@ -88,8 +88,8 @@ class Trace:
     def explain(self, start: float, end: float) -> Breakdown:
         found = Breakdown()
         behind: dict[str, float] = defaultdict(float)
-        index = max(0, bisect.bisect_left([s.start for s in self.segments], start) - 1)
-        for segment in self.segments[index:]:
+        index = max(0, bisect.bisect_left(self.segments, start, key=lambda s: s.start) - 1)
+        for segment in itertools.islice(self.segments, index, None):
             if segment.start >= end:
                 break
             spent = (min(segment.end, end) - max(segment.start, start)) * 1000

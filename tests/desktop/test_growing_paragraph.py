@@ -44,10 +44,10 @@ def drawn_whole(qtbot: Any, text: str, width: int = 800) -> list[tuple[float, st
     return lines(view)
 
 
-def streaming(qtbot: Any) -> Transcript:
+def streaming(qtbot: Any, width: int = 800, height: int = 600) -> Transcript:
     view = Transcript()
     qtbot.addWidget(view)
-    view.resize(800, 600)
+    view.resize(width, height)
     view.show()
     view.begin_reply("q", "m", ("u", "a"))
     return view

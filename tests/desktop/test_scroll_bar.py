@@ -9,7 +9,7 @@ from typing import Any
 from PySide6.QtGui import QImage, QPalette
 
 from desktop.widgets.transcript import Transcript
-from tests.desktop.test_growing_paragraph import lines
+from tests.desktop.test_growing_paragraph import lines, streaming
 
 WORDS = " ".join(f"word{n}" for n in range(900))  # several screens at 600 x 300
 
@@ -28,18 +28,8 @@ def colours(image: QImage) -> set[str]:
     }
 
 
-def replying(qtbot: Any) -> Transcript:
-    """A 600 x 300 view with a reply begun."""
-    view = Transcript()
-    qtbot.addWidget(view)
-    view.resize(600, 300)
-    view.show()
-    view.begin_reply("question", "model", ("u", "a"))
-    return view
-
-
 def test_a_reply_outgrowing_the_view_keeps_the_width_of_its_lines(qtbot: Any) -> None:
-    view = replying(qtbot)
+    view = streaming(qtbot, 600, 300)
     bar = view.verticalScrollBar()
     sizes: list[int] = []
     view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
@@ -65,7 +55,7 @@ def test_a_reply_outgrowing_the_view_keeps_the_width_of_its_lines(qtbot: Any) ->
 
 
 def test_the_bar_shows_no_handle_until_there_is_something_to_scroll(qtbot: Any) -> None:
-    view = replying(qtbot)
+    view = streaming(qtbot, 600, 300)
     base = view.palette().color(QPalette.ColorRole.Base).name()
     view.add_text("A short reply.")
     qtbot.waitUntil(lambda: "A short reply." in view.toPlainText())
