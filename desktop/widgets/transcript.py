@@ -29,6 +29,7 @@ from desktop.widgets.transcript_anchors import TranscriptAnchors
 from desktop.widgets.transcript_colours import TranscriptColours
 from desktop.widgets.transcript_document import TranscriptDocument
 from desktop.widgets.transcript_history import FOOTER_LINE_GAP, StoredMessagesView
+from desktop.widgets.transcript_long_paragraph import LongParagraphs
 from desktop.widgets.transcript_parts import TEXT_GAP, ReplyPartsView
 from desktop.widgets.transcript_question import LiveQuestion
 from desktop.widgets.transcript_reply_state import GrowingReply
@@ -52,6 +53,7 @@ class Transcript(
     TranscriptColours,
     TranscriptViewport,
     TranscriptDocument,
+    LongParagraphs,
     LiveQuestion,
     GrowingReply,
     QTextBrowser,
@@ -111,11 +113,11 @@ class Transcript(
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit_column()
-        if self._seals_outdated():
-            self._unseal_reply()
+        self._fit_pieces_to_width()
 
     def setHtml(self, text: str) -> None:
         self._drop_question()
+        self._kept_width = None  # no paragraph in pieces any more
         super().setHtml(text)
         self._fit_column()
 
@@ -309,10 +311,12 @@ class Transcript(
             self._draw_live(frozen)
             self._frozen_len += len(stable) - len(self._carry)
             self._carry = carry
-            if not carry and cut_inside_paragraph(stable, frozen) and self._block_fits_more():
+            if not carry and cut_inside_paragraph(stable, frozen):
                 # Cut inside a paragraph (a long one, or a burst bigger than the budget):
                 # the rest goes on in the same block, so its lines wrap as in the paragraph
-                # drawn whole.
+                # drawn whole. Past JOIN_MAX_CHARS, its pieces so far stay as they are.
+                if not self._block_fits_more():
+                    self._keep_pieces()
                 # A space where the cut took one (a line break reads as one in a paragraph),
                 # unless the frozen part's HTML kept it.
                 kept = frozen[: -len("</p>")][-1:].isspace()

@@ -103,9 +103,9 @@ class TranscriptDocument:
         return cursor.position()
 
     def _block_fits_more(self) -> bool:
-        """Whether the last paragraph may grow: one longer than JOIN_MAX_CHARS goes on in a
-        new block (its sealed lines are put back together when it ends, a layout that costs
-        in proportion to its length)."""
+        """Whether the last paragraph may grow in pieces put back together when it ends (a
+        layout that costs in proportion to their length): past JOIN_MAX_CHARS, the pieces
+        so far are kept as they are (LongParagraphs)."""
         block = self.document().lastBlock()
         length = block.length()
         while block.position() - 1 in self._seals:

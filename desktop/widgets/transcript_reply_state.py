@@ -8,6 +8,7 @@ A mixin of `Transcript` (desktop/widgets/transcript.py).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer, SignalInstance
@@ -43,11 +44,43 @@ class GrowingReply:
 
         def _unseal(self) -> int: ...
 
+        def _seals_outdated(self) -> bool: ...
+
+        def _pieces_outdated(self) -> bool: ...
+
+        def _join_kept_pieces(self) -> list[int]: ...
+
     def _unseal_reply(self) -> None:  # its paragraphs each one block again (_seal_lines)
         removed = self._unseal()
         self._live_start -= removed
         if self._group_start is not None:
             self._group_start -= removed
+
+    def _fit_pieces_to_width(self) -> None:
+        """The width of the lines changed: paragraphs drawn in pieces one block again (the
+        pieces wrap as one paragraph only at the width they were cut at)."""
+        if self._seals_outdated():
+            self._unseal_reply()
+        if self._pieces_outdated():
+            self._separators_removed(self._join_kept_pieces())
+
+    def _separators_removed(self, removed: list[int]) -> None:
+        """Block separators were taken out at `removed` (where they were, ascending): what
+        the reply's positions point at moved up by one for each of them before it."""
+        if not removed:
+            return
+
+        def moved(position: int) -> int:
+            return position - bisect_left(removed, position)
+
+        self._question_end = moved(self._question_end)
+        self._live_start = moved(self._live_start)
+        self._reply_start = moved(self._reply_start)
+        if self._footer_start is not None:
+            self._footer_start = moved(self._footer_start)
+        if self._group_start is not None:
+            self._group_start = moved(self._group_start)
+        self._seals = {moved(position): margin for position, margin in self._seals.items()}
 
     def _moved_down(self, by: int) -> None:
         """What the reply's positions point at moved `by` characters down (earlier messages
