@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, QMimeData, QTimer, QUrl, Signal
 from PySide6.QtGui import QColor, QPaintEvent, QResizeEvent, QTextCursor
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
@@ -107,13 +107,26 @@ class Transcript(
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
             self._on_palette_changed()
+        elif event.type() == QEvent.Type.FontChange:
+            self._fit_pieces(rewrapped=True)  # zoom: the lines wrap anew
 
     # -- the reading column -------------------------------------------------------------------
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit_column()
-        self._fit_pieces_to_width()
+        self._fit_pieces()
+
+    def createMimeDataFromSelection(self) -> QMimeData:
+        """A copy: a paragraph kept in pieces comes out whole (_copied_text)."""
+        data = super().createMimeDataFromSelection()
+        text = self._copied_text(self.textCursor())
+        if text is None:
+            return data
+        copied = QMimeData()
+        copied.setHtml(data.html())
+        copied.setText(text)
+        return copied
 
     def setHtml(self, text: str) -> None:
         self._drop_question()
@@ -316,7 +329,7 @@ class Transcript(
                 # the rest goes on in the same block, so its lines wrap as in the paragraph
                 # drawn whole. Past JOIN_MAX_CHARS, its pieces so far stay as they are.
                 if not self._block_fits_more():
-                    self._keep_pieces()
+                    self._keep_pieces(edit)
                 # A space where the cut took one (a line break reads as one in a paragraph),
                 # unless the frozen part's HTML kept it.
                 kept = frozen[: -len("</p>")][-1:].isspace()

@@ -1,11 +1,13 @@
-"""A paragraph longer than a block may grow to (JOIN_MAX_CHARS), drawn while it streams: the
-pieces sealed off so far stay blocks of their own for good, each cut at a line's start and with
-no margin between them, so the paragraph reads as one, line for line where the paragraph drawn
-whole puts them. Its end puts back together only the pieces sealed since (a layout in
-proportion to their length, bounded by JOIN_MAX_CHARS), not the whole paragraph.
+"""A paragraph longer than a block may grow to (JOIN_MAX_CHARS), drawn while it streams: each
+time it passes that length, the paragraph so far (its sealed pieces put back together) stays a
+block of its own for good, cut at a line's start with no margin below it, so the paragraph
+reads as one, line for line where the paragraph drawn whole puts them. Its end puts back
+together only what was sealed since (a layout in proportion to its length, bounded by
+JOIN_MAX_CHARS), not the whole paragraph.
 
-The kept pieces wrap as one paragraph only at the width they were cut at: when the width of the
-lines changes they are put back together (the window lays out everything again then anyway).
+The kept pieces wrap as one paragraph only at the width and in the font they were cut in: when
+either changes they are put back together (the window lays out everything again then anyway).
+Until then, Find sees a paragraph break at each cut, one per JOIN_MAX_CHARS; a copy does not.
 
 A mixin of `Transcript` (desktop/widgets/transcript.py).
 """
@@ -21,6 +23,10 @@ if TYPE_CHECKING:
 
 CONTINUED_STATE = 2  # a block's user state: its paragraph goes on in the next block
 NO_STATE = -1
+# What a copy's plain text makes of the document's own characters (QTextDocument.toPlainText):
+# paragraph and line separators and a frame's ends are line breaks, a no-break space a space.
+PLAIN = str.maketrans({"\u2029": "\n", "\u2028": "\n", "\ufdd0": "\n", "\ufdd1": "\n",
+                       "\u00a0": " "})  # fmt: skip
 
 
 class LongParagraphs:
@@ -30,20 +36,31 @@ class LongParagraphs:
 
         def _line_width(self) -> float: ...
 
+        def _unseal_unseen(self, edit: QTextCursor) -> int: ...
+
     _seals: dict[int, float]  # TranscriptDocument's: where each sealed piece's block ends
     _sealed_width: float
     _kept_width: float | None = None  # the width of the lines pieces were kept at (None: none)
 
-    def _keep_pieces(self) -> None:
-        """The pieces sealed off so far stay blocks of their own: _unseal no longer puts them
-        back together, and the paragraph may grow by JOIN_MAX_CHARS again."""
+    def _keep_pieces(self, edit: QTextCursor) -> None:
+        """The paragraph so far stays a block of its own for good: its sealed pieces but the
+        live lines are put back together (unseen: at the width they were cut at they wrap as
+        shown; one block, so Find and a copy are cut only there), and it is marked as going
+        on in the next block. The paragraph may then grow by JOIN_MAX_CHARS again. `edit`:
+        the update's edit, open."""
         if not self._seals:
             return
-        document = self.document()
-        for position in self._seals:
-            document.findBlock(position).setUserState(CONTINUED_STATE)
-        self._kept_width = self._sealed_width
-        self._seals = {}
+        cut = max(self._seals)  # kept: between the paragraph so far and its live lines
+        del self._seals[cut]
+        width = self._sealed_width
+        cut -= self._unseal_unseen(edit)
+        block = self.document().findBlock(cut)
+        piece = block.blockFormat()
+        if piece.bottomMargin():  # the paragraph's, set back by _unseal: none above the cut
+            piece.setBottomMargin(0)
+            QTextCursor(block).setBlockFormat(piece)
+        block.setUserState(CONTINUED_STATE)
+        self._kept_width = width
 
     def _pieces_outdated(self) -> bool:
         """Pieces kept at another width: they would no longer wrap as one paragraph."""
@@ -55,6 +72,11 @@ class LongParagraphs:
         if self._kept_width is None:
             return []
         self._kept_width = None
+        # Laid out to its end first: an edit above the part Qt has yet to lay out after a
+        # change of width (it lays a long document out a part at a time) left the blocks
+        # below that part never laid out, and so never painted.
+        layout = self.document().documentLayout()
+        layout.blockBoundingRect(self.document().lastBlock())
         removed: list[int] = []
         cursor = QTextCursor(self.document())
         cursor.beginEditBlock()
@@ -77,3 +99,22 @@ class LongParagraphs:
         cursor.endEditBlock()
         removed.reverse()
         return removed
+
+    def _copied_text(self, selection: QTextCursor) -> str | None:
+        """The plain text a copy of `selection` gives, with no line break where a paragraph
+        was kept in pieces; None when no such cut lies in it (Qt's own text is right)."""
+        if self._kept_width is None or not selection.hasSelection():
+            return None
+        start, end = selection.selectionStart(), selection.selectionEnd()
+        cuts = []
+        block = self.document().findBlock(start)
+        while block.isValid() and block.position() < end:
+            separator = block.position() + block.length() - 1
+            if block.userState() == CONTINUED_STATE and start <= separator < end:
+                cuts.append(separator - start)
+            block = block.next()
+        if not cuts:
+            return None
+        text = selection.selectedText()  # a character per position: the cuts' separators too
+        pieces = [text[a + 1 : b] for a, b in zip([-1, *cuts], [*cuts, len(text)], strict=True)]
+        return "".join(pieces).translate(PLAIN)

@@ -56,12 +56,13 @@ class GrowingReply:
         if self._group_start is not None:
             self._group_start -= removed
 
-    def _fit_pieces_to_width(self) -> None:
-        """The width of the lines changed: paragraphs drawn in pieces one block again (the
-        pieces wrap as one paragraph only at the width they were cut at)."""
-        if self._seals_outdated():
+    def _fit_pieces(self, rewrapped: bool = False) -> None:
+        """Paragraphs drawn in pieces one block again where the width of the lines changed,
+        or wherever the lines wrap anew (`rewrapped`: another font): the pieces wrap as one
+        paragraph only at the width and in the font they were cut in."""
+        if self._seals and (rewrapped or self._seals_outdated()):
             self._unseal_reply()
-        if self._pieces_outdated():
+        if rewrapped or self._pieces_outdated():
             self._separators_removed(self._join_kept_pieces())
 
     def _separators_removed(self, removed: list[int]) -> None:

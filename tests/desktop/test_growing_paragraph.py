@@ -13,7 +13,6 @@ from PySide6.QtWidgets import QWidget
 
 from desktop.client import ReplyEnd
 from desktop.widgets.transcript import Transcript
-from desktop.widgets.transcript_document import JOIN_MAX_CHARS
 from tests.desktop.test_markdown_render import reopened
 
 WORDS = " ".join(f"word{n}" for n in range(260))  # one paragraph, ~1,900 characters
@@ -114,53 +113,6 @@ def test_a_narrower_window_puts_the_pieces_together_and_seals_at_its_width(qtbot
     assert view._seals  # sealed again, at the new width
     live = lines(view)
     assert live == drawn_whole(qtbot, WORDS[:1500], width=560)[: len(live)]
-
-
-ENDLESS = " ".join(f"w{n}" for n in range(1_200))  # one paragraph, ~6,000 characters
-
-
-def test_a_paragraph_longer_than_a_block_may_grow_stays_in_pieces_that_read_as_one(
-    qtbot: Any,
-) -> None:
-    """Past JOIN_MAX_CHARS its pieces stay blocks of their own (put back together at its
-    end, the paragraph would be laid out whole, at a cost in proportion to its length), yet
-    every line lies where the paragraph drawn whole puts it: no gap, no short line."""
-    view = streaming(qtbot)
-    stream(qtbot, view, ENDLESS[:4_000], step=60)
-    live = lines(view)
-    assert live == drawn_whole(qtbot, ENDLESS[:4_000])[: len(live)]
-    stream(qtbot, view, ENDLESS[4_000:], step=60)
-    with qtbot.waitSignal(view.reply_ended, timeout=5_000):
-        view.end_reply(ReplyEnd(status="completed", usage={}))
-    pieces = [b for b in blocks(view) if b.startswith("w")]
-    assert "".join(pieces) == ENDLESS
-    assert len(pieces) >= 3
-    assert all(len(piece) <= JOIN_MAX_CHARS + 200 for piece in pieces)
-    assert lines(view) == drawn_whole(qtbot, ENDLESS)
-
-
-def test_a_paragraph_kept_in_pieces_is_one_again_at_another_width(qtbot: Any) -> None:
-    view = streaming(qtbot)
-    stream(qtbot, view, ENDLESS, step=60)
-    with qtbot.waitSignal(view.reply_ended, timeout=5_000):
-        view.end_reply(ReplyEnd(status="completed", usage={}))
-    view.resize(560, 600)
-    qtbot.waitUntil(lambda: [b for b in blocks(view) if b.startswith("w")] == [ENDLESS])
-    assert lines(view) == drawn_whole(qtbot, ENDLESS, width=560)
-
-
-def test_a_narrower_window_mid_paragraph_joins_its_kept_pieces_and_goes_on(qtbot: Any) -> None:
-    view = streaming(qtbot)
-    stream(qtbot, view, ENDLESS[:3_000], step=60)
-    view.resize(560, 600)
-    qtbot.waitUntil(lambda: len([b for b in blocks(view) if b.startswith("w")]) == 1)
-    stream(qtbot, view, ENDLESS[3_000:5_000], step=60)
-    live = lines(view)
-    assert live == drawn_whole(qtbot, ENDLESS[:5_000], width=560)[: len(live)]
-    stream(qtbot, view, ENDLESS[5_000:] + "\n\nThe end.", step=60)
-    with qtbot.waitSignal(view.reply_ended, timeout=5_000):
-        view.end_reply(ReplyEnd(status="completed", usage={}))
-    assert lines(view) == drawn_whole(qtbot, ENDLESS + "\n\nThe end.", width=560)
 
 
 def test_a_new_question_while_a_reply_streams_leaves_its_paragraph_whole(qtbot: Any) -> None:

@@ -1,0 +1,124 @@
+"""A paragraph longer than a block may grow to (JOIN_MAX_CHARS) while it streams: kept in
+pieces of about that length, each cut at a line's start with no margin between, so it reads as
+one paragraph, line for line where the paragraph drawn whole puts it; one block again when the
+lines wrap anew (another width, another font); and copied whole."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtGui import QFont, QTextCursor
+
+from desktop.client import ReplyEnd
+from desktop.widgets.transcript import Transcript
+from desktop.widgets.transcript_document import JOIN_MAX_CHARS
+from tests.desktop.test_growing_paragraph import blocks, drawn_whole, lines, stream, streaming
+from tests.desktop.test_markdown_render import reopened
+
+ENDLESS = " ".join(f"w{n}" for n in range(1_200))  # one paragraph, ~6,000 characters
+
+
+def streamed(qtbot: Any, text: str = ENDLESS) -> Transcript:
+    """A reply of `text` streamed in 60-character pieces and ended."""
+    view = streaming(qtbot)
+    stream(qtbot, view, text, step=60)
+    with qtbot.waitSignal(view.reply_ended, timeout=5_000):
+        view.end_reply(ReplyEnd(status="completed", usage={}))
+    return view
+
+
+def pieces(view: Transcript) -> list[str]:
+    return [b for b in blocks(view) if b.startswith("w")]
+
+
+def test_a_paragraph_longer_than_a_block_may_grow_stays_in_pieces_that_read_as_one(
+    qtbot: Any,
+) -> None:
+    """Past JOIN_MAX_CHARS its pieces stay blocks of their own (put back together at its
+    end, the paragraph would be laid out whole, at a cost in proportion to its length), yet
+    every line lies where the paragraph drawn whole puts it: no gap, no short line."""
+    view = streaming(qtbot)
+    stream(qtbot, view, ENDLESS[:4_000], step=60)
+    live = lines(view)
+    assert live == drawn_whole(qtbot, ENDLESS[:4_000])[: len(live)]
+    stream(qtbot, view, ENDLESS[4_000:], step=60)
+    with qtbot.waitSignal(view.reply_ended, timeout=5_000):
+        view.end_reply(ReplyEnd(status="completed", usage={}))
+    kept = pieces(view)
+    assert "".join(kept) == ENDLESS
+    # A piece per JOIN_MAX_CHARS or so, not a piece per line sealed while it grew.
+    assert 3 <= len(kept) <= len(ENDLESS) // JOIN_MAX_CHARS + 1, [len(p) for p in kept]
+    assert all(len(piece) <= JOIN_MAX_CHARS + 200 for piece in kept)
+    assert lines(view) == drawn_whole(qtbot, ENDLESS)
+
+
+def test_a_paragraph_kept_in_pieces_is_copied_whole(qtbot: Any) -> None:
+    view = streamed(qtbot, "Before it.\n\n" + ENDLESS + "\n\nAfter it.")
+    assert len(pieces(view)) >= 3
+    document = view.document()
+    selection = QTextCursor(document)
+    selection.setPosition(document.find("it.").selectionStart())
+    selection.setPosition(document.find("After").selectionEnd(), QTextCursor.MoveMode.KeepAnchor)
+    view.setTextCursor(selection)
+    copied = view.createMimeDataFromSelection()
+    assert copied.text() == "it.\n" + ENDLESS + "\nAfter"
+    assert "w1199" in copied.html()
+
+
+def test_a_paragraph_kept_in_pieces_is_one_again_at_another_width(qtbot: Any) -> None:
+    view = streamed(qtbot)
+    view.resize(560, 600)
+    qtbot.waitUntil(lambda: pieces(view) == [ENDLESS])
+    assert lines(view) == drawn_whole(qtbot, ENDLESS, width=560)
+
+
+def test_a_paragraph_kept_in_pieces_is_one_again_in_another_font(qtbot: Any) -> None:
+    """View › Zoom changes the font, not the width: the lines wrap anew all the same."""
+    view = streamed(qtbot)
+    whole = reopened(qtbot, ENDLESS)
+    whole.resize(800, 600)
+    whole.show()
+    font = QFont(view.font())
+    font.setPointSizeF(font.pointSizeF() * 1.1)
+    for shown in (view, whole):
+        shown.setFont(font)  # as the zoom does (the window's font, inherited)
+    qtbot.waitUntil(lambda: pieces(view) == [ENDLESS])
+    assert lines(view) == lines(whole)
+
+
+def test_a_narrower_window_mid_paragraph_joins_its_kept_pieces_and_goes_on(qtbot: Any) -> None:
+    view = streaming(qtbot)
+    stream(qtbot, view, ENDLESS[:3_000], step=60)
+    view.resize(560, 600)
+    qtbot.waitUntil(lambda: len(pieces(view)) == 1)
+    stream(qtbot, view, ENDLESS[3_000:5_000], step=60)
+    live = lines(view)
+    assert live == drawn_whole(qtbot, ENDLESS[:5_000], width=560)[: len(live)]
+    stream(qtbot, view, ENDLESS[5_000:] + "\n\nThe end.", step=60)
+    with qtbot.waitSignal(view.reply_ended, timeout=5_000):
+        view.end_reply(ReplyEnd(status="completed", usage={}))
+    assert lines(view) == drawn_whole(qtbot, ENDLESS + "\n\nThe end.", width=560)
+
+
+def test_joining_the_pieces_at_another_width_leaves_nothing_below_them_undrawn(
+    qtbot: Any,
+) -> None:
+    """Qt lays a long document out a part at a time after a change of width: the pieces
+    are joined only once it is laid out to its end (an edit above the part still to lay out
+    left the blocks below it with no lines, never painted)."""
+    view = streamed(qtbot)
+    question = "\n".join(f"line {n} " + "x" * 80 for n in range(40))  # drawn in pieces
+    view.begin_reply(question, "m", ("u1", "a1"))
+    stream(qtbot, view, "Short answer.")
+    with qtbot.waitSignal(view.reply_ended, timeout=5_000):
+        view.end_reply(ReplyEnd(status="completed", usage={}))
+    view.resize(560, 600)
+    qtbot.wait(300)
+    undrawn = []
+    block = view.document().begin()
+    while block.isValid():
+        if block.length() > 1 and block.layout().lineCount() == 0:
+            undrawn.append(block.text()[:20])
+        block = block.next()
+    assert undrawn == []
+    assert "Short answer." in blocks(view)
