@@ -95,7 +95,7 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
         self.tools_button = self.chat_bar.tools_button
         self.chat_settings_button = self.chat_bar.chat_settings_button
         self.library_button = self.chat_bar.library_button
-        self.find_bar = FindBar(self.transcript, self, self.transcript.show_everything)
+        self.find_bar = FindBar(self.transcript, self, self.transcript.show_all_to_find)
         self.approval_card = ApprovalCard(self)
         self._layout()
         self._style_fields()

@@ -146,6 +146,12 @@ class Transcript(
     def clear_conversation(self) -> None:
         self.show_conversation([])
 
+    def show_all_to_find(self) -> None:
+        """All of the chat where Find sees it: the earlier messages drawn too, and each
+        paragraph kept in pieces one block again (Find does not match across blocks)."""
+        self.show_everything()
+        self._fit_pieces(rewrapped=True)
+
     # -- one streaming reply ---------------------------------------------------------------
 
     def begin_reply(

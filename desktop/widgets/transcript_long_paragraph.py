@@ -7,7 +7,7 @@ JOIN_MAX_CHARS), not the whole paragraph.
 
 The kept pieces wrap as one paragraph only at the width and in the font they were cut in: when
 either changes they are put back together (the window lays out everything again then anyway).
-Until then, Find sees a paragraph break at each cut, one per JOIN_MAX_CHARS; a copy does not.
+Find joins them too (it matches within a block), and a copy gives the paragraph whole.
 
 A mixin of `Transcript` (desktop/widgets/transcript.py).
 """

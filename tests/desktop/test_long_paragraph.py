@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtGui import QFont, QTextCursor
 
 from desktop.client import ReplyEnd
+from desktop.widgets.find_bar import FindBar
 from desktop.widgets.transcript import Transcript
 from desktop.widgets.transcript_document import JOIN_MAX_CHARS
 from tests.desktop.test_growing_paragraph import blocks, drawn_whole, lines, stream, streaming
@@ -122,3 +123,18 @@ def test_joining_the_pieces_at_another_width_leaves_nothing_below_them_undrawn(
         block = block.next()
     assert undrawn == []
     assert "Short answer." in blocks(view)
+
+
+def test_find_sees_a_paragraph_kept_in_pieces_whole(qtbot: Any) -> None:
+    """Find matches within a block: opening it joins the pieces, so words on either side of
+    a cut are found together."""
+    view = streamed(qtbot)
+    first = pieces(view)[0]
+    across = f"{first.split()[-1]} {ENDLESS[len(first) :].split()[0]}"
+    assert view.document().find(across).isNull()  # in two blocks
+    bar = FindBar(view, None, view.show_all_to_find)
+    qtbot.addWidget(bar)
+    bar.open()
+    bar.field.setText(across)
+    assert bar.matches == 1
+    assert pieces(view) == [ENDLESS]
