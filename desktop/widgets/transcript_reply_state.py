@@ -9,6 +9,7 @@ A mixin of `Transcript` (desktop/widgets/transcript.py).
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer, SignalInstance
@@ -68,32 +69,24 @@ class GrowingReply:
     def _separators_removed(self, removed: list[int]) -> None:
         """Block separators were taken out at `removed` (where they were, ascending): what
         the reply's positions point at moved up by one for each of them before it."""
-        if not removed:
-            return
-
-        def moved(position: int) -> int:
-            return position - bisect_left(removed, position)
-
-        self._question_end = moved(self._question_end)
-        self._live_start = moved(self._live_start)
-        self._reply_start = moved(self._reply_start)
-        if self._footer_start is not None:
-            self._footer_start = moved(self._footer_start)
-        if self._group_start is not None:
-            self._group_start = moved(self._group_start)
-        self._seals = {moved(position): margin for position, margin in self._seals.items()}
+        if removed:
+            self._move(lambda position: position - bisect_left(removed, position))
 
     def _moved_down(self, by: int) -> None:
         """What the reply's positions point at moved `by` characters down (earlier messages
         were drawn above it, or a piece of its question: LiveQuestion)."""
-        self._question_end += by
-        self._live_start += by
-        self._reply_start += by
+        self._move(lambda position: position + by)
+
+    def _move(self, move: Callable[[int], int]) -> None:
+        """Every position the reply keeps in the document, moved by `move`."""
+        self._question_end = move(self._question_end)
+        self._live_start = move(self._live_start)
+        self._reply_start = move(self._reply_start)
         if self._footer_start is not None:
-            self._footer_start += by
+            self._footer_start = move(self._footer_start)
         if self._group_start is not None:
-            self._group_start += by
-        self._seals = {position + by: margin for position, margin in self._seals.items()}
+            self._group_start = move(self._group_start)
+        self._seals = {move(position): margin for position, margin in self._seals.items()}
 
     def _abandon_reply(self) -> None:
         """The view is about to show something else: drop any reply in progress here."""

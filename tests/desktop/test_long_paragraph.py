@@ -49,7 +49,7 @@ def test_a_paragraph_longer_than_a_block_may_grow_stays_in_pieces_that_read_as_o
     assert "".join(kept) == ENDLESS
     # A piece per JOIN_MAX_CHARS or so, not a piece per line sealed while it grew.
     assert 3 <= len(kept) <= len(ENDLESS) // JOIN_MAX_CHARS + 1, [len(p) for p in kept]
-    assert all(len(piece) <= JOIN_MAX_CHARS + 200 for piece in kept)
+    assert all(len(piece) <= JOIN_MAX_CHARS + 100 for piece in kept)
     assert lines(view) == drawn_whole(qtbot, ENDLESS)
 
 
