@@ -63,8 +63,6 @@ class FindBar(QWidget):
         self.hide()
 
     def open(self) -> None:
-        if self._draw_all is not None:
-            self._draw_all()
         self.show()
         self.field.setFocus()
         self.field.selectAll()
@@ -110,6 +108,8 @@ class FindBar(QWidget):
 
     def _search(self) -> None:
         """Find every match again (the chat may have been redrawn since)."""
+        if self._draw_all is not None:
+            self._draw_all()  # all of it, also what was held back since the last search
         needle = self.field.text()
         self._matches = []
         document = self.view.document()

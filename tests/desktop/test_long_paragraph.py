@@ -138,3 +138,16 @@ def test_find_sees_a_paragraph_kept_in_pieces_whole(qtbot: Any) -> None:
     bar.field.setText(across)
     assert bar.matches == 1
     assert pieces(view) == [ENDLESS]
+
+
+def test_find_joins_the_pieces_kept_while_it_is_open(qtbot: Any) -> None:
+    view = streaming(qtbot)
+    bar = FindBar(view, None, view.show_all_to_find)
+    qtbot.addWidget(bar)
+    bar.open()
+    stream(qtbot, view, ENDLESS, step=60)  # kept in pieces while Find is open
+    first = pieces(view)[0]
+    across = f"{first.split()[-1]} {ENDLESS[len(first) :].split()[0]}"
+    assert view.document().find(across).isNull()
+    bar.field.setText(across)
+    assert bar.matches == 1
