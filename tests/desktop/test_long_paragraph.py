@@ -23,9 +23,19 @@ def streamed(qtbot: Any, text: str = ENDLESS) -> Transcript:
     """A reply of `text` streamed in 60-character pieces and ended."""
     view = streaming(qtbot)
     stream(qtbot, view, text, step=60)
+    end(qtbot, view)
+    return view
+
+
+def end(qtbot: Any, view: Transcript) -> None:
     with qtbot.waitSignal(view.reply_ended, timeout=5_000):
         view.end_reply(ReplyEnd(status="completed", usage={}))
-    return view
+
+
+def across_the_first_cut(view: Transcript) -> str:
+    """The words on either side of the first cut of ENDLESS."""
+    first = pieces(view)[0]
+    return f"{first.split()[-1]} {ENDLESS[len(first) :].split()[0]}"
 
 
 def pieces(view: Transcript) -> list[str]:
@@ -43,8 +53,7 @@ def test_a_paragraph_longer_than_a_block_may_grow_stays_in_pieces_that_read_as_o
     live = lines(view)
     assert live == drawn_whole(qtbot, ENDLESS[:4_000])[: len(live)]
     stream(qtbot, view, ENDLESS[4_000:], step=60)
-    with qtbot.waitSignal(view.reply_ended, timeout=5_000):
-        view.end_reply(ReplyEnd(status="completed", usage={}))
+    end(qtbot, view)
     kept = pieces(view)
     assert "".join(kept) == ENDLESS
     # A piece per JOIN_MAX_CHARS or so, not a piece per line sealed while it grew.
@@ -96,8 +105,7 @@ def test_a_narrower_window_mid_paragraph_joins_its_kept_pieces_and_goes_on(qtbot
     live = lines(view)
     assert live == drawn_whole(qtbot, ENDLESS[:5_000], width=560)[: len(live)]
     stream(qtbot, view, ENDLESS[5_000:] + "\n\nThe end.", step=60)
-    with qtbot.waitSignal(view.reply_ended, timeout=5_000):
-        view.end_reply(ReplyEnd(status="completed", usage={}))
+    end(qtbot, view)
     assert lines(view) == drawn_whole(qtbot, ENDLESS + "\n\nThe end.", width=560)
 
 
@@ -111,8 +119,7 @@ def test_joining_the_pieces_at_another_width_leaves_nothing_below_them_undrawn(
     question = "\n".join(f"line {n} " + "x" * 80 for n in range(40))  # drawn in pieces
     view.begin_reply(question, "m", ("u1", "a1"))
     stream(qtbot, view, "Short answer.")
-    with qtbot.waitSignal(view.reply_ended, timeout=5_000):
-        view.end_reply(ReplyEnd(status="completed", usage={}))
+    end(qtbot, view)
     view.resize(560, 600)
     qtbot.wait(300)
     undrawn = []
@@ -129,8 +136,7 @@ def test_find_sees_a_paragraph_kept_in_pieces_whole(qtbot: Any) -> None:
     """Find matches within a block: opening it joins the pieces, so words on either side of
     a cut are found together."""
     view = streamed(qtbot)
-    first = pieces(view)[0]
-    across = f"{first.split()[-1]} {ENDLESS[len(first) :].split()[0]}"
+    across = across_the_first_cut(view)
     assert view.document().find(across).isNull()  # in two blocks
     bar = FindBar(view, None, view.show_all_to_find)
     qtbot.addWidget(bar)
@@ -146,8 +152,7 @@ def test_find_joins_the_pieces_kept_while_it_is_open(qtbot: Any) -> None:
     qtbot.addWidget(bar)
     bar.open()
     stream(qtbot, view, ENDLESS, step=60)  # kept in pieces while Find is open
-    first = pieces(view)[0]
-    across = f"{first.split()[-1]} {ENDLESS[len(first) :].split()[0]}"
+    across = across_the_first_cut(view)
     assert view.document().find(across).isNull()
     bar.field.setText(across)
     assert bar.matches == 1
