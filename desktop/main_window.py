@@ -78,6 +78,7 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
         self.tasks = Tasks(self.show_error)
         self._closing = False
         self._list_requests = 0
+        self._wholes_asked = 0
         self._opening = 0  # the latest request to show a conversation wins
 
         self.sidebar = ConversationList(self)
@@ -148,7 +149,7 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
         self._list_timer = QTimer(self)  # a refresh of the sidebar after a reply starts
         self._list_timer.setSingleShot(True)
         self._list_timer.setInterval(LIST_AFTER_START_MS)
-        self._list_timer.timeout.connect(lambda: self.tasks.spawn(self._refresh_list()))
+        self._list_timer.timeout.connect(lambda: self.tasks.spawn(self._refresh_list(top=True)))
         self.zoom_level = 0
         self.help = HelpWindows(lambda: shortcut_rows(self.menus), self.model_picker.names, self)
         self.help.failed.connect(self.show_error)

@@ -3,6 +3,8 @@ transcript's scroll bar."""
 
 from __future__ import annotations
 
+from PySide6.QtGui import QColor, QPalette
+
 # Keyboard focus must be plain to see (the default is a faint 1 px line): a 2 px ring in
 # the palette's highlight colour on the fields a user types in. (Qt draws a style-sheet
 # border on a state only when the plain state has one too. The transcript is left out: a
@@ -43,3 +45,19 @@ QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical {{
 }}
 QScrollBar::add-page:vertical, QScrollBar::sub-page:vertical {{ background: none; }}
 """
+
+
+def scroll_bar_in(palette: QPalette) -> str:
+    """The flat scroll bar in a palette's colours, on its base (a list's, the transcript's)."""
+    base = palette.color(QPalette.ColorRole.Base)
+    text = palette.color(QPalette.ColorRole.Text)
+    return scroll_bar(base.name(), mix(base, text, 0.3), mix(base, text, 0.5))
+
+
+def mix(a: QColor, b: QColor, share: float) -> str:
+    """`a` with `share` of `b`, as #rrggbb."""
+    return QColor(
+        round(a.red() * (1 - share) + b.red() * share),
+        round(a.green() * (1 - share) + b.green() * share),
+        round(a.blue() * (1 - share) + b.blue() * share),
+    ).name()

@@ -58,8 +58,9 @@ class Store:
     ) -> ConversationJSON:
         return await self.db.run(_create_conversation, title, model, system, time.time())
 
-    async def list_conversations(self) -> list[ConversationJSON]:
-        return await self.db.run(_list_conversations)
+    async def list_conversations(self, limit: int | None = None) -> list[ConversationJSON]:
+        """Most recently active first; the first `limit` of them (None: all)."""
+        return await self.db.run(_list_conversations, -1 if limit is None else limit)
 
     async def search(self, query: str) -> list[ConversationJSON]:
         return await self.db.run(search.search, query)
@@ -223,8 +224,10 @@ def _create_conversation(
     return conversation_json(row)
 
 
-def _list_conversations(conn: sqlite3.Connection) -> list[ConversationJSON]:
-    rows = conn.execute("SELECT * FROM conversations ORDER BY updated_at DESC, rowid DESC")
+def _list_conversations(conn: sqlite3.Connection, limit: int) -> list[ConversationJSON]:
+    rows = conn.execute(
+        "SELECT * FROM conversations ORDER BY updated_at DESC, rowid DESC LIMIT ?", (limit,)
+    )
     return [conversation_json(row) for row in rows]
 
 

@@ -112,10 +112,15 @@ class ParleyClient:
             StatusJSON, ("models", "default_model", "active_turns"), "GET", "/api/status"
         )
 
-    async def conversations(self, query: str | None = None) -> list[ConversationJSON]:
+    async def conversations(
+        self, query: str | None = None, limit: int | None = None
+    ) -> list[ConversationJSON]:
+        """Every conversation, most recently active first (the first `limit`), or a search's."""
         path = "/api/conversations"
         if query:
             path += "?q=" + quote(query, safe="")
+        elif limit is not None:
+            path += f"?limit={limit}"
         found = await self._object(ConversationListJSON, ("conversations",), "GET", path)
         return found["conversations"]
 

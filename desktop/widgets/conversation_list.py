@@ -8,8 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QPoint, QSignalBlocker, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QIcon, QKeyEvent, QPainter, QPalette, QPixmap
+from PySide6.QtCore import QEvent, QPoint, QRect, QSignalBlocker, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QAccessible,
+    QColor,
+    QHelpEvent,
+    QIcon,
+    QKeyEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QPixmap,
+)
 from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
@@ -18,29 +28,111 @@ from PySide6.QtWidgets import (
     QMenu,
     QMessageBox,
     QPushButton,
+    QStyle,
+    QStyleOptionViewItem,
+    QToolTip,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop.widgets.search_result import SNIPPET_ROLE, SearchResultDelegate, clean_snippet
+from desktop import style
+from desktop.widgets.conversation_rows import HIT_ROLE, ID_ROLE, TITLE_ROLE, ShownRows, row_of
+from desktop.widgets.search_result import SearchResultDelegate
 from server.types import ConversationJSON
 
-ID_ROLE = Qt.ItemDataRole.UserRole
-BUSY_ROLE = Qt.ItemDataRole.UserRole + 1
-TITLE_ROLE = Qt.ItemDataRole.UserRole + 2
-HIT_ROLE = Qt.ItemDataRole.UserRole + 4  # a search hit's message id
 SEARCH_DELAY_MS = 200
 BUSY_TIP = "Replying…"
+DOT_PX = 12  # the busy dot's box, kept free on every row
 
 
 class _List(QListWidget):
+    """The rows. A chat whose reply is in flight gets a dot, drawn over its row rather than
+    set as its icon: any change to an item lays out and repaints every row (issue 16)."""
+
     delete_pressed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.rows = ShownRows(self, _blank_icon())
+        self.busy: set[str] = set()
+        self.setIconSize(QSize(DOT_PX, DOT_PX))
+        # Flat, as the transcript's: Fusion's repaints its gradients with every row moved.
+        self.verticalScrollBar().setStyleSheet(style.scroll_bar_in(self.palette()))
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self.verticalScrollBar().setStyleSheet(style.scroll_bar_in(self.palette()))
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Delete:
             self.delete_pressed.emit()
             return
         super().keyPressEvent(event)
+
+    def set_busy(self, conversation_ids: set[str]) -> None:
+        changed = self.busy ^ conversation_ids
+        self.busy = set(conversation_ids)
+        for conversation_id in changed:
+            item = self.rows.item(conversation_id)
+            if item is None:
+                continue
+            self.viewport().update(self.visualItemRect(item))
+            if QAccessible.isActive():  # a screen reader reads it (a change lays the rows out)
+                busy = conversation_id in self.busy
+                with QSignalBlocker(self):
+                    item.setData(
+                        Qt.ItemDataRole.AccessibleDescriptionRole, BUSY_TIP if busy else ""
+                    )
+
+    def dot_rect(self, item: QListWidgetItem) -> QRect:
+        """Where a row's dot is drawn: its icon's place."""
+        option = QStyleOptionViewItem()
+        self.initViewItemOption(option)
+        option.rect = self.visualItemRect(item)
+        option.features |= (
+            QStyleOptionViewItem.ViewItemFeature.HasDecoration
+            | QStyleOptionViewItem.ViewItemFeature.HasDisplay
+        )
+        option.decorationSize = self.iconSize()
+        option.icon = item.icon()
+        option.text = item.text()
+        return self.style().subElementRect(
+            QStyle.SubElement.SE_ItemViewItemDecoration, option, self
+        )
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        if not self.busy:
+            return
+        painter = QPainter(self.viewport())
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(self.palette().color(QPalette.ColorRole.Highlight))
+        for conversation_id in self.busy:
+            item = self.rows.item(conversation_id)
+            if item is not None and self.visualItemRect(item).intersects(event.rect()):
+                box = self.dot_rect(item)
+                side = min(box.width(), box.height()) - 4
+                painter.drawEllipse(
+                    box.center().x() - side // 2, box.center().y() - side // 2, side, side
+                )
+        painter.end()
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            item = self.itemAt(event.pos())
+            if item is not None and item.data(ID_ROLE) in self.busy:
+                tip = f"{item.data(TITLE_ROLE)} — {BUSY_TIP}"
+                QToolTip.showText(event.globalPos(), tip, self.viewport())
+                return True
+        return super().viewportEvent(event)
+
+
+def _blank_icon() -> QIcon:
+    pixmap = QPixmap(DOT_PX, DOT_PX)
+    pixmap.fill(QColor(0, 0, 0, 0))
+    return QIcon(pixmap)
 
 
 class ConversationList(QWidget):
@@ -59,8 +151,12 @@ class ConversationList(QWidget):
         self.search.setAccessibleName("Search conversations")
         self.list = _List(self)
         self.list.setAccessibleName("Conversations")
-        self.list.setWordWrap(True)
-        self.list.setItemDelegate(SearchResultDelegate(self.list))
+        # One line a title (the whole of it in its tooltip), the same height every row: a
+        # change lays the rows out without measuring each (issue 16). A search's rows are two
+        # lines where a message matched, measured by their delegate.
+        self.list.setUniformItemSizes(True)
+        self._plain_delegate = self.list.itemDelegate()
+        self._search_delegate = SearchResultDelegate(self.list)
         self.no_results = QLabel(self)
         self.no_results.setObjectName("no-results")
         self.no_results.setWordWrap(True)
@@ -101,59 +197,40 @@ class ConversationList(QWidget):
 
     def set_busy(self, conversation_ids: set[str]) -> None:
         """Mark the chats whose reply is in flight (a dot, and "Replying…" when hovered)."""
-        with QSignalBlocker(self.list):
-            for row in range(self.list.count()):
-                item = self.list.item(row)
-                busy = item.data(ID_ROLE) in conversation_ids
-                if bool(item.data(BUSY_ROLE)) != busy:
-                    item.setData(BUSY_ROLE, busy)
-                    item.setIcon(self._busy_icon() if busy else QIcon())
-                    title = str(item.data(TITLE_ROLE))
-                    item.setStatusTip(BUSY_TIP if busy else "")
-                    item.setData(
-                        Qt.ItemDataRole.AccessibleDescriptionRole, BUSY_TIP if busy else ""
-                    )
-                    item.setToolTip(f"{title} — {BUSY_TIP}" if busy else title)
+        self.list.set_busy(conversation_ids)
 
-    def _busy_icon(self) -> QIcon:
-        size = 12
-        pixmap = QPixmap(size, size)
-        pixmap.fill(QColor(0, 0, 0, 0))
-        painter = QPainter(pixmap)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(self.palette().color(QPalette.ColorRole.Highlight))
-        painter.drawEllipse(2, 2, size - 4, size - 4)
-        painter.end()
-        return QIcon(pixmap)
+    def busy_shown(self) -> set[str]:
+        """The chats marked as replying."""
+        return set(self.list.busy)
 
     def _item(self, conversation_id: str | None) -> QListWidgetItem | None:
-        for row in range(self.list.count()):
-            item = self.list.item(row)
-            if item.data(ID_ROLE) == conversation_id:
-                return item
-        return None
+        return self.list.rows.item(conversation_id)
+
+    def searching(self) -> bool:
+        """Whether the rows are a search's results (with snippets)."""
+        return self.list.itemDelegate() is self._search_delegate
 
     def show_conversations(
-        self, conversations: list[ConversationJSON], current: str | None
+        self, conversations: list[ConversationJSON], current: str | None, top: bool = False
     ) -> None:
-        blocker = QSignalBlocker(self.list)
-        self.list.clear()
-        for conversation in conversations:
-            title = conversation["title"] or "New chat"
-            match = conversation.get("match")
-            item = QListWidgetItem(title)
-            if match and match["message_id"]:
-                item.setData(SNIPPET_ROLE, clean_snippet(match["snippet"]))
-                item.setData(HIT_ROLE, match["message_id"])
-            item.setData(ID_ROLE, conversation["id"])
-            item.setData(TITLE_ROLE, title)
-            item.setToolTip(title)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
-            self.list.addItem(item)
-            if conversation["id"] == current:
+        """Show the list; `top`: only its first rows came, the others stay as they are."""
+        rows = [row_of(conversation) for conversation in conversations]
+        searching = any(row.snippet for row in rows)
+        if top:
+            rows = self.list.rows.with_top(rows)
+        with QSignalBlocker(self.list):
+            if searching != self.searching():
+                self.list.setUniformItemSizes(not searching)
+                self.list.setItemDelegate(
+                    self._search_delegate if searching else self._plain_delegate
+                )
+            self.list.rows.show(rows)
+            item = self._item(current)
+            if item is None:
+                self.list.clearSelection()
+                self.list.setCurrentRow(-1)
+            elif self.list.currentItem() is not item:
                 self.list.setCurrentItem(item)
-        del blocker
         query = self.query()
         self.no_results.setText(f"No chats match “{query}”." if query else "")
         self.no_results.setVisible(bool(query) and not conversations)
@@ -230,6 +307,8 @@ class ConversationList(QWidget):
             self.conversation_selected.emit(str(current.data(ID_ROLE)))
 
     def _on_list_item_changed(self, item: QListWidgetItem) -> None:
+        conversation_id = str(item.data(ID_ROLE))
+        self.list.rows.forget(conversation_id)  # edited in place: the next list rewrites it
         title = item.text().strip()
         if title and title != item.data(TITLE_ROLE):
-            self.rename_requested.emit(str(item.data(ID_ROLE)), title)
+            self.rename_requested.emit(conversation_id, title)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import re
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
 from PySide6.QtGui import QAbstractTextDocumentLayout, QPainter, QPalette, QTextDocument
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
@@ -80,5 +80,16 @@ class SearchResultDelegate(QStyledItemDelegate):
         if not index.data(SNIPPET_ROLE):
             return super().sizeHint(option, index)
         width = option.rect.width() or 240
-        document = self._document(option, index, width - 8)
+        item = QStyleOptionViewItem(option)
+        self.initStyleOption(item, index)
+        item.text = ""
+        item.rect = QRect(0, 0, width, 1000)
+        widget = item.widget
+        text_width = width - 8
+        if widget is not None:  # as wide as paint() lays it out: less the icon's place
+            area = widget.style().subElementRect(
+                QStyle.SubElement.SE_ItemViewItemText, item, widget
+            )
+            text_width = area.width()
+        document = self._document(option, index, text_width)
         return QSize(width, int(document.size().height()) + 4)

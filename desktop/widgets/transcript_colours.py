@@ -55,14 +55,13 @@ class TranscriptColours:
         ).name()
         highlight = self.palette().color(QPalette.ColorRole.Highlight)
         self._text_colour = text.name()
-        self._accent = _mix(highlight, text, 0.25 if self._palette_is_dark() else 0.1)
+        self._accent = style.mix(highlight, text, 0.25 if self._palette_is_dark() else 0.1)
         # The user's messages: the background, a little towards the accent.
-        self._tint = _mix(base, highlight, 0.16 if self._palette_is_dark() else 0.08)
+        self._tint = style.mix(base, highlight, 0.16 if self._palette_is_dark() else 0.08)
         dark = self._palette_is_dark()
         self._error_colour = "#ff8a7a" if dark else "#b03a2e"
         self._warning_colour = "#f0b45a" if dark else "#9a6108"
-        handle, hover = _mix(base, text, 0.3), _mix(base, text, 0.5)
-        self.verticalScrollBar().setStyleSheet(style.scroll_bar(base.name(), handle, hover))
+        self.verticalScrollBar().setStyleSheet(style.scroll_bar_in(self.palette()))
 
     @property
     def muted(self) -> str:
@@ -71,12 +70,3 @@ class TranscriptColours:
 
     def _palette_is_dark(self) -> bool:
         return self.palette().color(QPalette.ColorRole.Base).lightness() < 128
-
-
-def _mix(a: QColor, b: QColor, share: float) -> str:
-    """`a` with `share` of `b`, as #rrggbb."""
-    return QColor(
-        round(a.red() * (1 - share) + b.red() * share),
-        round(a.green() * (1 - share) + b.green() * share),
-        round(a.blue() * (1 - share) + b.blue() * share),
-    ).name()

@@ -25,6 +25,7 @@ SWITCHES: tuple[Switch, ...] = ("tools", "documents")
 
 
 MAX_PACE_MS = 1000
+MAX_LIMIT = 10_000  # `GET /api/conversations?limit=`: the newest this many
 
 
 def _id(request: Request, name: str = "conversation_id") -> str:
@@ -39,11 +40,16 @@ def _no_conversation(conversation_id: str) -> NotFoundError:
 async def list_conversations(request: Request) -> JSONResponse:
     svc = services(request)
     query = request.query_params.get("q")
+    raw_limit = request.query_params.get("limit")
+    if raw_limit is not None and query is not None:
+        raise BadRequestError("'limit' is for the list, not a search ('q')", code="invalid_field")
+    if raw_limit is not None and not (raw_limit.isdigit() and 1 <= int(raw_limit) <= MAX_LIMIT):
+        raise BadRequestError(f"'limit' must be 1-{MAX_LIMIT}", code="invalid_field")
     if query is not None:
         check_text(query, "q")
         found = await svc.store.search(query)
     else:
-        found = await svc.store.list_conversations()
+        found = await svc.store.list_conversations(int(raw_limit) if raw_limit else None)
     listed: ConversationListJSON = {"conversations": found}
     return JSONResponse(listed)
 

@@ -48,9 +48,7 @@ def test_each_chat_has_its_own_reply_and_stop(
     assert gui.window.composer.button.text() == "Stop"
     sidebar = gui.window.sidebar
     qtbot.waitUntil(lambda: sidebar.list.count() == 2, timeout=5_000)
-    busy = {str(sidebar.list.item(i).data(Qt.ItemDataRole.UserRole))
-            for i in range(2) if not sidebar.list.item(i).icon().isNull()}  # fmt: skip
-    assert busy == {first, second}
+    assert sidebar.busy_shown() == {first, second}
 
     # Stop here ends this chat's reply (waiting for the model behind the first) only.
     with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):

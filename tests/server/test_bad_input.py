@@ -165,6 +165,15 @@ def test_rename_needs_a_title(small: Parley) -> None:
     assert small.conversation(conversation_id)["title"] == "keep"
 
 
+@pytest.mark.parametrize("query", ["limit=0", "limit=-1", "limit=10001", "limit=x", "limit=",
+                                   "limit=2&q=word"])  # fmt: skip
+def test_a_bad_list_limit_is_400(small: Parley, query: str) -> None:
+    response = small.call("GET", f"/api/conversations?{query}")
+    assert response.status == 400
+    assert response.json()["error"]["code"] == "invalid_field"
+    assert "'limit'" in response.json()["error"]["message"]
+
+
 def test_search_with_nul_or_surrogate_is_400(small: Parley) -> None:
     for query in ("%00", "%ED%A0%80"):
         reply = small.call("GET", f"/api/conversations?q={query}")

@@ -26,6 +26,15 @@ def test_create_get_and_list_newest_first(parley: Parley) -> None:
     assert fetched["title"] == "Alpha" and fetched["messages"] == []
 
 
+def test_limit_gives_the_most_recently_active_first(parley: Parley) -> None:
+    made = [parley.call("POST", "/api/conversations", json_body={"title": f"C{i}"}).json()["id"]
+            for i in range(5)]  # fmt: skip
+    listed = parley.call("GET", "/api/conversations?limit=2").json()["conversations"]
+    assert [c["id"] for c in listed] == [made[4], made[3]]
+    whole = parley.call("GET", "/api/conversations?limit=10000").json()["conversations"]
+    assert [c["id"] for c in whole] == made[::-1]
+
+
 def test_sending_moves_a_conversation_to_the_top_and_titles_it(
     parley: Parley, upstream: ScriptedUpstream
 ) -> None:
