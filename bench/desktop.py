@@ -19,6 +19,8 @@
    line per reply counts the stalls over 16 ms, how many of them had steal counted in them,
    and the longest stall with none: the part of the goal the app can answer for
    (bench/gui_ticker.py).
+5. 1,000 chats imported, then short replies in new chats and in the same chat: the longest
+   stall per reply, the sidebar's refresh and busy marks included (bench/sidebar.py).
 
     python -m bench.desktop TOKENS --external-server
 
@@ -73,6 +75,7 @@ from PySide6.QtWidgets import QApplication
 from bench.gui_ticker import Ticker
 from bench.harness import TOKEN, _spawn, read_timings, show, summary
 from bench.sched_trace import StallTracer
+from bench.sidebar import replies_beside_history
 from bench.vm_pauses import Pauses, watching_vm
 from desktop.app import App, finish_qt
 from desktop.config import DesktopConfig
@@ -308,6 +311,7 @@ async def in_process(app: App, upstream: Any, tokens: int) -> None:
     await send_long_questions(app, upstream)
     with competing_process():
         await streams(app, upstream, tokens, suffix=" with a competing process")
+    await replies_beside_history(app, upstream)
     app.request_close()
 
 

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QMenu, QMessageBox
 
 from desktop.main_window import LIST_AFTER_START_MS
 from desktop.widgets.search_result import SNIPPET_ROLE
+from desktop.window_requests import TOP_ROWS
 from tests.desktop.conftest import GuiApp, run
 from tests.support.upstream import Script, ScriptedUpstream
 
@@ -61,6 +62,41 @@ def test_the_sidebar_catches_up_after_the_frames_that_start_a_reply(
     # A Qt timer may fire up to 5 % early; without the delay the list came ~20 ms after.
     assert listed[0] - started[0] >= 0.8 * LIST_AFTER_START_MS / 1000
     assert gui.window.reply.busy_in(gui.window.current_id)  # before the reply ended
+    qtbot.waitUntil(lambda: not gui.window.reply.busy_in(gui.window.current_id), timeout=10_000)
+
+
+def test_a_reply_start_asks_for_the_top_of_the_list_only(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    """Issue 16: with 1,000 chats the whole list is 12-19 ms of the window's thread to read;
+    a reply's start moves only its chat, to the top."""
+    client = gui.window.client
+    assert client is not None
+    older = [run(qtbot, client.create_conversation())["id"] for _ in range(TOP_ROWS + 5)]
+    run(qtbot, gui.window._refresh_list())
+    asked: list[int | None] = []
+    whole = client.conversations
+
+    async def spied(query: str | None = None, limit: int | None = None) -> Any:
+        asked.append(limit)
+        return await whole(query, limit)
+
+    client.conversations = spied  # type: ignore[method-assign]
+    # While a whole list is on its way, the top is asked for whole too: the rows kept below
+    # the top would be the ones from before that list.
+    both = asyncio.gather(gui.window._refresh_list(), gui.window._refresh_list(top=True))
+    qtbot.waitUntil(both.done, timeout=5_000)
+    assert asked == [None, None]
+    asked.clear()
+    upstream.script = Script(tokens=200, rate=100.0)
+    gui.send("About quinces")
+    qtbot.waitUntil(lambda: "About quinces" in titles(gui), timeout=5_000)
+    assert asked == [TOP_ROWS]
+    sidebar = gui.window.sidebar
+    ids = [
+        sidebar.list.item(row).data(Qt.ItemDataRole.UserRole) for row in range(sidebar.list.count())
+    ]
+    assert ids == [gui.window.current_id, *older[::-1]]  # the rest kept, in order
     qtbot.waitUntil(lambda: not gui.window.reply.busy_in(gui.window.current_id), timeout=10_000)
 
 
