@@ -108,10 +108,13 @@ class _List(QListWidget):
         painter = QPainter(self.viewport())
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(self.palette().color(QPalette.ColorRole.Highlight))
         for conversation_id in self.busy:
             item = self.rows.item(conversation_id)
             if item is not None and self.visualItemRect(item).intersects(event.rect()):
+                # On a selected row, the highlight is its background: the dot takes its text's.
+                on_highlight = item.isSelected()
+                roles = (QPalette.ColorRole.Highlight, QPalette.ColorRole.HighlightedText)
+                painter.setBrush(self.palette().color(roles[on_highlight]))
                 box = self.dot_rect(item)
                 side = min(box.width(), box.height()) - 4
                 painter.drawEllipse(

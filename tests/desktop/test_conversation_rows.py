@@ -176,6 +176,12 @@ def test_a_busy_chat_gets_a_dot_without_an_edit_to_any_row(qtbot: Any) -> None:
     # The title keeps its place: the dot's box is there on every row.
     assert view.visualItemRect(view.item(1)).height() == view.visualItemRect(view.item(0)).height()
 
+    view.setCurrentRow(1)  # selected: on the highlight, the dot takes the text's colour
+    on_highlight = view.palette().color(QPalette.ColorRole.HighlightedText).name()
+    qtbot.waitUntil(lambda: dot_colour(1) == on_highlight)
+    view.setCurrentRow(0)
+    qtbot.waitUntil(lambda: dot_colour(1) == highlight)
+
     sidebar.set_busy(set())
     qtbot.waitUntil(lambda: dot_colour(1) == plain)
     assert edits.seen == []
