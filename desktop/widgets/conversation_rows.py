@@ -103,8 +103,8 @@ class ShownRows:
                 ids.insert(index, row.id)
                 self.rows.insert(index, row)
                 present.add(row.id)
-            if self.rows[index + 1 :] == wanted[index + 1 :]:
-                break  # the rest shows what it should already
+            if len(self.rows) == len(wanted) and self.rows[index + 1 :] == wanted[index + 1 :]:
+                break  # the rest shows what it should already (compared only then: O(n))
 
     def _new_item(self, row: Row) -> QListWidgetItem:
         item = QListWidgetItem(self._icon, row.title)
