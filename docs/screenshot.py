@@ -57,8 +57,8 @@ async def drive(app: App, out: Path) -> None:
         window.reply_finished.connect(lambda _id, f=finished: f.set())
         window.composer.set_text(LONG)
         window.composer.editor.submitted.emit()
-        while len(window.transcript.toPlainText()) < len(LONG) + 500:
-            await asyncio.sleep(0.05)
+        while len(window.transcript.toPlainText()) < len(LONG) + 500 and not finished.is_set():
+            await asyncio.sleep(0.05)  # (a model that ends its story sooner: not stopped)
         window.menus.stop.trigger()
         await asyncio.wait_for(finished.wait(), 60)
         await grab(f"stopped{suffix}")

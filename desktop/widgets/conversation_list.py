@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 
 from desktop import style
 from desktop.widgets.conversation_rows import HIT_ROLE, ID_ROLE, TITLE_ROLE, ShownRows, row_of
-from desktop.widgets.search_result import SearchResultDelegate
+from desktop.widgets.search_result import OneLineDelegate, SearchResultDelegate
 from server.types import ConversationJSON
 
 SEARCH_DELAY_MS = 200
@@ -158,7 +158,9 @@ class ConversationList(QWidget):
         # change lays the rows out without measuring each (issue 16). A search's rows are two
         # lines where a message matched, measured by their delegate.
         self.list.setUniformItemSizes(True)
-        self._plain_delegate = self.list.itemDelegate()
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._plain_delegate = OneLineDelegate(self.list)
+        self.list.setItemDelegate(self._plain_delegate)
         self._search_delegate = SearchResultDelegate(self.list)
         self.no_results = QLabel(self)
         self.no_results.setObjectName("no-results")

@@ -27,7 +27,17 @@ def clean_snippet(snippet: str) -> str:
     )
 
 
-class SearchResultDelegate(QStyledItemDelegate):
+class OneLineDelegate(QStyledItemDelegate):
+    """A row one line high that asks for no width: the view gives it its own, and a title
+    longer than that ends in "…" (asked for as wide as its text, a row would widen the list
+    past its view, with a horizontal scroll bar). With the list's uniform sizes, asked once
+    a layout."""
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        return QSize(1, super().sizeHint(option, index).height())
+
+
+class SearchResultDelegate(OneLineDelegate):
     """Items with a snippet get two lines; the others are drawn as usual."""
 
     def __init__(self, parent: QWidget | None = None) -> None:

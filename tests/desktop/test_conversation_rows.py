@@ -213,10 +213,16 @@ def test_search_rows_are_two_lines_and_the_plain_list_one(qtbot: Any) -> None:
     one_line = view.visualItemRect(view.item(1)).height()
     assert view.visualItemRect(view.item(0)).height() == one_line  # elided, not wrapped
     assert view.item(0).toolTip() == long_title  # the whole title when hovered
+    # As wide as the view, whichever row comes first: the list never scrolls sideways.
+    assert view.visualItemRect(view.item(0)).width() <= view.viewport().width()
+    assert view.horizontalScrollBar().maximum() == 0
 
-    sidebar.show_conversations(chats(("a", long_title, "the «word» found", "m1")), None)
+    found = chats(("a", long_title, "the «word» found", "m1"), ("b", long_title))
+    sidebar.show_conversations(found, None)  # a message matched in a, the title in b
     assert sidebar.searching()
     assert view.visualItemRect(view.item(0)).height() > one_line * 1.5
+    assert view.visualItemRect(view.item(1)).height() == one_line
+    assert view.horizontalScrollBar().maximum() == 0
     sidebar.show_conversations(chats(("a", long_title), ("b", "Short")), None)
     assert not sidebar.searching()
     assert view.visualItemRect(view.item(0)).height() == one_line
