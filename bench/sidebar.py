@@ -25,7 +25,8 @@ CHATS = 1000
 ROUNDS = 8
 
 
-async def one_reply(app: App, upstream: Any, new_chat: bool) -> float:
+async def one_reply(app: App, upstream: Any, new_chat: bool) -> tuple[float, float]:
+    """The reply's longest stall, and its longest with no hypervisor steal counted in it."""
     window = app.window
     upstream.script(tokens=300, rate=None)
     if new_chat:
@@ -43,7 +44,8 @@ async def one_reply(app: App, upstream: Any, new_chat: bool) -> float:
     await asyncio.sleep(max(0.0, left) + 0.2)  # the sidebar's refresh, if still to come
     ticker.stop()
     window.reply_finished.disconnect(ended)
-    return max(gap.stall for gap in ticker.details)
+    clean = ticker.longest_without_steal()
+    return max(gap.stall for gap in ticker.details), clean.stall if clean is not None else 0.0
 
 
 async def replies_beside_history(app: App, upstream: Any) -> None:
@@ -54,8 +56,11 @@ async def replies_beside_history(app: App, upstream: Any) -> None:
     await asyncio.sleep(0.5)
     label = f"{CHATS:,} chats in the sidebar, a 300-token reply"
     for new_chat, where in ((True, "in a new chat"), (False, "in the same chat")):
-        stalls = [await one_reply(app, upstream, new_chat) for _ in range(ROUNDS)]
+        measured = [await one_reply(app, upstream, new_chat) for _ in range(ROUNDS)]
+        stalls = [stall for stall, _clean in measured]
         worst = max(stalls)
         show(f"{label} {where}: longest GUI stall per reply (ms)", summary(stalls))
+        cleans = " ".join(f"{clean:.1f}" for _stall, clean in measured)
         print(f"{label} {where}: worst {worst:.1f} ms "
-              f"({'met' if worst <= 16 else 'MISSED'} <= 16 ms)")  # fmt: skip
+              f"({'met' if worst <= 16 else 'MISSED'} <= 16 ms); the longest with no "
+              f"hypervisor steal in it, per reply (ms): {cleans}")  # fmt: skip
