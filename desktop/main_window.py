@@ -79,6 +79,7 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
         self._closing = False
         self._list_requests = 0
         self._wholes_asked = 0
+        self._whole_shown = False
         self._opening = 0  # the latest request to show a conversation wins
 
         self.sidebar = ConversationList(self)

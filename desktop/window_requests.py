@@ -37,6 +37,7 @@ class WindowRequests:
     conversations_shown: SignalInstance
     _list_requests: int
     _wholes_asked: int  # requests for the whole list on their way
+    _whole_shown: bool  # the sidebar shows every chat (not a search's, not none yet)
     _opening: int
 
     if TYPE_CHECKING:  # the window's (a stub here would hide them)
@@ -57,11 +58,13 @@ class WindowRequests:
     async def _refresh_list(self, top: bool = False) -> None:
         """The sidebar from the server. `top`: only the first TOP_ROWS chats, where one that
         began a reply now is (with 1,000 chats the whole list is 12-19 ms of the window's
-        thread to read, issue 16); the whole list while a search or another whole list is on
-        its way, since the rows below the top are kept as they are."""
+        thread to read, issue 16). The rows below the top are kept as they are, so the whole
+        list is asked for unless they are a whole list already: not a search's, no whole list
+        on its way, no title edited in place and not stored."""
         client = self._require_client()
         query = self.sidebar.query() or None
-        top = top and not query and not self.sidebar.searching() and not self._wholes_asked
+        top = top and self._whole_shown and not query and not self._wholes_asked
+        top = top and not self.sidebar.edited_in_place()
         self._list_requests += 1
         request = self._list_requests
         whole = 0 if top else 1
@@ -73,6 +76,7 @@ class WindowRequests:
         if request != self._list_requests:
             return  # a newer refresh is on its way: never show an older answer over it
         self.sidebar.show_conversations(conversations, self.current_id, top)
+        self._whole_shown = query is None  # (a top is merged into a whole list)
         self.sidebar.set_busy(self.reply.busy_conversations())
         self._update_title()
         self.conversations_shown.emit()
@@ -129,8 +133,10 @@ class WindowRequests:
         await self._require_client().set_model(conversation_id, name)
 
     async def _rename(self, conversation_id: str, title: str) -> None:
-        await self._require_client().rename(conversation_id, title)
-        await self._refresh_list()
+        try:
+            await self._require_client().rename(conversation_id, title)
+        finally:
+            await self._refresh_list()  # refused: the row shows the stored title again
 
     async def _delete(self, conversation_id: str) -> None:
         await self.reply.hang_up(conversation_id)

@@ -21,6 +21,7 @@ from PySide6.QtGui import (
     QPixmap,
 )
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -55,6 +56,7 @@ class _List(QListWidget):
         super().__init__(parent)
         self.rows = ShownRows(self, _blank_icon())
         self.busy: set[str] = set()
+        self._described: set[str] = set()  # the rows told "Replying…" for a screen reader
         self.setIconSize(QSize(DOT_PX, DOT_PX))
         # Flat, as the transcript's: Fusion's repaints its gradients with every row moved.
         self.verticalScrollBar().setStyleSheet(style.scroll_bar_in(self.palette()))
@@ -75,15 +77,23 @@ class _List(QListWidget):
         self.busy = set(conversation_ids)
         for conversation_id in changed:
             item = self.rows.item(conversation_id)
-            if item is None:
-                continue
-            self.viewport().update(self.visualItemRect(item))
-            if QAccessible.isActive():  # a screen reader reads it (a change lays the rows out)
-                busy = conversation_id in self.busy
-                with QSignalBlocker(self):
-                    item.setData(
-                        Qt.ItemDataRole.AccessibleDescriptionRole, BUSY_TIP if busy else ""
-                    )
+            if item is not None:
+                self.viewport().update(self.visualItemRect(item))
+        self.describe_busy()
+
+    def describe_busy(self) -> None:
+        """ "Replying…" in the busy rows' descriptions for a screen reader, and in no other
+        row; only while one is active: writing it is an item edit, which lays every row out."""
+        if not QAccessible.isActive():
+            return
+        role = Qt.ItemDataRole.AccessibleDescriptionRole
+        with QSignalBlocker(self):
+            for conversation_id in self.busy | self._described:
+                item = self.rows.item(conversation_id)
+                wanted = BUSY_TIP if conversation_id in self.busy else ""
+                if item is not None and (item.data(role) or "") != wanted:
+                    item.setData(role, wanted)
+        self._described = set(self.busy)
 
     def dot_rect(self, item: QListWidgetItem) -> QRect:
         """Where a row's dot is drawn: its icon's place."""
@@ -162,6 +172,9 @@ class ConversationList(QWidget):
         self._plain_delegate = OneLineDelegate(self.list)
         self.list.setItemDelegate(self._plain_delegate)
         self._search_delegate = SearchResultDelegate(self.list)
+        self._held: tuple[list[ConversationJSON], str | None, bool] | None = None
+        for delegate in (self._plain_delegate, self._search_delegate):
+            delegate.closeEditor.connect(self._on_delegate_close_editor)
         self.no_results = QLabel(self)
         self.no_results.setObjectName("no-results")
         self.no_results.setWordWrap(True)
@@ -215,10 +228,20 @@ class ConversationList(QWidget):
         """Whether the rows are a search's results (with snippets)."""
         return self.list.itemDelegate() is self._search_delegate
 
+    def edited_in_place(self) -> bool:
+        """A title was edited in place, and the rows do not know what it is stored as."""
+        return self.list.rows.edited()
+
     def show_conversations(
         self, conversations: list[ConversationJSON], current: str | None, top: bool = False
     ) -> None:
-        """Show the list; `top`: only its first rows came, the others stay as they are."""
+        """Show the list; `top`: only its first rows came, the others stay as they are. While
+        a title is being edited in place, held until the editor closes: moving or rewriting
+        rows under it would end the edit or overwrite the typing."""
+        if self.list.state() == QAbstractItemView.State.EditingState:
+            self._held = (conversations, current, top)
+            return
+        self._held = None
         rows = [row_of(conversation) for conversation in conversations]
         searching = any(row.snippet for row in rows)
         if top:
@@ -230,6 +253,7 @@ class ConversationList(QWidget):
                     self._search_delegate if searching else self._plain_delegate
                 )
             self.list.rows.show(rows)
+            self.list.describe_busy()
             item = self._item(current)
             if item is None:
                 self.list.clearSelection()
@@ -301,6 +325,14 @@ class ConversationList(QWidget):
         found = item.data(HIT_ROLE) if item is not None else None
         return str(found) if found else None
 
+    def _on_delegate_close_editor(self) -> None:
+        # After Qt has committed the edit and left the editing state.
+        QTimer.singleShot(0, self._show_held)
+
+    def _show_held(self) -> None:
+        if self._held is not None:
+            self.show_conversations(*self._held)
+
     def _on_search_text_changed(self, _text: str) -> None:
         self._search_timer.start()
 
@@ -313,7 +345,12 @@ class ConversationList(QWidget):
 
     def _on_list_item_changed(self, item: QListWidgetItem) -> None:
         conversation_id = str(item.data(ID_ROLE))
-        self.list.rows.forget(conversation_id)  # edited in place: the next list rewrites it
         title = item.text().strip()
-        if title and title != item.data(TITLE_ROLE):
+        stored = str(item.data(TITLE_ROLE))
+        if title and title != stored:
+            self.list.rows.forget(conversation_id)  # as typed, until a list says what is stored
+            self._held = None  # a list older than the rename: the one after it follows
             self.rename_requested.emit(conversation_id, title)
+        elif item.text() != stored:  # a blank title is none: the stored one again
+            with QSignalBlocker(self.list):
+                item.setText(stored)

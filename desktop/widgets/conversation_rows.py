@@ -21,6 +21,7 @@ from server.types import ConversationJSON
 ID_ROLE = Qt.ItemDataRole.UserRole
 TITLE_ROLE = Qt.ItemDataRole.UserRole + 2
 HIT_ROLE = Qt.ItemDataRole.UserRole + 4  # a search hit's message id
+EDITED = "\0"  # in a row's snippet and hit: its item was edited in place, shows who knows what
 
 
 class Row(NamedTuple):
@@ -59,7 +60,11 @@ class ShownRows:
         the next `show` writes it whatever it is."""
         for index, row in enumerate(self.rows):
             if row.id == conversation_id:
-                self.rows[index] = Row(row.id, "", "\0", "\0")
+                self.rows[index] = Row(row.id, "", EDITED, EDITED)
+
+    def edited(self) -> bool:
+        """A row was edited in place since the rows were last told what it is."""
+        return any(row.hit == EDITED for row in self.rows)
 
     def with_top(self, top: list[Row]) -> list[Row]:
         """`top`, the first rows of the list as it is now, then the rest as shown: a chat only

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import anyio
 from starlette.requests import Request
@@ -43,7 +44,11 @@ async def list_conversations(request: Request) -> JSONResponse:
     raw_limit = request.query_params.get("limit")
     if raw_limit is not None and query is not None:
         raise BadRequestError("'limit' is for the list, not a search ('q')", code="invalid_field")
-    if raw_limit is not None and not (raw_limit.isdigit() and 1 <= int(raw_limit) <= MAX_LIMIT):
+    # ASCII digits, few of them, before int(): "²" is a digit to str.isdigit, and a long
+    # string of them raises past Python's int-conversion limit.
+    if raw_limit is not None and not (
+        re.fullmatch(r"[0-9]{1,5}", raw_limit) and 1 <= int(raw_limit) <= MAX_LIMIT
+    ):
         raise BadRequestError(f"'limit' must be 1-{MAX_LIMIT}", code="invalid_field")
     if query is not None:
         check_text(query, "q")

@@ -8,8 +8,9 @@ import random
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QModelIndex
-from PySide6.QtGui import QPalette
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QAccessible, QPalette
+from PySide6.QtWidgets import QLineEdit
 
 from desktop.widgets.conversation_list import BUSY_TIP, ConversationList
 from desktop.widgets.conversation_rows import HIT_ROLE, ID_ROLE, TITLE_ROLE
@@ -226,3 +227,84 @@ def test_search_rows_are_two_lines_and_the_plain_list_one(qtbot: Any) -> None:
     sidebar.show_conversations(chats(("a", long_title), ("b", "Short")), None)
     assert not sidebar.searching()
     assert view.visualItemRect(view.item(0)).height() == one_line
+
+
+def open_editor(qtbot: Any, sidebar: ConversationList, chat_id: str) -> QLineEdit:
+    sidebar.start_rename(sidebar.list.rows.item(chat_id))
+    editors: list[QLineEdit] = []
+
+    def opened() -> bool:
+        editors[:] = [e for e in sidebar.list.viewport().findChildren(QLineEdit) if e.isVisible()]
+        return bool(editors)
+
+    qtbot.waitUntil(opened)
+    return editors[0]
+
+
+def test_a_list_that_comes_while_a_title_is_edited_waits_for_the_edit(qtbot: Any) -> None:
+    """(A review found a refresh moving rows under an open editor committed it with the
+    list's signals blocked: the typing stayed in the row, no rename was asked for.)"""
+    sidebar = make(qtbot)
+    sidebar.activateWindow()
+    listed = chats(*((f"c{n}", f"Chat {n}") for n in range(12)))
+    sidebar.show_conversations(listed, "c5")
+    asked: list[tuple[str, str]] = []
+    sidebar.rename_requested.connect(lambda chat_id, title: asked.append((chat_id, title)))
+    editor = open_editor(qtbot, sidebar, "c6")
+    editor.setText("Half-typed")
+
+    moved = [listed[5], *listed[:5], *listed[6:]]  # c5's reply began: it moves to the top
+    sidebar.show_conversations(moved, "c5", top=True)
+    assert editor.isVisible() and editor.text() == "Half-typed"  # still typing
+    assert shown(sidebar) == wanted(listed)  # held meanwhile
+
+    qtbot.keyClick(editor, Qt.Key.Key_Return)  # committed on the loop's next turn
+    qtbot.waitUntil(lambda: asked == [("c6", "Half-typed")])
+    sidebar.show_conversations(
+        [*moved[:6], chats(("c6", "Half-typed"))[0], *moved[7:]], "c5"
+    )  # the list after the rename
+    assert shown(sidebar)[6][:2] == ("c6", "Half-typed")
+    assert sidebar.list.currentItem().data(ID_ROLE) == "c5"
+
+
+def test_a_list_held_for_an_edit_left_unchanged_comes_when_it_ends(qtbot: Any) -> None:
+    sidebar = make(qtbot)
+    sidebar.activateWindow()
+    listed = chats(*((f"c{n}", f"Chat {n}") for n in range(5)))
+    sidebar.show_conversations(listed, None)
+    editor = open_editor(qtbot, sidebar, "c3")
+    newer = chats(("fresh", "A new chat")) + listed
+    sidebar.show_conversations(newer, "fresh", top=True)
+    assert shown(sidebar) == wanted(listed)
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: shown(sidebar) == wanted(newer))
+
+
+def test_a_blank_title_typed_in_place_gives_the_stored_one_back(qtbot: Any) -> None:
+    sidebar = make(qtbot)
+    sidebar.show_conversations(chats(("a", "Kept"), ("b", "Other")), None)
+    asked: list[tuple[str, str]] = []
+    sidebar.rename_requested.connect(lambda chat_id, title: asked.append((chat_id, title)))
+    sidebar.list.item(1).setText("   ")  # what the inline editor commits
+    assert asked == []
+    assert sidebar.list.item(1).text() == "Other"
+    assert not sidebar.edited_in_place()
+    sidebar.list.item(1).setText("Renamed")
+    assert asked == [("b", "Renamed")] and sidebar.edited_in_place()
+
+
+def test_a_screen_reader_hears_replying_on_a_row_that_comes_while_busy(qtbot: Any) -> None:
+    """(A review found the description set only when the busy set changed: a new chat's row,
+    listed after its reply began, never got it.)"""
+    QAccessible.setActive(True)
+    try:
+        sidebar = make(qtbot)
+        role = Qt.ItemDataRole.AccessibleDescriptionRole
+        sidebar.set_busy({"new"})  # the reply began; its chat is not listed yet
+        sidebar.show_conversations(chats(("new", "New"), ("old", "Old")), "new")
+        assert sidebar.list.item(0).data(role) == BUSY_TIP
+        assert not sidebar.list.item(1).data(role)
+        sidebar.set_busy(set())
+        assert not sidebar.list.item(0).data(role)
+    finally:
+        QAccessible.setActive(False)

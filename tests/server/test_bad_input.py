@@ -166,7 +166,8 @@ def test_rename_needs_a_title(small: Parley) -> None:
 
 
 @pytest.mark.parametrize("query", ["limit=0", "limit=-1", "limit=10001", "limit=x", "limit=",
-                                   "limit=2&q=word"])  # fmt: skip
+                                   "limit=2&q=word", "limit=%C2%B2", "limit=" + "0" * 4400 + "1",
+                                   "limit=%D9%A3"])  # fmt: skip
 def test_a_bad_list_limit_is_400(small: Parley, query: str) -> None:
     response = small.call("GET", f"/api/conversations?{query}")
     assert response.status == 400
