@@ -203,7 +203,10 @@ class ConversationList(QWidget):
         return self.search.text().strip()
 
     def clear_selection(self) -> None:
-        """No conversation selected (a new chat), without announcing a selection."""
+        """No conversation selected (a new chat), without announcing a selection. A title
+        being edited in place is committed first, heard: a rename (none is selected by it)."""
+        if self.list.state() == QAbstractItemView.State.EditingState:
+            self.list.setCurrentRow(-1)
         with QSignalBlocker(self.list):
             self.list.clearSelection()
             self.list.setCurrentRow(-1)

@@ -308,3 +308,20 @@ def test_a_screen_reader_hears_replying_on_a_row_that_comes_while_busy(qtbot: An
         assert not sidebar.list.item(0).data(role)
     finally:
         QAccessible.setActive(False)
+
+
+def test_a_new_chat_while_a_title_is_edited_keeps_the_rename(qtbot: Any) -> None:
+    """Ctrl+N clears the selection: it committed the editor with the list's signals blocked,
+    the rename unheard and the typing left in the row."""
+    sidebar = make(qtbot)
+    sidebar.activateWindow()
+    sidebar.show_conversations(chats(("a", "First"), ("b", "Second")), "b")  # F2 on it
+    asked: list[tuple[str, str]] = []
+    selected: list[str] = []
+    sidebar.rename_requested.connect(lambda chat_id, title: asked.append((chat_id, title)))
+    sidebar.conversation_selected.connect(selected.append)
+    editor = open_editor(qtbot, sidebar, "b")
+    editor.setText("Renamed")
+    sidebar.clear_selection()
+    qtbot.waitUntil(lambda: asked == [("b", "Renamed")])
+    assert sidebar.list.currentItem() is None and selected == []
