@@ -91,24 +91,27 @@ class ShownRows:
         present = set(ids)
         for index, row in enumerate(wanted):
             if index < len(ids) and ids[index] == row.id:
-                if self.rows[index] != row:
-                    _rewrite(self._view.item(index), self.rows[index], row)
-                    self.rows[index] = row
-                continue
-            if row.id in present:  # further down: moved up to here
+                placed = False
+            elif row.id in present:  # further down: moved up to here
                 found = ids.index(row.id, index)
                 self._view.insertItem(index, self._view.takeItem(found))
                 ids.insert(index, ids.pop(found))
                 self.rows.insert(index, self.rows.pop(found))
-                if self.rows[index] != row:
-                    _rewrite(self._view.item(index), self.rows[index], row)
-                    self.rows[index] = row
+                placed = True
             else:
                 self._view.insertItem(index, self._new_item(row))
                 ids.insert(index, row.id)
                 self.rows.insert(index, row)
                 present.add(row.id)
-            if len(self.rows) == len(wanted) and self.rows[index + 1 :] == wanted[index + 1 :]:
+                placed = True
+            if self.rows[index] != row:
+                _rewrite(self._view.item(index), self.rows[index], row)
+                self.rows[index] = row
+            if (
+                placed
+                and len(self.rows) == len(wanted)
+                and self.rows[index + 1 :] == wanted[index + 1 :]
+            ):
                 break  # the rest shows what it should already (compared only then: O(n))
 
     def _new_item(self, row: Row) -> QListWidgetItem:
