@@ -24,6 +24,7 @@ class GrowingReply:
     _carry: str  # a code fence to reopen: the reply was cut inside a code block
     _joiner: str | None  # cut inside a paragraph: what goes between its pieces (else None)
     _joined: bool  # a paragraph of this reply was drawn in pieces
+    _keep_due: bool  # a paragraph past JOIN_MAX_CHARS was cut: keep its pieces so far
     _frozen_len: int
     _shown_len: int
     _ending: tuple[ReplyEnd | None, str] | None
@@ -102,6 +103,7 @@ class GrowingReply:
         self._carry = ""
         self._joiner = None
         self._joined = False
+        self._keep_due = False
         self._frozen_len = 0
         self._shown_len = 0
         self._ending = None

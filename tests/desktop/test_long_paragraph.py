@@ -5,6 +5,7 @@ lines wrap anew (another width, another font); and copied whole."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from PySide6.QtGui import QFont, QTextCursor
@@ -13,6 +14,7 @@ from desktop.client import ReplyEnd
 from desktop.widgets.find_bar import FindBar
 from desktop.widgets.transcript import Transcript
 from desktop.widgets.transcript_document import JOIN_MAX_CHARS
+from desktop.widgets.transcript_long_paragraph import CONTINUED_STATE
 from tests.desktop.test_growing_paragraph import blocks, drawn_whole, lines, stream, streaming
 from tests.desktop.test_markdown_render import reopened
 
@@ -60,6 +62,35 @@ def test_a_paragraph_longer_than_a_block_may_grow_stays_in_pieces_that_read_as_o
     assert 3 <= len(kept) <= len(ENDLESS) // JOIN_MAX_CHARS + 1, [len(p) for p in kept]
     assert all(len(piece) <= JOIN_MAX_CHARS + 100 for piece in kept)
     assert lines(view) == drawn_whole(qtbot, ENDLESS)
+
+
+def test_a_paragraph_is_kept_in_pieces_in_an_update_of_its_own(qtbot: Any) -> None:
+    """Keeping the pieces lays the paragraph so far out again (unseen): done in the update
+    that cut it, the two made the costliest updates of a long paragraph (issue 16). The update
+    that keeps them draws no text; the next one goes on."""
+    view = streaming(qtbot)
+    updates: list[tuple[int, int]] = []  # (characters shown, pieces kept so far)
+    view.reply_rendered.connect(lambda size, _cost: updates.append((size, len(kept(view)))))
+    stream(qtbot, view, ENDLESS, step=60)
+    qtbot.waitUntil(lambda: len(kept(view)) == len(ENDLESS) // JOIN_MAX_CHARS)
+    keeping = [
+        (before, after) for before, after in itertools.pairwise(updates) if after[1] > before[1]
+    ]
+    assert len(keeping) == len(ENDLESS) // JOIN_MAX_CHARS, updates
+    assert all(after[0] == before[0] for before, after in keeping), keeping
+    live = lines(view)
+    assert live == drawn_whole(qtbot, ENDLESS)[: len(live)]
+
+
+def kept(view: Transcript) -> list[str]:
+    """The pieces of a paragraph kept so far (each marked as going on in the next block)."""
+    found = []
+    block = view.document().begin()
+    while block.isValid():
+        if block.userState() == CONTINUED_STATE:
+            found.append(block.text())
+        block = block.next()
+    return found
 
 
 def test_a_paragraph_kept_in_pieces_is_copied_whole(qtbot: Any) -> None:
