@@ -47,7 +47,8 @@ def test_steps_are_drawn_as_they_run_and_again_when_the_chat_is_reopened(
     gui = tools_gui
     upstream.queue = [
         Script(texts=["Looking it up. "], tool_calls=[call("echo", text="needle")]),
-        Script(texts=["Found ", "it."]),
+        # Ending with a code block: Qt's table, the footer below it as when reopened.
+        Script(texts=["Found ", "it.\n\n```\nneedle = 1\n```\n"]),
     ]
     with qtbot.waitSignal(gui.window.reply_finished, timeout=15_000):
         gui.send("find the needle")
