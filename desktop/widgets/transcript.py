@@ -226,7 +226,7 @@ class Transcript(
         self._timer.stop()
         self._streaming = False
         # One edit: the document laid out once, not after each step (the last paragraph put
-        # back together, the footer's block, its HTML): 4.0-4.8 ms p50 -> 1.9-2.6 (issue 16).
+        # back together, the footer's block, its HTML): p50 2.6-4.8 ms -> 1.9-2.6 (issue 16).
         edit = QTextCursor(self.document())
         edit.beginEditBlock()
         try:
