@@ -166,17 +166,23 @@ class Transcript(
         self._unseal_reply()  # a reply still streaming here stays, its paragraphs whole
         self._abandon_reply()
         self._live_ids = ids
-        if user_text is not None:
-            # Inserted with its actions line, as when drawn whole; of a long question, the
-            # first piece only: the rest follows a piece a frame (LiveQuestion).
-            question = self._header("user", None) + self._question_start_html(user_text)
-            if ids is not None:
-                self._texts_shown[ids[0]] = user_text
-                question += actions_line(ids[0], "user", muted=self._muted)
-            self._append_html(question, top_margin=HEADER_GAP)
-            self._question_started()
-        self._append_html(self._header("assistant", model), top_margin=HEADER_GAP)
-        self._live_start = self._open_block(TEXT_GAP)
+        # One edit: the question and the reply's header laid out once, not after each step.
+        edit = QTextCursor(self.document())
+        edit.beginEditBlock()
+        try:
+            if user_text is not None:
+                # Inserted with its actions line, as when drawn whole; of a long question,
+                # the first piece only: the rest follows a piece a frame (LiveQuestion).
+                question = self._header("user", None) + self._question_start_html(user_text)
+                if ids is not None:
+                    self._texts_shown[ids[0]] = user_text
+                    question += actions_line(ids[0], "user", muted=self._muted)
+                self._append_html(question, top_margin=HEADER_GAP)
+                self._question_started()
+            self._append_html(self._header("assistant", model), top_margin=HEADER_GAP)
+            self._live_start = self._open_block(TEXT_GAP)
+        finally:
+            edit.endEditBlock()
         self._reply_start = self._live_start
         self._streaming = True
         self._live = True
