@@ -47,6 +47,8 @@ STATUS_POLL_MS = 1000
 # first reply), its request and redraw made the costliest frames of a reply, and with a busy
 # process beside the app 4-7 in 20 short replies stalled over 16 ms (1-2 in 20 with this
 # delay; issue 16, docs/benchmarks.md). Replies started within it share one refresh.
+# Drawn in those frames, even the move of the chat to the top (no request) stalled 7 of 12
+# replies over 16 ms beside a busy process, 0 of 12 when drawn with this delay.
 LIST_AFTER_START_MS = 250
 
 
@@ -150,7 +152,8 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
         self._list_timer = QTimer(self)  # a refresh of the sidebar after a reply starts
         self._list_timer.setSingleShot(True)
         self._list_timer.setInterval(LIST_AFTER_START_MS)
-        self._list_timer.timeout.connect(lambda: self.tasks.spawn(self._refresh_list(top=True)))
+        self._list_timer.timeout.connect(self._catch_up_list)
+        self._started: dict[str, str] = {}  # WindowRequests._catch_up_list
         self.zoom_level = 0
         self.help = HelpWindows(lambda: shortcut_rows(self.menus), self.model_picker.names, self)
         self.help.failed.connect(self.show_error)
@@ -361,7 +364,9 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
         if self.current_id is None:  # still on the new chat it was typed in
             self._set_current(conversation_id)
 
-    def _on_reply_started(self, _conversation_id: str) -> None:
+    def _on_reply_started(self, conversation_id: str, title: str) -> None:
+        self._started.pop(conversation_id, None)
+        self._started[conversation_id] = title  # the latest last
         if not self._list_timer.isActive():
             self._list_timer.start()  # a new title, a new order (LIST_AFTER_START_MS)
 

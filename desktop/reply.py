@@ -93,7 +93,8 @@ class ReplyController(QObject):
     """Owns the replies in flight; draws the one of the chat on screen."""
 
     conversation_created = Signal(str)  # a message typed in a new chat created this one
-    reply_started = Signal(str)  # conversation id: the message is stored, its reply began
+    # The message is stored, its reply began: the conversation's id and title.
+    reply_started = Signal(str, str)
     reply_finished = Signal(str)  # message id: the view shows its ending
     busy_changed = Signal()  # a chat began or finished a reply (Send/Stop, the sidebar)
     error_reported = Signal(str)  # for the user; the reply itself is saved regardless
@@ -268,7 +269,7 @@ class ReplyController(QObject):
             ids = (stream.user_message_id, stream.message_id)
             self._transcript.begin_reply(_question(reply), stream.model, ids)
             self._replay(reply)
-        self.reply_started.emit(conversation_id)
+        self.reply_started.emit(conversation_id, stream.title)
         if reply.stop_requested:  # Stop came while the message was being sent
             reply.stop_requested = False
             await self.stop(conversation_id)

@@ -21,6 +21,7 @@ TOP_ROWS = 50  # the chats asked for when a reply starts: its chat is the first 
 if TYPE_CHECKING:
     from desktop.menus import Menus
     from desktop.reply import ReplyController
+    from desktop.tasks import Tasks
     from desktop.widgets.conversation_list import ConversationList
     from desktop.widgets.model_picker import ModelPicker
     from desktop.widgets.transcript import Transcript
@@ -34,10 +35,12 @@ class WindowRequests:
     transcript: Transcript
     model_picker: ModelPicker
     menus: Menus
+    tasks: Tasks
     conversations_shown: SignalInstance
     _list_requests: int
     _wholes_asked: int  # requests for the whole list on their way
     _whole_shown: bool  # the sidebar shows every chat (not a search's, not none yet)
+    _started: dict[str, str]  # chats that began a reply since the list caught up: id -> title
     _opening: int
 
     if TYPE_CHECKING:  # the window's (a stub here would hide them)
@@ -55,6 +58,31 @@ class WindowRequests:
             raise ClientError("Parley's server is still starting")
         return self.client
 
+    def _catch_up_list(self) -> None:
+        """The sidebar after replies began (LIST_AFTER_START_MS): their chats moved to the top
+        as the turns' first chunks named them, with no request (reading the top of the list
+        was ~3-5 ms of the window's thread in several steps, beside the server's turn), while
+        the rows are the server's whole list; else the top of the list asked for."""
+        started = list(reversed(self._started.items()))  # the latest first
+        self._started.clear()
+        if self._rows_are_whole() and self.sidebar.put_on_top(started, self.current_id):
+            self.sidebar.set_busy(self.reply.busy_conversations())
+            self._update_title()
+            self.conversations_shown.emit()
+        else:
+            self.tasks.spawn(self._refresh_list(top=True))
+
+    def _rows_are_whole(self) -> bool:
+        """The rows are the server's whole list as last read: not a search's, no whole list
+        on its way (the rows would be the ones from before it), no title edited in place and
+        not stored."""
+        return (
+            self._whole_shown
+            and not self.sidebar.query()
+            and not self._wholes_asked
+            and not self.sidebar.edited_in_place()
+        )
+
     async def _refresh_list(self, top: bool = False) -> None:
         """The sidebar from the server. `top`: only the first TOP_ROWS chats, where one that
         began a reply now is (with 1,000 chats the whole list is 12-19 ms of the window's
@@ -63,8 +91,7 @@ class WindowRequests:
         on its way, no title edited in place and not stored."""
         client = self._require_client()
         query = self.sidebar.query() or None
-        top = top and self._whole_shown and not query and not self._wholes_asked
-        top = top and not self.sidebar.edited_in_place()
+        top = top and self._rows_are_whole()
         self._list_requests += 1
         request = self._list_requests
         whole = 0 if top else 1

@@ -56,6 +56,7 @@ class TurnIds:
     conversation_id: str
     user_message_id: str
     message_id: str
+    conversation_title: str
 
 
 def encode(payload: Mapping[str, object]) -> bytes:
@@ -86,6 +87,7 @@ class ChunkWriter:
             chunk["conversation_id"] = turn.conversation_id
             chunk["user_message_id"] = turn.user_message_id
             chunk["message_id"] = turn.message_id
+            chunk["conversation_title"] = turn.conversation_title
         return chunk
 
     def tool_calls(self, calls: list[ToolCallJSON]) -> ChunkJSON:

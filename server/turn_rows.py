@@ -65,6 +65,7 @@ class OpenedTurn:
     tools: bool  # the conversation lets the model call tools
     documents: bool  # the conversation puts passages of the user's documents in the prompt
     params: ChatParams  # the conversation's own sampling parameters
+    title: str  # the conversation's, once the turn is open (a new chat's from its question)
     earlier: Earlier | None = None  # a continuation's starting point
 
 
@@ -149,6 +150,7 @@ def open_turn(
         bool(conv["tools"]),
         bool(conv["documents"]),
         chat_params.decode(conv["params"]),
+        title,
         earlier,
     )
 

@@ -93,6 +93,11 @@ class ConversationTurn:
         self.opened: OpenedTurn | None = None
 
     @property
+    def title(self) -> str:
+        """The conversation's title once the turn is open ("" before)."""
+        return self.opened.title if self.opened is not None else ""
+
+    @property
     def earlier(self) -> Earlier | None:
         """A continued reply's text and parts so far (once open)."""
         return self.opened.earlier if self.opened is not None else None

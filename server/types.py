@@ -374,9 +374,9 @@ class ChunkJSON(TypedDict):
     """One server-sent event of a reply.
 
     The first chunk of a conversation turn also carries `conversation_id`,
-    `user_message_id` and `message_id`; the last one carries `usage` and `parley` (an
-    OutcomeJSON, and `error` when the backend failed). A tool step that begins or changes
-    is a chunk with no choices and `parley` = StepEventJSON.
+    `user_message_id`, `message_id` and `conversation_title`; the last one carries `usage`
+    and `parley` (an OutcomeJSON, and `error` when the backend failed). A tool step that
+    begins or changes is a chunk with no choices and `parley` = StepEventJSON.
     """
 
     id: str
@@ -387,6 +387,7 @@ class ChunkJSON(TypedDict):
     conversation_id: NotRequired[str]
     user_message_id: NotRequired[str]
     message_id: NotRequired[str]
+    conversation_title: NotRequired[str]
     usage: NotRequired[Usage | None]
     parley: NotRequired[OutcomeJSON | StepEventJSON]
     error: NotRequired[ErrorBodyJSON]

@@ -33,6 +33,7 @@ class ReplyStream:
         self.conversation_id = _field(first, "conversation_id")
         self.user_message_id = _field(first, "user_message_id")
         self.message_id = _field(first, "message_id")
+        self.title = str(first.get("conversation_title") or "")  # the chat's, now
         self.model = first["model"]
         self.closed = False
         self._response = response

@@ -37,7 +37,15 @@ from PySide6.QtWidgets import (
 )
 
 from desktop import style
-from desktop.widgets.conversation_rows import HIT_ROLE, ID_ROLE, TITLE_ROLE, ShownRows, row_of
+from desktop.widgets.conversation_rows import (
+    HIT_ROLE,
+    ID_ROLE,
+    TITLE_ROLE,
+    UNTITLED,
+    Row,
+    ShownRows,
+    row_of,
+)
 from desktop.widgets.search_result import OneLineDelegate, SearchResultDelegate
 from server.types import ConversationJSON
 
@@ -255,17 +263,32 @@ class ConversationList(QWidget):
                 self.list.setItemDelegate(
                     self._search_delegate if searching else self._plain_delegate
                 )
-            self.list.rows.show(rows)
-            self.list.describe_busy()
-            item = self._item(current)
-            if item is None:
-                self.list.clearSelection()
-                self.list.setCurrentRow(-1)
-            elif self.list.currentItem() is not item:
-                self.list.setCurrentItem(item)
+            self._show_rows(rows, current)
         query = self.query()
         self.no_results.setText(f"No chats match “{query}”." if query else "")
         self.no_results.setVisible(bool(query) and not conversations)
+
+    def put_on_top(self, chats: list[tuple[str, str]], current: str | None) -> bool:
+        """Chats that began a reply, (id, title), the latest first: moved, or added, to the
+        top, as the server now lists them, with no request for the list (the rows below kept
+        as they are). False, and nothing done, while a title is edited in place."""
+        if self.list.state() == QAbstractItemView.State.EditingState:
+            return False
+        top = [Row(conversation_id, title or UNTITLED) for conversation_id, title in chats]
+        with QSignalBlocker(self.list):
+            self._show_rows(self.list.rows.with_top(top), current)
+        return True
+
+    def _show_rows(self, rows: list[Row], current: str | None) -> None:
+        """`rows`, with `current` selected (the list's signals blocked)."""
+        self.list.rows.show(rows)
+        self.list.describe_busy()
+        item = self._item(current)
+        if item is None:
+            self.list.clearSelection()
+            self.list.setCurrentRow(-1)
+        elif self.list.currentItem() is not item:
+            self.list.setCurrentItem(item)
 
     def start_rename(self, item: QListWidgetItem | None = None) -> None:
         """Edit the title of `item` (the selected chat by default) in place."""

@@ -22,6 +22,7 @@ ID_ROLE = Qt.ItemDataRole.UserRole
 TITLE_ROLE = Qt.ItemDataRole.UserRole + 2
 HIT_ROLE = Qt.ItemDataRole.UserRole + 4  # a search hit's message id
 EDITED = "\0"  # in a row's snippet and hit: its item was edited in place, shows who knows what
+UNTITLED = "New chat"
 
 
 class Row(NamedTuple):
@@ -34,7 +35,7 @@ class Row(NamedTuple):
 
 
 def row_of(conversation: ConversationJSON) -> Row:
-    title = conversation["title"] or "New chat"
+    title = conversation["title"] or UNTITLED
     match = conversation.get("match")
     if not match or not match["message_id"]:  # no search, or the title matched
         return Row(conversation["id"], title)

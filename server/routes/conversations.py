@@ -256,7 +256,7 @@ async def _reply(request: Request, body: JSONObject, start: TurnStart) -> RunEve
         numbers,
     )
     writer = ChunkWriter(f"chatcmpl-{run.id}", model.name)
-    ids = TurnIds(conversation_id, turn.user_message_id, turn.message_id)
+    ids = TurnIds(conversation_id, turn.user_message_id, turn.message_id, turn.title)
     return RunEventStream(run, writer, ids, pace=(pace_ms or 0) / 1000)
 
 

@@ -41,11 +41,18 @@ def test_sending_moves_a_conversation_to_the_top_and_titles_it(
     upstream.script = Script(tokens=1)
     older = parley.new_conversation()
     newer = parley.new_conversation(title="Kept title")
-    parley.send(older, "How do magnets work?\nDetails please").read_all()
+    stream = parley.send(older, "How do magnets work?\nDetails please")
+    stream.read_all()
 
     listed = parley.call("GET", "/api/conversations").json()["conversations"]
     assert [c["id"] for c in listed] == [older, newer]
     assert listed[0]["title"] == "How do magnets work?"
+    # The turn's first chunk tells the title too (the window moves the chat to the top of
+    # its list without asking for the list: issue 16).
+    assert stream.first["conversation_title"] == "How do magnets work?"
+    kept = parley.send(newer, "Another question")
+    kept.read_all()
+    assert kept.first["conversation_title"] == "Kept title"
 
 
 def test_message_json_has_every_field(parley: Parley, upstream: ScriptedUpstream) -> None:
