@@ -18,8 +18,6 @@ from desktop.client import ReplyEnd
 from desktop.markdown_render import (
     MarkdownRenderer,
     cut_inside_paragraph,
-    has_inline_markup,
-    is_structured,
     opens_with_a_list_table_or_quote,
     split_stable,
 )
@@ -28,7 +26,8 @@ from desktop.widgets.question_tint import paint_tints
 from desktop.widgets.transcript_anchors import TranscriptAnchors
 from desktop.widgets.transcript_colours import TranscriptColours
 from desktop.widgets.transcript_document import TranscriptDocument
-from desktop.widgets.transcript_history import FOOTER_LINE_GAP, StoredMessagesView
+from desktop.widgets.transcript_ending import ReplyEnding
+from desktop.widgets.transcript_history import StoredMessagesView
 from desktop.widgets.transcript_long_paragraph import LongParagraphs
 from desktop.widgets.transcript_parts import TEXT_GAP, ReplyPartsView
 from desktop.widgets.transcript_question import LiveQuestion
@@ -47,6 +46,7 @@ PARAGRAPH_GAP = 12.0  # Qt's own margin between HTML paragraphs
 
 
 class Transcript(
+    ReplyEnding,
     StoredMessagesView,
     ReplyPartsView,
     TranscriptAnchors,
@@ -223,97 +223,15 @@ class Transcript(
             return
         self._finish_reply()
 
-    def _finish_reply(self) -> None:
-        if self._ending is None:
-            return
-        end, note = self._ending
-        self._ending = None
-        self._keep_due = False
-        self._timer.stop()
-        self._streaming = False
-        # One edit: the document laid out once, not after each step (the last paragraph put
-        # back together, the footer's block, its HTML): p50 2.6-4.8 ms -> 1.9-2.6 (issue 16).
-        edit = QTextCursor(self.document())
-        edit.beginEditBlock()
-        try:
-            self._draw_ending(end, note, edit)
-        finally:
-            edit.endEditBlock()
-        self.reply_ended.emit()
-        self._keep_at_bottom()
-
-    def _draw_ending(self, end: ReplyEnd | None, note: str, edit: QTextCursor) -> None:
-        """`edit`: the ending's edit, open."""
-        if self._footer_start is not None:  # a provisional note ("stopping…") goes
-            self._replace_from(self._footer_start, "")
-        self._unseal_reply()
-        if end is not None:
-            self._live = False
-            shown = "".join(self._reply)
-            content = end.content or ""
-            unseen = len(content) > len(shown) and content.startswith(shown)
-            if unseen:
-                # Text the server generated but the view never received (Stop).
-                self._reply.append(content[len(shown) :])
-                shown = content
-            redrawn = True
-            if end.parts is not None or self._steps_in_reply():
-                # With tool steps: drawn whole from its parts, each step as it ended (as
-                # saved, when the ending was read from the store).
-                parts = end.parts or self._live_parts(
-                    content[len("".join(self._reply)) :] if unseen else ""
-                )
-                self._group_start = None
-                self._insert_whole(self._reply_start - 1, self._render_parts(parts))
-            elif is_structured(shown) or (self._joined and has_inline_markup(shown)):
-                # Drawn in pieces, a list, a quote or a table comes out unlike the same text
-                # drawn whole, as a reopened chat is, and so does emphasis or a link across
-                # the cut of a paragraph drawn in pieces: draw the reply whole, once.
-                self._insert_whole(self._reply_start - 1, self._renderer.render(shown))
-            elif unseen:
-                # Rendered with the live tail it continues, so it joins the same paragraph.
-                tail = self._carry + shown[self._frozen_len :]
-                self._draw_live(self._renderer.render(tail))
-            else:
-                redrawn = False
-            if redrawn:
-                # Qt knows the frame of a table (a code block too) it drew only once the edit
-                # that made it is over, and where the footer goes depends on it.
-                edit.endEditBlock()
-                edit.beginEditBlock()
-            self._shown_len = len(shown)
-            footer = self._footer(end)
-            line_gap = FOOTER_LINE_GAP if footer else 0.0
-            if self._live_ids is not None:
-                reply_id = self._live_ids[1]
-                self._texts_shown[reply_id] = shown
-                footer += actions_line(
-                    reply_id,
-                    "assistant",
-                    muted=self._muted,
-                    status=end.status,
-                    has_text=bool(shown),
-                    last=True,
-                )
-        else:
-            footer, line_gap = self._note(note), 0.0
-        self._footer_start = self._end()
-        after_table = self._block_after_last_table()
-        if footer and after_table is not None:
-            # Below a table as when drawn whole: after the empty block Qt leaves there (any
-            # opened after it dropped), with the footer's own margins.
-            self._footer_start = after_table.position() + after_table.length() - 1
-            self._insert_whole(self._footer_start, footer)
-        elif footer:
-            self._append_html(footer, top_margin=TEXT_GAP, bottom_margin=line_gap)
-
     # -- rendering -------------------------------------------------------------------------
 
     def _flush(self) -> None:
         started = time.perf_counter()
         if self._keep_due:
             self._keep_due = False
-            if self._ending is None:  # else the ending puts the pieces back together
+            # Not once the reply ended, nor after a tool step drawn since (its line's place
+            # would move): the paragraph is over, put back together with the reply's ending.
+            if self._ending is None and self._group_start is None:
                 self._keep_paragraph(started)
                 return
         text = "".join(self._reply)

@@ -15,6 +15,7 @@ from desktop.widgets.find_bar import FindBar
 from desktop.widgets.transcript import Transcript
 from desktop.widgets.transcript_document import JOIN_MAX_CHARS
 from desktop.widgets.transcript_long_paragraph import CONTINUED_STATE
+from server.types import ToolPartJSON
 from tests.desktop.test_growing_paragraph import blocks, drawn_whole, lines, stream, streaming
 from tests.desktop.test_markdown_render import reopened
 
@@ -187,3 +188,35 @@ def test_find_joins_the_pieces_kept_while_it_is_open(qtbot: Any) -> None:
     assert view.document().find(across).isNull()
     bar.field.setText(across)
     assert bar.matches == 1
+
+
+def test_a_tool_step_right_after_a_cut_is_not_moved_by_keeping_the_pieces(qtbot: Any) -> None:
+    """A step may come between the update that cut a long paragraph and the one that would
+    keep its pieces: keeping them then would move the step's line from where the transcript
+    keeps drawing it. The paragraph is over: its pieces are put back together at the end."""
+    view = streaming(qtbot)
+    sizes: list[int] = []
+    view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
+    for start in range(0, len(ENDLESS), 60):
+        view.add_text(ENDLESS[start : start + 60])
+        qtbot.waitUntil(lambda start=start: bool(sizes) and sizes[-1] == start + 60)
+        if view._keep_due:
+            break
+    assert view._keep_due, "no cut past JOIN_MAX_CHARS"
+    shown, pieces_kept = sizes[-1], len(kept(view))
+    step: ToolPartJSON = {"type": "tool", "id": "c1", "server": "t", "name": "echo",
+                          "arguments": "{}", "status": "running", "result": None,
+                          "started_at": 0.0, "ended_at": None}  # fmt: skip
+    view.add_step(step)
+    view.add_step({**step, "status": "completed", "result": "ok", "ended_at": 1.0})
+    view.add_text("After the step.")
+    qtbot.waitUntil(lambda: "After the step." in view.toPlainText())
+    assert len(kept(view)) == pieces_kept
+    for ended in (False, True):  # live, and drawn whole from its parts at the ending
+        if ended:
+            end(qtbot, view)
+        text = view.toPlainText()
+        step_lines = [line for line in text.splitlines() if "echo(" in line]
+        assert len(step_lines) == 1 and step_lines[0].startswith("⚙ t · echo("), step_lines
+        assert text.index(ENDLESS[shown - 20 : shown]) < text.index("echo")
+        assert text.index("echo") < text.index("After the step.")
