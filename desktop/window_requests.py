@@ -66,6 +66,7 @@ class WindowRequests:
         started = list(reversed(self._started.items()))  # the latest first
         self._started.clear()
         if self._rows_are_whole() and self.sidebar.put_on_top(started, self.current_id):
+            self._list_requests += 1  # a top of the list still on its way is older than this
             self.sidebar.set_busy(self.reply.busy_conversations())
             self._update_title()
             self.conversations_shown.emit()

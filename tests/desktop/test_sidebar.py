@@ -126,6 +126,36 @@ def test_a_reply_start_moves_its_chat_to_the_top_without_asking_for_the_list(
     assert titles(gui)[0] == "Back to the oldest"
 
 
+def test_a_list_asked_for_before_a_chat_moved_up_does_not_move_it_back(
+    gui: GuiApp, qtbot: Any
+) -> None:
+    """The top of the list on its way when a reply's chat is moved up with no request is an
+    older answer: it is not shown over the move."""
+    client = gui.window.client
+    assert client is not None
+    older, newer = (run(qtbot, client.create_conversation())["id"] for _ in range(2))
+    run(qtbot, gui.window._refresh_list())
+    before = run(qtbot, client.conversations(None, TOP_ROWS))  # newer, older
+    release = asyncio.Event()
+    asked = client.conversations
+
+    async def late(query: str | None = None, limit: int | None = None) -> Any:
+        await release.wait()
+        return before
+
+    client.conversations = late  # type: ignore[method-assign]
+    pending = asyncio.ensure_future(gui.window._refresh_list(top=True))
+    qtbot.wait(50)
+    gui.window._started[older] = "Moved up"
+    gui.window._catch_up_list()
+    assert titles(gui) == ["Moved up", "New chat"]
+    release.set()
+    qtbot.waitUntil(pending.done, timeout=5_000)
+    client.conversations = asked  # type: ignore[method-assign]
+    assert titles(gui) == ["Moved up", "New chat"]
+    assert gui.window.sidebar.list.item(1).data(Qt.ItemDataRole.UserRole) == newer
+
+
 def test_rename_inline_with_f2(gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any) -> None:
     upstream.script = Script(tokens=1)
     chat(gui, qtbot, "Old title")
