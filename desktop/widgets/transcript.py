@@ -166,10 +166,7 @@ class Transcript(
         self._unseal_reply()  # a reply still streaming here stays, its paragraphs whole
         self._abandon_reply()
         self._live_ids = ids
-        # One edit: the question and the reply's header laid out once, not after each step.
-        edit = QTextCursor(self.document())
-        edit.beginEditBlock()
-        try:
+        with self._one_edit():  # the question and the reply's header, laid out once
             if user_text is not None:
                 # Inserted with its actions line, as when drawn whole; of a long question,
                 # the first piece only: the rest follows a piece a frame (LiveQuestion).
@@ -181,8 +178,6 @@ class Transcript(
                 self._question_started()
             self._append_html(self._header("assistant", model), top_margin=HEADER_GAP)
             self._live_start = self._open_block(TEXT_GAP)
-        finally:
-            edit.endEditBlock()
         self._reply_start = self._live_start
         self._streaming = True
         self._live = True
@@ -242,13 +237,8 @@ class Transcript(
             return
         budget = self._budget
         end = min(len(text), self._frozen_len + budget)
-        # One edit: the document is laid out once per update, however many blocks it took.
-        edit = QTextCursor(self.document())
-        edit.beginEditBlock()
-        try:
+        with self._one_edit() as edit:  # laid out once per update, however many blocks
             self._draw_up_to(text, end, edit)
-        finally:
-            edit.endEditBlock()
         took = time.perf_counter() - started
         self._budget = next_budget(budget, took, full=end < len(text))
         self._shown_len = end
@@ -267,13 +257,9 @@ class Transcript(
         """A paragraph past JOIN_MAX_CHARS: its pieces so far kept as they are
         (LongParagraphs._keep_pieces), in an update of its own, the one after its cut: in the
         same one, the two cost 3.5-4.5 ms, the costliest updates of a long paragraph."""
-        edit = QTextCursor(self.document())
-        edit.beginEditBlock()
         length = self._end()
-        try:
+        with self._one_edit() as edit:
             self._keep_pieces(edit)
-        finally:
-            edit.endEditBlock()
         self._live_start -= length - self._end()  # the separators taken out, all before it
         self.reply_rendered.emit(self._shown_len, time.perf_counter() - started)
         if self._shown_len < sum(map(len, self._reply)):

@@ -8,6 +8,8 @@ A mixin of `Transcript` (desktop/widgets/transcript.py).
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QTextBlock, QTextBlockFormat, QTextCharFormat, QTextCursor
@@ -30,6 +32,17 @@ class TranscriptDocument:
     # lines when they were sealed.
     _seals: dict[int, float]
     _sealed_width: float
+
+    @contextlib.contextmanager
+    def _one_edit(self) -> Iterator[QTextCursor]:
+        """One edit of the document, however many changes it makes: laid out once, at its
+        end, not after each change (a cursor, open; other edits inside it join it)."""
+        edit = QTextCursor(self.document())
+        edit.beginEditBlock()
+        try:
+            yield edit
+        finally:
+            edit.endEditBlock()
 
     def _replace_from(self, position: int, html_text: str, joiner: str = "") -> None:
         """Replace everything from `position` on with `html_text` (its first paragraph

@@ -8,6 +8,8 @@ methods, on its one document; what they use of it is declared here.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer, SignalInstance
@@ -21,7 +23,7 @@ from desktop.widgets.transcript_parts import TEXT_GAP
 from server.types import PartJSON
 
 if TYPE_CHECKING:
-    from PySide6.QtGui import QTextBlock, QTextDocument
+    from PySide6.QtGui import QTextBlock
 
 
 class ReplyEnding:
@@ -46,7 +48,8 @@ class ReplyEnding:
 
     if TYPE_CHECKING:  # the Transcript's and its other mixins' (a stub here would hide them)
 
-        def document(self) -> QTextDocument: ...
+        @contextlib.contextmanager
+        def _one_edit(self) -> Iterator[QTextCursor]: ...
 
         def _replace_from(self, position: int, html_text: str, joiner: str = "") -> None: ...
 
@@ -86,12 +89,8 @@ class ReplyEnding:
         self._streaming = False
         # One edit: the document laid out once, not after each step (the last paragraph put
         # back together, the footer's block, its HTML): p50 2.6-4.8 ms -> 1.9-2.6 (issue 16).
-        edit = QTextCursor(self.document())
-        edit.beginEditBlock()
-        try:
+        with self._one_edit() as edit:
             self._draw_ending(end, note, edit)
-        finally:
-            edit.endEditBlock()
         self.reply_ended.emit()
         self._keep_at_bottom()
 
