@@ -204,7 +204,7 @@ async def stream_and_measure(
     print(f"{label}: hypervisor steal during the reply {STOLEN[-1]:.0f} ms")
     print(f"{label}: {ticker.attribution()}")
     if PAUSES:
-        print(f"{label}: {ticker.beside_pauses(pauses)}")
+        print(f"{label}: {ticker.beside_pauses(pauses, P99_UNPAUSED[-1])}")
     return stall
 
 

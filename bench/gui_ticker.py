@@ -151,8 +151,9 @@ class Ticker:
             gaps.append(gap.ms - paused)
         return p99(gaps)
 
-    def beside_pauses(self, pauses: list[Pause]) -> str:
-        p99_left = f"p99 frame gap less them {self.p99_less_pauses(pauses):.1f} ms"
+    def beside_pauses(self, pauses: list[Pause], p99_left_ms: float) -> str:
+        """The stalls less the pauses in them, and `p99_left_ms` (p99_less_pauses)."""
+        p99_left = f"p99 frame gap less them {p99_left_ms:.1f} ms"
         found = self.less_pauses(pauses)
         if not found:
             return f"no stall over {STALL_GOAL_MS / 2:.0f} ms; {p99_left}"

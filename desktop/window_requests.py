@@ -67,9 +67,7 @@ class WindowRequests:
         self._started.clear()
         if self._rows_are_whole() and self.sidebar.put_on_top(started, self.current_id):
             self._list_requests += 1  # a top of the list still on its way is older than this
-            self.sidebar.set_busy(self.reply.busy_conversations())
-            self._update_title()
-            self.conversations_shown.emit()
+            self._list_shown()
         else:
             self.tasks.spawn(self._refresh_list(top=True))
 
@@ -88,8 +86,7 @@ class WindowRequests:
         """The sidebar from the server. `top`: only the first TOP_ROWS chats, where one that
         began a reply now is (with 1,000 chats the whole list is 12-19 ms of the window's
         thread to read, issue 16). The rows below the top are kept as they are, so the whole
-        list is asked for unless they are a whole list already: not a search's, no whole list
-        on its way, no title edited in place and not stored."""
+        list is asked for unless they are a whole list already (_rows_are_whole)."""
         client = self._require_client()
         query = self.sidebar.query() or None
         top = top and self._rows_are_whole()
@@ -105,6 +102,10 @@ class WindowRequests:
             return  # a newer refresh is on its way: never show an older answer over it
         self.sidebar.show_conversations(conversations, self.current_id, top)
         self._whole_shown = query is None  # (a top is merged into a whole list)
+        self._list_shown()
+
+    def _list_shown(self) -> None:
+        """The rows are up to date: their busy dots, the window's title, and those who wait."""
         self.sidebar.set_busy(self.reply.busy_conversations())
         self._update_title()
         self.conversations_shown.emit()
