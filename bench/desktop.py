@@ -124,6 +124,7 @@ STOLEN: list[float] = []  # hypervisor steal during each reply streamed (ms)
 CLEAN: list[float] = []  # each reply's longest GUI stall with no steal counted in it (ms)
 UNPAUSED: list[float] = []  # each reply's longest GUI stall less the VM's pauses in it (ms)
 P99_UNPAUSED: list[float] = []  # each reply's p99 frame gap less the VM's pauses (ms)
+P99_GAPS: list[float] = []  # each reply's p99 frame gap (ms)
 PAUSES: list[Pauses] = []  # --watch-vm: the watchers' log
 TRACER = StallTracer() if "--sched-trace" in sys.argv else None
 
@@ -170,6 +171,7 @@ async def stream_and_measure(
     await finished.wait()
     ticker.stop()
     STOLEN.append(ticker.stolen_ms)
+    P99_GAPS.append(p99(ticker.gaps))
     if TRACER is not None:
         TRACER.add([(gap.end, gap.ms, gap.ran_ms) for gap in ticker.details])
     clean = ticker.longest_without_steal()
