@@ -132,7 +132,9 @@ class Ticker:
         for gap in self.details:
             if gap.stall > STALL_GOAL_MS / 2:
                 paused = paused_within(pauses, gap.end - gap.ms / 1000, gap.end)
-                found.append((gap.stall - max(paused.values(), default=0.0), gap, paused))
+                # A gap paused for longer than its stall leaves none (never a negative one).
+                left = max(0.0, gap.stall - max(paused.values(), default=0.0))
+                found.append((left, gap, paused))
         return sorted(found, key=lambda item: -item[0])
 
     def p99_less_pauses(self, pauses: list[Pause]) -> float:

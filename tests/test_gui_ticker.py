@@ -44,3 +44,15 @@ def test_the_p99_gap_less_pauses_takes_each_gaps_longest_paused_core_out() -> No
     assert ticker.p99_less_pauses(pauses[2:]) == pytest.approx(6.0)
     assert ticker.p99_less_pauses(pauses[4:]) == 15.0
     assert ticker.p99_less_pauses([]) == 15.0
+
+
+def test_a_stall_less_pauses_is_what_is_left_of_it_and_never_below_none() -> None:
+    ticker = ticked([5.0] * 10 + [20.0, 15.0, 12.0])
+    twenty, fifteen, _ = ticker.details[-3:]
+    pauses = [
+        Pause(1, twenty.end - 0.010, twenty.end - 0.006),  # 4 ms of the 20 ms gap
+        Pause(0, fifteen.end - 0.016, fifteen.end + 0.001),  # all of the 15 ms gap, and more
+    ]
+    found = ticker.less_pauses(pauses)
+    # Longest first; only stalls over half the goal (8 ms) are looked at: not the 12 ms gap's.
+    assert [(round(left, 6), gap.ms) for left, gap, _ in found] == [(11.0, 20.0), (0.0, 15.0)]
