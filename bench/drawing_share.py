@@ -3,11 +3,11 @@
     python -m bench.drawing_share [TOKENS] [--pairs N] [--competing] [--watch-vm]
 
 Max-rate replies of TOKENS tokens (default 3,000) from the scripted upstream, the app in this
-process (offscreen) as in bench/desktop.py, alternated reply by reply: drawn as always, or
-not drawn (the transcript drops the reply's text and draws no ending: the window still reads the
-whole stream, and the server still relays and saves it). On a noisy VM only
-replies alternated within one process compare. Per side it prints each reply's p99 frame gap
-and longest stall (less the VM's pauses with --watch-vm, root), their medians and how many
+process (offscreen) as in bench/desktop.py, alternated reply by reply: drawn as always, or not
+drawn (the transcript drops the reply's text and draws no ending; the window still reads the
+whole stream, and the server still relays and saves it). On a noisy VM only replies
+alternated within one process compare. Per side it prints each reply's p99 frame gap and
+longest stall (less the VM's pauses with --watch-vm, root), their medians and how many
 stalls were over 16 ms. `--competing`: a CPU-bound process beside the app throughout.
 """
 
