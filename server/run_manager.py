@@ -11,7 +11,7 @@ import anyio.abc
 
 from server.agent.approvals import Approvals, ChatGrants
 from server.agent.toolbox import ToolBox
-from server.errors import ConflictError, UnavailableError
+from server.errors import ConflictError, NotFoundError, UnavailableError
 from server.library.tool import PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
 from server.models.registry import ModelEntry
@@ -106,6 +106,12 @@ class RunManager:
         turn = ConversationTurn(
             self._store, conversation_id, start, model.name, max_tokens, tools, documents, numbers
         )
+        if turn.message_id in self._runs:
+            # A continuation is named after its reply: one that streams now (this
+            # conversation's would have been refused above) is another conversation's.
+            raise NotFoundError(
+                f"no message with id {turn.message_id!r} in conversation {conversation_id!r}"
+            )
         approvals = Approvals(conversation_id, self.grants)
         run = self._start(turn.message_id, model, turn, approvals)
         self._run_conversation[run.id] = conversation_id
@@ -138,5 +144,7 @@ class RunManager:
         return run
 
     def _forget(self, run: Run) -> None:
-        self._runs.pop(run.id, None)
+        if self._runs.get(run.id) is not run:
+            return  # another run holds the id: nothing of this one's to forget
+        del self._runs[run.id]
         self._run_conversation.pop(run.id, None)

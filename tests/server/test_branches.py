@@ -4,6 +4,8 @@ reply is continued in place; a chat's own system prompt and parameters reach the
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -173,6 +175,39 @@ def test_a_hang_up_during_a_continuation_keeps_everything(
     upstream.queue = [Script(texts=["!"])]
     post_stream(parley, f"/api/conversations/{cid}/messages/{reply_id}/continue").read_all()
     assert parley.message(cid, reply_id)["content"].endswith("!")
+
+
+def test_continuing_a_streaming_reply_under_another_chat_is_a_404_and_leaves_its_run_be(
+    data_dir: Path, upstream: ScriptedUpstream
+) -> None:
+    """A continuation's run is named after its reply: one named after a reply that streams in
+    another chat must not take that run's place, nor forget it when it fails."""
+    upstream.script = Script(tokens=2000, rate=40)  # ~50 s of reply
+    parley = Parley(data_dir, upstream.base_url).start()
+    try:
+        chat_a, chat_b = parley.new_conversation(), parley.new_conversation()
+        stream = parley.send(chat_a)
+        reply_id = stream.first["message_id"]
+        stream.read_until(lambda text: len(text) > 10)
+        wrong = parley.call("POST", f"/api/conversations/{chat_b}/messages/{reply_id}/continue")
+        assert wrong.status == 404 and wrong.json()["error"]["code"] == "not_found"
+        assert parley.status()["active_turns"] == 1  # chat A's reply is still counted
+        second = parley.send(chat_a, "another question")
+        assert second.status == 409  # and still holds its chat
+        second.close()
+        assert parley.conversation(chat_b)["messages"] == []
+    finally:
+        began = time.monotonic()
+        parley.stop()  # a shutdown still finds the run, stops it and saves it
+        took = time.monotonic() - began
+    stream.close()
+    again = Parley(data_dir, upstream.base_url).start()
+    try:
+        message = again.message(chat_a, reply_id)
+        assert (message["status"], message["ended_by"]) == ("interrupted", "shutdown")
+        assert took < 5  # not uvicorn's graceful-shutdown backstop (8 s)
+    finally:
+        again.stop()
 
 
 def test_a_reply_the_chat_went_on_after_cannot_be_continued(
