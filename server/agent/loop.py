@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import re
 import time
 
 import anyio
@@ -56,6 +57,9 @@ log = logging.getLogger(__name__)
 
 # Token counts summed over a turn's model calls; other usage fields are the last call's.
 SUMMED_USAGE = ("prompt_tokens", "completion_tokens", "total_tokens")
+# A call's id names it in the path of a decision (/tool-calls/{call_id}) and in the history the
+# model is sent back; one from the model that is not a plain token is replaced by Parley's own.
+PLAIN_CALL_ID = re.compile(r"[A-Za-z0-9_.:-]{1,100}")
 
 
 class AgentSteps:
@@ -77,6 +81,8 @@ class AgentSteps:
     _usage_sum: Usage
     _sources: dict[int, CitationPartJSON]
     _feed: list[str | FeedItem]
+    _chars: int
+    _over_limit: str | None
 
     def _append(self, text: str) -> bool:
         raise NotImplementedError  # the Run's
@@ -165,7 +171,8 @@ class AgentSteps:
                         if not self._append(event.text):
                             return None  # at the size limit: closing `events` stops the work
                     elif isinstance(event, ToolCallDelta):
-                        builder.add(event)
+                        if not self._add_call_piece(builder, event):
+                            return None  # over the size limit: the call is not run
                     elif isinstance(event, StreamInfo):
                         self._info.update(event.usage)
                     else:
@@ -273,16 +280,32 @@ class AgentSteps:
                     self._sources[source["n"]] = source
         self._step_changed(step)
 
+    def _add_call_piece(self, builder: CallBuilder, piece: ToolCallDelta) -> bool:
+        """A piece of a tool call; its arguments count with the reply's text against
+        `Limits.max_reply_chars`. False once over: the run must end, the call not run."""
+        builder.add(piece)
+        self._chars += len(piece.arguments)
+        if self._chars <= self._limits.max_reply_chars:
+            return True
+        self._over_limit = (
+            f"the model's tool call reached Parley's limit of {self._limits.max_reply_chars:,} "
+            "characters and was not run (--max-reply-chars)"
+        )
+        return False
+
     def _unique_ids(self, calls: list[ToolCallJSON]) -> list[ToolCallJSON]:
-        """The calls, each with an id no other step of the reply has: a decision names a
+        """The calls, each with a plain id no other step of the reply has: a decision names a
         call by its id (a model may repeat ids across steps, or within one)."""
         taken = {step.id for step in self.reply.steps}
         unique: list[ToolCallJSON] = []
-        for call in calls:
-            call_id, n = call["id"], 1
+        for index, call in enumerate(calls):
+            wanted = call["id"]
+            if not PLAIN_CALL_ID.fullmatch(wanted):
+                wanted = f"call-{self.id[:8]}-{self.model_calls}-{index}"
+            call_id, n = wanted, 1
             while call_id in taken:
                 n += 1
-                call_id = f"{call['id']}-{n}"
+                call_id = f"{wanted}-{n}"
             taken.add(call_id)
             unique.append({**call, "id": call_id})
         return unique

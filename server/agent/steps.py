@@ -84,25 +84,27 @@ class CallBuilder:
 
     def __init__(self) -> None:
         self._calls: dict[int, dict[str, str]] = {}
+        self._arguments: dict[int, list[str]] = {}  # joined once, at the end
 
     def add(self, delta: ToolCallDelta) -> None:
-        call = self._calls.setdefault(delta.index, {"id": "", "name": "", "arguments": ""})
+        call = self._calls.setdefault(delta.index, {"id": "", "name": ""})
         if delta.id and not call["id"]:
             call["id"] = delta.id
         if delta.name and not call["name"]:
             call["name"] = delta.name
-        call["arguments"] += delta.arguments
+        self._arguments.setdefault(delta.index, []).append(delta.arguments)
 
     def calls(self, id_prefix: str) -> list[ToolCallJSON]:
         """The calls in index order; a call the model gave no id gets one."""
         found: list[ToolCallJSON] = []
         for index in sorted(self._calls):
             call = self._calls[index]
+            arguments = "".join(self._arguments[index])
             found.append(
                 {
                     "id": call["id"] or f"{id_prefix}-{index}",
                     "type": "function",
-                    "function": {"name": call["name"], "arguments": call["arguments"]},
+                    "function": {"name": call["name"], "arguments": arguments},
                 }
             )
         return found

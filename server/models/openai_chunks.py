@@ -81,12 +81,17 @@ def tool_call_deltas(chunk: dict[str, Any]) -> list[ToolCallDelta]:
         found.append(
             ToolCallDelta(
                 index=index,
-                id=call_id if isinstance(call_id, str) and call_id else None,
-                name=name if isinstance(name, str) and name else None,
+                id=valid_unicode(call_id) if isinstance(call_id, str) and call_id else None,
+                name=valid_unicode(name) if isinstance(name, str) and name else None,
                 arguments=valid_unicode(arguments) if isinstance(arguments, str) else "",
             )
         )
     return found
+
+
+# What Parley keeps of an upstream's usage: OpenAI's token counts. Other keys are dropped (the
+# rest of a saved usage is Parley's own, and a key is text no client should have to take).
+USAGE_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
 def _usage(value: object) -> Usage | None:
@@ -96,7 +101,7 @@ def _usage(value: object) -> Usage | None:
     usage: Usage = {
         key: count
         for key, count in value.items()
-        if isinstance(key, str)
+        if key in USAGE_COUNTS
         and isinstance(count, int)
         and not isinstance(count, bool)
         and 0 <= count < 2**53

@@ -11,6 +11,7 @@ import pytest
 
 from server.errors import BackendError
 from server.models.openai_chunks import parse_chunk
+from server.settings import Limits
 from tests.support.hostile_upstream import GzipBombUpstream, RawUpstream
 from tests.support.parley import Parley
 from tests.support.upstream import Script, ScriptedUpstream
@@ -38,6 +39,7 @@ def test_surrogate_pair_split_across_chunks_is_joined_and_lone_ones_replaced(
         '{"prompt_tokens": 1e400, "completion_tokens": Infinity}',
         '{"prompt_tokens": "7", "completion_tokens": -2}',
         '"not an object"',
+        '{"completion_tokens": 3, "\\ud800": 1, "ttft_ms": "x", "completion_tokens_estimated": 1}',
     ],
 )
 def test_junk_usage_numbers_are_dropped(
@@ -53,6 +55,10 @@ def test_junk_usage_numbers_are_dropped(
     usage = reply.json()["messages"][1]["usage"]
     assert all(not isinstance(v, float) or v == v for v in usage.values())
     assert isinstance(usage["completion_tokens"], int) and usage["completion_tokens"] >= 0
+    # Only the upstream's token counts are kept: no other key of its, nor one of Parley's own.
+    assert "\ud800" not in usage
+    estimated = usage.get("completion_tokens_estimated")
+    assert estimated is None or estimated is True  # Parley's own, a bool (the upstream's 1: not)
 
 
 def test_a_second_server_on_the_same_data_dir_is_refused(
@@ -162,6 +168,75 @@ def test_an_endless_line_is_refused_at_the_event_limit(data_dir: Path) -> None:
         started = time.perf_counter()
         assert parley.call("GET", "/healthz").status == 200
         assert time.perf_counter() - started < 1.0
+    finally:
+        parley.stop()
+        upstream.stop()
+
+
+def tool_call_events(call_id: str, name: str, arguments: list[str]) -> list[bytes]:
+    """Text, then one tool call (its id and name first, its arguments in these pieces)."""
+
+    def data(payload: object) -> bytes:
+        return b"data: " + json.dumps(payload).encode() + b"\n\n"  # escapes a lone surrogate
+
+    def call(entry: dict[str, object]) -> bytes:
+        return data({"choices": [{"delta": {"tool_calls": [{"index": 0, **entry}]}}]})
+
+    head = {"id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+    return [
+        data({"choices": [{"delta": {"content": "Let me look. "}}]}),
+        call(head),
+        *[call({"function": {"arguments": piece}}) for piece in arguments],
+        data({"choices": [{"delta": {}, "finish_reason": "tool_calls"}]}),
+        b"data: [DONE]\n\n",
+    ]
+
+
+@pytest.mark.parametrize("which", ["id", "name"])
+def test_a_lone_surrogate_in_a_tool_calls_id_or_name_is_replaced_and_the_turn_ends_whole(
+    data_dir: Path, which: str
+) -> None:
+    call_id, name = ("call_\ud800", "lookup") if which == "id" else ("call_1", "look\ud800up")
+    upstream = RawUpstream(tool_call_events(call_id, name, ["{}"])).start()
+    parley = Parley(data_dir, upstream.base_url, limits=Limits(max_steps=2)).start()
+    try:
+        conversation_id = parley.new_conversation()
+        stream = parley.send(conversation_id)
+        stream.read_all()
+        assert stream.events[-1] == "[DONE]" and stream.final["parley"]["status"] != "error"
+        message = parley.wait_settled(conversation_id, stream.first["message_id"])
+        steps = [part for part in message["parts"] if part["type"] == "tool"]
+        assert steps and all(step["status"] == "error" for step in steps)  # no such tool
+        assert all("\ud800" not in step["id"] + step["name"] for step in steps)
+        assert parley.call("GET", f"/api/conversations/{conversation_id}").status == 200
+
+        whole = parley.call(
+            "POST",
+            "/v1/chat/completions",
+            json_body={"messages": [{"role": "user", "content": "hi"}], "stream": True},
+        )
+        assert whole.status == 200 and whole.body.rstrip().endswith(b"data: [DONE]")
+        assert "\ufffd".encode() in whole.body or b"\\ufffd" in whole.body  # replaced
+    finally:
+        parley.stop()
+        upstream.stop()
+
+
+def test_tool_call_arguments_count_against_the_reply_size_limit(data_dir: Path) -> None:
+    pieces = ['{"x": "', *["y" * 64_000] * 40, '"}']  # 2.56 MB of arguments
+    upstream = RawUpstream(tool_call_events("call_1", "lookup", pieces)).start()
+    limits = Limits(max_reply_chars=100_000)
+    parley = Parley(data_dir, upstream.base_url, limits=limits).start()
+    try:
+        conversation_id = parley.new_conversation()
+        stream = parley.send(conversation_id)
+        stream.read_all()
+        assert stream.final["parley"]["status"] == "error"
+        assert "tool call reached Parley's limit of 100,000" in stream.final["parley"]["error"]
+        message = parley.wait_settled(conversation_id, stream.first["message_id"])
+        assert message["content"] == "Let me look. "  # the text before it is kept
+        assert len(json.dumps(message)) < limits.max_reply_chars  # the call is not stored
+        assert upstream.requests == 1  # nor sent back to the model
     finally:
         parley.stop()
         upstream.stop()

@@ -228,6 +228,29 @@ def test_two_calls_awaiting_are_both_ended_by_one_stop(
     assert calls(tool_log) == []
 
 
+def test_calls_whose_ids_are_not_plain_tokens_get_parley_s_own_and_can_be_decided(
+    asking: Parley, upstream: ScriptedUpstream, tool_log: ToolLog
+) -> None:
+    # A decision names its call in the path: an id with "/" or "?" could never be reached.
+    slashed = {**DANGER, "id": "call/1?x#y"}
+    spaced = {"name": "t__danger", "arguments": json.dumps({"target": "more"}), "id": "a b"}
+    upstream.queue = [Script(tokens=0, tool_calls=[slashed, spaced]), Script(texts=["Done."])]
+    cid = asking.new_conversation()
+    stream = asking.send(cid, "both")
+    first, second = approval_of(stream), approval_of(stream)
+    assert first["call_id"] != second["call_id"]
+    for approval in (first, second):
+        assert all(c.isalnum() or c in "_.:-" for c in approval["call_id"]), approval
+        assert decide(asking, cid, approval["call_id"], decision="allow").status == 200
+    stream.read_all()
+    assert stream.final["parley"]["status"] == "completed"
+    assert sorted(c["target"] for c in calls(tool_log)) == ["everything", "more"]
+    sent_back = upstream.records[1].body["messages"]
+    said = [call["id"] for call in sent_back[-3]["tool_calls"]]
+    answered = [m["tool_call_id"] for m in sent_back[-2:]]
+    assert said == answered == [first["call_id"], second["call_id"]]
+
+
 def test_shutdown_while_awaiting_approval_saves_the_turn_and_nothing_runs_after_restart(
     data_dir: Path, upstream: ScriptedUpstream, tool_log: ToolLog
 ) -> None:

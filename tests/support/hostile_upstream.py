@@ -37,10 +37,13 @@ class RawUpstream(ServedOnLoopback):
 
     def __init__(self, pieces: list[bytes]) -> None:
         self.pieces = pieces
+        self.requests = 0  # chat completions asked for
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
+        if scope["path"].endswith("/chat/completions"):
+            self.requests += 1
         headers = [(b"content-type", b"text/event-stream")]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         for piece in self.pieces:

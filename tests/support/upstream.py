@@ -36,8 +36,8 @@ class Script:
     texts: list[str] | None = None  # exact token texts (may hold lone surrogates)
     usage_json: str | None = None  # raw JSON for the usage chunk (may hold NaN)
     token_chars: int | None = None  # each token padded to this many characters (heavy replies)
-    # Tool calls made after the tokens, as {"name", "arguments" (JSON text)}; then the
-    # finish reason is "tool_calls". Each call's arguments are sent in two pieces.
+    # Tool calls made after the tokens, as {"name", "arguments" (JSON text), "id" (optional)};
+    # then the finish reason is "tool_calls". Each call's arguments are sent in two pieces.
     tool_calls: list[dict[str, str]] | None = None
 
     def __post_init__(self) -> None:
@@ -236,7 +236,7 @@ class ScriptedUpstream(ServedOnLoopback):
             half = len(arguments) // 2
             first = {
                 "index": index,
-                "id": f"call_{len(self.records)}_{index}",
+                "id": call.get("id", f"call_{len(self.records)}_{index}"),
                 "type": "function",
                 "function": {"name": call["name"], "arguments": arguments[:half]},
             }
