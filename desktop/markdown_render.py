@@ -189,18 +189,9 @@ def cut_inside_paragraph(stable: str, rendered: str) -> bool:
     return rendered.endswith("</p>")
 
 
-def split_stable(
-    text: str, max_tail: int = MAX_TAIL_CHARS, max_plain_tail: int = MAX_PLAIN_TAIL_CHARS
-) -> tuple[str, str, str]:
-    """Split a growing reply into (stable prefix, live tail, carry).
-
-    The prefix ends after the last blank line outside a code fence (or a closing fence), so
-    it renders the same however the text grows. A tail longer than `max_tail` (one endless
-    paragraph, a long code block), or than `max_plain_tail` when all its lines are plain
-    prose, is cut at its last line break, or last space, instead, so re-rendering stays
-    cheap; if that cut falls inside a code block, `carry` is the fence line that must open
-    the rest when it is rendered.
-    """
+def _line_ends(text: str) -> tuple[int, list[tuple[int, str | None, str]]]:
+    """Where `text` may be cut: after its last blank line outside a code fence (or closing
+    fence), and at each line's end with the fence open there (None) and its opening line."""
     cut = 0
     position = 0
     fence: str | None = None
@@ -219,6 +210,37 @@ def split_stable(
             fence = None
             cut = position
         fence_at_line_end.append((position, fence, fence_line))
+    return cut, fence_at_line_end
+
+
+def split_within(text: str, beyond: int = 0) -> tuple[str, str, str]:
+    """Split `text`, which has nothing stable past its first `beyond` characters (what the
+    last cut carried: split_stable), because more of the reply waits than one update takes:
+    at its last line break (the fence line carried, in a code block) or space; with neither,
+    all of it (one unbreakable run), the fence line carried if a code block is open at its
+    end."""
+    stable, tail, carry = split_stable(text, max_tail=0, max_plain_tail=0)
+    if len(stable) > beyond:
+        return stable, tail, carry
+    _cut, fence_at_line_end = _line_ends(text)
+    _end, fence, opener = fence_at_line_end[-1] if fence_at_line_end else (0, None, "")
+    return text, "", opener + "\n" if fence is not None else ""
+
+
+def split_stable(
+    text: str, max_tail: int = MAX_TAIL_CHARS, max_plain_tail: int = MAX_PLAIN_TAIL_CHARS
+) -> tuple[str, str, str]:
+    """Split a growing reply into (stable prefix, live tail, carry).
+
+    The prefix ends after the last blank line outside a code fence (or a closing fence), so
+    it renders the same however the text grows. A tail longer than `max_tail` (one endless
+    paragraph, a long code block), or than `max_plain_tail` when all its lines are plain
+    prose, is cut at its last line break, or last space, instead, so re-rendering stays
+    cheap; if that cut falls inside a code block, `carry` is the fence line that must open
+    the rest when it is rendered.
+    """
+    cut, fence_at_line_end = _line_ends(text)
+    fence = fence_at_line_end[-1][1] if fence_at_line_end else None
     size = len(text) - cut
     if size <= max_plain_tail:
         return text[:cut], text[cut:], ""

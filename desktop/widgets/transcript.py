@@ -20,6 +20,7 @@ from desktop.markdown_render import (
     cut_inside_paragraph,
     opens_with_a_list_table_or_quote,
     split_stable,
+    split_within,
 )
 from desktop.widgets.message_actions import actions_line
 from desktop.widgets.question_tint import paint_tints
@@ -276,8 +277,15 @@ class Transcript(
             self._live_start += self._seal_lines(self._live_start)
         pending = self._carry + text[self._frozen_len : end]
         stable, tail, carry = split_stable(pending)
-        if not stable and end < len(text):
-            stable, tail, carry = pending, "", ""  # one unbreakable run: take it whole
+        if len(stable) <= len(self._carry):
+            # Nothing new can be frozen (at most the code block's fence line carried over).
+            stable, tail, carry = "", pending, ""
+            if end < len(text):
+                # More waits than one update takes: cut all the same, where a code block
+                # can go on (the reply's next text is the rest of `pending`).
+                stable, tail, carry = split_within(pending, beyond=len(self._carry))
+                if carry and stable == pending:
+                    self._joined = True  # a code line cut in two: drawn whole at the end
         if stable:
             frozen = self._renderer.render(stable)
             self._draw_live(frozen)

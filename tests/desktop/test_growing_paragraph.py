@@ -5,12 +5,15 @@ paragraph again when the reply ends or the width of the lines changes."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, cast
 
+import pytest
 from PySide6.QtCore import QEvent, QObject, QRect
-from PySide6.QtGui import QPaintEvent
+from PySide6.QtGui import QPaintEvent, QTextBlock, QTextCursor
 from PySide6.QtWidgets import QWidget
 
+import desktop.widgets.transcript as transcript_module
 from desktop.client import ReplyEnd
 from desktop.widgets.transcript import Transcript
 from tests.desktop.test_markdown_render import reopened
@@ -158,3 +161,48 @@ def test_the_end_of_a_paragraph_puts_its_pieces_together_unseen(qtbot: Any) -> N
     text = WORDS[:900] + "\n\nThe next paragraph."
     live = lines(view)
     assert live == drawn_whole(qtbot, text)[: len(live)]
+
+
+CODE_LINE = re.compile(r" {4}value_(\d+) = compute_something\(\1, factor=\d+\) {2}# step \1")
+
+
+@pytest.mark.parametrize("long_line", [False, True])
+def test_a_code_block_cut_by_an_update_s_budget_stays_one_code_block(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch, long_line: bool
+) -> None:
+    # More text waits than an update takes (a burst, or updates slowed down): each update
+    # cuts where the budget ends. Inside a code block, the cut must let the block go on.
+    monkeypatch.setattr(transcript_module, "next_budget", lambda *_args, **_kw: 250)
+    view = streaming(qtbot)
+    view._budget = 250
+    code = [f"    value_{n} = compute_something({n}, factor={n})  # step {n}" for n in range(40)]
+    if long_line:  # one line longer than any update's budget, with no space in it
+        code[20] = "    value_20 = compute_something(20, factor=" + "9" * 700 + ")  # step 20"
+    text = "Here is the code:\n\n```python\n" + "\n".join(code) + "\n```\n\nAfter."
+    checked: list[int] = []
+
+    def check(size: int, _cost: float) -> None:
+        for block in blocks_of(view):
+            if "value_" in block.text() and size < len(text):
+                whole = CODE_LINE.fullmatch(block.text().rstrip()) or "9" * 100 in block.text()
+                assert whole or len(block.text()) < 70, block.text()  # the live line at most
+                assert QTextCursor(block).currentTable() is not None, block.text()  # boxed
+        checked.append(size)
+
+    view.reply_rendered.connect(check)
+    view.add_text(text)  # all at once: cut by the budget, update after update
+    qtbot.waitUntil(lambda: bool(checked) and checked[-1] == len(text))
+    assert len(checked) > 8
+    with qtbot.waitSignal(view.reply_ended, timeout=5_000):
+        view.end_reply(ReplyEnd(status="completed", usage={}))
+    shown = [b.text().rstrip() for b in blocks_of(view) if "value_" in b.text()]
+    assert shown == code
+
+
+def blocks_of(view: Transcript) -> list[QTextBlock]:
+    found = []
+    block = view.document().begin()
+    while block.isValid():
+        found.append(block)
+        block = block.next()
+    return found

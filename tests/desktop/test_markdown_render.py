@@ -15,6 +15,7 @@ from desktop.markdown_render import (
     PLAIN_LINE,
     MarkdownRenderer,
     split_stable,
+    split_within,
 )
 from desktop.widgets.transcript import Transcript
 
@@ -48,6 +49,17 @@ def test_only_a_tail_of_plain_prose_is_cut_short() -> None:
     lines = "Intro.\n\n" + "a line of prose\n" * 20 + "last"
     stable, tail, _ = split_stable(lines)
     assert tail == "last" and stable.endswith("prose\n")
+
+
+def test_text_cut_by_an_update_s_budget_is_cut_where_it_can_go_on() -> None:
+    """split_within: with nothing stable, still a cut (more waits than an update takes)."""
+    assert split_within("a paragraph going on and") == ("a paragraph going on ", "and", "")
+    code = "```python\nx = 1\ny = 2\nz = "
+    assert split_within(code) == ("```python\nx = 1\ny = 2\n", "z = ", "```python\n")
+    # Past what the last cut carried, one line with no break: all of it, the fence carried.
+    line = "```python\n" + "9" * 300
+    assert split_within(line, beyond=len("```python\n")) == (line, "", "```python\n")
+    assert split_within("9" * 300) == ("9" * 300, "", "")
 
 
 def test_a_long_code_block_is_cut_at_a_line_and_carries_its_fence() -> None:
