@@ -96,8 +96,10 @@ class Transcript(
         self._timer.setInterval(COALESCE_MS)
         self._timer.timeout.connect(self._flush)
         self._at_end = True
+        self._scrolled_up = False
         self._budget = FLUSH_BUDGET_CHARS  # new text laid out per update (next_budget)
         self._init_live_question(QTimer(self))
+        self.verticalScrollBar().actionTriggered.connect(self._on_scroll_action)
         self.verticalScrollBar().valueChanged.connect(self._on_scrolled)
         self.verticalScrollBar().rangeChanged.connect(self._on_scroll_range_changed)
         self._reset_reply()
@@ -167,6 +169,7 @@ class Transcript(
         self._unseal_reply()  # a reply still streaming here stays, its paragraphs whole
         self._abandon_reply()
         self._live_ids = ids
+        self._follow_from_now()
         with self._one_edit():  # the question and the reply's header, laid out once
             if user_text is not None:
                 # Inserted with its actions line, as when drawn whole; of a long question,

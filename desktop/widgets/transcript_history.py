@@ -56,6 +56,8 @@ class StoredMessagesView:
 
         def _abandon_reply(self) -> None: ...
 
+        def _follow_from_now(self) -> None: ...
+
         def _moved_down(self, by: int) -> None: ...
 
         def _render_parts(self, parts: list[PartJSON]) -> str: ...
@@ -123,6 +125,7 @@ class StoredMessagesView:
         end.movePosition(QTextCursor.MoveOperation.End)
         self.setTextCursor(end)
         self.ensureCursorVisible()
+        self._follow_from_now()
 
     def show_welcome(self, page: str) -> None:
         """A new chat's page (desktop/widgets/welcome.py), until its first message."""

@@ -26,6 +26,7 @@ FOLLOW_SLACK_PX = 80
 
 class TranscriptViewport:
     _at_end: bool
+    _scrolled_up: bool  # the user's scroll up is under way (its valueChanged to come)
 
     if TYPE_CHECKING:  # QTextBrowser's (a stub here would hide them)
 
@@ -70,7 +71,25 @@ class TranscriptViewport:
             bar = self.verticalScrollBar()
             bar.setValue(bar.maximum())
 
+    def _follow_from_now(self) -> None:
+        """A conversation drawn anew, or a turn begun: the view follows its end (whatever the
+        chat shown before was scrolled to; a scroll bar that did not move says nothing)."""
+        self._at_end = True
+        self._scrolled_up = False
+
+    def _on_scroll_action(self, _action: int) -> None:
+        """The user scrolls (the wheel, keys, the bar): the new position is known, not yet
+        the value."""
+        bar = self.verticalScrollBar()
+        self._scrolled_up = bar.sliderPosition() < bar.value()
+
     def _on_scrolled(self, value: int) -> None:
+        if self._scrolled_up:
+            # Up by the user, however little (a wheel's notch is less than the slack):
+            # reading, until they scroll back into the slack.
+            self._scrolled_up = False
+            self._at_end = False
+            return
         # Whether the view is at the end is known from where it was last scrolled to, not
         # from where it is after an update: an update taller than the slack would otherwise
         # read as the user having scrolled up, and the view would stop following.

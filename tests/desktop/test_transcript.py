@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QAbstractSlider, QApplication
+
 from desktop.client import ReplyEnd
 from desktop.widgets.transcript import Transcript
+from desktop.widgets.transcript_viewport import FOLLOW_SLACK_PX
 from desktop.widgets.update_pacing import (
     FLUSH_BUDGET_CHARS,
     FLUSH_MAX_CHARS,
@@ -101,6 +106,69 @@ def test_the_view_follows_the_end_through_big_updates_unless_scrolled_up(qtbot: 
     qtbot.waitUntil(lambda: "Last 39." in view.toPlainText())
     qtbot.wait(50)
     assert bar.value() == bar.maximum()
+
+
+def roll_wheel(view: Transcript, notches: int) -> None:
+    """The mouse wheel over the view, as a user rolls it: up for notches > 0."""
+    centre = QPointF(view.viewport().rect().center())
+    wheel = QWheelEvent(
+        centre,
+        QPointF(view.viewport().mapToGlobal(centre.toPoint())),
+        QPoint(0, 0),
+        QPoint(0, 120 * notches),
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
+    QApplication.sendEvent(view.viewport(), wheel)
+
+
+def test_a_wheel_notch_up_while_a_reply_streams_stops_the_view_following(qtbot: Any) -> None:
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.resize(600, 300)
+    view.show()
+    bar = view.verticalScrollBar()
+    view.begin_reply("question", "model")
+    view.add_text("".join(f"\n\nParagraph {i}." for i in range(60)))
+    qtbot.waitUntil(lambda: "Paragraph 59." in view.toPlainText())
+    qtbot.wait(50)
+    assert bar.value() == bar.maximum() > 0
+    roll_wheel(view, 1)  # one notch: less than the slack that counts as the end
+    reading = bar.value()
+    assert 0 < bar.maximum() - reading <= FOLLOW_SLACK_PX
+    for n in range(3):  # later text, update after update, leaves the view where it is
+        view.add_text(f"\n\nLater {n}.")
+        qtbot.waitUntil(lambda n=n: f"Later {n}." in view.toPlainText())
+        qtbot.wait(30)
+        assert bar.value() == reading
+    roll_wheel(view, -3)  # back down to the end: followed again
+    assert bar.value() > reading
+    view.add_text("".join(f"\n\nLast {i}." for i in range(20)))
+    qtbot.waitUntil(lambda: "Last 19." in view.toPlainText())
+    qtbot.wait(50)
+    assert bar.value() == bar.maximum()
+
+
+def test_a_new_chat_follows_its_reply_though_the_last_was_left_scrolled_up(qtbot: Any) -> None:
+    view = Transcript()
+    qtbot.addWidget(view)
+    view.resize(600, 300)
+    view.show()
+    bar = view.verticalScrollBar()
+    view.begin_reply("question", "model")
+    view.add_text("".join(f"\n\nParagraph {i}." for i in range(60)))
+    qtbot.waitUntil(lambda: "Paragraph 59." in view.toPlainText())
+    view.end_reply(None)
+    bar.triggerAction(QAbstractSlider.SliderAction.SliderToMinimum)  # the user, to the top
+    assert bar.value() == 0
+    view.show_conversation([])  # a new chat: its bar at 0 too, so it did not move
+    view.begin_reply("another question", "model")
+    view.add_text("".join(f"\n\nNew {i}." for i in range(60)))
+    qtbot.waitUntil(lambda: "New 59." in view.toPlainText())
+    qtbot.wait(50)
+    assert bar.value() == bar.maximum() > 0
 
 
 def test_lines_keep_a_readable_length_and_a_message_tells_its_time(qtbot: Any) -> None:
