@@ -11,6 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 
+from desktop.widgets.elided_label import ElidedLabel
 from server.types import ModelStatusJSON, StatusJSON
 
 STATES = {"ready": "ready", "loading": "loading…", "unloaded": "loads on first use"}
@@ -40,7 +41,7 @@ class ModelPicker(QWidget):
         self.combo.setObjectName("model-picker")
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.combo.setAccessibleName("Model")
-        self.state = QLabel("starting…", self)
+        self.state = ElidedLabel("starting…", self)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(QLabel("Model:", self))
