@@ -11,6 +11,7 @@ from server.types import (
     ChunkJSON,
     CitationPartJSON,
     EndedBy,
+    FinishReason,
     MessageJSON,
     OutcomeJSON,
     PartJSON,
@@ -42,6 +43,8 @@ class ReplyEnd:
     content: str | None = None
     # The saved parts, when read from the store and the reply has tool steps.
     parts: list[PartJSON] | None = None
+    # Why a completed reply's model stopped ("length": cut at its token limit).
+    finish_reason: FinishReason | None = None
 
     @classmethod
     def from_message(cls, message: MessageJSON) -> ReplyEnd:
@@ -52,6 +55,7 @@ class ReplyEnd:
             usage=message["usage"],
             content=message["content"],
             parts=message["parts"] if has_steps(message.get("parts", [])) else None,
+            finish_reason=message.get("finish_reason"),
         )
 
     @classmethod
@@ -62,6 +66,7 @@ class ReplyEnd:
             error=outcome.get("error"),
             usage=chunk.get("usage"),
             save_error=outcome.get("save_error"),
+            finish_reason=chunk["choices"][0]["finish_reason"] if chunk["choices"] else None,
         )
 
 

@@ -27,6 +27,7 @@ ROLES = ("user", "assistant")
 STATUSES = ("streaming", "completed", "interrupted", "error")
 ENDED_BY = ("client_hangup", "shutdown", "error", "crash")
 CONTINUED = ("prefix", "fallback")
+FINISH_REASONS = ("stop", "length", "tool_calls")
 PART_TYPES = ("text", "tool", "citation")
 TOOL_STATUSES = ("running", "completed", "error", "interrupted", "awaiting_approval", "denied")
 MAX_ID_CHARS = 200
@@ -54,6 +55,7 @@ class Message:
     completed_at: float | None
     usage: dict[str, Any] | None
     continued: str | None
+    finish_reason: str | None = None
 
 
 @dataclass
@@ -153,6 +155,11 @@ def _message(raw: object, where: str, max_chars: int) -> Message:
     continued = raw.get("continued")
     if continued is not None and continued not in CONTINUED:
         raise BadImport(f"{where}.continued", "must be null, 'prefix' or 'fallback'")
+    finish_reason = raw.get("finish_reason")
+    if finish_reason is not None and finish_reason not in FINISH_REASONS:
+        raise BadImport(
+            f"{where}.finish_reason", f"must be null or one of {', '.join(FINISH_REASONS)}"
+        )
     content = _text(raw, "content", where, max_chars)
     usage = raw.get("usage")
     if usage is not None and not (
@@ -175,6 +182,7 @@ def _message(raw: object, where: str, max_chars: int) -> Message:
         completed_at=_optional_time(raw, "completed_at", where),
         usage=usage,
         continued=continued,
+        finish_reason=finish_reason if status == "completed" else None,
     )
 
 
@@ -337,8 +345,8 @@ def _insert(conn: sqlite3.Connection, conversation: Conversation) -> None:
     )
     conn.executemany(
         "INSERT INTO messages (id, conversation_id, parent_id, role, content, parts, status, "
-        "ended_by, error, model, created_at, updated_at, completed_at, usage, continued) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "ended_by, error, model, created_at, updated_at, completed_at, usage, continued, "
+        "finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 m.id,
@@ -356,6 +364,7 @@ def _insert(conn: sqlite3.Connection, conversation: Conversation) -> None:
                 m.completed_at,
                 json.dumps(m.usage) if m.usage is not None else None,
                 m.continued,
+                m.finish_reason,
             )
             for m in conversation.messages
         ],

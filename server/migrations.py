@@ -194,6 +194,16 @@ def _index_streaming_as_empty(conn: sqlite3.Connection) -> None:
         conn.execute("INSERT INTO messages_fts(rowid, content) VALUES (?, '')", (seq,))
 
 
+def _finish_reason(conn: sqlite3.Connection) -> None:
+    """`messages.finish_reason`: why a completed reply's model stopped (the model's own end:
+    `stop`; `length`: cut at the reply's token limit, so it can be continued; `tool_calls`).
+    NULL for every reply before it, and for one that did not complete."""
+    conn.execute(
+        "ALTER TABLE messages ADD COLUMN finish_reason TEXT "
+        "CHECK (finish_reason IN ('stop', 'length', 'tool_calls'))"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_initial_schema", _initial_schema),
     ("0002_index_replies_once_settled", _index_replies_once_settled),
@@ -201,6 +211,7 @@ MIGRATIONS: list[Migration] = [
     ("0004_documents_switch", _documents_switch),
     ("0005_branches", _branches),
     ("0006_search_prefixes", _search_prefixes),
+    ("0007_finish_reason", _finish_reason),
 ]
 
 

@@ -45,4 +45,5 @@ def message_json(row: sqlite3.Row) -> MessageJSON:
         "usage": json.loads(usage) if usage else None,
         "parent_id": row["parent_id"],
         "continued": row["continued"],
+        "finish_reason": row["finish_reason"],
     }

@@ -31,10 +31,10 @@ from server.types import (
     Status,
     ToolCallJSON,
     Usage,
+    continuable,
 )
 
 AUTO_TITLE_CHARS = 60
-CONTINUABLE: tuple[Status, ...] = ("interrupted", "error")
 
 
 @dataclass(frozen=True)
@@ -185,10 +185,10 @@ def _target(conn: sqlite3.Connection, cid: str, start: TurnStart) -> sqlite3.Row
                 code="wrong_message",
             )
     if start.kind == "continue":
-        if row["status"] not in CONTINUABLE or not row["content"]:
+        if not continuable(row["status"], row["finish_reason"]) or not row["content"]:
             raise ConflictError(
-                "only a reply that was stopped, interrupted or cut by an error, with some "
-                f"text, can be continued; this one is {row['status']}",
+                "only a reply that was stopped, interrupted, cut by an error or at its "
+                f"length limit, with some text, can be continued; this one is {row['status']}",
                 code="not_continuable",
             )
         if branches.has_children(conn, row["id"]):
@@ -211,7 +211,8 @@ def _reopen(
     conn.execute("INSERT INTO messages_fts(rowid, content) VALUES (?, '')", (row["seq"],))
     conn.execute(
         "UPDATE messages SET status = 'streaming', ended_by = NULL, error = NULL, "
-        "completed_at = NULL, model = ?, continued = ?, updated_at = ? WHERE id = ?",
+        "finish_reason = NULL, completed_at = NULL, model = ?, continued = ?, updated_at = ? "
+        "WHERE id = ?",
         (model, continued, now, row["id"]),
     )
 
@@ -267,7 +268,8 @@ def finish(conn: sqlite3.Connection, message_id: str, ending: Ending) -> None:
     with transaction(conn):
         cursor = conn.execute(
             "UPDATE messages SET content = ?, parts = ?, status = ?, ended_by = ?, error = ?, "
-            "usage = ?, completed_at = ?, updated_at = ? WHERE id = ? AND status = 'streaming'",
+            "usage = ?, finish_reason = ?, completed_at = ?, updated_at = ? "
+            "WHERE id = ? AND status = 'streaming'",
             (
                 ending.content,
                 parts,
@@ -275,6 +277,7 @@ def finish(conn: sqlite3.Connection, message_id: str, ending: Ending) -> None:
                 ending.ended_by,
                 ending.error,
                 usage,
+                ending.finish_reason if ending.status == "completed" else None,
                 ending.completed_at,
                 ending.completed_at,
                 message_id,

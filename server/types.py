@@ -1,7 +1,8 @@
 """The wire: shapes of the JSON the server stores and serves, one definition for both sides.
 
 The desktop imports this module (and only a few others, see tests/test_layering.py), so it
-holds nothing but types: no imports beyond `typing`.
+holds nothing but types and the wire's own rules read from them (`continuable`): no imports
+beyond `typing`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,16 @@ Status = Literal["streaming", "completed", "interrupted", "error"]
 EndedBy = Literal["client_hangup", "shutdown", "error", "crash"]
 # "tool_calls": the model asked for tools (a step of a turn; the whole reply of a /v1 call).
 FinishReason = Literal["stop", "length", "tool_calls"]
+
+
+def continuable(status: Status, finish_reason: FinishReason | None) -> bool:
+    """Whether a reply (with some text, ending its branch) can be continued in place: it was
+    stopped, interrupted, cut by an error, or cut at its length limit."""
+    return status in ("interrupted", "error") or (
+        status == "completed" and finish_reason == "length"
+    )
+
+
 # "awaiting_approval": the call waits for the user's decision (issue 17); "denied": it was
 # not run, because the user denied it or their settings never allow that tool.
 ToolStatus = Literal["running", "completed", "error", "interrupted", "awaiting_approval", "denied"]
@@ -101,6 +112,8 @@ class MessageJSON(TypedDict):
     usage: Usage | None  # of the reply's last generation
     parent_id: str | None  # the message it follows (None: the first)
     continued: Continued | None  # how it was last continued, if it was
+    # Why a completed reply's model stopped ("length": cut at its token limit); else None.
+    finish_reason: FinishReason | None
     # Where a message is read (a branch, one message): the ids of the messages that share its
     # parent (itself included; other versions of it), in the order written, and its place.
     siblings: NotRequired[list[str]]

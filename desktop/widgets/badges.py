@@ -15,6 +15,8 @@ BADGES: dict[tuple[str, str | None], str] = {
 def badge_for(end: ReplyEnd) -> str:
     if end.status == "error":
         return f"Error: {end.error or 'the model failed'}"
+    if end.status == "completed" and end.finish_reason == "length":
+        return "Cut at the length limit"  # the chat's "Longest reply": Continue goes on
     return BADGES.get((end.status, end.ended_by), "")
 
 

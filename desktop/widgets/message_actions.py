@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import html
 
-from server.types import MessageRole, Status
-
-CONTINUABLE: tuple[Status, ...] = ("interrupted", "error")
+from server.types import FinishReason, MessageRole, Status, continuable
 
 
 def actions_line(
@@ -19,6 +17,7 @@ def actions_line(
     *,
     muted: str,
     status: Status = "completed",
+    finish_reason: FinishReason | None = None,
     has_text: bool = True,
     last: bool = False,
     siblings: list[str] | None = None,
@@ -31,7 +30,7 @@ def actions_line(
         links.append(_link("edit", message_id, "Edit"))
     elif status != "streaming":
         links.append(_link("regenerate", message_id, "Regenerate"))
-        if last and status in CONTINUABLE and has_text:
+        if last and continuable(status, finish_reason) and has_text:
             links.append(_link("continue", message_id, "Continue"))
     versions = siblings or [message_id]
     if len(versions) > 1:

@@ -144,6 +144,7 @@ class ReplyEnding:
                     "assistant",
                     muted=self._muted,
                     status=end.status,
+                    finish_reason=end.finish_reason,
                     has_text=bool(shown),
                     last=True,
                 )

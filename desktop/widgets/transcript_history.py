@@ -209,6 +209,7 @@ class StoredMessagesView:
                 message["role"],
                 muted=self._muted,
                 status=message["status"],
+                finish_reason=message.get("finish_reason"),
                 has_text=bool(message["content"]),
                 last=last,
                 siblings=message.get("siblings"),

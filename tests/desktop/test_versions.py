@@ -234,3 +234,31 @@ def test_a_search_hit_in_another_version_opens_that_version_at_the_word(
     qtbot.waitUntil(lambda: "1/2" in gui.transcript_text(), timeout=5_000)
     assert "Moles do." not in gui.transcript_text()
     qtbot.waitUntil(lambda: gui.window.transcript.textCursor().selectedText() == "burrows")
+
+
+def test_a_reply_cut_at_its_length_limit_says_so_and_can_be_continued(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    upstream.script = Script(texts=["Once upon", " a time"], finish_reason="length")
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send("a story")
+    cid = gui.window.current_id
+    assert cid is not None
+    question, reply = (m["id"] for m in stored(gui, qtbot, cid))
+    qtbot.waitUntil(lambda: "Cut at the length limit" in gui.transcript_text(), timeout=5_000)
+    assert f"msg:continue/{reply}" in links(gui)
+    # Drawn again from the store (the chat reopened): the same.
+    gui.window.transcript.show_conversation(stored(gui, qtbot, cid))  # type: ignore[arg-type]
+    assert "Cut at the length limit" in gui.transcript_text()
+    assert f"msg:continue/{reply}" in links(gui)
+
+    upstream.script = Script(texts=[" there was", " a king."])
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        click(gui, "continue", reply)
+    qtbot.waitUntil(lambda: "a king." in gui.transcript_text(), timeout=5_000)
+    messages = stored(gui, qtbot, cid)
+    assert [m["id"] for m in messages] == [question, reply]
+    assert messages[1]["content"] == "Once upon a time there was a king."
+    assert (messages[1]["status"], messages[1]["finish_reason"]) == ("completed", "stop")
+    qtbot.waitUntil(lambda: f"msg:continue/{reply}" not in links(gui), timeout=5_000)
+    assert "Cut at the length limit" not in gui.transcript_text()

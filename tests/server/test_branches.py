@@ -210,6 +210,34 @@ def test_continuing_a_streaming_reply_under_another_chat_is_a_404_and_leaves_its
         again.stop()
 
 
+def test_a_reply_cut_at_its_length_limit_says_so_and_can_be_continued(
+    parley: Parley, upstream: ScriptedUpstream
+) -> None:
+    cid = parley.new_conversation()
+    upstream.queue = [Script(texts=["Once upon", " a time"], finish_reason="length")]
+    stream = parley.send(cid, "Tell me")
+    stream.read_all()
+    reply_id = stream.first["message_id"]
+    assert stream.final["choices"][0]["finish_reason"] == "length"
+    message = parley.message(cid, reply_id)
+    assert (message["status"], message["finish_reason"]) == ("completed", "length")
+
+    upstream.queue = [Script(texts=[" there was."])]
+    post_stream(parley, f"/api/conversations/{cid}/messages/{reply_id}/continue").read_all()
+    message = parley.message(cid, reply_id)
+    assert message["content"] == "Once upon a time there was."
+    assert (message["status"], message["finish_reason"]) == ("completed", "stop")
+    # Ended by the model itself now: not to be continued.
+    answer = parley.call("POST", f"/api/conversations/{cid}/messages/{reply_id}/continue")
+    assert answer.status == 409 and answer.json()["error"]["code"] == "not_continuable"
+    # A stopped reply has no finish reason (it did not finish).
+    upstream.queue = [Script(tokens=200, rate=100)]
+    stopped = parley.send(cid, "Again")
+    stopped.read_until(lambda text: len(text) > 5)
+    stopped.hang_up()
+    assert parley.wait_settled(cid, stopped.first["message_id"])["finish_reason"] is None
+
+
 def test_a_reply_the_chat_went_on_after_cannot_be_continued(
     parley: Parley, upstream: ScriptedUpstream
 ) -> None:

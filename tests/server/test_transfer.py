@@ -113,6 +113,9 @@ def conversations(draw: st.DrawFn) -> dict[str, Any]:
                 "continued": draw(st.none() | st.sampled_from(["prefix", "fallback"]))
                 if role == "assistant"
                 else None,
+                "finish_reason": draw(st.none() | st.sampled_from(["stop", "length", "tool_calls"]))
+                if role == "assistant" and status == "completed"
+                else None,
             }
         )
     created = draw(TIMES)
@@ -316,6 +319,7 @@ def test_a_chatgpt_export_imports_with_its_branches(parley: Parley) -> None:
         ("BAD_SECOND", "conversations[1].messages[0].role"),
         ("BAD_PARENT", "conversations[0].messages[0].parent_id"),
         ("BAD_PART", "conversations[0].messages[0].parts[1].arguments"),
+        ("BAD_FINISH", "conversations[0].messages[0].finish_reason"),
         ("CHATGPT_LOOP", "[0].mapping"),
         ("CHATGPT_PARTS", "[0].mapping.q1.message"),
     ],
@@ -352,6 +356,13 @@ def test_a_malformed_import_is_a_400_saying_where_and_imports_nothing(
         }  # no "arguments"
         message = {**good["messages"][0], "role": "assistant",  # type: ignore[index]
                    "parts": [{"type": "text", "text": "hi"}, step]}  # fmt: skip
+        document = {
+            "format": "parley",
+            "version": 1,
+            "conversations": [{**good, "messages": [message]}],
+        }
+    elif document == "BAD_FINISH":
+        message = {**good["messages"][0], "finish_reason": "tired"}  # type: ignore[index]
         document = {
             "format": "parley",
             "version": 1,
