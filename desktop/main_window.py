@@ -102,6 +102,9 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
         self.find_bar = FindBar(self.transcript, self, self.transcript.show_all_to_find)
         self.approval_card = ApprovalCard(self)
         self._layout()
+        # There from the start: one made when a link is first hovered (its target shown) or a
+        # notice first given moved the composer up by its height.
+        self.statusBar().setSizeGripEnabled(False)
         self._style_fields()
 
         self.sidebar.new_requested.connect(self.new_chat)

@@ -240,3 +240,16 @@ def test_a_second_window_on_a_data_directory_in_use_says_why_its_server_did_not_
     assert task.result() == 0
     second.window.deleteLater()
     assert gui.window.client is not None  # the first one is untouched
+
+
+def test_a_hovered_link_or_a_notice_moves_nothing(gui: GuiApp, qtbot: Any) -> None:
+    window = gui.window
+    qtbot.waitExposed(window)
+    before = window.composer.mapTo(window, window.composer.rect().topLeft())
+    window.transcript.link_hovered.emit("https://example.com/a/page")  # its target shown
+    qtbot.wait(20)
+    assert window.statusBar().currentMessage() == "https://example.com/a/page"
+    window.transcript.link_hovered.emit("")
+    window.transcript.code_copied.emit()  # "Copied to the clipboard"
+    qtbot.wait(20)
+    assert window.composer.mapTo(window, window.composer.rect().topLeft()) == before
