@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeVar
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHeaderView, QLineEdit, QTableWidget, QWidget
 
 from desktop import api_keys
@@ -25,6 +26,8 @@ class BackendRow:
 
 
 class BackendsTable(QTableWidget):
+    edited = Signal()  # a URL, model or key typed, or a row added or removed
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(0, 3, parent)
         self.setObjectName("backends")
@@ -59,11 +62,15 @@ class BackendsTable(QTableWidget):
         self.setCellWidget(row, MODEL, models)
         self.setCellWidget(row, KEY, key)
         self.setCurrentCell(row, URL)
+        for typed in (url_edit.textEdited, models.editTextChanged, key.textEdited):
+            typed.connect(self.edited)
+        self.edited.emit()
         return row
 
     def remove_selected(self) -> None:
         for row in sorted({i.row() for i in self.selectedIndexes()}, reverse=True):
             self.removeRow(row)
+        self.edited.emit()
 
     def url_edit(self, row: int) -> QLineEdit:
         return self._widget(row, URL, QLineEdit)

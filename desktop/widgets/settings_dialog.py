@@ -104,6 +104,7 @@ class SettingsDialog(QDialog):
         self.detect_button.clicked.connect(self._on_detect_button_clicked)
         self.tools_button.clicked.connect(self.tools_requested)
         buttons.accepted.connect(self._on_buttons_accepted)
+        self.table.edited.connect(self.error.clear)  # what it said of a row may be mended
         buttons.rejected.connect(self.reject)
 
     def show_check(self, row: int, reachable: bool, models: list[str], error: str) -> None:

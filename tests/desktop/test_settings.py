@@ -254,3 +254,15 @@ def test_a_running_local_server_is_offered_and_added_only_when_asked(
     added = dialog.table.backend(rows)
     assert (added.url, added.model) == (upstream.base_url, "scripted")
     dialog.reject()
+
+
+def test_what_save_said_of_a_row_goes_once_the_row_is_mended(qtbot: Any) -> None:
+    dialog = SettingsDialog(DesktopConfig())
+    qtbot.addWidget(dialog)
+    row = dialog.table.add_row("127.0.0.1:11434/v1", "llama3.2")
+    save = dialog.findChild(QDialogButtonBox)
+    assert save is not None
+    save.button(QDialogButtonBox.StandardButton.Save).click()
+    assert dialog.error.text() == "Row 1: the base URL must start with http(s)://."
+    qtbot.keyClicks(dialog.table.url_edit(row), "x")  # typed into: no longer what was said
+    assert dialog.error.text() == ""
