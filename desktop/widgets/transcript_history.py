@@ -226,11 +226,11 @@ class StoredMessagesView:
         if message_id is not None and message_id not in drawn:
             self.show_everything()
         end = self._anchor_position(f"msg:copy/{message_id}") if message_id else None
+        start = self._start_of(message_id) if end is not None else 0
         for word in re.findall(r"\w+", query):
             if end is not None:
-                back = QTextDocument.FindFlag.FindBackward
-                cursor = self.document().find(word, end, back)  # case-insensitive
-                if not cursor.isNull():
+                cursor = self.document().find(word, start)  # case-insensitive
+                if not cursor.isNull() and cursor.selectionEnd() <= end:
                     self.setTextCursor(cursor)
                     self.ensureCursorVisible()
                     return True
@@ -241,6 +241,16 @@ class StoredMessagesView:
                 self.ensureCursorVisible()
                 return True
         return False
+
+    def _start_of(self, message_id: str | None) -> int:
+        """Where the message `message_id` begins: after the actions line of the one drawn
+        before it (0 for the first)."""
+        ids = [m["id"] for m in self._messages]
+        at = ids.index(message_id) if message_id in ids else 0
+        if at <= self._first_drawn:
+            return 0
+        before = self._anchor_position(f"msg:copy/{ids[at - 1]}")
+        return before if before is not None else 0
 
     def _anchor_position(self, href: str) -> int | None:
         """Where the link to `href` is in the document (None: not there)."""

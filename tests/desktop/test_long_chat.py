@@ -81,6 +81,22 @@ def test_a_hit_or_find_in_an_earlier_message_draws_the_rest(qtbot: Any) -> None:
     assert bar.matches == 1 and view.drawn_whole
 
 
+def test_a_search_hit_selects_the_first_match_in_its_message(qtbot: Any) -> None:
+    view = Transcript()
+    qtbot.addWidget(view)
+    messages = chat(6)
+    messages[2]["content"] = "zebra first, then more zebra, and zebra last"
+    messages[4]["content"] = "a zebra in a later message"
+    view.show_conversation(messages)  # type: ignore[arg-type]
+    assert view.reveal("zebra", "m2")
+    cursor = view.textCursor()
+    assert cursor.selectedText() == "zebra"
+    block = cursor.block().text()
+    assert block.startswith("zebra first") and cursor.positionInBlock() == len("zebra")
+    assert view.reveal("zebra", "m4")  # not a match of the message before
+    assert view.textCursor().block().text() == "a zebra in a later message"
+
+
 def test_earlier_messages_drawn_while_a_reply_streams_leave_the_reply_whole(
     qtbot: Any,
 ) -> None:
