@@ -211,8 +211,8 @@ def _reopen(
     conn.execute("INSERT INTO messages_fts(rowid, content) VALUES (?, '')", (row["seq"],))
     conn.execute(
         "UPDATE messages SET status = 'streaming', ended_by = NULL, error = NULL, "
-        "finish_reason = NULL, completed_at = NULL, model = ?, continued = ?, updated_at = ? "
-        "WHERE id = ?",
+        "finish_reason = NULL, usage = NULL, completed_at = NULL, model = ?, continued = ?, "
+        "updated_at = ? WHERE id = ?",
         (model, continued, now, row["id"]),
     )
 

@@ -146,3 +146,35 @@ def test_kill_9_mid_reply_then_restart_marks_it_crash_and_keeps_the_text(
     assert message["completed_at"] is not None
     assert stored_message(db_path, message_id)["status"] == "interrupted"  # integrity ok too
     restarted.terminate()
+
+
+def test_kill_9_during_a_continuation_keeps_both_texts_and_no_stale_figures(
+    data_dir: Path, upstream: ScriptedUpstream, processes: list[ServerProcess]
+) -> None:
+    process = start_process(processes, data_dir, upstream)
+    conversation_id = process.new_conversation()
+    upstream.script = Script(texts=["Once", " upon"], finish_reason="length")
+    first = process.send(conversation_id, "a story")
+    first.read_all()
+    message_id = first.first["message_id"]
+    assert first.final["usage"]["completion_tokens"] == 2  # the first generation's figures
+
+    upstream.script = Script(tokens=100, stall_after=5)
+    path = f"/api/conversations/{conversation_id}/messages/{message_id}/continue"
+    going_on = SSEStream(process.port, path, {}, process.token)
+    added = going_on.read_until(lambda text: text.endswith("t4 "))
+    db_path = data_dir / "parley.sqlite3"
+    upstream.wait_for(lambda: stored_message(db_path, message_id)["content"] == "Once upon" + added)
+    process.kill()
+    going_on.close()
+
+    restarted = start_process(processes, data_dir, upstream)
+    reply = request(
+        restarted.port, "GET", f"/api/conversations/{conversation_id}", token=restarted.token
+    )
+    message = {m["id"]: m for m in reply.json()["messages"]}[message_id]
+    assert message["content"] == "Once upon" + added
+    assert (message["status"], message["ended_by"]) == ("interrupted", "crash")
+    # The first generation's figures do not stand for the text as it is now.
+    assert message["usage"] is None and message["finish_reason"] is None
+    restarted.terminate()
