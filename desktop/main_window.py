@@ -270,9 +270,12 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
     def _is_shown(self, conversation_id: str | None) -> bool:
         return conversation_id == self.current_id
 
-    def _set_current(self, conversation_id: str | None) -> None:
+    def _set_current(self, conversation_id: str | None, *, named: bool = False) -> None:
+        """Show `conversation_id`'s controls (`named`: the new chat shown got its id)."""
         if conversation_id != self.current_id:
             self.turn_actions.cancel_edit()  # an edit belongs to the chat it began in
+            if not named:
+                self.composer.switch_chat(self.current_id, conversation_id)
         self.current_id = conversation_id
         self.approvals.show_current()
         self.chat_settings_button.setEnabled(conversation_id is not None)
@@ -365,7 +368,7 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
 
     def _on_reply_conversation_created(self, conversation_id: str) -> None:
         if self.current_id is None:  # still on the new chat it was typed in
-            self._set_current(conversation_id)
+            self._set_current(conversation_id, named=True)
 
     def _on_reply_started(self, conversation_id: str, title: str) -> None:
         self._started.pop(conversation_id, None)

@@ -263,6 +263,8 @@ class ReplyController(QObject):
             self._resume(reply)
         if self._is_shown(conversation_id) and reply.text and self._composer.text == reply.text:
             self._composer.clear()  # (not text typed meanwhile for another chat)
+        elif reply.text:
+            self._composer.drop_draft(conversation_id, reply.text)  # left before it began
         if self._is_shown(conversation_id):
             if reply.before is not None:
                 self._transcript.show_conversation(reply.before)

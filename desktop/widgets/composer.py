@@ -1,10 +1,11 @@
 """Where the user writes. Enter sends, Shift+Enter adds a line, Tab moves on; Send becomes
-Stop while the chat's reply is in flight (Esc, handled by the window, stops it too)."""
+Stop while the chat's reply is in flight (Esc, handled by the window, stops it too). Each chat
+keeps what was typed in it and not sent (a draft), shown again when the chat is."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QKeyEvent, QTextCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -62,6 +63,7 @@ class Composer(QWidget):
         layout.addLayout(row)
         self._editing = False
         self._streaming = False
+        self._drafts: dict[str, str] = {}  # by chat ("": a new chat), other than the one shown
         self.set_editing(False)
         self._fit_height()
         self.editor.submitted.connect(self._on_editor_submitted)
@@ -70,6 +72,23 @@ class Composer(QWidget):
     @property
     def text(self) -> str:
         return self.editor.toPlainText()
+
+    def switch_chat(self, leaving: str | None, opening: str | None) -> None:
+        """Keep what was typed for the chat left (None: a new chat), and show what was typed
+        in the one opened, the cursor at its end."""
+        if self.text.strip():
+            self._drafts[leaving or ""] = self.text
+        else:
+            self._drafts.pop(leaving or "", None)
+        self.set_text(self._drafts.pop(opening or "", ""))
+        self.editor.moveCursor(QTextCursor.MoveOperation.End)
+
+    def drop_draft(self, conversation_id: str, sent: str) -> None:
+        """`sent` went as a message of that chat (sent there, then the chat was left before
+        its reply began): it is no draft of that chat, nor of the new chat it was typed in."""
+        for key in (conversation_id, ""):
+            if self._drafts.get(key) == sent:
+                del self._drafts[key]
 
     def set_text(self, text: str) -> None:
         self.editor.setPlainText(text)

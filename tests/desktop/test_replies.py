@@ -213,3 +213,36 @@ def test_keyboard_focus_is_plain_to_see(gui: GuiApp, qtbot: Any) -> None:
     highlight = gui.window.palette().color(QPalette.ColorRole.Highlight).name()
     ring = [image.pixelColor(corner.x() + dx, corner.y() + 20).name() for dx in range(3)]
     assert ring[:2] == [highlight, highlight] and ring[2] != highlight  # 2 px, not 1
+
+
+def test_each_chat_keeps_what_was_typed_in_it_and_not_sent(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    upstream.script = Script(tokens=3)
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send("first chat")
+    chat = gui.window.current_id
+    assert chat is not None and gui.window.composer.text == ""
+    qtbot.keyClicks(gui.window.composer.editor, "half a thought for the first chat")
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert gui.window.composer.text == ""  # a new chat: nothing typed in it yet
+    qtbot.keyClicks(gui.window.composer.editor, "one for a new chat")
+
+    gui.window.sidebar.conversation_selected.emit(chat)  # back to the first chat
+    qtbot.waitUntil(lambda: gui.window.current_id == chat, timeout=5_000)
+    assert gui.window.composer.text == "half a thought for the first chat"
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert gui.window.composer.text == "one for a new chat"
+
+
+def test_a_message_sent_then_left_is_no_draft_of_its_chat(qtbot: Any) -> None:
+    from desktop.widgets.composer import Composer
+
+    composer = Composer()
+    qtbot.addWidget(composer)
+    composer.set_text("sent just now")
+    composer.switch_chat("a", "b")  # left before its reply began
+    assert composer.text == ""
+    composer.drop_draft("a", "sent just now")  # the reply began: it was no draft
+    composer.switch_chat("b", "a")
+    assert composer.text == ""
