@@ -95,7 +95,11 @@ class MarkdownRenderer:
         )
         self._code_bg = "#272822" if dark else "#f4f4f4"
 
-    def render(self, text: str) -> str:
+    def render(self, text: str, continued: bool = False, cut: bool = False) -> str:
+        """HTML of `text`. While a reply streams, a code block may be drawn in pieces, with no
+        gap between them: `continued`, `text` opens with the fence line of a block cut above
+        it, drawn as its continuation (no header); `cut`, the block open at its end goes on
+        below."""
         out: list[str] = []
         prose: list[str] = []
         code: list[str] = []
@@ -110,12 +114,12 @@ class MarkdownRenderer:
                 else:
                     prose.append(line)
             elif line.strip().startswith(fence[0]) and not line.strip().strip(fence[0][0]):
-                out.append(self._code("\n".join(code), fence[1]))
-                code, fence = [], None
+                out.append(self._code("\n".join(code), fence[1], continued))
+                code, fence, continued = [], None, False
             else:
                 code.append(line)
         if fence is not None:  # still streaming inside a block: show it as code already
-            out.append(self._code("\n".join(code), fence[1]))
+            out.append(self._code("\n".join(code), fence[1], continued, cut))
         out.append(self._prose("\n".join(prose)))
         return "".join(out)
 
@@ -146,7 +150,7 @@ class MarkdownRenderer:
         )
         return rendered.replace("</blockquote>", "</td></tr></table>")
 
-    def _code(self, code: str, language: str) -> str:
+    def _code(self, code: str, language: str, continued: bool = False, cut: bool = False) -> str:
         block_id = str(next(self._ids))
         self.code_blocks[block_id] = code
         try:
@@ -155,11 +159,14 @@ class MarkdownRenderer:
             lexer = TextLexer()
         body = highlight(code, lexer, self._formatter).rstrip("\n")
         label = html.escape(language) if language else "code"
+        copy = f'<a href="copy:{block_id}">Copy</a>'
+        top = "" if continued else f'<span style="color:gray;">{label}</span> &nbsp;{copy}'
+
+        joins = ("padding-top:0;" if continued else "") + ("padding-bottom:0;" if cut else "")
         # A one-cell table: its own frame, so it never merges with the text around it.
         return (
             f'{CODE_OPEN} cellspacing="0" bgcolor="{self._code_bg}">'
-            f'<tr><td><span style="color:gray;">{label}</span> &nbsp;'
-            f'<a href="copy:{block_id}">Copy</a>'
+            f'<tr><td style="{joins}">{top}'
             f'<pre style="white-space:pre-wrap; margin:0;">{body}</pre></td></tr></table>'
         )
 

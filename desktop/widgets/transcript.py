@@ -287,13 +287,17 @@ class Transcript(
                 # More waits than one update takes: cut all the same, where a code block
                 # can go on (the reply's next text is the rest of `pending`).
                 stable, tail, carry = split_within(pending, beyond=len(self._carry))
-                if carry and stable == pending:
-                    self._joined = True  # a code line cut in two: drawn whole at the end
+        # Text that begins with a carried fence line goes on with a code block cut above it:
+        # drawn as its continuation (no header of its own), and the reply drawn whole at
+        # its end, the block in one piece.
+        continued = bool(self._carry)
         if stable:
-            frozen = self._renderer.render(stable)
+            frozen = self._renderer.render(stable, continued=continued, cut=bool(carry))
             self._draw_live(frozen)
             self._frozen_len += len(stable) - len(self._carry)
             self._carry = carry
+            continued = bool(carry)
+            self._code_in_pieces = self._code_in_pieces or continued
             if not carry and cut_inside_paragraph(stable, frozen):
                 # Cut inside a paragraph (a long one, or a burst bigger than the budget):
                 # the rest goes on in the same block, so its lines wrap as in the paragraph
@@ -320,7 +324,8 @@ class Transcript(
                 self._live_start = self._open_block(0 if carry else PARAGRAPH_GAP)
                 self._live_start -= self._unseal_unseen(edit)
             tail = carry + tail
-        self._draw_live(self._renderer.render(tail) if tail.strip() else "")
+        rendered = self._renderer.render(tail, continued=continued) if tail.strip() else ""
+        self._draw_live(rendered)
 
     def _draw_live(self, html_text: str) -> None:
         """Draw `html_text` from the live start on, in place of what was there."""

@@ -37,6 +37,7 @@ class ReplyEnding:
     _frozen_len: int
     _shown_len: int
     _joined: bool
+    _code_in_pieces: bool
     _reply_start: int
     _footer_start: int | None
     _group_start: int | None
@@ -117,10 +118,15 @@ class ReplyEnding:
                 )
                 self._group_start = None
                 self._insert_whole(self._reply_start - 1, self._render_parts(parts))
-            elif is_structured(shown) or (self._joined and has_inline_markup(shown)):
+            elif (
+                is_structured(shown)
+                or (self._joined and has_inline_markup(shown))
+                or self._code_in_pieces
+            ):
                 # Drawn in pieces, a list, a quote or a table comes out unlike the same text
                 # drawn whole, as a reopened chat is, and so does emphasis or a link across
-                # the cut of a paragraph drawn in pieces: draw the reply whole, once.
+                # the cut of a paragraph drawn in pieces, and a code block cut in boxes:
+                # draw the reply whole, once.
                 self._insert_whole(self._reply_start - 1, self._renderer.render(shown))
             elif unseen:
                 # Rendered with the live tail it continues, so it joins the same paragraph.

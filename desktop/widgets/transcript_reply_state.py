@@ -23,7 +23,8 @@ class GrowingReply:
     _reply: list[str]
     _carry: str  # a code fence to reopen: the reply was cut inside a code block
     _joiner: str | None  # cut inside a paragraph: what goes between its pieces (else None)
-    _joined: bool  # a paragraph (or a code line) of this reply was drawn in pieces
+    _joined: bool  # a paragraph of this reply was drawn in pieces
+    _code_in_pieces: bool  # so was a code block (cut with its fence line carried on)
     _keep_due: bool  # a paragraph past JOIN_MAX_CHARS was cut: keep its pieces so far
     _frozen_len: int
     _shown_len: int
@@ -103,6 +104,7 @@ class GrowingReply:
         self._carry = ""
         self._joiner = None
         self._joined = False
+        self._code_in_pieces = False
         self._keep_due = False
         self._frozen_len = 0
         self._shown_len = 0

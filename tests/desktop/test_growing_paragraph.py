@@ -187,6 +187,8 @@ def test_a_code_block_cut_by_an_update_s_budget_stays_one_code_block(
                 whole = CODE_LINE.fullmatch(block.text().rstrip()) or "9" * 100 in block.text()
                 assert whole or len(block.text()) < 70, block.text()  # the live line at most
                 assert QTextCursor(block).currentTable() is not None, block.text()  # boxed
+        if size < len(text):  # one header (its language, Copy), however many pieces
+            assert view.toHtml().count('href="copy:') == 1
         checked.append(size)
 
     view.reply_rendered.connect(check)
@@ -195,8 +197,10 @@ def test_a_code_block_cut_by_an_update_s_budget_stays_one_code_block(
     assert len(checked) > 8
     with qtbot.waitSignal(view.reply_ended, timeout=5_000):
         view.end_reply(ReplyEnd(status="completed", usage={}))
-    shown = [b.text().rstrip() for b in blocks_of(view) if "value_" in b.text()]
-    assert shown == code
+    shown = [b for b in blocks_of(view) if "value_" in b.text()]
+    assert [b.text().rstrip() for b in shown] == code
+    tables = {QTextCursor(b).currentTable().firstPosition() for b in shown}  # type: ignore[union-attr]
+    assert len(tables) == 1  # drawn whole at the end: one block
 
 
 def blocks_of(view: Transcript) -> list[QTextBlock]:
