@@ -12,18 +12,22 @@ docs/research/mcp-sdk.md).
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import signal
 import subprocess
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 import anyio.abc
 import mcp_types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
+
+from server.models.text import valid_unicode
 
 log = logging.getLogger(__name__)
 
@@ -159,10 +163,29 @@ async def stdio_server(
 
 
 def _message(line: bytes) -> SessionMessage | Exception:
+    adapter = mcp_types.jsonrpc_message_adapter
     try:
-        return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+        return SessionMessage(adapter.validate_json(line, by_name=False))
     except ValueError as exc:
-        return exc  # the session reports it; the connection goes on
+        # Valid JSON that the SDK's parser refuses: half a surrogate pair (\ud83d), as a
+        # server whose strings are UTF-16 writes when it cuts one mid-emoji. Mended (U+FFFD),
+        # its answer is taken: refused, the call it answers would wait out its time limit.
+        try:
+            mended = _mended(json.loads(line))
+            return SessionMessage(adapter.validate_python(mended, by_name=False))
+        except ValueError:
+            return exc  # the session reports it; the connection goes on
+
+
+def _mended(value: Any) -> Any:
+    """`value` (parsed JSON) with every string as storage and clients take it."""
+    if isinstance(value, str):
+        return valid_unicode(value)
+    if isinstance(value, list):
+        return [_mended(item) for item in value]
+    if isinstance(value, dict):
+        return {valid_unicode(key): _mended(item) for key, item in value.items()}
+    return value
 
 
 async def _stop(

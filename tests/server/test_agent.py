@@ -4,6 +4,7 @@ own, over stdio), steps saved as parts, and the stop reaching every point of a t
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +14,14 @@ import pytest
 
 from server.settings import Limits
 from tests.support.parley import Parley
-from tests.support.tools import ToolLog, now, tool_server, untrusted_text, write_config
+from tests.support.tools import (
+    REPO,
+    ToolLog,
+    now,
+    tool_server,
+    untrusted_text,
+    write_config,
+)
 from tests.support.upstream import Script, ScriptedUpstream
 from tests.support.waiting import wait_for
 
@@ -353,3 +361,26 @@ def test_other_refusals_do_not_turn_tools_off(agent: Parley, upstream: ScriptedU
     agent.send(cid, "three").read_all()
     assert "tools" in upstream.records[-1].body
     assert agent.services.models.resolve(None).backend.tools_unsupported is None
+
+
+def test_a_tool_result_with_half_a_surrogate_pair_is_taken_at_once_and_mended(
+    data_dir: Path, upstream: ScriptedUpstream
+) -> None:
+    raw = {"command": sys.executable, "args": ["-m", "tests.support.raw_mcp"],
+           "env": {"PYTHONPATH": str(REPO)}, "cwd": str(REPO), "trust": "allow"}  # fmt: skip
+    write_config(data_dir / "mcp.json", {"r": raw})
+    server = Parley(data_dir, upstream.base_url).start()
+    try:
+        server.wait_for(lambda: server.status()["tools"]["ready"] == 1, timeout=30)
+        upstream.queue = [Script(tokens=0, tool_calls=[{"name": "r__cut", "arguments": "{}"}])]
+        upstream.script = Script(texts=["ok"])
+        cid = server.new_conversation()
+        began = time.monotonic()
+        stream = server.send(cid, "cut")
+        stream.read_all()
+        took = time.monotonic() - began
+        (step,) = tool_parts(server.message(cid, stream.first["message_id"]))
+        assert (step["status"], step["result"]) == ("completed", "a smile cut in half: \ufffd")
+        assert took < 10  # not the call's time limit (60 s): the answer was read
+    finally:
+        server.stop()
