@@ -6,14 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from server.chunk_types import ApprovalJSON, ChunkJSON, OutcomeJSON
 from server.types import (
-    ApprovalJSON,
-    ChunkJSON,
     CitationPartJSON,
     EndedBy,
     FinishReason,
     MessageJSON,
-    OutcomeJSON,
     PartJSON,
     Status,
     ToolPartJSON,

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from server.types import ApprovalJSON, CitationPartJSON, ToolCallJSON, ToolPartJSON
+from server.chunk_types import ApprovalJSON
+from server.types import CitationPartJSON, ToolCallJSON, ToolPartJSON
 
 
 @dataclass(frozen=True)

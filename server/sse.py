@@ -8,19 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, NotRequired, TypedDict
 
+from server.chunk_types import ApprovalJSON, ChunkJSON, DeltaJSON, OutcomeJSON
 from server.errors import BadGatewayError
 from server.store import Ending
-from server.types import (
-    ApprovalJSON,
-    ChunkJSON,
-    CitationPartJSON,
-    DeltaJSON,
-    FinishReason,
-    OutcomeJSON,
-    ToolCallJSON,
-    ToolPartJSON,
-    Usage,
-)
+from server.types import CitationPartJSON, FinishReason, ToolCallJSON, ToolPartJSON, Usage
 
 DONE = b"data: [DONE]\n\n"
 

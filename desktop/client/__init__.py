@@ -33,12 +33,12 @@ from desktop.reply_events import (
     ReplyText,
     has_steps,
 )
+from server.chunk_types import DecisionJSON
 from server.types import (
     BackendCheckJSON,
     ConversationJSON,
     ConversationListJSON,
     Decision,
-    DecisionJSON,
     FolderJSON,
     FoundServerJSON,
     LibraryJSON,

@@ -21,7 +21,8 @@ from desktop.reply_events import (
     ReplyStep,
     ReplyText,
 )
-from server.types import ApprovalJSON, ChunkJSON, CitationPartJSON, OutcomeJSON, ToolPartJSON
+from server.chunk_types import ApprovalJSON, ChunkJSON, OutcomeJSON
+from server.types import CitationPartJSON, ToolPartJSON
 
 YIELD_EVERY_LINES = 32
 

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from server.types import ApprovalJSON
+from server.chunk_types import ApprovalJSON
 
 
 def readable(arguments: str) -> str:

@@ -29,6 +29,7 @@ from server.agent.steps import (
 )
 from server.agent.toolbox import ToolBox, ToolCallError
 from server.agent.untrusted import with_agent_note
+from server.chunk_types import ApprovalJSON
 from server.errors import BackendError, ConflictError
 from server.models.base import (
     ChatRequest,
@@ -42,7 +43,6 @@ from server.models.registry import ModelEntry
 from server.run_feed import ApprovalNeeded, FeedItem, StepChanged, ToolCallsMade
 from server.settings import Limits
 from server.types import (
-    ApprovalJSON,
     ChatMessage,
     CitationPartJSON,
     Decision,

@@ -1,0 +1,107 @@
+"""The wire of a streamed reply: OpenAI's `chat.completion.chunk`s with Parley's fields added,
+the tool-call decision's answer, and OpenAI's error object. Like server/types.py, one
+definition for both sides, holding nothing but types (tests/test_layering.py)."""
+
+from __future__ import annotations
+
+from typing import Literal, NotRequired, TypedDict
+
+from server.types import (
+    CitationPartJSON,
+    Decision,
+    EndedBy,
+    FinishReason,
+    Remember,
+    Status,
+    ToolFunctionJSON,
+    ToolPartJSON,
+    Usage,
+)
+
+
+class DeltaToolCallJSON(TypedDict):
+    index: int
+    id: str
+    type: Literal["function"]
+    function: ToolFunctionJSON
+
+
+class DeltaJSON(TypedDict, total=False):
+    role: Literal["assistant"]
+    content: str
+    tool_calls: list[DeltaToolCallJSON]
+
+
+class ChoiceJSON(TypedDict):
+    index: int
+    delta: DeltaJSON
+    finish_reason: FinishReason | None
+
+
+class ApprovalJSON(TypedDict):
+    """A tool call that waits for the user's decision (`parley.approval` of a chunk):
+    answer with `POST /api/conversations/{id}/tool-calls/{call_id}`."""
+
+    call_id: str  # the step's id
+    server: str
+    tool: str  # its own name at the server
+    function: str  # the name the model called (`server__tool`)
+    arguments: str  # JSON text, as the model wrote it, whole
+
+
+class StepEventJSON(TypedDict, total=False):
+    """A tool step began or changed, a call awaits approval, or the reply cited a source
+    (`parley` of a chunk that is not the last): one of the three."""
+
+    step: ToolPartJSON
+    approval: ApprovalJSON
+    citation: CitationPartJSON
+
+
+class DecisionJSON(TypedDict):
+    """The answer to `POST /api/conversations/{id}/tool-calls/{call_id}`."""
+
+    decision: Decision
+    remember: Remember
+    step: ToolPartJSON  # the step as it is now ("running" once allowed, or "denied")
+
+
+class OutcomeJSON(TypedDict):
+    """What Parley saved, in the final chunk (`parley`) and a whole completion."""
+
+    status: Status
+    ended_by: EndedBy | None
+    error: NotRequired[str]
+    save_error: NotRequired[str]
+
+
+class ErrorBodyJSON(TypedDict):
+    """OpenAI's error object: `{"error": ErrorBodyJSON}` answers a failed request."""
+
+    code: str
+    message: str
+    type: str
+    param: str | None
+
+
+class ChunkJSON(TypedDict):
+    """One server-sent event of a reply.
+
+    The first chunk of a conversation turn also carries `conversation_id`,
+    `user_message_id`, `message_id` and `conversation_title`; the last one carries `usage`
+    and `parley` (an OutcomeJSON, and `error` when the backend failed). A tool step that
+    begins or changes is a chunk with no choices and `parley` = StepEventJSON.
+    """
+
+    id: str
+    object: Literal["chat.completion.chunk"]
+    created: int
+    model: str
+    choices: list[ChoiceJSON]
+    conversation_id: NotRequired[str]
+    user_message_id: NotRequired[str]
+    message_id: NotRequired[str]
+    conversation_title: NotRequired[str]
+    usage: NotRequired[Usage | None]
+    parley: NotRequired[OutcomeJSON | StepEventJSON]
+    error: NotRequired[ErrorBodyJSON]
