@@ -72,7 +72,7 @@ class TurnActions(QObject):
         if text is None:
             return
         self.editing = message_id
-        self._composer.set_text(text)
+        self._composer.show_to_edit(text)
         self._composer.set_editing(True)
         self._composer.focus()
 

@@ -64,6 +64,7 @@ class Composer(QWidget):
         self._editing = False
         self._streaming = False
         self._drafts: dict[str, str] = {}  # by chat ("": a new chat), other than the one shown
+        self._aside = ""  # what was typed when an edit began (show_to_edit)
         self.set_editing(False)
         self._fit_height()
         self.editor.submitted.connect(self._on_editor_submitted)
@@ -76,8 +77,11 @@ class Composer(QWidget):
     def switch_chat(self, leaving: str | None, opening: str | None) -> None:
         """Keep what was typed for the chat left (None: a new chat), and show what was typed
         in the one opened, the cursor at its end."""
-        if self.text.strip():
-            self._drafts[leaving or ""] = self.text
+        # An edit sent whose reply has not begun: what it set aside is that chat's draft.
+        kept = self._aside or self.text
+        self._aside = ""
+        if kept.strip():
+            self._drafts[leaving or ""] = kept
         else:
             self._drafts.pop(leaving or "", None)
         self.set_text(self._drafts.pop(opening or "", ""))
@@ -94,7 +98,18 @@ class Composer(QWidget):
         self.editor.setPlainText(text)
 
     def clear(self) -> None:
-        self.editor.clear()
+        """Empty, once what it held was sent or its edit cancelled: what was typed before an
+        edit began comes back."""
+        self.set_text(self._aside)
+        self._aside = ""
+        self.editor.moveCursor(QTextCursor.MoveOperation.End)
+
+    def show_to_edit(self, text: str) -> None:
+        """Show `text`, a question to edit; what was typed is set aside until the edit is
+        sent or cancelled (a second edit keeps what the first set aside)."""
+        if not self._editing:
+            self._aside = self.text
+        self.set_text(text)
 
     def set_streaming(self, streaming: bool) -> None:
         self._streaming = streaming

@@ -262,3 +262,26 @@ def test_a_reply_cut_at_its_length_limit_says_so_and_can_be_continued(
     assert (messages[1]["status"], messages[1]["finish_reason"]) == ("completed", "stop")
     qtbot.waitUntil(lambda: f"msg:continue/{reply}" not in links(gui), timeout=5_000)
     assert "Cut at the length limit" not in gui.transcript_text()
+
+
+def test_what_was_typed_before_an_edit_comes_back_after_it(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    upstream.script = Script(texts=["First answer."])
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send("What is basalt?")
+    question = stored(gui, qtbot, gui.window.current_id or "")[0]["id"]
+    composer = gui.window.composer
+    qtbot.keyClicks(composer.editor, "a draft, half written")
+
+    click(gui, "edit", question)
+    assert composer.text == "What is basalt?"
+    composer.cancel_edit.click()
+    assert composer.text == "a draft, half written"  # not lost to the edit
+
+    click(gui, "edit", question)
+    upstream.script = Script(texts=["Pumice floats."])
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send("What is pumice?")
+    assert "Pumice floats." in gui.transcript_text()
+    assert composer.text == "a draft, half written"  # the edit went; the draft is back
