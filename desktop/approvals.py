@@ -15,8 +15,8 @@ from desktop.client import ParleyClient
 from desktop.errors import ClientError
 from desktop.tasks import Tasks
 from desktop.widgets.approval_card import ApprovalCard
-from server.chunk_types import ApprovalJSON
 from server.types import Decision, Remember, ToolPartJSON
+from server.types.chunks import ApprovalJSON
 
 
 class ApprovalController(QObject):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from server.chunk_types import ApprovalJSON, ChunkJSON, OutcomeJSON
 from server.types import (
     CitationPartJSON,
     EndedBy,
@@ -17,6 +16,7 @@ from server.types import (
     ToolPartJSON,
     Usage,
 )
+from server.types.chunks import ApprovalJSON, ChunkJSON, OutcomeJSON
 
 
 @dataclass(frozen=True)

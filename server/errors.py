@@ -27,7 +27,7 @@ desktop imports it too (for `UsageError`).
 
 from __future__ import annotations
 
-from server.chunk_types import ErrorBodyJSON
+from server.types.chunks import ErrorBodyJSON
 
 
 def error_body(code: str, message: str, type: str) -> ErrorBodyJSON:

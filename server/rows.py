@@ -1,4 +1,4 @@
-"""Stored rows as the JSON the API serves (server/types.py)."""
+"""Stored rows as the JSON the API serves (server/types)."""
 
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from server.chunk_types import ApprovalJSON
 from server.types import CitationPartJSON, ToolCallJSON, ToolPartJSON
+from server.types.chunks import ApprovalJSON
 
 
 @dataclass(frozen=True)

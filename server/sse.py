@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, NotRequired, TypedDict
 
-from server.chunk_types import ApprovalJSON, ChunkJSON, DeltaJSON, OutcomeJSON
 from server.errors import BadGatewayError
 from server.store import Ending
 from server.types import CitationPartJSON, FinishReason, ToolCallJSON, ToolPartJSON, Usage
+from server.types.chunks import ApprovalJSON, ChunkJSON, DeltaJSON, OutcomeJSON
 
 DONE = b"data: [DONE]\n\n"
 

@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 GUI_PACKAGES = ("desktop", "PySide6", "qasync", "shiboken6")
 # What every desktop module may import from the server: the wire types and the settings.
-DESKTOP_MAY_USE = {"server.types", "server.chunk_types", "server.settings"}
+DESKTOP_MAY_USE = {"server.types", "server.types.chunks", "server.settings"}
 # Starting the server (from the command line's flags) is embedded.py's job alone.
 EMBEDDED_MAY_USE = DESKTOP_MAY_USE | {
     "server.app", "server.serve", "server.arguments", "server.errors", "server.logs"
@@ -65,9 +65,10 @@ def test_only_the_client_speaks_http_to_the_server(path: Path) -> None:
     assert not [m for m in imports(path) if under(m, HTTP_PACKAGES)], name(path)
 
 
-def test_the_wire_types_import_nothing_but_typing() -> None:
+@pytest.mark.parametrize("path", modules("server/types"), ids=name)
+def test_the_wire_types_import_nothing_but_typing(path: Path) -> None:
     # The desktop imports server.types: it must not drag the server in with it.
-    assert imports(ROOT / "server" / "types.py") <= {"__future__", "typing"}
+    assert imports(path) <= {"__future__", "typing", "server.types"}
 
 
 def test_the_checks_see_real_imports() -> None:

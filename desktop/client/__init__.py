@@ -33,7 +33,6 @@ from desktop.reply_events import (
     ReplyText,
     has_steps,
 )
-from server.chunk_types import DecisionJSON
 from server.types import (
     BackendCheckJSON,
     ConversationJSON,
@@ -49,6 +48,7 @@ from server.types import (
     ToolServerJSON,
     ToolsJSON,
 )
+from server.types.chunks import DecisionJSON
 
 T = TypeVar("T")
 

@@ -21,8 +21,8 @@ from desktop.reply_events import (
     ReplyStep,
     ReplyText,
 )
-from server.chunk_types import ApprovalJSON, ChunkJSON, OutcomeJSON
 from server.types import CitationPartJSON, ToolPartJSON
+from server.types.chunks import ApprovalJSON, ChunkJSON, OutcomeJSON
 
 YIELD_EVERY_LINES = 32
 

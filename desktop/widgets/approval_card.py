@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from server.chunk_types import ApprovalJSON
+from server.types.chunks import ApprovalJSON
 
 
 def readable(arguments: str) -> str:

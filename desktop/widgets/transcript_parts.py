@@ -1,5 +1,5 @@
 """The Transcript's drawing of a reply's parts besides its text: tool steps as they run,
-citations, and a reply drawn whole from its parts (server/types.py PartJSON).
+citations, and a reply drawn whole from its parts (server/types PartJSON).
 
 A mixin of `Transcript` (desktop/widgets/transcript.py): these are the transcript's own
 methods, on its one document; what they use of it is declared here.

@@ -29,7 +29,6 @@ from server.agent.steps import (
 )
 from server.agent.toolbox import ToolBox, ToolCallError
 from server.agent.untrusted import with_agent_note
-from server.chunk_types import ApprovalJSON
 from server.errors import BackendError, ConflictError
 from server.models.base import (
     ChatRequest,
@@ -52,6 +51,7 @@ from server.types import (
     ToolFunctionJSON,
     Usage,
 )
+from server.types.chunks import ApprovalJSON
 
 log = logging.getLogger(__name__)
 

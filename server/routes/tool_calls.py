@@ -16,11 +16,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from server.chunk_types import DecisionJSON
 from server.errors import BadRequestError, ConflictError, NotFoundError
 from server.jsonbody import JSONObject, read_object
 from server.services import services
 from server.types import Decision, Remember
+from server.types.chunks import DecisionJSON
 
 DECISIONS: tuple[Decision, ...] = ("allow", "deny")
 REMEMBERS: tuple[Remember, ...] = ("once", "chat")

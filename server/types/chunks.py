@@ -1,5 +1,5 @@
 """The wire of a streamed reply: OpenAI's `chat.completion.chunk`s with Parley's fields added,
-the tool-call decision's answer, and OpenAI's error object. Like server/types.py, one
+the tool-call decision's answer, and OpenAI's error object. Like the rest of server/types, one
 definition for both sides, holding nothing but types (tests/test_layering.py)."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The wire: shapes of the JSON the server stores and serves, one definition for both sides.
 
-The desktop imports this module (and only a few others, see tests/test_layering.py), so it
-holds nothing but types and the wire's own rules read from them (`continuable`): no imports
-beyond `typing`.
+The desktop imports this package (and only a few other modules, see tests/test_layering.py),
+so it holds nothing but types and the wire's own rules read from them (`continuable`): no
+imports beyond `typing`. The wire of a streamed reply is its module `chunks`.
 """
 
 from __future__ import annotations
