@@ -127,6 +127,12 @@ def test_the_bundle_replies_on_its_model_and_closing_mid_reply_saves_the_partial
         conversation = request(
             app.port, "POST", "/api/conversations", token=app.token, json_body={}
         ).json()
+        # Greedy: the story runs to max_tokens (4,000, ~60 s), so the close always lands
+        # mid-reply. Sampled, it sometimes ended by itself within the close's 1.5 s on a
+        # fast machine.
+        path = f"/api/conversations/{conversation['id']}"
+        params = {"params": {"temperature": 0}}
+        assert request(app.port, "PATCH", path, token=app.token, json_body=params).status == 200
         stream = SSEStream(
             app.port,
             f"/api/conversations/{conversation['id']}/messages",
