@@ -18,6 +18,7 @@ from desktop.widgets.update_pacing import (
     FLUSH_TARGET_S,
     next_budget,
 )
+from tests.desktop.test_growing_paragraph import streaming
 
 
 def grow(qtbot: Any, text: str, pieces: int = 1) -> tuple[Transcript, list[int]]:
@@ -124,16 +125,17 @@ def roll_wheel(view: Transcript, notches: int) -> None:
     QApplication.sendEvent(view.viewport(), wheel)
 
 
-def test_a_wheel_notch_up_while_a_reply_streams_stops_the_view_following(qtbot: Any) -> None:
-    view = Transcript()
-    qtbot.addWidget(view)
-    view.resize(600, 300)
-    view.show()
-    bar = view.verticalScrollBar()
-    view.begin_reply("question", "model")
-    view.add_text("".join(f"\n\nParagraph {i}." for i in range(60)))
-    qtbot.waitUntil(lambda: "Paragraph 59." in view.toPlainText())
+def grown(qtbot: Any, view: Transcript, label: str, count: int) -> None:
+    """`count` paragraphs more in the growing reply, drawn."""
+    view.add_text("".join(f"\n\n{label} {i}." for i in range(count)))
+    qtbot.waitUntil(lambda: f"{label} {count - 1}." in view.toPlainText())
     qtbot.wait(50)
+
+
+def test_a_wheel_notch_up_while_a_reply_streams_stops_the_view_following(qtbot: Any) -> None:
+    view = streaming(qtbot, 600, 300)
+    bar = view.verticalScrollBar()
+    grown(qtbot, view, "Paragraph", 60)
     assert bar.value() == bar.maximum() > 0
     roll_wheel(view, 1)  # one notch: less than the slack that counts as the end
     reading = bar.value()
@@ -145,29 +147,20 @@ def test_a_wheel_notch_up_while_a_reply_streams_stops_the_view_following(qtbot: 
         assert bar.value() == reading
     roll_wheel(view, -3)  # back down to the end: followed again
     assert bar.value() > reading
-    view.add_text("".join(f"\n\nLast {i}." for i in range(20)))
-    qtbot.waitUntil(lambda: "Last 19." in view.toPlainText())
-    qtbot.wait(50)
+    grown(qtbot, view, "Last", 20)
     assert bar.value() == bar.maximum()
 
 
 def test_a_new_chat_follows_its_reply_though_the_last_was_left_scrolled_up(qtbot: Any) -> None:
-    view = Transcript()
-    qtbot.addWidget(view)
-    view.resize(600, 300)
-    view.show()
+    view = streaming(qtbot, 600, 300)
     bar = view.verticalScrollBar()
-    view.begin_reply("question", "model")
-    view.add_text("".join(f"\n\nParagraph {i}." for i in range(60)))
-    qtbot.waitUntil(lambda: "Paragraph 59." in view.toPlainText())
+    grown(qtbot, view, "Paragraph", 60)
     view.end_reply(None)
     bar.triggerAction(QAbstractSlider.SliderAction.SliderToMinimum)  # the user, to the top
     assert bar.value() == 0
     view.show_conversation([])  # a new chat: its bar at 0 too, so it did not move
     view.begin_reply("another question", "model")
-    view.add_text("".join(f"\n\nNew {i}." for i in range(60)))
-    qtbot.waitUntil(lambda: "New 59." in view.toPlainText())
-    qtbot.wait(50)
+    grown(qtbot, view, "New", 60)
     assert bar.value() == bar.maximum() > 0
 
 
