@@ -86,8 +86,10 @@ def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def parley_conversations(data: dict[str, Any], max_chars: int) -> list[Conversation]:
-    """Parley's own export, checked."""
+def parley_conversations(
+    data: dict[str, Any], max_chars: int, max_reply_tokens: int
+) -> list[Conversation]:
+    """Parley's own export, checked (`max_reply_tokens`: the highest `params.max_tokens`)."""
     if data.get("format") != "parley":
         raise BadImport("format", "must be 'parley' (or give ChatGPT's conversations.json)")
     if data.get("version") != 1:
@@ -95,10 +97,13 @@ def parley_conversations(data: dict[str, Any], max_chars: int) -> list[Conversat
     items = data.get("conversations")
     if not isinstance(items, list):
         raise BadImport("conversations", "must be a list")
-    return [_conversation(item, f"conversations[{i}]", max_chars) for i, item in enumerate(items)]
+    return [
+        _conversation(item, f"conversations[{i}]", max_chars, max_reply_tokens)
+        for i, item in enumerate(items)
+    ]
 
 
-def _conversation(item: object, where: str, max_chars: int) -> Conversation:
+def _conversation(item: object, where: str, max_chars: int, max_reply_tokens: int) -> Conversation:
     if not isinstance(item, dict):
         raise BadImport(where, "must be an object")
     raw_messages = item.get("messages")
@@ -121,7 +126,7 @@ def _conversation(item: object, where: str, max_chars: int) -> Conversation:
     if leaf is not None and leaf not in seen:
         raise BadImport(f"{where}.leaf_id", "must name one of its messages")
     try:
-        params = chat_params.updated_params({}, item.get("params") or {}, 1_000_000)
+        params = chat_params.updated_params({}, item.get("params") or {}, max_reply_tokens)
     except ParleyError as exc:
         raise BadImport(f"{where}.params", str(exc)) from exc
     created = _time(item, "created_at", where)
@@ -161,11 +166,7 @@ def _message(raw: object, where: str, max_chars: int) -> Message:
             f"{where}.finish_reason", f"must be null or one of {', '.join(FINISH_REASONS)}"
         )
     content = _text(raw, "content", where, max_chars)
-    usage = raw.get("usage")
-    if usage is not None and not (
-        isinstance(usage, dict) and all(is_number(v) for v in usage.values())
-    ):
-        raise BadImport(f"{where}.usage", "must be null or an object of numbers")
+    usage = _usage(raw.get("usage"), f"{where}.usage")
     if status == "streaming":  # exported mid-reply: it was cut there
         status, ended_by = "interrupted", ended_by or "crash"
     return Message(
@@ -186,6 +187,21 @@ def _message(raw: object, where: str, max_chars: int) -> Message:
     )
 
 
+def _usage(value: object, where: str) -> dict[str, Any] | None:
+    """A reply's usage as the server writes it (server/run_ending.py): counts and timings,
+    and flags such as `completion_tokens_estimated: true` (counted by deltas: every stopped
+    reply, and an upstream's that reported no usage)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(
+        is_number(v) or isinstance(v, bool) for v in value.values()
+    ):
+        raise BadImport(where, "must be null or an object of numbers (or true/false)")
+    for key in value:
+        checked_text(key, f"{where}.{key}", MAX_ID_CHARS)
+    return value
+
+
 def _parts(value: object, content: str, where: str, max_chars: int) -> list[dict[str, Any]] | None:
     if value is None:
         return None
@@ -193,6 +209,7 @@ def _parts(value: object, content: str, where: str, max_chars: int) -> list[dict
         raise BadImport(where, "must be a list")
     for index, part in enumerate(value):
         _part(part, f"{where}[{index}]", max_chars)
+        _encodable(part, f"{where}[{index}]")
     if value == [{"type": "text", "text": content}]:
         return None  # stored as its content alone, as Parley itself stores it
     return value
@@ -229,6 +246,15 @@ def _part(part: object, where: str, max_chars: int) -> None:
             raise BadImport(f"{where}.lines", "must be null or [first, last]")
         _text(part, "path", where, max_chars)
         _text(part, "quote", where, max_chars)
+
+
+def _encodable(part: dict[str, Any], where: str) -> None:
+    """Keys the window does not read are kept as they are, so the whole part must be text
+    SQLite takes (JSON's `\\ud800` is a lone surrogate, which it refuses)."""
+    try:
+        json.dumps(part, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise BadImport(where, "contains an unpaired surrogate") from exc
 
 
 def _whole(value: object) -> bool:

@@ -4,19 +4,41 @@ Each ChatGPT conversation is a tree: `mapping` holds nodes `{id, message, parent
 and `current_node` is the leaf of the branch that was shown. Parley keeps the user's and the
 assistant's messages with text, every branch of them, and the shown branch selected. Nodes
 with no message, system and tool messages, hidden ones and parts that are not text (images,
-null) are left out; a kept message follows its nearest kept ancestor.
+null) are left out; a kept message follows its nearest kept ancestor. A conversation left
+with no message is skipped, and said so (`Skipped`): it would import as an empty chat.
 """
 
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from server.chat_import import BadImport, Conversation, Message, checked_text, is_number
 
+NO_MESSAGE = "it has no message Parley keeps (text of the user's or the assistant's)"
 
-def conversations(data: list[Any], max_chars: int) -> list[Conversation]:
-    return [_conversation(item, f"[{index}]", max_chars) for index, item in enumerate(data)]
+
+@dataclass(frozen=True)
+class Skipped:
+    """A conversation of the file that was not imported, and why."""
+
+    index: int  # its place in the file's list
+    title: str
+    reason: str
+
+
+def conversations(data: list[Any], max_chars: int) -> tuple[list[Conversation], list[Skipped]]:
+    """The conversations to import, and those skipped (every one checked either way)."""
+    kept: list[Conversation] = []
+    skipped: list[Skipped] = []
+    for index, item in enumerate(data):
+        conversation = _conversation(item, f"[{index}]", max_chars)
+        if conversation.messages:
+            kept.append(conversation)
+        else:
+            skipped.append(Skipped(index, conversation.title, NO_MESSAGE))
+    return kept, skipped
 
 
 def _conversation(item: object, where: str, max_chars: int) -> Conversation:

@@ -58,25 +58,43 @@ async def export_all(request: Request) -> StreamingResponse:
 
 async def import_conversations(request: Request) -> JSONResponse:
     """Parley's own export or ChatGPT's `conversations.json`: all of it, or nothing (a 400
-    saying where the file is wrong)."""
+    saying where the file is wrong). A ChatGPT conversation with no message Parley keeps is
+    skipped, and listed in `skipped`; a file of nothing else is a 400."""
     svc = services(request)
     limits = svc.settings.limits
     raw = await read_bytes(request, limits, max_bytes=limits.max_import_bytes)
     data = chat_import.parse(raw)
     max_chars = max(limits.max_content_chars, limits.max_reply_chars)
+    skipped: list[chatgpt_import.Skipped] = []
     if isinstance(data, list):
         source = "chatgpt"
-        conversations = chatgpt_import.conversations(data, max_chars)
+        conversations, skipped = chatgpt_import.conversations(data, max_chars)
+        if skipped and not conversations:
+            raise BadImport(
+                "",
+                f"nothing to import: {_count(len(skipped), 'conversation')} of the file, "
+                f"none with a message Parley keeps (text of the user's or the assistant's)",
+            )
     elif isinstance(data, dict):
         source = "parley"
-        conversations = chat_import.parley_conversations(data, max_chars)
+        conversations = chat_import.parley_conversations(data, max_chars, limits.max_reply_tokens)
     else:
         raise BadImport("", "give Parley's export (an object) or ChatGPT's (a list)")
     stored = await svc.store.import_conversations(conversations)
     messages = sum(len(c.messages) for c in conversations)
     return JSONResponse(
-        {"source": source, "conversations": stored, "messages": messages}, status_code=201
+        {
+            "source": source,
+            "conversations": stored,
+            "messages": messages,
+            "skipped": [{"index": s.index, "title": s.title, "reason": s.reason} for s in skipped],
+        },
+        status_code=201,
     )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 routes = [

@@ -24,6 +24,20 @@ TEXT = st.text(
     max_size=40,
 )
 TIMES = st.floats(min_value=0, max_value=4e9, allow_nan=False)
+# A reply's usage as the server writes it (server/run_ending.py): counts, timings and the flag
+# of a count made by deltas (every stopped reply; an upstream that reported none).
+USAGE = st.fixed_dictionaries(
+    {"completion_tokens": st.integers(0, 9)},
+    optional={
+        "prompt_tokens": st.integers(0, 10**6),
+        "total_tokens": st.integers(0, 10**6),
+        "completion_tokens_estimated": st.just(True),
+        "context_dropped_messages": st.integers(1, 99),
+        "model_calls": st.integers(2, 8),
+        "ttft_ms": st.floats(0, 1e6),
+        "tokens_per_s": st.floats(0, 1e4),
+    },
+)
 
 
 def import_json(parley: Parley, data: Any) -> Any:
@@ -106,9 +120,7 @@ def conversations(draw: st.DrawFn) -> dict[str, Any]:
                 "model": draw(st.none() | TEXT) if role == "assistant" else None,
                 "created_at": draw(TIMES),
                 "completed_at": draw(st.none() | TIMES),
-                "usage": draw(
-                    st.none() | st.fixed_dictionaries({"completion_tokens": st.integers(0, 9)})
-                ),
+                "usage": draw(st.none() | USAGE),
                 "parent_id": parent,
                 "continued": draw(st.none() | st.sampled_from(["prefix", "fallback"]))
                 if role == "assistant"
