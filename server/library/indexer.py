@@ -2,10 +2,12 @@
 
 A folder is scanned when it is added and at every start (a file changed or deleted while
 Parley was not running is caught then), and its changes are followed while Parley runs
-(`watching`). A file is read, parsed and cut into passages in a worker thread, then
-written in one transaction: a kill -9 leaves whole files in the index, and the next scan
-skips every file already there unchanged (same size and time, or same content hash), so it
-goes on where it was. Removing a folder or shutting down stops the work at once: the file
+(`watching`). A file is read (as hostile input: `reading`), parsed and cut into passages in a
+worker thread, then written in one transaction: a kill -9 leaves whole files in the index,
+and the next scan skips every file already there unchanged (the same file, by device and
+inode, with the same size and time; or the same content hash), so it goes on where it was.
+Folders may nest: a file below two folders of the library is indexed once, and stays while
+either holds it. Removing a folder or shutting down stops the work at once: the file
 being read is abandoned (its thread ends on its own; nothing of it is written).
 """
 
@@ -17,13 +19,16 @@ import logging
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import NamedTuple
 
 import anyio
 import anyio.abc
 import anyio.to_thread
 
 from server.library.chunking import Chunk, chunk
-from server.library.parsing import SkipFile, kind_of, parse, read
+from server.library.parsing import kind_of, parse
+from server.library.reading import Identity, SkipFile, read_inside, under
+from server.library.sensitive import passed_over
 from server.library.store import KnownFile, LibraryStore
 from server.library.watching import WatchFailed, watching
 from server.types import LibraryProgressJSON
@@ -154,9 +159,13 @@ class Indexer:
         root = await self.store.folder_path(folder_id)
         if root is None:
             return
-        found = await anyio.to_thread.run_sync(_walk, Path(root), abandon_on_cancel=True)
-        known = await self.store.known_files(folder_id)
-        gone = [path for path in known if path not in found]
+        found = await anyio.to_thread.run_sync(walk, root, abandon_on_cancel=True)
+        known, nested = await self.store.known_files(folder_id)
+        gone = [
+            path
+            for path in known
+            if path not in found and not any(under(path, inner) for inner in nested)
+        ]
         if gone:
             await self.store.drop_files(gone)
         self.progress = {
@@ -166,26 +175,25 @@ class Indexer:
             "total": len(found),
             "current": None,
         }
-        for path, (size, mtime) in sorted(found.items()):
+        for path, identity in sorted(found.items()):
             before = known.get(path)
-            if before is None or (before.size, before.mtime) != (size, mtime):
+            if before is None or not before.same(identity):
                 self.progress["current"] = path
-                await self._index_file(folder_id, path, size, mtime, before)
+                await self._index_file(folder_id, root, path, before)
             self.progress["done"] += 1
         log.info("indexed %s: %d files", root, len(found))
 
     async def _index_file(
-        self, folder_id: str, path: str, size: int, mtime: float, before: KnownFile | None
+        self, folder_id: str, root: str, path: str, before: KnownFile | None
     ) -> None:
-        outcome = await anyio.to_thread.run_sync(
-            _read_and_cut, Path(path), size, abandon_on_cancel=True
-        )
-        kind, digest, chunks, skipped = outcome
+        outcome = await anyio.to_thread.run_sync(read_and_cut, root, path, abandon_on_cancel=True)
+        digest = outcome.known.hash
         if before is not None and digest is not None and before.hash == digest:
-            await self.store.touch_file(path, mtime)  # touched, not changed
+            await self.store.touch_file(path, outcome.known)  # touched, not changed
             return
-        known = KnownFile(size, mtime, digest)
-        await self.store.write_file(folder_id, path, known, kind, chunks, skipped)
+        await self.store.write_file(
+            folder_id, path, outcome.known, outcome.kind, outcome.chunks, outcome.skipped
+        )
 
 
 def _idle() -> LibraryProgressJSON:
@@ -196,41 +204,61 @@ def _existing(paths: list[str]) -> list[str]:
     return [path for path in paths if os.path.isdir(path)]
 
 
-def _walk(root: Path) -> dict[str, tuple[int, float]]:
-    """Every file under `root` Parley could read, with its size and time (links not followed)."""
-    found: dict[str, tuple[int, float]] = {}
-    for directory, subdirs, files in os.walk(root, followlinks=False):
-        subdirs[:] = [d for d in subdirs if d not in IGNORED_DIRS and not d.startswith(".")]
-        for name in files:
-            path = Path(directory) / name
-            if name.startswith(".") or kind_of(path) is None:
+def walk(root: str) -> dict[str, Identity]:
+    """Every file below `root` Parley could read, as `lstat` saw it: links are not followed
+    (nor listed); hidden files and folders below the root, IGNORED_DIRS and the places that
+    hold secrets (`sensitive`) are passed over."""
+    found: dict[str, Identity] = {}
+    secret = passed_over(Path(root), Path.home())
+    folders = [root]
+    while folders:
+        try:
+            entries = list(os.scandir(folders.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
                 continue
             try:
-                stat = path.stat()
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in IGNORED_DIRS and entry.path not in secret:
+                        folders.append(entry.path)
+                elif entry.is_file(follow_symlinks=False) and kind_of(Path(entry.name)):
+                    found[entry.path] = Identity.of(entry.stat(follow_symlinks=False))
             except OSError:
                 continue
-            if path.is_symlink() or not path.is_file():
-                continue
-            found[str(path)] = (stat.st_size, stat.st_mtime)
     return found
 
 
-def _read_and_cut(
-    path: Path, size: int
-) -> tuple[str | None, str | None, list[Chunk] | None, str | None]:
-    """(kind, content hash, passages, why skipped) of one file; never raises for a bad file."""
+class Outcome(NamedTuple):
+    """What reading one file gave: what the index keeps of it, and its passages or why not."""
+
+    known: KnownFile
+    kind: str | None
+    chunks: list[Chunk] | None
+    skipped: str | None
+
+
+def read_and_cut(root: str, path: str) -> Outcome:
+    """One file of the folder `root`, read as hostile input and cut into passages; never raises
+    for a bad file. A file that could not be opened is known without an identity, so the next
+    scan tries it again (the original put back over a link swapped in is read then)."""
+    kind = kind_of(Path(path))
+    unopened = KnownFile(0, 0.0, None)
+    if kind is None:
+        return Outcome(unopened, None, None, "not a kind Parley reads")
     try:
-        kind, data = read(path, size)
+        data, identity = read_inside(root, path)
     except SkipFile as exc:
-        return kind_of(path), None, None, str(exc)
-    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        return Outcome(unopened, kind, None, str(exc))
+    known = KnownFile.read(identity, hashlib.blake2b(data, digest_size=16).hexdigest())
     try:
         chunks = chunk(parse(kind, data))
     except SkipFile as exc:
-        return kind, digest, None, str(exc)
+        return Outcome(known, kind, None, str(exc))
     except Exception as exc:  # a parser's own bug must not stop the indexer
         log.warning("could not parse %s: %r", path, exc)
-        return kind, digest, None, f"could not be parsed ({type(exc).__name__})"
+        return Outcome(known, kind, None, f"could not be parsed ({type(exc).__name__})")
     if not chunks:
-        return kind, digest, None, "no text"
-    return kind, digest, chunks, None
+        return Outcome(known, kind, None, "no text")
+    return Outcome(known, kind, chunks, None)

@@ -1,8 +1,9 @@
 """A file's text, in sections that know where they are (a PDF page, or a range of lines).
 
-Read: Markdown, plain text, reStructuredText, HTML, PDF (pypdf) and source code (by its
-extension: see TEXT_KINDS). Anything else, and any file too large, binary, encrypted or
-unreadable, is skipped with a reason (SkipFile): the indexer never crashes on a file.
+Parsed: Markdown, plain text, reStructuredText, HTML, PDF (pypdf) and source code (by its
+extension: see TEXT_KINDS). Anything else, and any file binary, encrypted or unreadable, is
+skipped with a reason (SkipFile): the indexer never crashes on a file. The bytes come from
+`reading`, which reads a file of the library as hostile input.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import html.parser
 from dataclasses import dataclass
 from pathlib import Path
 
-MAX_FILE_BYTES = 20_000_000
+from server.library.reading import SkipFile
 
 TEXT_KINDS = {
     ".md": "markdown", ".markdown": "markdown", ".txt": "text", ".rst": "rst", ".text": "text",
@@ -24,10 +25,6 @@ TEXT_KINDS = {
 }  # fmt: skip
 
 
-class SkipFile(Exception):
-    """A file that is not indexed; the message says why (shown to the user)."""
-
-
 @dataclass(frozen=True)
 class Section:
     text: str
@@ -37,19 +34,6 @@ class Section:
 
 def kind_of(path: Path) -> str | None:
     return TEXT_KINDS.get(path.suffix.lower())
-
-
-def read(path: Path, size: int) -> tuple[str, bytes]:
-    """The file's kind and bytes. Raises SkipFile saying why it is not indexed."""
-    kind = kind_of(path)
-    if kind is None:
-        raise SkipFile("not a kind Parley reads")
-    if size > MAX_FILE_BYTES:
-        raise SkipFile(f"larger than {MAX_FILE_BYTES // 1_000_000} MB")
-    try:
-        return kind, path.read_bytes()
-    except OSError as exc:
-        raise SkipFile(f"cannot be read ({exc.strerror or exc})") from exc
 
 
 def parse(kind: str, data: bytes) -> list[Section]:

@@ -80,4 +80,12 @@ def _initial(conn: sqlite3.Connection) -> None:
     )
 
 
-LIBRARY_MIGRATIONS: list[Migration] = [("0001_library", _initial)]
+def _identity(conn: sqlite3.Connection) -> None:
+    # Which file was read (issue 37): a file swapped for another with the same size and time
+    # is read again. NULL (rows from before, and files that could not be opened) never
+    # matches, so such a file is read again at the next scan.
+    conn.execute("ALTER TABLE files ADD COLUMN device INTEGER")
+    conn.execute("ALTER TABLE files ADD COLUMN inode INTEGER")
+
+
+LIBRARY_MIGRATIONS: list[Migration] = [("0001_library", _initial), ("0002_identity", _identity)]

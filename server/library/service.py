@@ -66,7 +66,10 @@ class Library:
     async def remove_folder(self, folder_id: str) -> bool:
         self._check()
         self.indexer.forget(folder_id)
-        return await self.store.remove_folder(folder_id)
+        holders = await self.store.remove_folder(folder_id)
+        for holder in holders or []:
+            self.indexer.scan(holder)  # it keeps what it holds, drops what it skips
+        return holders is not None
 
     async def search(self, query: str, k: int) -> list[PassageJSON]:
         self._check()

@@ -6,6 +6,7 @@ index cut by a crash holds whole files only, and the next scan redoes the rest.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import NamedTuple
 
 from server.db import Database
 from server.library.chunking import Chunk
+from server.library.reading import Identity, under
 from server.library.schema import LIBRARY_MIGRATIONS
 from server.search import fts_query
 from server.store import new_id
@@ -24,11 +26,35 @@ SKIPPED_SHOWN = 50
 
 class KnownFile(NamedTuple):
     """What the index knows of a file: a tuple of plain values, which the garbage collector
-    stops tracking (a scan holds one per file, 10,000s of them)."""
+    stops tracking (a scan holds one per file, 10,000s of them). `device` and `inode` are
+    None where no file was opened (it could not be, or the row is older than them)."""
 
     size: int
     mtime: float
     hash: str | None
+    device: int | None = None
+    inode: int | None = None
+
+    @classmethod
+    def read(cls, identity: Identity, digest: str | None) -> KnownFile:
+        return cls(identity.size, identity.mtime, digest, identity.device, identity.inode)
+
+    def same(self, identity: Identity) -> bool:
+        """Whether the walk found the very file that was read, unchanged."""
+        return (self.size, self.mtime, self.device, self.inode) == (
+            identity.size,
+            identity.mtime,
+            identity.device,
+            identity.inode,
+        )
+
+
+class Known(NamedTuple):
+    """The files the index holds below a folder, and the folders of the library nested in it
+    (their files are theirs to drop: a scan of the outer folder may not see them)."""
+
+    files: dict[str, KnownFile]
+    nested: list[str]
 
 
 class LibraryStore:
@@ -45,7 +71,10 @@ class LibraryStore:
         """None if the folder is in the library already."""
         return await self.db.run(_add_folder, path, time.time())
 
-    async def remove_folder(self, folder_id: str) -> bool:
+    async def remove_folder(self, folder_id: str) -> list[str] | None:
+        """None if there is no such folder; else the ids of the folders that hold it (their
+        scan decides what of its files they keep: a file stays indexed while any folder of the
+        library contains it)."""
         return await self.db.run(_remove_folder, folder_id)
 
     async def folders(self) -> list[FolderJSON]:
@@ -54,7 +83,7 @@ class LibraryStore:
     async def folder_path(self, folder_id: str) -> str | None:
         return await self.db.run(_folder_path, folder_id)
 
-    async def known_files(self, folder_id: str) -> dict[str, KnownFile]:
+    async def known_files(self, folder_id: str) -> Known:
         return await self.db.run(_known_files, folder_id)
 
     async def write_file(
@@ -72,9 +101,9 @@ class LibraryStore:
             _write_file, folder_id, path, known, kind, chunks, skipped, time.time()
         )
 
-    async def touch_file(self, path: str, mtime: float) -> None:
-        """A file whose content did not change (same hash): only its time is new."""
-        await self.db.run(_touch_file, path, mtime)
+    async def touch_file(self, path: str, known: KnownFile) -> None:
+        """A file whose content did not change (same hash): only its time (or inode) is new."""
+        await self.db.run(_touch_file, path, known)
 
     async def drop_files(self, paths: list[str]) -> None:
         await self.db.run(_drop_files, paths)
@@ -102,33 +131,60 @@ def _add_folder(conn: sqlite3.Connection, path: str, now: float) -> FolderJSON |
     }
 
 
-def _remove_folder(conn: sqlite3.Connection, folder_id: str) -> bool:
+def _remove_folder(conn: sqlite3.Connection, folder_id: str) -> list[str] | None:
     with transaction(conn):
-        # Passages first (their search entries go with them), then files, then the folder.
-        conn.execute(
-            "DELETE FROM chunks WHERE file_id IN (SELECT id FROM files WHERE folder_id = ?)",
-            (folder_id,),
-        )
-        conn.execute("DELETE FROM files WHERE folder_id = ?", (folder_id,))
-        return conn.execute("DELETE FROM folders WHERE id = ?", (folder_id,)).rowcount > 0
+        root = _folder_path(conn, folder_id)
+        if root is None:
+            return None
+        others = [
+            (r["path"], r["id"])
+            for r in conn.execute("SELECT id, path FROM folders WHERE id != ?", (folder_id,))
+        ]
+        rows = conn.execute(
+            "SELECT id, path FROM files WHERE folder_id = ? OR (path >= ? AND path < ?)",
+            (folder_id, *_span(root)),
+        ).fetchall()
+        for row in rows:
+            holders = sorted((path, other) for path, other in others if under(row["path"], path))
+            if holders:  # kept, by the innermost folder that holds it
+                conn.execute(
+                    "UPDATE files SET folder_id = ? WHERE id = ? AND folder_id = ?",
+                    (holders[-1][1], row["id"], folder_id),
+                )
+            else:  # passages first (their search entries go with them), then the file
+                conn.execute("DELETE FROM chunks WHERE file_id = ?", (row["id"],))
+                conn.execute("DELETE FROM files WHERE id = ?", (row["id"],))
+        # Last: a file's row goes with its folder's (ON DELETE CASCADE).
+        conn.execute("DELETE FROM folders WHERE id = ?", (folder_id,))
+    return [other for path, other in others if under(root, path)]
+
+
+def _span(root: str) -> tuple[str, str]:
+    """The range of paths below `root`, for an indexed range query: every path that starts
+    with `root/` sorts at or after `root/` and before `root0` ('0' follows '/')."""
+    base = root.rstrip("/\\")
+    return base + os.sep, base + chr(ord(os.sep) + 1)
 
 
 def _folders(conn: sqlite3.Connection) -> list[FolderJSON]:
+    """Each folder with the files below it (a nested folder's files count in both)."""
     found: list[FolderJSON] = []
     for row in conn.execute("SELECT * FROM folders ORDER BY added_at").fetchall():
+        span = _span(row["path"])
         counts = conn.execute(
-            "SELECT SUM(skipped IS NULL), SUM(skipped IS NOT NULL) FROM files WHERE folder_id = ?",
-            (row["id"],),
+            "SELECT SUM(skipped IS NULL), SUM(skipped IS NOT NULL) FROM files "
+            "WHERE path >= ? AND path < ?",
+            span,
         ).fetchone()
         chunks = conn.execute(
             "SELECT COUNT(*) FROM chunks JOIN files ON files.id = chunks.file_id "
-            "WHERE files.folder_id = ?",
-            (row["id"],),
+            "WHERE files.path >= ? AND files.path < ?",
+            span,
         ).fetchone()[0]
         skipped = conn.execute(
-            "SELECT path, skipped FROM files WHERE folder_id = ? AND skipped IS NOT NULL "
-            "ORDER BY path LIMIT ?",
-            (row["id"], SKIPPED_SHOWN),
+            "SELECT path, skipped FROM files WHERE path >= ? AND path < ? "
+            "AND skipped IS NOT NULL ORDER BY path LIMIT ?",
+            (*span, SKIPPED_SHOWN),
         ).fetchall()
         found.append(
             {
@@ -149,11 +205,24 @@ def _folder_path(conn: sqlite3.Connection, folder_id: str) -> str | None:
     return str(row["path"]) if row else None
 
 
-def _known_files(conn: sqlite3.Connection, folder_id: str) -> dict[str, KnownFile]:
+def _known_files(conn: sqlite3.Connection, folder_id: str) -> Known:
+    root = _folder_path(conn, folder_id)
+    if root is None:
+        return Known({}, [])
     rows = conn.execute(
-        "SELECT path, size, mtime, hash FROM files WHERE folder_id = ?", (folder_id,)
+        "SELECT path, size, mtime, hash, device, inode FROM files WHERE path >= ? AND path < ?",
+        _span(root),
     ).fetchall()
-    return {r["path"]: KnownFile(r["size"], r["mtime"], r["hash"]) for r in rows}
+    files = {
+        r["path"]: KnownFile(r["size"], r["mtime"], r["hash"], r["device"], r["inode"])
+        for r in rows
+    }
+    nested = [
+        r["path"]
+        for r in conn.execute("SELECT path FROM folders WHERE id != ?", (folder_id,))
+        if r["path"] != root and under(r["path"], root)
+    ]
+    return Known(files, nested)
 
 
 def _write_file(
@@ -174,9 +243,20 @@ def _write_file(
             conn.execute("DELETE FROM chunks WHERE file_id = ?", (row["id"],))
             conn.execute("DELETE FROM files WHERE id = ?", (row["id"],))
         file_id = conn.execute(
-            "INSERT INTO files (folder_id, path, size, mtime, hash, kind, skipped, indexed_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (folder_id, path, known.size, known.mtime, known.hash, kind, skipped, now),
+            "INSERT INTO files (folder_id, path, size, mtime, hash, device, inode, kind, "
+            "skipped, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                folder_id,
+                path,
+                known.size,
+                known.mtime,
+                known.hash,
+                known.device,
+                known.inode,
+                kind,
+                skipped,
+                now,
+            ),
         ).lastrowid
         conn.executemany(
             "INSERT INTO chunks (file_id, ord, text, page, line_start, line_end) "
@@ -189,9 +269,12 @@ def _write_file(
     return True
 
 
-def _touch_file(conn: sqlite3.Connection, path: str, mtime: float) -> None:
+def _touch_file(conn: sqlite3.Connection, path: str, known: KnownFile) -> None:
     with transaction(conn):
-        conn.execute("UPDATE files SET mtime = ? WHERE path = ?", (mtime, path))
+        conn.execute(
+            "UPDATE files SET size = ?, mtime = ?, device = ?, inode = ? WHERE path = ?",
+            (known.size, known.mtime, known.device, known.inode, path),
+        )
 
 
 def _drop_files(conn: sqlite3.Connection, paths: list[str]) -> None:

@@ -1,7 +1,9 @@
 """The user's documents (the Library panel; the agent's search).
 
 GET    /api/library                   folders with counts and skipped files; progress
-POST   /api/library/folders {"path"}  add a folder (201): indexed in the background
+POST   /api/library/folders {"path", "confirm"?}  add a folder (201): indexed in the
+                                      background; 409 `sensitive_folder` for a hidden folder
+                                      or one that holds secrets, unless "confirm": true
 DELETE /api/library/folders/{id}      remove it and its index entries (204); 404 unknown
 GET    /api/library/search?q=&k=      the best passages for a question (k: 1-20, 5)
 """
@@ -17,6 +19,7 @@ from starlette.routing import Route
 
 from server.errors import BadRequestError, ConflictError, NotFoundError
 from server.jsonbody import check_text, path_field, read_object
+from server.library import sensitive
 from server.services import services
 
 MAX_K = 20
@@ -30,7 +33,16 @@ async def add_folder(request: Request) -> JSONResponse:
     svc = services(request)
     body = await read_object(request, svc.settings.limits)
     path = path_field(body)
+    confirmed = body.get("confirm", False)
+    if not isinstance(confirmed, bool):
+        raise BadRequestError("'confirm' must be true or false", code="invalid_field")
     resolved = await asyncio.to_thread(_folder, path)
+    refused = sensitive.refusal(resolved)
+    if refused is not None:
+        raise BadRequestError(refused, code="invalid_field")
+    warned = sensitive.warning(resolved, await asyncio.to_thread(Path.home))
+    if warned is not None and not confirmed:
+        raise ConflictError(warned, code="sensitive_folder")
     folder = await svc.library.add_folder(str(resolved))
     if folder is None:
         raise ConflictError(f"{resolved} is in the library already", code="folder_exists")
