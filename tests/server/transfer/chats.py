@@ -118,12 +118,12 @@ class Chats:
         """Stopped (then continued), stopped again, and three errors: a refusal, a dropped
         connection mid-reply and an error event."""
         cid = self.parley.new_conversation()
-        self.upstream.queue = [Script(tokens=400, rate=100)]
+        self.upstream.queue = [Script(tokens=400, stall_after=3)]
         stopped = self.stopped(cid, self.turn(cid, content="Go on and on"), at="t2 ")
         assert stopped["status"] == "interrupted", stopped
         self.upstream.queue = [Script(texts=[" carried on."])]
         self.turn(cid, "continue", stopped["id"]).read_all()
-        self.upstream.queue = [Script(tokens=400, rate=100)]
+        self.upstream.queue = [Script(tokens=400, stall_after=3)]
         again = self.stopped(cid, self.turn(cid, content="Again"), at="t1 ")
         assert again["ended_by"] == "client_hangup", again
         self.reply(cid, Script(status=500, error_message="upstream says no"), content="One")

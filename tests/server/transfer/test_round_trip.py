@@ -166,7 +166,7 @@ def interrupted_at_shutdown(parley: Parley, upstream: ScriptedUpstream) -> str:
     """A reply cut when Parley closed (the server stopped under it); Parley is stopped."""
     try:
         cid = parley.new_conversation()
-        upstream.queue = [Script(tokens=400, rate=100)]
+        upstream.queue = [Script(tokens=400, stall_after=3)]
         stream = Chats(parley, upstream).turn(cid, content="Long one")
         stream.read_until(lambda text: "t1 " in text)
         stopper = threading.Thread(target=parley.stop)
@@ -179,7 +179,7 @@ def interrupted_at_shutdown(parley: Parley, upstream: ScriptedUpstream) -> str:
         parley.stop()
 
 
-@pytest.mark.timeout(600)  # a dozen chats, the local model, two MCP starts: ~a minute here
+@pytest.mark.timeout(300)  # a dozen chats, the local model, two MCP starts: ~10 s when idle
 def test_every_chat_parley_produces_round_trips_through_export_and_import(
     every_chat: tuple[Parley, list[str]], tmp_path: Path
 ) -> None:
