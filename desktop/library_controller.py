@@ -3,7 +3,9 @@ progress kept current while it is open; see desktop/dialog_controller.py."""
 
 from __future__ import annotations
 
+from desktop.client import ParleyClient
 from desktop.dialog_controller import DialogController, Failed
+from desktop.errors import ClientError
 from desktop.widgets.library_dialog import LibraryDialog
 
 
@@ -11,12 +13,38 @@ class LibraryController(DialogController[LibraryDialog]):
     def _make_dialog(self) -> LibraryDialog:
         dialog = LibraryDialog(self._parent)
         dialog.add_requested.connect(self._on_dialog_add_requested)
+        dialog.add_confirmed.connect(self._on_dialog_add_confirmed)
         dialog.remove_requested.connect(self._on_dialog_remove_requested)
         return dialog
 
     def _on_dialog_add_requested(self, path: str) -> None:
-        done = f"Added {path}; it is being indexed."
-        self._tasks.spawn(self._act(done, lambda client: client.add_library_folder(path)))
+        self._tasks.spawn(self._add(path, confirm=False))
+
+    def _on_dialog_add_confirmed(self, path: str) -> None:
+        self._tasks.spawn(self._add(path, confirm=True))
+
+    async def _add(self, path: str, *, confirm: bool) -> None:
+        """Add a folder; one that holds secrets is added only once the user confirms why."""
+        warned: list[str] = []
+
+        async def add(client: ParleyClient) -> object:
+            try:
+                return await client.add_library_folder(path, confirm=confirm)
+            except ClientError as exc:
+                if exc.code != "sensitive_folder" or confirm:
+                    raise
+                warned.append(exc.message)
+                return None
+
+        dialog = self.dialog
+        added = await self._ask(add)
+        if isinstance(added, Failed) or dialog is None or dialog is not self.dialog:
+            return
+        if warned:
+            dialog.confirm_sensitive(path, warned[0])
+            return
+        dialog.show_note(f"Added {path}; it is being indexed.")
+        await self._refresh()
 
     def _on_dialog_remove_requested(self, folder_id: str) -> None:
         done = "Removed the folder and its index."

@@ -120,7 +120,9 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
         self.reply.reply_finished.connect(self._on_reply_finished)
         self.reply.busy_changed.connect(self._on_reply_busy_changed)
         self.reply.error_reported.connect(self.show_error)
-        self.links = TranscriptLinks(self, self.transcript, self.show_error)
+        self.links = TranscriptLinks(
+            self, self.transcript, self.show_error, lambda: self.client, self.tasks
+        )
         self.approvals = ApprovalController(
             self.approval_card, lambda: self.client, lambda: self.current_id, self.tasks
         )

@@ -10,6 +10,9 @@ from PySide6.QtCore import QObject, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QDialog, QMainWindow, QMessageBox
 
+from desktop.client import ParleyClient
+from desktop.errors import ClientError
+from desktop.tasks import Tasks
 from desktop.widgets.source_dialog import SourceDialog
 from desktop.widgets.step_details import StepDetailsDialog
 from desktop.widgets.transcript import Transcript
@@ -20,11 +23,18 @@ NOTICE_MS = 2500
 
 class TranscriptLinks(QObject):
     def __init__(
-        self, window: QMainWindow, transcript: Transcript, show_error: Callable[[str], None]
+        self,
+        window: QMainWindow,
+        transcript: Transcript,
+        show_error: Callable[[str], None],
+        client: Callable[[], ParleyClient | None],
+        tasks: Tasks,
     ) -> None:
         super().__init__(window)
         self._window = window
         self._show_error = show_error
+        self._client = client
+        self._tasks = tasks
         self._details: QDialog | None = None  # the step or source shown (one at a time)
         transcript.link_clicked.connect(self._on_link_clicked)
         transcript.link_hovered.connect(self._on_link_hovered)
@@ -36,10 +46,26 @@ class TranscriptLinks(QObject):
         self._window.statusBar().showMessage(text, NOTICE_MS)
 
     def _on_citation_clicked(self, citation: CitationPartJSON) -> None:
-        # A file of the user's own library (the server indexed it from a folder they added).
+        # The path is data (an imported chat names any path it likes): the server reads the
+        # file, and says whether it may be opened, only if a folder of the library holds it.
         dialog = SourceDialog(citation, self._window)
         dialog.open_requested.connect(self._open_local)
         self._show_details(dialog)
+        self._tasks.spawn(self._read_source(dialog))
+
+    async def _read_source(self, dialog: SourceDialog) -> None:
+        client, citation = self._client(), dialog.citation
+        try:
+            if client is None:
+                raise ClientError("Parley's server is not up.")
+            lines = citation["lines"]
+            found = await client.library_source(citation["path"], lines)
+        except ClientError as exc:
+            if dialog is self._details:
+                dialog.show_failure(exc.message)
+            return
+        if dialog is self._details:
+            dialog.show_source(found)
 
     def _on_step_clicked(self, step: ToolPartJSON) -> None:
         self._show_details(StepDetailsDialog(step, self._window))

@@ -10,7 +10,7 @@ Answers become the wire types of `server.types` here, once, after a check of the
 from __future__ import annotations
 
 from typing import BinaryIO, Literal, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import httpx
 
@@ -44,6 +44,7 @@ from server.types import (
     MessageJSON,
     ModelJSON,
     Remember,
+    SourceJSON,
     StatusJSON,
     ToolServerJSON,
     ToolsJSON,
@@ -257,10 +258,19 @@ class ParleyClient:
         """The library's folders (counts, skipped files) and the indexing's progress."""
         return await self._object(LibraryJSON, ("folders", "progress"), "GET", "/api/library")
 
-    async def add_library_folder(self, path: str) -> FolderJSON:
-        """Add a folder (indexed in the background; ClientError says why not)."""
-        body = {"path": path}
+    async def add_library_folder(self, path: str, *, confirm: bool = False) -> FolderJSON:
+        """Add a folder (indexed in the background; ClientError says why not: its code is
+        "sensitive_folder" for a folder that holds secrets, added only with `confirm`)."""
+        body = {"path": path, "confirm": confirm}
         return await self._object(FolderJSON, ("id", "path"), "POST", "/api/library/folders", body)
+
+    async def library_source(self, path: str, lines: list[int] | None) -> SourceJSON:
+        """A cited file's lines as read now, if a folder of the library holds it."""
+        query: dict[str, str | int] = {"path": path}
+        if lines is not None:
+            query.update(first=lines[0], last=lines[1])
+        found = await self._call("GET", "/api/library/source?" + urlencode(query))
+        return shaped(SourceJSON, ("path", "in_library", "lines", "reason"), found)
 
     async def remove_library_folder(self, folder_id: str) -> None:
         await self._call("DELETE", f"/api/library/folders/{quote(folder_id, safe='')}")

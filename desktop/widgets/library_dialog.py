@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -48,6 +49,7 @@ def describe_skipped(folder: FolderJSON) -> str:
 
 class LibraryDialog(ServerDialog):
     add_requested = Signal(str)  # a folder's path
+    add_confirmed = Signal(str)  # a folder that holds secrets, added all the same
     remove_requested = Signal(str)  # a folder's id
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -137,6 +139,30 @@ class LibraryDialog(ServerDialog):
         text = describe_skipped(folder) if folder is not None else ""
         if self.skipped.toPlainText() != text:
             self.skipped.setPlainText(text)
+
+    def confirm_sensitive(self, path: str, why: str) -> None:
+        """Ask before adding a folder that holds secrets (`why` is the server's reason)."""
+        ask = QMessageBox(
+            QMessageBox.Icon.Warning,
+            "Add this folder?",
+            f"Add {path} to the library?",
+            QMessageBox.StandardButton.Cancel,
+            self,
+        )
+        ask.setObjectName("confirm-sensitive-folder")
+        ask.setInformativeText(why)
+        add = ask.addButton("Add anyway", QMessageBox.ButtonRole.AcceptRole)
+        ask.setDefaultButton(QMessageBox.StandardButton.Cancel)
+
+        def finished(_result: int) -> None:
+            ask.deleteLater()
+            if ask.clickedButton() is add:
+                self.add_confirmed.emit(path)
+            else:
+                self.show_note(f"{path} was not added.")
+
+        ask.finished.connect(finished)
+        ask.open()  # never exec() under qasync
 
     def _on_browse_button_clicked(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Add a folder of documents")

@@ -1,13 +1,16 @@
 """A cited source at its place: a click on [n] under a reply shows the cited lines of the
 file (or, for a PDF, its page and the passage), with buttons that open the file or its folder.
 
-No desktop opens a file "at line 40" or "at page 3" in every user's own app, so Parley shows
-the place itself and then hands the file to the system (`QDesktopServices`)."""
+A citation's path is data (an imported chat can name any path), so the window never reads
+it: the dialog shows the saved quote at once, and its controller asks the server, which reads
+the file again only when a folder of the library holds it now (`show_source`). The file or
+its folder is handed to the system (`QDesktopServices`) only after the server said so. No
+desktop opens a file "at line 40" or "at page 3" in every user's own app, so Parley shows the
+place itself."""
 
 from __future__ import annotations
 
 import html
-import itertools
 from pathlib import Path
 
 from PySide6.QtCore import QUrl, Signal
@@ -21,10 +24,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from server.types import CitationPartJSON
+from server.types import CitationPartJSON, SourceJSON
 
-CONTEXT_LINES = 3  # shown above and below the cited lines, dimmed
-MAX_LINE_CHARS = 2_000  # a minified file's one line is not shown whole
+READING = "Reading the file…"
+NOT_IN_LIBRARY = "From an imported chat, or a folder since removed: not in your library."
 
 
 class SourceDialog(QDialog):
@@ -43,12 +46,13 @@ class SourceDialog(QDialog):
         self.text = QTextBrowser(self)
         self.text.setOpenLinks(False)
         self.text.setAccessibleName("The cited passage")
-        self.text.setHtml(_passage(citation))
+        self.text.setHtml(_quote(citation, READING if citation["lines"] is not None else ""))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         self.open_button = QPushButton("Open file", self)
         self.folder_button = QPushButton("Show folder", self)
         for button in (self.open_button, self.folder_button):
             buttons.addButton(button, QDialogButtonBox.ButtonRole.ActionRole)
+            button.setEnabled(False)  # until the server says the file is in the library
         self.open_button.clicked.connect(lambda: self._open(path))
         self.folder_button.clicked.connect(lambda: self._open(path.parent))
         buttons.rejected.connect(self.reject)
@@ -57,6 +61,23 @@ class SourceDialog(QDialog):
         layout.addWidget(self.text)
         layout.addWidget(buttons)
         self.text.setFocus()
+
+    def show_source(self, source: SourceJSON) -> None:
+        """What the server read of the file now (or why not)."""
+        for button in (self.open_button, self.folder_button):
+            button.setEnabled(source["in_library"])
+        if not source["in_library"]:
+            self.text.setHtml(_quote(self.citation, NOT_IN_LIBRARY))
+        elif source["lines"]:
+            self.text.setHtml(_lines(source, self.citation))
+        elif self.citation["lines"] is not None:
+            why = f"The file cannot be shown now ({source['reason'] or 'unknown'})."
+            self.text.setHtml(_quote(self.citation, why))
+        else:
+            self.text.setHtml(_quote(self.citation, ""))
+
+    def show_failure(self, why: str) -> None:
+        self.text.setHtml(_quote(self.citation, f"The file cannot be shown now: {why}"))
 
     def _open(self, path: Path) -> None:
         self.open_requested.emit(QUrl.fromLocalFile(str(path)))
@@ -70,33 +91,19 @@ def _place(citation: CitationPartJSON) -> str:
     return ""
 
 
-def _passage(citation: CitationPartJSON) -> str:
-    """The cited lines read from the file now, with a little context; else the saved quote
-    (a PDF's page, or a file that has changed or gone since)."""
-    lines = citation["lines"]
-    if lines is not None:
-        shown = _lines(Path(citation["path"]), lines[0], lines[1])
-        if shown:
-            return shown
-    note = "" if lines is None else "<p><i>The file cannot be read now; the saved quote:</i></p>"
-    return f"{note}<pre style='white-space:pre-wrap;'>{html.escape(citation['quote'])}…</pre>"
+def _quote(citation: CitationPartJSON, note: str) -> str:
+    """The quote saved with the reply, under a note; shown as text, never as markup."""
+    said = f"<p><i>{html.escape(note)}</i> The saved quote:</p>" if note else ""
+    return f"{said}<pre style='white-space:pre-wrap;'>{html.escape(citation['quote'])}…</pre>"
 
 
-def _lines(path: Path, first: int, last: int) -> str:
-    """Lines `first`..`last` of a text file (1-based) with their numbers, the cited ones
-    marked; "" when the file cannot be read as text or is shorter now."""
-    start = max(1, first - CONTEXT_LINES)
-    try:
-        with path.open(encoding="utf-8", errors="replace") as file:
-            wanted = list(itertools.islice(file, start - 1, last + CONTEXT_LINES))
-    except OSError:
-        return ""
-    if len(wanted) <= first - start:
-        return ""
+def _lines(source: SourceJSON, citation: CitationPartJSON) -> str:
+    """The lines read now with their numbers, the cited ones marked and the others dimmed."""
+    first, last = citation["lines"] or (0, 0)
     rows = []
-    for number, line in enumerate(wanted, start):
-        text = html.escape(line.rstrip("\n")[:MAX_LINE_CHARS])
-        cited = first <= number <= last
+    for line in source["lines"] or []:
+        cited = first <= line["n"] <= last
         style = "" if cited else " style='color:gray;'"
-        rows.append(f"<span{style}>{number:>5} {'▌' if cited else ' '} {text}</span>")
+        text = html.escape(line["text"])
+        rows.append(f"<span{style}>{line['n']:>5} {'▌' if cited else ' '} {text}</span>")
     return f"<pre>{chr(10).join(rows)}</pre>"

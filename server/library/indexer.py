@@ -67,6 +67,11 @@ class Indexer:
     def folder_count(self) -> int:
         return len(self._folders)
 
+    @property
+    def roots(self) -> list[str]:
+        """The library's folders now."""
+        return list(self._folders.values())
+
     def add(self, folder_id: str, path: str) -> None:
         """A folder of the library: watched, then scanned."""
         self._folders[folder_id] = path

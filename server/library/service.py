@@ -8,11 +8,14 @@ import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio.to_thread
+
 from server.errors import StorageError
+from server.library import sources
 from server.library.indexer import Indexer
 from server.library.store import LibraryStore
 from server.settings import Limits
-from server.types import FolderJSON, LibraryJSON, LibraryProgressJSON, PassageJSON
+from server.types import FolderJSON, LibraryJSON, LibraryProgressJSON, PassageJSON, SourceJSON
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +73,11 @@ class Library:
         for holder in holders or []:
             self.indexer.scan(holder)  # it keeps what it holds, drops what it skips
         return holders is not None
+
+    async def source(self, path: str, first: int | None, last: int | None) -> SourceJSON:
+        """A cited file's lines, read now only if a folder of the library holds it."""
+        self._check()
+        return await anyio.to_thread.run_sync(sources.source, path, self.indexer.roots, first, last)
 
     async def search(self, query: str, k: int) -> list[PassageJSON]:
         self._check()

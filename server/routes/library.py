@@ -6,6 +6,8 @@ POST   /api/library/folders {"path", "confirm"?}  add a folder (201): indexed in
                                       or one that holds secrets, unless "confirm": true
 DELETE /api/library/folders/{id}      remove it and its index entries (204); 404 unknown
 GET    /api/library/search?q=&k=      the best passages for a question (k: 1-20, 5)
+GET    /api/library/source?path=&first=&last=   a cited file's lines, read again only if a
+                                      folder of the library holds it now (SourceJSON)
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from server.errors import BadRequestError, ConflictError, NotFoundError
-from server.jsonbody import check_text, path_field, read_object
+from server.jsonbody import MAX_PATH_CHARS, check_text, path_field, read_object
 from server.library import sensitive
 from server.services import services
 
@@ -75,9 +77,30 @@ async def search(request: Request) -> JSONResponse:
     return JSONResponse({"passages": passages})
 
 
+async def source(request: Request) -> JSONResponse:
+    path = request.query_params.get("path", "")
+    check_text(path, "path")
+    if not 0 < len(path) <= MAX_PATH_CHARS or "\x00" in path:
+        raise BadRequestError(f"'path' must be 1-{MAX_PATH_CHARS} characters", code="invalid_field")
+    first, last = _line(request, "first"), _line(request, "last")
+    if (first is None) != (last is None) or (first and last and first > last):
+        raise BadRequestError("give 'first' and 'last' lines, first <= last", code="invalid_field")
+    return JSONResponse(await services(request).library.source(path, first, last))
+
+
+def _line(request: Request, name: str) -> int | None:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return None
+    if not (raw.isdigit() and len(raw) <= 9 and int(raw) >= 1):
+        raise BadRequestError(f"'{name}' must be a line number (1 or more)", code="invalid_field")
+    return int(raw)
+
+
 routes = [
     Route("/api/library", get_library, methods=["GET"]),
     Route("/api/library/folders", add_folder, methods=["POST"]),
     Route("/api/library/folders/{folder_id}", remove_folder, methods=["DELETE"]),
     Route("/api/library/search", search, methods=["GET"]),
+    Route("/api/library/source", source, methods=["GET"]),
 ]

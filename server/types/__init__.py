@@ -307,6 +307,21 @@ class PassageJSON(TypedDict):
     text: str
 
 
+class SourceLineJSON(TypedDict):
+    n: int  # 1-based
+    text: str
+
+
+class SourceJSON(TypedDict):
+    """A cited file shown at its place (`GET /api/library/source`): read again only when it
+    lies in a folder of the library now; otherwise `reason` says why it is not."""
+
+    path: str
+    in_library: bool  # in a folder of the library now: it may be opened
+    lines: list[SourceLineJSON] | None  # the asked lines with a little context, as read now
+    reason: str | None  # why no lines (not in the library, gone, changed, not text)
+
+
 class StatusJSON(TypedDict):
     models: list[ModelStatusJSON]
     default_model: str | None

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.widgets.step_details import StepDetailsDialog
 from desktop.widgets.tools_dialog import ToolsDialog
+from server.library.sources import MAX_LINE_CHARS
 from server.types import CitationPartJSON
 from tests.desktop.conftest import GuiApp, run, with_tools
 from tests.desktop.test_markdown_render import block_tops
@@ -201,10 +202,14 @@ def test_a_reply_lists_the_documents_it_cited(
     gui.window.transcript._on_anchor_clicked(QUrl("cite:0"))
     dialog = gui.window.findChild(SourceDialog)
     assert dialog is not None and dialog.isVisible()
+    # The server reads the file (it is in the library): then it may be opened.
+    qtbot.waitUntil(dialog.open_button.isEnabled, timeout=10_000)
     first, last = dialog.citation["lines"] or [0, 0]
     cited = files["aardvark"].read_text().splitlines()[first - 1 : last]
     shown = dialog.text.toPlainText()
-    assert all(line in shown for line in cited if line.strip()) and "aardvark" in shown.lower()
+    # A line longer than MAX_LINE_CHARS is shown cut.
+    assert all(line[:MAX_LINE_CHARS] in shown for line in cited if line.strip())
+    assert "aardvark" in shown.lower()
     assert f"lines {first}–{last}" in dialog.place.text()
     opened: list[str] = []
     monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url) or True)
@@ -270,7 +275,11 @@ def test_a_cited_source_that_cannot_be_read_shows_the_saved_quote(
     }  # fmt: skip
     dialog = SourceDialog(gone)
     qtbot.addWidget(dialog)
-    assert "cannot be read now" in dialog.text.toPlainText()
+    assert "Reading the file" in dialog.text.toPlainText()
+    assert not dialog.open_button.isEnabled()  # until the server says it is in the library
+    reason = "gone before it could be read"
+    dialog.show_source({"path": gone["path"], "in_library": True, "lines": None, "reason": reason})
+    assert f"cannot be shown now ({reason})" in dialog.text.toPlainText()
     assert "Wombats <b>dig</b>…" in dialog.text.toPlainText()  # shown as text, not markup
     pdf: CitationPartJSON = {
         "type": "citation", "n": 1, "path": str(tmp_path / "a.pdf"), "page": 4, "lines": None,
@@ -279,3 +288,64 @@ def test_a_cited_source_that_cannot_be_read_shows_the_saved_quote(
     dialog = SourceDialog(pdf)
     qtbot.addWidget(dialog)
     assert "page 4" in dialog.place.text() and "Basalt cools" in dialog.text.toPlainText()
+
+
+def test_an_imported_citation_outside_the_library_is_never_read_or_opened(
+    gui: GuiApp, qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37: a citation's path is data; the window reads nothing itself, and the server
+    reads only what a folder of the library holds now."""
+    from desktop.widgets.source_dialog import SourceDialog
+
+    secret = tmp_path / "id_rsa"
+    secret.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n" * 5)
+    imported: CitationPartJSON = {
+        "type": "citation", "n": 1, "path": str(secret), "page": None, "lines": [1, 2],
+        "quote": "what the file said",
+    }  # fmt: skip
+    opened: list[QUrl] = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url) or True)
+    gui.window.transcript.citation_clicked.emit(imported)
+    dialog = gui.window.findChild(SourceDialog)
+    assert dialog is not None
+    qtbot.waitUntil(lambda: "not in your library" in dialog.text.toPlainText(), timeout=10_000)
+    assert "PRIVATE KEY" not in dialog.text.toPlainText()
+    assert "what the file said" in dialog.text.toPlainText()
+    assert not dialog.open_button.isEnabled() and not dialog.folder_button.isEnabled()
+    dialog.open_button.click()
+    assert opened == []
+    dialog.reject()
+
+
+def test_a_folder_that_holds_secrets_is_added_only_after_the_user_confirms(
+    gui: GuiApp, qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    from desktop.widgets.library_dialog import LibraryDialog
+
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "config.yaml").write_text("host: quokka\n")
+    monkeypatch.setenv("HOME", str(home))
+    gui.window.library_button.click()
+    qtbot.waitUntil(lambda: gui.window.findChild(LibraryDialog) is not None, timeout=5_000)
+    dialog = gui.window.findChild(LibraryDialog)
+    assert dialog is not None
+
+    def asked() -> QMessageBox | None:
+        found = dialog.findChild(QMessageBox, "confirm-sensitive-folder")
+        return found if found is not None and found.isVisible() else None
+
+    for answer in ("Cancel", "Add anyway"):
+        dialog.path_edit.setText(str(home / ".ssh"))
+        dialog.add_button.click()
+        qtbot.waitUntil(lambda: asked() is not None, timeout=5_000)
+        ask = asked()
+        assert ask is not None and "keys, passwords" in ask.informativeText()
+        assert dialog.table.rowCount() == 0
+        (button,) = [b for b in ask.buttons() if b.text() == answer]
+        button.click()
+        qtbot.waitUntil(lambda: asked() is None, timeout=5_000)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 1, timeout=5_000)
+    dialog.reject()

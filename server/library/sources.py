@@ -1,0 +1,59 @@
+"""A cited source shown at its place: the cited lines of a file, read again now (issue 37).
+
+A citation's path is data, and it may come from an imported file: it names any path the
+author liked (`/etc/passwd`, `~/.ssh/id_rsa`, `/dev/zero`, a FIFO). So a cited file is read
+only when it lies in a folder of the library now, and then as any file of the library is
+(`reading`: one descriptor, no link followed, bounded in bytes and time), off the event loop.
+The window never reads it: it asks the server, and opens a file only when the server said it
+is in the library.
+"""
+
+from __future__ import annotations
+
+import os
+
+from server.library.reading import SkipFile, read_inside, under
+from server.types import SourceJSON, SourceLineJSON
+
+CONTEXT_LINES = 3  # shown above and below the cited lines
+MAX_SHOWN_LINES = 400  # a passage is ~1,500 characters: its lines are far fewer
+MAX_LINE_CHARS = 2_000  # a minified file's one line is not shown whole
+READ_TIME_S = 5.0
+NOT_IN_LIBRARY = "not in a folder of your library (from an imported chat, or a folder removed)"
+
+
+def holder(path: str, folders: list[str]) -> str | None:
+    """The folder of the library that holds `path` (absolute), if any: compared as written,
+    normalised, never resolved (a link is not followed here, nor when the file is read)."""
+    if not os.path.isabs(path) or os.path.normpath(path) != path:
+        return None  # relative, or `..` and `.` segments, doubled separators: not Parley's
+    inside = [folder for folder in folders if under(path, folder) and path != folder]
+    return max(inside, key=len) if inside else None
+
+
+def source(path: str, folders: list[str], first: int | None, last: int | None) -> SourceJSON:
+    """What of `path` can be shown (blocking: run it in a worker thread)."""
+    root = holder(path, folders)
+    if root is None:
+        return {"path": path, "in_library": False, "lines": None, "reason": NOT_IN_LIBRARY}
+    if first is None or last is None:
+        return {"path": path, "in_library": True, "lines": None, "reason": None}
+    try:
+        data, _ = read_inside(root, path, time_limit=READ_TIME_S)
+    except SkipFile as exc:
+        return {"path": path, "in_library": True, "lines": None, "reason": str(exc)}
+    lines = _lines(data, first, last)
+    reason = None if lines else "the file is shorter now than when it was cited"
+    return {"path": path, "in_library": True, "lines": lines, "reason": reason}
+
+
+def _lines(data: bytes, first: int, last: int) -> list[SourceLineJSON] | None:
+    start = max(1, first - CONTEXT_LINES)
+    end = min(last + CONTEXT_LINES, start + MAX_SHOWN_LINES - 1)
+    text = data.decode("utf-8-sig", errors="replace").splitlines()
+    if len(text) < first:
+        return None
+    return [
+        {"n": number, "text": text[number - 1][:MAX_LINE_CHARS]}
+        for number in range(start, min(end, len(text)) + 1)
+    ]
