@@ -53,6 +53,14 @@ from server.types.chunks import DecisionJSON
 
 T = TypeVar("T")
 
+
+def segment(value: str) -> str:
+    """`value` as one segment of a URL's path: every reserved character escaped, and its dots
+    too, which httpx would otherwise read as `.`/`..` segments and resolve (a decision on a
+    call named ".." went to another route: issue 37)."""
+    return quote(value, safe="").replace(".", "%2E")
+
+
 __all__ = [
     "ParleyClient",
     "ReplyApproval",
@@ -147,18 +155,18 @@ class ParleyClient:
 
     async def conversation(self, conversation_id: str) -> ConversationJSON:
         """The conversation with its messages."""
-        path = f"/api/conversations/{quote(conversation_id)}"
+        path = f"/api/conversations/{segment(conversation_id)}"
         return await self._object(ConversationJSON, (*CONVERSATION_KEYS, "messages"), "GET", path)
 
     async def rename(self, conversation_id: str, title: str) -> ConversationJSON:
-        path = f"/api/conversations/{quote(conversation_id)}"
+        path = f"/api/conversations/{segment(conversation_id)}"
         return await self._object(
             ConversationJSON, CONVERSATION_KEYS, "PATCH", path, {"title": title}
         )
 
     async def set_model(self, conversation_id: str, model: str) -> ConversationJSON:
         """The model the conversation's next replies use."""
-        path = f"/api/conversations/{quote(conversation_id)}"
+        path = f"/api/conversations/{segment(conversation_id)}"
         return await self._object(
             ConversationJSON, CONVERSATION_KEYS, "PATCH", path, {"model": model}
         )
@@ -168,13 +176,13 @@ class ParleyClient:
     ) -> ConversationJSON:
         """A per-chat switch of the next replies: "tools" (the model may call tools) or
         "documents" (passages of the Library go into the prompt)."""
-        path = f"/api/conversations/{quote(conversation_id)}"
+        path = f"/api/conversations/{segment(conversation_id)}"
         body = {switch: enabled}
         return await self._object(ConversationJSON, CONVERSATION_KEYS, "PATCH", path, body)
 
     async def select(self, conversation_id: str, message_id: str) -> ConversationJSON:
         """Show the branch through this version of a message; the conversation as shown."""
-        path = f"/api/conversations/{quote(conversation_id)}/select"
+        path = f"/api/conversations/{segment(conversation_id)}/select"
         body = {"message_id": message_id}
         return await self._object(
             ConversationJSON, (*CONVERSATION_KEYS, "messages"), "POST", path, body
@@ -183,7 +191,7 @@ class ParleyClient:
     async def update(self, conversation_id: str, fields: dict[str, object]) -> ConversationJSON:
         """Change the chat's settings (`system`, `params`, `model`...; the server names a bad
         field in the ClientError)."""
-        path = f"/api/conversations/{quote(conversation_id)}"
+        path = f"/api/conversations/{segment(conversation_id)}"
         return await self._object(ConversationJSON, CONVERSATION_KEYS, "PATCH", path, fields)
 
     async def export_to(self, conversation_id: str | None, kind: str, file: BinaryIO) -> int:
@@ -192,7 +200,7 @@ class ParleyClient:
         if conversation_id is None:
             path = "/api/export"
         else:
-            path = f"/api/conversations/{quote(conversation_id)}/export?format={kind}"
+            path = f"/api/conversations/{segment(conversation_id)}/export?format={kind}"
         written = 0
         try:
             async with self._http.stream("GET", path) as response:
@@ -219,7 +227,7 @@ class ParleyClient:
         return shaped(dict, ("source", "conversations", "messages"), response.json())
 
     async def delete(self, conversation_id: str) -> None:
-        await self._call("DELETE", f"/api/conversations/{quote(conversation_id)}")
+        await self._call("DELETE", f"/api/conversations/{segment(conversation_id)}")
 
     async def check_backend(self, base_url: str, api_key: str) -> BackendCheckJSON:
         """Whether an OpenAI-compatible backend answers (and takes the key), and its models;
@@ -246,11 +254,11 @@ class ParleyClient:
 
     async def configure_model(self, name: str, settings: dict[str, int]) -> ModelJSON:
         """A local model's n_ctx / n_threads / n_gpu_layers (used from its next start)."""
-        path = f"/api/models/{quote(name, safe='')}"
+        path = f"/api/models/{segment(name)}"
         return await self._object(ModelJSON, MODEL_KEYS, "PATCH", path, settings)
 
     async def remove_local_model(self, name: str) -> None:
-        await self._call("DELETE", f"/api/models/local/{quote(name, safe='')}")
+        await self._call("DELETE", f"/api/models/local/{segment(name)}")
 
     # -- the library (the user's documents) ---------------------------------------------------
 
@@ -273,7 +281,7 @@ class ParleyClient:
         return shaped(SourceJSON, ("path", "in_library", "lines", "reason"), found)
 
     async def remove_library_folder(self, folder_id: str) -> None:
-        await self._call("DELETE", f"/api/library/folders/{quote(folder_id, safe='')}")
+        await self._call("DELETE", f"/api/library/folders/{segment(folder_id)}")
 
     # -- tools (MCP servers) -----------------------------------------------------------------
 
@@ -283,16 +291,16 @@ class ParleyClient:
 
     async def put_tool_server(self, name: str, config: dict[str, object]) -> ToolServerJSON:
         """Add or change a server (the server checks the entry: ClientError names the field)."""
-        path = f"/api/tools/servers/{quote(name, safe='')}"
+        path = f"/api/tools/servers/{segment(name)}"
         return await self._object(ToolServerJSON, ("name", "state"), "PUT", path, config)
 
     async def remove_tool_server(self, name: str) -> None:
-        await self._call("DELETE", f"/api/tools/servers/{quote(name, safe='')}")
+        await self._call("DELETE", f"/api/tools/servers/{segment(name)}")
 
     async def set_tool_trust(self, server: str, tool: str, trust: str | None) -> ToolServerJSON:
         """One tool's trust ("ask", "chat", "allow", "never"; None: its server's), kept in
         the MCP configuration; used from the next call on."""
-        path = f"/api/tools/servers/{quote(server, safe='')}/tools/{quote(tool, safe='')}"
+        path = f"/api/tools/servers/{segment(server)}/tools/{segment(tool)}"
         return await self._object(ToolServerJSON, ("name", "state"), "PUT", path, {"trust": trust})
 
     async def decide_tool_call(
@@ -306,7 +314,7 @@ class ParleyClient:
         "deny", once or (allow) for the rest of this chat. Returns the step as it is now.
         ClientError with status 409 when the call no longer waits (decided, or its turn
         ended: nothing runs then), 404 for an unknown call."""
-        path = f"/api/conversations/{quote(conversation_id)}/tool-calls/{quote(call_id, safe='')}"
+        path = f"/api/conversations/{segment(conversation_id)}/tool-calls/{segment(call_id)}"
         body = {"decision": decision, "remember": remember}
         return await self._object(DecisionJSON, DECISION_KEYS, "POST", path, body)
 
@@ -321,9 +329,8 @@ class ParleyClient:
     async def settled_message(self, conversation_id: str, message_id: str) -> MessageJSON:
         """The message as stored once its reply has settled (the server waits for that,
         bounded): one request, where a hang-up left no final chunk to read."""
-        path = (
-            f"/api/conversations/{quote(conversation_id)}/messages/{quote(message_id)}?wait=settled"
-        )
+        conversation, message = segment(conversation_id), segment(message_id)
+        path = f"/api/conversations/{conversation}/messages/{message}?wait=settled"
         return await self._object(MessageJSON, MESSAGE_KEYS, "GET", path)
 
     # -- replies ---------------------------------------------------------------------------
@@ -360,9 +367,9 @@ class ParleyClient:
             body["model"] = model
         if max_tokens:
             body["max_tokens"] = max_tokens
-        path = f"/api/conversations/{quote(conversation_id)}/messages"
+        path = f"/api/conversations/{segment(conversation_id)}/messages"
         if kind != "send":
-            path += f"/{quote(target or '')}/{kind}"
+            path += f"/{segment(target or '')}/{kind}"
         request = self._http.build_request("POST", path, json=body)
         try:
             response = await self._http.send(request, stream=True)

@@ -42,6 +42,13 @@ class ChatGrants:
         """The conversation was deleted."""
         self._granted.pop(conversation_id, None)
 
+    def revoke(self, server: str, tool: str | None = None) -> None:
+        """The user changed how far this tool (None: every tool of the server) is trusted, or
+        the server's entry: every chat's grant of it ends, so the trust set now is the one
+        the next call meets (issue 37)."""
+        for granted in self._granted.values():
+            granted -= {(s, t) for s, t in granted if s == server and tool in (None, t)}
+
 
 @dataclass
 class _Waiting:

@@ -59,7 +59,8 @@ log = logging.getLogger(__name__)
 SUMMED_USAGE = ("prompt_tokens", "completion_tokens", "total_tokens")
 # A call's id names it in the path of a decision (/tool-calls/{call_id}) and in the history the
 # model is sent back; one from the model that is not a plain token is replaced by Parley's own.
-PLAIN_CALL_ID = re.compile(r"[A-Za-z0-9_.:-]{1,100}")
+# Dots alone are no token: a client resolves "." and ".." segments (issue 37).
+PLAIN_CALL_ID = re.compile(r"(?!\.+$)[A-Za-z0-9_.:-]{1,100}")
 
 
 class AgentSteps:

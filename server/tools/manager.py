@@ -17,6 +17,7 @@ import anyio.abc
 import anyio.to_thread
 import mcp_types
 
+from server.agent.approvals import ChatGrants
 from server.agent.toolbox import ToolBox, ToolCallError, ToolOutcome, ToolTarget
 from server.tools.config import McpConfigFile, ServerEntry
 from server.tools.mcp_server import McpServer
@@ -26,8 +27,15 @@ from server.types import ToolServerConfigJSON, ToolsJSON, ToolsSummaryJSON, Trus
 
 
 class ToolManager:
-    def __init__(self, config: McpConfigFile, stop_times: StopTimes | None = None) -> None:
+    def __init__(
+        self,
+        config: McpConfigFile,
+        grants: ChatGrants | None = None,
+        stop_times: StopTimes | None = None,
+    ) -> None:
         self.config = config
+        # Each change of a server's entry or a tool's trust ends the chats' grants of it.
+        self._grants = grants or ChatGrants()
         self.servers: dict[str, McpServer] = {}
         self._stop_times = stop_times or StopTimes()
         self._tg: anyio.abc.TaskGroup | None = None
@@ -89,6 +97,7 @@ class ToolManager:
         the old server stopped and the new one started."""
         async with self._changing:
             entry = await anyio.to_thread.run_sync(self.config.put, name, config)
+            self._grants.revoke(name)
             old = self.servers.pop(name, None)
             if old is not None:
                 await self._stop([old])
@@ -100,6 +109,7 @@ class ToolManager:
         server has that name."""
         async with self._changing:
             entry = await anyio.to_thread.run_sync(self.config.set_tool_trust, name, tool, trust)
+            self._grants.revoke(name, tool)
             server = self.servers.get(name)
             if entry is None or server is None:
                 return None
@@ -109,6 +119,7 @@ class ToolManager:
     async def remove(self, name: str) -> bool:
         async with self._changing:
             removed = await anyio.to_thread.run_sync(self.config.remove, name)
+            self._grants.revoke(name)
             old = self.servers.pop(name, None)
             if old is not None:
                 await self._stop([old])

@@ -59,3 +59,31 @@ async def converse(parley: Parley) -> list[ReplyEvent]:
         return events
     finally:
         await client.aclose()
+
+
+def test_ids_of_dots_alone_reach_their_route(data_dir: Path, upstream: ScriptedUpstream) -> None:
+    """Issue 37: the client escapes dots in a path segment (httpx would resolve "." and ".."),
+    so a decision on such an id reaches the tool-calls route (a 404 for an unknown call) and a
+    tool named ".." reaches its trust route, not another one (405)."""
+
+    async def ask() -> list[int | None]:
+        client = ParleyClient(f"http://127.0.0.1:{parley.port}", parley.token)
+        statuses: list[int | None] = []
+        try:
+            conversation = await client.create_conversation()
+            for call_id in (".", ".."):
+                with pytest.raises(ClientError) as refused:
+                    await client.decide_tool_call(conversation["id"], call_id, "allow")
+                statuses.append(refused.value.status)
+            with pytest.raises(ClientError) as refused:
+                await client.set_tool_trust("t", "..", "ask")
+            statuses.append(refused.value.status)
+        finally:
+            await client.aclose()
+        return statuses
+
+    parley = Parley(data_dir, upstream.base_url).start()
+    try:
+        assert asyncio.run(ask()) == [404, 404, 404]
+    finally:
+        parley.stop()

@@ -251,6 +251,25 @@ def test_calls_whose_ids_are_not_plain_tokens_get_parley_s_own_and_can_be_decide
     assert said == answered == [first["call_id"], second["call_id"]]
 
 
+def test_calls_named_by_dots_alone_get_parley_s_own_ids_and_can_be_decided(
+    asking: Parley, upstream: ScriptedUpstream, tool_log: ToolLog
+) -> None:
+    """Issue 37: "." and ".." are plain characters but not a path segment a client keeps
+    (httpx resolves them): the decision went to another route and the turn waited."""
+    dot = {**DANGER, "id": "."}
+    dots = {"name": "t__danger", "arguments": json.dumps({"target": "more"}), "id": ".."}
+    upstream.queue = [Script(tokens=0, tool_calls=[dot, dots]), Script(texts=["Done."])]
+    cid = asking.new_conversation()
+    stream = asking.send(cid, "both")
+    first, second = approval_of(stream), approval_of(stream)
+    for approval in (first, second):
+        assert approval["call_id"].strip(".") != "", approval
+        assert decide(asking, cid, approval["call_id"], decision="allow").status == 200
+    stream.read_all()
+    assert stream.final["parley"]["status"] == "completed"
+    assert len(calls(tool_log)) == 2
+
+
 def test_shutdown_while_awaiting_approval_saves_the_turn_and_nothing_runs_after_restart(
     data_dir: Path, upstream: ScriptedUpstream, tool_log: ToolLog
 ) -> None:

@@ -191,6 +191,28 @@ def test_per_tool_trust_chat_asks_once_per_chat(
     assert len(calls(tool_log)) == 2
 
 
+@pytest.mark.parametrize("later", ["ask", "chat"])
+def test_a_trust_set_after_a_chat_grant_takes_effect_at_the_next_call(
+    asking: Parley, upstream: ScriptedUpstream, tool_log: ToolLog, later: str
+) -> None:
+    """Issue 37: "Allow for this chat", then the tool set to ask (or ask once per chat) in
+    Settings: the chat's next call asks again."""
+    upstream.queue = [Script(tokens=0, tool_calls=[DANGER]), Script(texts=["one"])]
+    cid = asking.new_conversation()
+    stream = asking.send(cid, "one")
+    approval = approval_of(stream)
+    allowed = decide(asking, cid, approval["call_id"], decision="allow", remember="chat")
+    assert allowed.status == 200, allowed.body
+    stream.read_all()
+    assert set_trust(asking, "danger", later).status == 200
+    upstream.queue = [Script(tokens=0, tool_calls=[DANGER]), Script(texts=["two"])]
+    stream = asking.send(cid, "two")
+    approval = approval_of(stream)
+    assert decide(asking, cid, approval["call_id"], decision="deny").status == 200
+    stream.read_all()
+    assert len(calls(tool_log)) == 1
+
+
 def test_bad_trust_values_are_refused_naming_the_field(
     data_dir: Path, upstream: ScriptedUpstream, tool_log: ToolLog
 ) -> None:
