@@ -2,22 +2,34 @@
 
 Used to refuse a file that is not a model before registering it (`POST /api/models/local`),
 and to show its size, quantization and context length. Every length read from the file is
-bounded, so a hostile or damaged file costs little and raises `GGUFError` with the reason.
+bounded, and so is the whole header (keys, strings, array items, tensors, bytes and time), so
+a hostile or damaged file costs little and raises `GGUFError` with the reason. Per-length caps
+alone let a 12 KB sparse file claim a million empty strings in key after key: 59 s in a pool
+thread, then accepted (issue 38). A claimed count is checked against what is left of the
+budget before a single item is read, so such a header is refused at its first big claim.
 """
 
 from __future__ import annotations
 
 import stat
 import struct
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 MAGIC = b"GGUF"
-MAX_KEYS = 100_000
-MAX_STRING_BYTES = 16_000_000  # a chat template or a merges entry is far smaller
 MAX_DIMS = 8
-MAX_ARRAY_ITEMS = 10_000_000  # a vocabulary has a few hundred thousand
+MAX_STRING_BYTES = 16_000_000  # a chat template or a merges entry is far smaller
+MAX_KEY_BYTES = 65_535  # the GGUF spec's own limit; also for the few values kept
+# The whole header. The real files here: SmolLM2 33 keys, 98,097 strings, 147,205 array items,
+# 272 tensors, 1.8 MB; Llama 3 has ~410,000 strings (tokens and merges) in ~10 MB.
+MAX_KEYS = 10_000
+MAX_TENSORS = 200_000  # a big mixture-of-experts model has a few thousand
+MAX_STRINGS = 2_000_000  # keys, string values, array items and tensor names together
+MAX_ARRAY_ITEMS = 20_000_000  # every array's items together (numbers are skipped, not read)
+MAX_HEADER_BYTES = 512_000_000  # read or skipped, up to where the tensor data begins
+HEADER_SECONDS = 5.0  # a slow disk or a hostile file: either way, give up and say so
 # Only these keys are kept; the others are read past, not stored.
 WANTED_KEYS = ("general.architecture", "general.file_type", "general.alignment")
 ALIGNMENT_KEY = "general.alignment"
@@ -26,6 +38,7 @@ ALIGNMENT_KEY = "general.alignment"
 SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q",
            11: "<q", 12: "<d"}  # fmt: skip
 STRING, ARRAY = 8, 9
+U64 = struct.Struct("<Q")
 
 # `general.file_type` (llama.cpp's LLAMA_FTYPE_*), for the common ones.
 FILE_TYPES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1",
@@ -49,8 +62,9 @@ class GGUFInfo:
     tensors: int
 
 
-def read_gguf(path: Path) -> GGUFInfo:
-    """The file's own account of itself. Raises GGUFError (missing, not GGUF, damaged).
+def read_gguf(path: Path, *, seconds: float = HEADER_SECONDS) -> GGUFInfo:
+    """The file's own account of itself. Raises GGUFError (missing, not GGUF, damaged, or a
+    header over its bounds, including `seconds` to read it).
 
     A truncated file is found when the cut falls before the last tensor's data begins; a cut
     inside the last tensor is found only when the model loads (the load error names it).
@@ -62,7 +76,7 @@ def read_gguf(path: Path) -> GGUFInfo:
         if not stat.S_ISREG(status.st_mode):  # a FIFO or a device would block or never end
             raise GGUFError(f"{path} is not a regular file")
         with path.open("rb") as file:
-            return _read(_Reader(file, status.st_size), status.st_size)
+            return _read(_Reader(file, status.st_size, seconds), status.st_size)
     except FileNotFoundError:
         raise GGUFError(f"no file at {path}") from None
     except IsADirectoryError:
@@ -76,16 +90,44 @@ def read_gguf(path: Path) -> GGUFInfo:
 
 
 class _Reader:
-    def __init__(self, file: IO[bytes], size: int) -> None:
+    """Reads the header, keeping count of everything it costs against the bounds above."""
+
+    def __init__(self, file: IO[bytes], size: int, seconds: float) -> None:
         self.file = file
         self.size = size
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+        self.used = 0  # header bytes read or skipped
+        self.strings = 0
+        self.items = 0
+
+    def check_time(self) -> None:
+        if time.monotonic() >= self.deadline:
+            raise GGUFError(
+                f"its header took more than {self.seconds:g} s to read (a damaged or hostile "
+                "file, or a very slow disk)"
+            )
+
+    def spend(self, count: int) -> None:
+        self.used += count
+        if self.used > MAX_HEADER_BYTES:
+            raise GGUFError(
+                f"the file is damaged (its header is over {MAX_HEADER_BYTES:,} bytes long)"
+            )
+
+    def count_strings(self, count: int) -> None:
+        self.strings += count
+        if self.strings > MAX_STRINGS:
+            raise GGUFError(f"the file is damaged (its header holds over {MAX_STRINGS:,} strings)")
 
     def skip(self, count: int) -> None:
         if count > self.size - self.file.tell():
             raise GGUFError("the file is truncated (it ends inside its header)")
+        self.spend(count)
         self.file.seek(count, 1)
 
     def take(self, count: int) -> bytes:
+        self.spend(count)
         data = self.file.read(count)
         if len(data) != count:
             raise GGUFError("the file is truncated (it ends inside its header)")
@@ -95,8 +137,9 @@ class _Reader:
         return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
 
     def string(self, keep: bool = True) -> str:
+        self.count_strings(1)
         length = self.scalar("<Q")
-        if length > MAX_STRING_BYTES:
+        if length > (MAX_KEY_BYTES if keep else MAX_STRING_BYTES):
             raise GGUFError("the file is damaged (a string in its header is impossibly long)")
         if not keep:
             self.skip(length)
@@ -110,21 +153,38 @@ class _Reader:
             return self.string(keep)
         if kind == ARRAY:
             item_kind, count = self.scalar("<I"), self.scalar("<Q")
-            if count > MAX_ARRAY_ITEMS:
-                raise GGUFError("the file is damaged (an impossibly long array)")
+            self.items += count
+            if self.items > MAX_ARRAY_ITEMS:
+                raise GGUFError(
+                    f"the file is damaged (its arrays hold over {MAX_ARRAY_ITEMS:,} items)"
+                )
             if item_kind in SCALARS:
                 # Numeric arrays (token scores…) are not needed.
                 self.skip(struct.calcsize(SCALARS[item_kind]) * count)
                 return None
             if item_kind == STRING:
-                for _ in range(count):  # the vocabulary: skipped string by string
-                    length = self.scalar("<Q")
-                    if length > MAX_STRING_BYTES:
-                        raise GGUFError("the file is damaged (an impossibly long string)")
-                    self.skip(length)
+                self.count_strings(count)  # the whole claim, before reading any of it
+                self._skip_strings(count)
                 return None
             raise GGUFError(f"the file is damaged (unknown array type {item_kind})")
         raise GGUFError(f"the file is damaged (unknown value type {kind})")
+
+    def _skip_strings(self, count: int) -> None:
+        """The vocabulary: skipped string by string (the one loop per item, kept tight)."""
+        read, seek, unpack = self.file.read, self.file.seek, U64.unpack
+        for index in range(count):
+            if not index & 0xFFFF:
+                self.check_time()
+            data = read(8)
+            if len(data) != 8:
+                raise GGUFError("the file is truncated (it ends inside its header)")
+            (length,) = unpack(data)
+            if length > MAX_STRING_BYTES:
+                raise GGUFError("the file is damaged (an impossibly long string)")
+            self.spend(8 + length)
+            seek(length, 1)
+        if self.file.tell() > self.size:
+            raise GGUFError("the file is truncated (it ends inside its header)")
 
 
 def _read(reader: _Reader, size: int) -> GGUFInfo:
@@ -134,10 +194,13 @@ def _read(reader: _Reader, size: int) -> GGUFInfo:
     if version not in (2, 3):
         raise GGUFError(f"GGUF version {version} is not supported")
     tensors, keys = reader.scalar("<Q"), reader.scalar("<Q")
-    if keys > MAX_KEYS or tensors > 10_000_000:
-        raise GGUFError("the file is damaged (impossible counts in its header)")
+    if keys > MAX_KEYS or tensors > MAX_TENSORS:
+        raise GGUFError(
+            f"the file is damaged (its header claims {keys:,} keys and {tensors:,} tensors)"
+        )
     meta: dict[str, Any] = {}
     for _ in range(keys):
+        reader.check_time()
         key = reader.string()
         wanted = key in WANTED_KEYS or key.endswith(".context_length")
         value = reader.value(reader.scalar("<I"), keep=wanted)
@@ -145,6 +208,7 @@ def _read(reader: _Reader, size: int) -> GGUFInfo:
             meta[key] = value
     last_offset = 0
     for _ in range(tensors):
+        reader.check_time()
         reader.string(keep=False)  # name
         dims = reader.scalar("<I")
         if dims > MAX_DIMS:
