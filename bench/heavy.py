@@ -8,15 +8,27 @@
    ends, `/healthz` and RSS meanwhile.
 3. A 20 MB reply read by a client at ~100 KB/s for 10 s (then it hangs up), against one that
    reads at full speed: the server's peak RSS.
+4. `chunking` (issue 38): passages cut from a log with no blank line, 2 to 18.6 MB (it was
+   quadratic: 36 s at 18.6 MB), and from 18.6 MB of odder shapes.
+5. `gguf` (issue 38): the time to refuse a hostile GGUF header (a sparse file claiming 64
+   million empty strings: read for 59–84 s, then accepted), the worst header the bounds let
+   through, the bundled model's real header; six hostile files posted at once to a server,
+   with `GET /api/models` and `/healthz` meanwhile.
 
-    python -m bench.heavy
+    python -m bench.heavy [replies] [chunking] [gguf]     (all of them when none is named)
 """
 
 from __future__ import annotations
 
+import random
 import socket
+import struct
+import sys
+import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from bench.harness import (
     TOKEN,
@@ -27,6 +39,11 @@ from bench.harness import (
     show,
     summary,
 )
+from server.library.chunking import chunk
+from server.library.parsing import Section
+from server.models import gguf
+from server.models.bundled import bundled_gguf
+from tests.support.client import request
 from tests.support.hostile_upstream import GzipBombUpstream
 
 TOKEN_CHARS = 1_000
@@ -167,12 +184,137 @@ def slow_reader(megabytes: int, rate_kb_s: int | None, seconds: float) -> None:
         )
 
 
-def main() -> None:
+def log_text(megabytes: float) -> str:
+    """A log with no blank line in it: one paragraph, as in issue 38."""
+    rng = random.Random(38)
+    lines: list[str] = []
+    size = n = 0
+    while size < megabytes * 1_000_000:
+        lines.append(
+            f"2026-12-02T10:{n // 60 % 60:02d}:{n % 60:02d} INFO worker[{n % 7}] "
+            f"request {n} took {rng.randint(1, 999)} ms path=/api/x/{rng.randint(0, 10**6)}"
+        )
+        size += len(lines[-1]) + 1
+        n += 1
+    return "\n".join(lines)
+
+
+def timed_chunks(label: str, text: str) -> None:
+    started = time.perf_counter()
+    passages = chunk([Section(text)])
+    seconds = time.perf_counter() - started
+    show(
+        label,
+        {"mb": round(len(text) / 1e6, 1), "chunk_s": round(seconds, 3), "passages": len(passages)},
+    )
+
+
+def chunking() -> None:
+    for megabytes in (2, 4, 8, 18.6):
+        timed_chunks(f"chunking a {megabytes} MB log, no blank line", log_text(megabytes))
+    size = 18_600_000
+    timed_chunks("chunking 18.6 MB on one line", "word " * (size // 5))
+    timed_chunks(
+        "chunking 18.6 MB, a blank line after every line", log_text(18.4).replace("\n", "\n\n")
+    )
+    timed_chunks("chunking 18.6 MB of one-character paragraphs", "a\n\n" * (size // 3))
+
+
+def sparse_gguf(path: Path, keys: int, strings: int, tensors: int = 0) -> Path:
+    """A GGUF whose keys each claim `strings` empty strings, and then `tensors` empty tensors:
+    everything after the headers of its entries is zeros never written (a sparse file)."""
+    with path.open("wb") as file:
+        file.write(b"GGUF" + struct.pack("<IQQ", 3, tensors, keys))
+        for index in range(keys):
+            name = b"k%05d" % index
+            file.write(struct.pack("<Q", len(name)) + name + struct.pack("<IIQ", 9, 8, strings))
+            file.seek(8 * strings, 1)
+        file.seek(24 * tensors, 1)  # name "", 0 dimensions, type 0, offset 0: all zeros
+        file.truncate(file.tell() + 4096)
+    return path
+
+
+def time_read(path: Path, rounds: int) -> tuple[list[float], str]:
+    times, outcome = [], ""
+    for _ in range(rounds):
+        started = time.perf_counter()
+        try:
+            outcome = f"accepted: {gguf.read_gguf(path)}"
+        except gguf.GGUFError as exc:
+            outcome = f"refused: {exc}"
+        times.append((time.perf_counter() - started) * 1000)
+    return times, outcome
+
+
+def gguf_headers() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        hostile = sparse_gguf(Path(folder) / "hostile.gguf", 64, 1_000_000)
+        times, outcome = time_read(hostile, 5)
+        show("GGUF: the hostile header, refused (ms)", summary(times))
+        show(
+            "GGUF: the hostile header",
+            {
+                "on_disk_kb": hostile.stat().st_blocks // 2,
+                "apparent_mb": round(hostile.stat().st_size / 1e6),
+                "outcome": outcome,
+            },
+        )
+        tensors = gguf.MAX_TENSORS
+        worst = sparse_gguf(Path(folder) / "worst.gguf", 1, gguf.MAX_STRINGS - 1 - tensors, tensors)
+        times, outcome = time_read(worst, 3)
+        show("GGUF: the worst header within the bounds (ms)", summary(times))
+        show("GGUF: the worst header within the bounds", {"outcome": outcome[:60]})
+        times, outcome = time_read(bundled_gguf(), 5)
+        show("GGUF: the bundled model's real header (ms)", {**summary(times), "outcome": outcome})
+        six = [sparse_gguf(Path(folder) / f"h{n}.gguf", 64, 1_000_000) for n in range(6)]
+        six_at_once(six)
+
+
+def six_at_once(paths: list[Path]) -> None:
+    with processes() as (_upstream, parley), Sampler(parley) as sampler:
+
+        def post(path: Path) -> tuple[int, float]:
+            started = time.perf_counter()
+            reply = request(
+                parley.port,
+                "POST",
+                "/api/models/local",
+                token=TOKEN,
+                json_body={"path": str(path)},
+                timeout=120,
+            )
+            return reply.status, time.perf_counter() - started
+
+        with ThreadPoolExecutor(7) as pool:
+            posts = [pool.submit(post, path) for path in paths]
+            started = time.perf_counter()
+            listed = request(parley.port, "GET", "/api/models", token=TOKEN, timeout=120)
+            listed_s = time.perf_counter() - started
+            answers = [future.result() for future in posts]
+    show(
+        "GGUF: six hostile files posted at once",
+        {
+            "statuses": [status for status, _ in answers],
+            "slowest_answer_s": round(max(seconds for _, seconds in answers), 3),
+            "get_api_models_meanwhile_s": round(listed_s, 3),
+            "get_status": listed.status,
+            "healthz_max_ms": round(max(sampler.latencies_ms), 1),
+        },
+    )
+
+
+def replies() -> None:
     big_reply(40, "--max-reply-chars", "50000000")
     big_reply(40)
     gzip_bomb()
     slow_reader(20, 100, 10.0)
     slow_reader(20, None, 60.0)
+
+
+def main() -> None:
+    parts = {"replies": replies, "chunking": chunking, "gguf": gguf_headers}
+    for name in sys.argv[1:] or list(parts):
+        parts[name]()
 
 
 if __name__ == "__main__":
