@@ -2,13 +2,15 @@
 
 A folder is scanned when it is added and at every start (a file changed or deleted while
 Parley was not running is caught then), and its changes are followed while Parley runs
-(`watching`). A file is read (as hostile input: `reading`), parsed and cut into passages in a
-worker thread, then written in one transaction: a kill -9 leaves whole files in the index,
+(`watching`). A file is read (as hostile input: `reading`) in a thread, parsed and cut into
+passages in a worker process with a budget (`worker`: a PDF bomb is skipped, saying why),
+then written in one transaction: a kill -9 leaves whole files in the index,
 and the next scan skips every file already there unchanged (the same file, by device and
 inode, with the same size and time; or the same content hash), so it goes on where it was.
 Folders may nest: a file below two folders of the library is indexed once, and stays while
-either holds it. Removing a folder or shutting down stops the work at once: the file
-being read is abandoned (its thread ends on its own; nothing of it is written).
+either holds it. Removing a folder or shutting down stops the work at once: the worker
+parsing a file is killed, a file being read is abandoned (the read is bounded in bytes and
+time, and its thread ends on its own); nothing of either is written.
 """
 
 from __future__ import annotations
@@ -25,12 +27,13 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from server.library.chunking import Chunk, chunk
-from server.library.parsing import kind_of, parse
+from server.library.chunking import Chunk
+from server.library.parsing import kind_of
 from server.library.reading import Identity, SkipFile, read_inside, under
 from server.library.sensitive import passed_over
 from server.library.store import KnownFile, LibraryStore
 from server.library.watching import WatchFailed, watching
+from server.library.worker import Parser, Skipped
 from server.types import LibraryProgressJSON
 
 log = logging.getLogger(__name__)
@@ -48,6 +51,7 @@ class Indexer:
         self._tg: anyio.abc.TaskGroup | None = None
         self._folders: dict[str, str] = {}  # id -> path, as watched
         self._rewatch = anyio.Event()  # the folders changed: watch the new set
+        self.parser = Parser()  # the worker process that parses files
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -62,6 +66,8 @@ class Indexer:
             finally:
                 self._tg = None
                 tg.cancel_scope.cancel()
+                self.parser.kill()  # mid-file: its work stops now
+        await self.parser.aclose()
 
     @property
     def folder_count(self) -> int:
@@ -96,6 +102,7 @@ class Indexer:
     async def _work(self) -> None:
         while True:
             if not self._wanted:
+                await self.parser.aclose()  # idle: its memory back until the next file
                 self._wake = anyio.Event()
                 await self._wake.wait()
                 continue
@@ -191,11 +198,15 @@ class Indexer:
     async def _index_file(
         self, folder_id: str, root: str, path: str, before: KnownFile | None
     ) -> None:
-        outcome = await anyio.to_thread.run_sync(read_and_cut, root, path, abandon_on_cancel=True)
-        digest = outcome.known.hash
-        if before is not None and digest is not None and before.hash == digest:
-            await self.store.touch_file(path, outcome.known)  # touched, not changed
-            return
+        read = await anyio.to_thread.run_sync(read_file, root, path, abandon_on_cancel=True)
+        if isinstance(read, Outcome):
+            outcome = read
+        else:
+            digest = read.known.hash
+            if before is not None and digest is not None and before.hash == digest:
+                await self.store.touch_file(path, read.known)  # touched, not changed
+                return
+            outcome = _outcome(read.known, read.kind, await self.parser.cut(read.kind, read.data))
         await self.store.write_file(
             folder_id, path, outcome.known, outcome.kind, outcome.chunks, outcome.skipped
         )
@@ -244,10 +255,18 @@ class Outcome(NamedTuple):
     skipped: str | None
 
 
-def read_and_cut(root: str, path: str) -> Outcome:
-    """One file of the folder `root`, read as hostile input and cut into passages; never raises
-    for a bad file. A file that could not be opened is known without an identity, so the next
-    scan tries it again (the original put back over a link swapped in is read then)."""
+class Read(NamedTuple):
+    """One file's bytes, to be parsed."""
+
+    known: KnownFile
+    kind: str
+    data: bytes
+
+
+def read_file(root: str, path: str) -> Read | Outcome:
+    """One file of the folder `root`, read as hostile input, or why not; never raises for a
+    bad file. A file that could not be opened is known without an identity, so the next scan
+    tries it again (the original put back over a link swapped in is read then)."""
     kind = kind_of(Path(path))
     unopened = KnownFile(0, 0.0, None)
     if kind is None:
@@ -257,13 +276,12 @@ def read_and_cut(root: str, path: str) -> Outcome:
     except SkipFile as exc:
         return Outcome(unopened, kind, None, str(exc))
     known = KnownFile.read(identity, hashlib.blake2b(data, digest_size=16).hexdigest())
-    try:
-        chunks = chunk(parse(kind, data))
-    except SkipFile as exc:
-        return Outcome(known, kind, None, str(exc))
-    except Exception as exc:  # a parser's own bug must not stop the indexer
-        log.warning("could not parse %s: %r", path, exc)
-        return Outcome(known, kind, None, f"could not be parsed ({type(exc).__name__})")
-    if not chunks:
+    return Read(known, kind, data)
+
+
+def _outcome(known: KnownFile, kind: str, cut: list[Chunk] | Skipped) -> Outcome:
+    if isinstance(cut, Skipped):
+        return Outcome(known, kind, None, cut.reason)
+    if not cut:
         return Outcome(known, kind, None, "no text")
-    return Outcome(known, kind, chunks, None)
+    return Outcome(known, kind, cut, None)

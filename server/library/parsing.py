@@ -36,10 +36,15 @@ def kind_of(path: Path) -> str | None:
     return TEXT_KINDS.get(path.suffix.lower())
 
 
-def parse(kind: str, data: bytes) -> list[Section]:
-    """The file's text in sections. Raises SkipFile saying why it is not indexed."""
+def too_much_text(max_chars: int) -> str:
+    return f"more than {max_chars:,} characters of text"
+
+
+def parse(kind: str, data: bytes, *, max_chars: int | None = None) -> list[Section]:
+    """The file's text in sections. Raises SkipFile saying why it is not indexed, among
+    others a text longer than `max_chars` (a PDF is stopped at the page that passes it)."""
     if kind == "pdf":
-        return _pdf(data)
+        return _pdf(data, max_chars)
     if b"\x00" in data[:8192]:
         raise SkipFile("binary, not text")
     try:
@@ -47,11 +52,13 @@ def parse(kind: str, data: bytes) -> list[Section]:
     except UnicodeDecodeError as exc:
         raise SkipFile("not UTF-8 text") from exc
     if kind == "html":
-        return [Section(_html_text(text))]
+        text = _html_text(text)
+    if max_chars is not None and len(text) > max_chars:
+        raise SkipFile(too_much_text(max_chars))
     return [Section(text)]
 
 
-def _pdf(data: bytes) -> list[Section]:
+def _pdf(data: bytes, max_chars: int | None) -> list[Section]:
     import io
 
     import pypdf
@@ -62,8 +69,12 @@ def _pdf(data: bytes) -> list[Section]:
         if reader.is_encrypted:
             raise SkipFile("an encrypted PDF")
         sections = []
+        total = 0
         for number, page in enumerate(reader.pages, start=1):
             text = page.extract_text() or ""
+            total += len(text)
+            if max_chars is not None and total > max_chars:
+                raise SkipFile(too_much_text(max_chars))
             if text.strip():
                 sections.append(Section(text, page=number))
     except SkipFile:

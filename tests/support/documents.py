@@ -3,6 +3,7 @@ reads back), and folders of generated files."""
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 
@@ -22,6 +23,45 @@ def make_pdf(path: Path, pages: list[str], *, encrypted: bool = False) -> Path:
         escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
         stream = f"BT /F1 12 Tf 72 720 Td ({escaped}) Tj ET".encode()
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    out = _pdf_file(objects)
+    path.write_bytes(out)
+    if encrypted:
+        import pypdf
+
+        reader = pypdf.PdfReader(path)
+        writer = pypdf.PdfWriter()
+        for page in reader.pages:
+            writer.add_page(page)
+        writer.encrypt("secret")
+        with path.open("wb") as file:
+            writer.write(file)
+    return path
+
+
+def make_pdf_bomb(path: Path, pages: int = 40, stream_mb: float = 5.0) -> Path:
+    """A small PDF that is costly to read (issue 38): `pages` pages sharing one content stream
+    of `stream_mb` MB of text operators, compressed to a few KB. Each page makes pypdf run the
+    whole stream again."""
+    line = b"BT /F1 12 Tf 72 720 Td (bomb) Tj ET\n"
+    content = line * int(stream_mb * 1_000_000 / len(line))
+    packed = zlib.compress(content, 9)
+    kids = " ".join(f"{5 + i} 0 R" for i in range(pages))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(packed) + packed + b"\nendstream",
+    ]
+    objects += [
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 3 0 R >> >> >>"
+    ] * pages
+    path.write_bytes(_pdf_file(objects))
+    return path
+
+
+def _pdf_file(objects: list[bytes]) -> bytes:
+    """A PDF of these objects (numbered from 1; the first is the catalog), with its xref."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):
@@ -34,18 +74,7 @@ def make_pdf(path: Path, pages: list[str], *, encrypted: bool = False) -> Path:
     out += (
         f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
     )
-    path.write_bytes(bytes(out))
-    if encrypted:
-        import pypdf
-
-        reader = pypdf.PdfReader(path)
-        writer = pypdf.PdfWriter()
-        for page in reader.pages:
-            writer.add_page(page)
-        writer.encrypt("secret")
-        with path.open("wb") as file:
-            writer.write(file)
-    return path
+    return bytes(out)
 
 
 TOPICS = [
