@@ -45,7 +45,12 @@ def _message(message: MessageJSON) -> dict[str, Any]:
 
 
 def conversation_ids(conn: sqlite3.Connection) -> list[str]:
-    return [r[0] for r in conn.execute("SELECT id FROM conversations ORDER BY created_at, rowid")]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM conversations WHERE import_id IS NULL ORDER BY created_at, rowid"
+        )
+    ]
 
 
 def export_json(conversations: list[dict[str, Any]]) -> str:

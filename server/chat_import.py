@@ -1,26 +1,24 @@
 """Conversations into Parley: its own JSON export (server/chat_export.py) or ChatGPT's
 `conversations.json` (server/chatgpt_import.py), all or nothing.
 
-Everything is checked before anything is written; the first problem is a 400 that says where
-it is ("conversations[3].messages[12].role: must be 'user' or 'assistant'"), and nothing is
-imported. Then one transaction writes it all. Ids are kept when they are free; a conversation
-whose id (or one of whose messages' ids) is taken already gets new ones, so importing the same
-file twice gives two copies and never overwrites a chat.
+Each conversation is checked here as the file is read (server/transfer/reading.py); the
+first problem is a 400 that says where it is ("conversations[3].messages[12].role: must be
+'user' or 'assistant'"), and nothing is imported (server/transfer/jobs.py stages and drops).
+Ids are kept when they are free; a conversation whose id (or one of whose messages' ids) is
+taken already gets new ones (server/transfer/staging.py), so importing the same file twice
+gives two copies and never overwrites a chat.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import sqlite3
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from server import chat_params
 from server.agent.steps import NOT_APPROVED_AT_CRASH
 from server.errors import BadRequestError, ParleyError
-from server.transaction import transaction
 from server.types import ChatParams
 
 ROLES = ("user", "assistant")
@@ -73,37 +71,11 @@ class Conversation:
     messages: list[Message] = field(default_factory=list)
 
 
-def parse(raw: bytes) -> Any:
-    try:
-        return json.loads(raw, parse_constant=_no_constant)
-    except json.JSONDecodeError as exc:
-        raise BadImport(f"line {exc.lineno} column {exc.colno}", exc.msg) from exc
-    except (ValueError, RecursionError) as exc:
-        raise BadImport("", f"the file is not JSON Parley can read ({exc})") from exc
-
-
-def _no_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def parley_conversations(
-    data: dict[str, Any], max_chars: int, max_reply_tokens: int
-) -> list[Conversation]:
-    """Parley's own export, checked (`max_reply_tokens`: the highest `params.max_tokens`)."""
-    if data.get("format") != "parley":
-        raise BadImport("format", "must be 'parley' (or give ChatGPT's conversations.json)")
-    if data.get("version") != 1:
-        raise BadImport("version", "this Parley reads version 1 of its export")
-    items = data.get("conversations")
-    if not isinstance(items, list):
-        raise BadImport("conversations", "must be a list")
-    return [
-        _conversation(item, f"conversations[{i}]", max_chars, max_reply_tokens)
-        for i, item in enumerate(items)
-    ]
-
-
-def _conversation(item: object, where: str, max_chars: int, max_reply_tokens: int) -> Conversation:
+def parley_conversation(
+    item: object, where: str, max_chars: int, max_reply_tokens: int
+) -> Conversation:
+    """One conversation of Parley's export, checked (`max_reply_tokens`: the highest
+    `params.max_tokens`); `where` names it in a BadImport ("conversations[3]")."""
     if not isinstance(item, dict):
         raise BadImport(where, "must be an object")
     raw_messages = item.get("messages")
@@ -314,84 +286,3 @@ def _time(item: dict[str, Any], key: str, where: str, default: float | None = No
 
 def _optional_time(item: dict[str, Any], key: str, where: str) -> float | None:
     return None if item.get(key) is None else _time(item, key, where)
-
-
-# -- writing (on the database thread) ------------------------------------------------------
-
-
-def write(conn: sqlite3.Connection, conversations: list[Conversation]) -> list[str]:
-    """Insert them all in one transaction; their ids as stored."""
-    stored: list[str] = []
-    with transaction(conn):
-        for conversation in conversations:
-            if _taken(conn, conversation):
-                _renumber(conversation)
-            _insert(conn, conversation)
-            stored.append(conversation.id)
-    return stored
-
-
-def _taken(conn: sqlite3.Connection, conversation: Conversation) -> bool:
-    if conn.execute("SELECT 1 FROM conversations WHERE id = ?", (conversation.id,)).fetchone():
-        return True
-    ids = [m.id for m in conversation.messages]
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        if conn.execute(f"SELECT 1 FROM messages WHERE id IN ({marks}) LIMIT 1", chunk).fetchone():
-            return True
-    return False
-
-
-def _renumber(conversation: Conversation) -> None:
-    new = {m.id: uuid.uuid4().hex for m in conversation.messages}
-    conversation.id = uuid.uuid4().hex
-    for message in conversation.messages:
-        message.id = new[message.id]
-        message.parent_id = new[message.parent_id] if message.parent_id else None
-    conversation.leaf_id = new[conversation.leaf_id] if conversation.leaf_id else None
-
-
-def _insert(conn: sqlite3.Connection, conversation: Conversation) -> None:
-    conn.execute(
-        "INSERT INTO conversations (id, title, model, system, tools, documents, params, "
-        "leaf_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            conversation.id,
-            conversation.title,
-            conversation.model,
-            conversation.system,
-            conversation.tools,
-            conversation.documents,
-            chat_params.encode(conversation.params),
-            conversation.leaf_id,
-            conversation.created_at,
-            conversation.updated_at,
-        ),
-    )
-    conn.executemany(
-        "INSERT INTO messages (id, conversation_id, parent_id, role, content, parts, status, "
-        "ended_by, error, model, created_at, updated_at, completed_at, usage, continued, "
-        "finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (
-                m.id,
-                conversation.id,
-                m.parent_id,
-                m.role,
-                m.content,
-                json.dumps(m.parts, ensure_ascii=False) if m.parts is not None else None,
-                m.status,
-                m.ended_by,
-                m.error,
-                m.model,
-                m.created_at,
-                m.completed_at if m.completed_at is not None else m.created_at,
-                m.completed_at,
-                json.dumps(m.usage) if m.usage is not None else None,
-                m.continued,
-                m.finish_reason,
-            )
-            for m in conversation.messages
-        ],
-    )

@@ -28,20 +28,9 @@ class Skipped:
     reason: str
 
 
-def conversations(data: list[Any], max_chars: int) -> tuple[list[Conversation], list[Skipped]]:
-    """The conversations to import, and those skipped (every one checked either way)."""
-    kept: list[Conversation] = []
-    skipped: list[Skipped] = []
-    for index, item in enumerate(data):
-        conversation = _conversation(item, f"[{index}]", max_chars)
-        if conversation.messages:
-            kept.append(conversation)
-        else:
-            skipped.append(Skipped(index, conversation.title, NO_MESSAGE))
-    return kept, skipped
-
-
-def _conversation(item: object, where: str, max_chars: int) -> Conversation:
+def conversation(item: object, where: str, max_chars: int) -> Conversation:
+    """One ChatGPT conversation as Parley's, checked; with no message when none is kept
+    (the caller skips it, saying so)."""
     if not isinstance(item, dict):
         raise BadImport(where, "must be an object (a ChatGPT conversation)")
     mapping = item.get("mapping")

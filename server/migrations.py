@@ -204,6 +204,18 @@ def _finish_reason(conn: sqlite3.Connection) -> None:
     )
 
 
+def _import_staging(conn: sqlite3.Connection) -> None:
+    """`conversations.import_id`: an import still being written (issue 38). Its conversations
+    are written in short batches, hidden (listing, search and export-all skip them), and shown
+    by one UPDATE when its last batch commits; rows of an import a crash cut are deleted at
+    the next start (server/transfer/staging.py). NULL for every chat shown."""
+    conn.execute("ALTER TABLE conversations ADD COLUMN import_id TEXT")
+    conn.execute(
+        "CREATE INDEX conversations_importing ON conversations(import_id) "
+        "WHERE import_id IS NOT NULL"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_initial_schema", _initial_schema),
     ("0002_index_replies_once_settled", _index_replies_once_settled),
@@ -212,6 +224,7 @@ MIGRATIONS: list[Migration] = [
     ("0005_branches", _branches),
     ("0006_search_prefixes", _search_prefixes),
     ("0007_finish_reason", _finish_reason),
+    ("0008_import_staging", _import_staging),
 ]
 
 

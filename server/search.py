@@ -69,7 +69,9 @@ def search(conn: sqlite3.Connection, text: str) -> list[ConversationJSON]:
     needle = text.strip().casefold()
     if needle:
         # Titles are few and short: a plain substring test (no LIKE, so % and _ are literal).
-        for row in conn.execute("SELECT * FROM conversations ORDER BY updated_at DESC"):
+        for row in conn.execute(
+            "SELECT * FROM conversations WHERE import_id IS NULL ORDER BY updated_at DESC"
+        ):
             if row["id"] not in found and needle in row["title"].casefold():
                 conv = conversation_json(row)
                 conv["match"] = {"message_id": None, "snippet": row["title"]}
@@ -170,7 +172,8 @@ def _conversations_of(conn: sqlite3.Connection, seqs: list[int]) -> dict[int, sq
     rows = conn.execute(
         "SELECT c.*, m.id AS message_id, m.seq AS message_seq, m.content AS message_content "
         "FROM messages m "
-        f"JOIN conversations c ON c.id = m.conversation_id WHERE m.seq IN ({marks})",
+        f"JOIN conversations c ON c.id = m.conversation_id WHERE m.seq IN ({marks}) "
+        "AND c.import_id IS NULL",
         seqs,
     )
     return {row["message_seq"]: row for row in rows}

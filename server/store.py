@@ -10,13 +10,13 @@ import uuid
 from pathlib import Path
 from typing import Any, Literal
 
-from server import branches, chat_export, chat_import, chat_params, search, turn_rows
+from server import branches, chat_export, chat_params, search, turn_rows
 from server.agent.steps import NOT_APPROVED_AT_CRASH
-from server.chat_import import Conversation
 from server.db import Database
 from server.rows import conversation_json, message_json
 from server.settings import Limits
 from server.transaction import transaction
+from server.transfer.jobs import Imports
 from server.turn_rows import Ending, OpenedTurn, TurnStart
 from server.types import ChatParams, ConversationJSON, MessageJSON, PartJSON
 
@@ -42,13 +42,17 @@ class Store:
 
     def __init__(self, path: Path, *, busy_timeout: float = Limits.db_busy_timeout) -> None:
         self.db = Database(path, busy_timeout=busy_timeout)
+        self.imports = Imports(self.db, path.parent / "imports")  # server/transfer/jobs.py
 
     async def open(self) -> int:
         """Open the database; mark replies left `streaming` by a crash. Returns their count."""
         await self.db.open()
-        return await self.db.run(_recover_crashed, time.time())
+        crashed = await self.db.run(_recover_crashed, time.time())
+        await self.imports.open()  # rows of an import a crash cut: deleted
+        return crashed
 
     async def close(self) -> None:
+        await self.imports.close()
         await self.db.close()
 
     # -- conversations -------------------------------------------------------------------
@@ -109,7 +113,7 @@ class Store:
         `documents` (passages of the user's documents go into the prompt)."""
         return await self.db.run(_set_switch, conversation_id, switch, enabled)
 
-    # -- export and import (server/chat_export.py, server/chat_import.py) ------------------
+    # -- export (server/chat_export.py); imports: `self.imports` (server/transfer/) ---------
 
     async def export(self, conversation_id: str) -> dict[str, Any] | None:
         """One conversation, every branch of it, losslessly; None: no such conversation."""
@@ -121,10 +125,6 @@ class Store:
     async def conversation_ids(self) -> list[str]:
         """Every conversation's id, oldest first (an export of all, one at a time)."""
         return await self.db.run(chat_export.conversation_ids)
-
-    async def import_conversations(self, conversations: list[Conversation]) -> list[str]:
-        """Write checked conversations in one transaction; their ids as stored."""
-        return await self.db.run(chat_import.write, conversations)
 
     async def delete(self, conversation_id: str) -> bool:
         return await self.db.run(_delete, conversation_id)
@@ -226,7 +226,9 @@ def _create_conversation(
 
 def _list_conversations(conn: sqlite3.Connection, limit: int) -> list[ConversationJSON]:
     rows = conn.execute(
-        "SELECT * FROM conversations ORDER BY updated_at DESC, rowid DESC LIMIT ?", (limit,)
+        "SELECT * FROM conversations WHERE import_id IS NULL "
+        "ORDER BY updated_at DESC, rowid DESC LIMIT ?",
+        (limit,),
     )
     return [conversation_json(row) for row in rows]
 

@@ -22,6 +22,7 @@ async def status(request: Request) -> JSONResponse:
         "active_turns": svc.runs.active_count,
         "tools": svc.tools.summary(),
         "library": svc.library.progress,
+        "imports": svc.store.imports.progress(),
     }
     return JSONResponse(found)
 

@@ -1,19 +1,20 @@
-"""Export and import of conversations (server/chat_export.py, server/chat_import.py)."""
+"""Export and import of conversations (server/chat_export.py, server/transfer/)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
 
+import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from server import chat_export, chat_import, chatgpt_import
-from server.chat_import import BadImport
+from server import chat_export
 from server.errors import BadRequestError, NotFoundError
-from server.jsonbody import read_bytes
 from server.services import services
+from server.transfer.jobs import ImportJob, Outcome
+from server.transfer.spool import spool
 
 
 async def export_conversation(request: Request) -> Response:
@@ -59,46 +60,64 @@ async def export_all(request: Request) -> StreamingResponse:
 async def import_conversations(request: Request) -> JSONResponse:
     """Parley's own export or ChatGPT's `conversations.json`: all of it, or nothing (a 400
     saying where the file is wrong). A ChatGPT conversation with no message Parley keeps is
-    skipped, and listed in `skipped`; a file of nothing else is a 400."""
+    skipped, and listed in `skipped`; a file of nothing else is a 400.
+
+    The body is spooled to a file and imported on a thread of its own, in short hidden
+    batches (server/transfer/): progress is in `GET /api/status` (`imports`), and hanging up
+    or `DELETE /api/imports/{id}` cancels it (then nothing was imported)."""
     svc = services(request)
     limits = svc.settings.limits
-    raw = await read_bytes(request, limits, max_bytes=limits.max_import_bytes)
-    data = chat_import.parse(raw)
+    imports = svc.store.imports
+    path = imports.spool_path()
+    size = await spool(request, limits, path)
     max_chars = max(limits.max_content_chars, limits.max_reply_chars)
-    skipped: list[chatgpt_import.Skipped] = []
-    if isinstance(data, list):
-        source = "chatgpt"
-        conversations, skipped = chatgpt_import.conversations(data, max_chars)
-        if skipped and not conversations:
-            raise BadImport(
-                "",
-                f"nothing to import: {_count(len(skipped), 'conversation')} of the file, "
-                f"none with a message Parley keeps (text of the user's or the assistant's)",
-            )
-    elif isinstance(data, dict):
-        source = "parley"
-        conversations = chat_import.parley_conversations(data, max_chars, limits.max_reply_tokens)
-    else:
-        raise BadImport("", "give Parley's export (an object) or ChatGPT's (a list)")
-    stored = await svc.store.import_conversations(conversations)
-    messages = sum(len(c.messages) for c in conversations)
+    try:
+        job = imports.start(path, size, max_chars, limits.max_reply_tokens)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await anyio.Path(path).unlink(missing_ok=True)
+        raise
+    outcome: Outcome | BaseException
+    async with anyio.create_task_group() as group:
+        group.start_soon(_cancel_on_hang_up, request, job)
+        try:
+            outcome = await job.outcome()
+        except Exception as exc:  # raised below, out of the group (not as a group of one)
+            outcome = exc
+        group.cancel_scope.cancel()
+    if isinstance(outcome, BaseException):
+        raise outcome
     return JSONResponse(
         {
-            "source": source,
-            "conversations": stored,
-            "messages": messages,
-            "skipped": [{"index": s.index, "title": s.title, "reason": s.reason} for s in skipped],
+            "source": outcome.source,
+            "conversations": outcome.conversations,
+            "messages": outcome.messages,
+            "skipped": [
+                {"index": s.index, "title": s.title, "reason": s.reason} for s in outcome.skipped
+            ],
         },
         status_code=201,
     )
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+async def _cancel_on_hang_up(request: Request, job: ImportJob) -> None:
+    """The body is read: the next message of the connection is its end (a hang-up)."""
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            job.cancel()
+            return
+
+
+async def cancel_import(request: Request) -> Response:
+    """Stop an import; what it wrote is deleted, and its POST answers 409 import_cancelled."""
+    services(request).store.imports.cancel(request.path_params["import_id"])
+    return Response(status_code=202)
 
 
 routes = [
     Route("/api/conversations/{conversation_id}/export", export_conversation, methods=["GET"]),
     Route("/api/export", export_all, methods=["GET"]),
     Route("/api/import", import_conversations, methods=["POST"]),
+    Route("/api/imports/{import_id}", cancel_import, methods=["DELETE"]),
 ]

@@ -322,9 +322,22 @@ class SourceJSON(TypedDict):
     reason: str | None  # why no lines (not in the library, gone, changed, not text)
 
 
+class ImportProgressJSON(TypedDict):
+    """An import running (`POST /api/import`), as `GET /api/status` shows it."""
+
+    id: str  # DELETE /api/imports/{id} cancels it
+    state: str  # reading (and writing, hidden), showing, cancelling
+    source: str | None  # parley or chatgpt
+    bytes_read: int
+    bytes_total: int
+    conversations: int  # read, checked and written so far
+    messages: int
+
+
 class StatusJSON(TypedDict):
     models: list[ModelStatusJSON]
     default_model: str | None
     active_turns: int
     tools: ToolsSummaryJSON
     library: LibraryProgressJSON
+    imports: list[ImportProgressJSON]

@@ -1,0 +1,255 @@
+"""An import running: read and checked on its own thread, written in short hidden batches.
+
+The worker thread reads the spooled file a conversation at a time (server/transfer/reading.py)
+and hands batches to the database thread (server/transfer/staging.py), each sized so that
+writing it takes about `BATCH_SECONDS`: a reply's checkpoint queued behind a batch waits that
+long at most, never the whole import. While the database writes one batch the worker reads
+the next. When the file is read to its end, every conversation is shown in one transaction;
+on a problem, a cancel or a shutdown the staged rows are deleted (in batches too) and nothing
+was imported. A crash leaves them hidden, and the next start deletes them (`Imports.open`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import shutil
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import cast
+
+from server.chat_import import BadImport, Conversation
+from server.chatgpt_import import Skipped
+from server.db import Database
+from server.errors import ConflictError, NotFoundError
+from server.transfer import reading, staging
+from server.types import ImportProgressJSON
+
+log = logging.getLogger(__name__)
+
+BATCH_SECONDS = 0.02  # a batch's write; a checkpoint may wait 50 ms (issue 38)
+FIRST_BATCH_ROWS = 200
+MIN_BATCH_ROWS, MAX_BATCH_ROWS = 20, 20_000
+STOP_WAIT_SECONDS = 10.0  # how long shutdown waits for a worker to drop its batches
+
+
+class ImportCancelledError(ConflictError):
+    """The import was cancelled (DELETE /api/imports/{id}, a hang-up, or shutdown)."""
+
+    code = "import_cancelled"
+
+
+@dataclass
+class Outcome:
+    source: str
+    conversations: list[str]
+    messages: int
+    skipped: list[Skipped]
+
+
+@dataclass
+class ImportJob:
+    id: str
+    path: Path
+    max_chars: int
+    max_reply_tokens: int
+    bytes_total: int
+    state: str = "reading"  # then "showing"; "cancelling" once cancelled
+    source: str | None = None
+    bytes_read: int = 0
+    conversations: int = 0
+    messages: int = 0
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    future: concurrent.futures.Future[Outcome] = field(default_factory=concurrent.futures.Future)
+
+    def progress(self) -> ImportProgressJSON:
+        return {
+            "id": self.id,
+            "state": self.state,
+            "source": self.source,
+            "bytes_read": self.bytes_read,
+            "bytes_total": self.bytes_total,
+            "conversations": self.conversations,
+            "messages": self.messages,
+        }
+
+    def cancel(self) -> None:
+        """Stop at the next conversation or batch; what was staged is deleted."""
+        self.cancelled.set()
+        self.state = "cancelling"
+
+    async def outcome(self) -> Outcome:
+        return await asyncio.wrap_future(self.future)
+
+
+class Imports:
+    """The imports running now, one at a time (a second is a 409 while one runs)."""
+
+    def __init__(self, db: Database, spool_dir: Path) -> None:
+        self.db = db
+        self.spool_dir = spool_dir
+        self._jobs: dict[str, ImportJob] = {}
+        self._threads: list[threading.Thread] = []
+
+    async def open(self) -> int:
+        """Delete what an import cut by a crash left: its staged rows, its spooled file."""
+        await asyncio.to_thread(shutil.rmtree, self.spool_dir, True)
+        deleted = 0
+        while removed := await self.db.run(staging.discard, None, 5_000):
+            deleted += removed
+        return deleted
+
+    def spool_path(self) -> Path:
+        self.spool_dir.mkdir(parents=True, exist_ok=True)
+        return self.spool_dir / f"{uuid.uuid4().hex}.json"
+
+    def start(self, path: Path, size: int, max_chars: int, max_reply_tokens: int) -> ImportJob:
+        if self._jobs:
+            raise ConflictError("another import is running; wait for it or cancel it")
+        job = ImportJob(uuid.uuid4().hex, path, max_chars, max_reply_tokens, size)
+        self._jobs[job.id] = job
+        job.future.add_done_callback(lambda _: self._jobs.pop(job.id, None))
+        thread = threading.Thread(
+            target=_Worker(self.db, job).run, name=f"parley-import-{job.id[:8]}", daemon=True
+        )
+        self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+        thread.start()
+        return job
+
+    def progress(self) -> list[ImportProgressJSON]:
+        return [job.progress() for job in list(self._jobs.values())]
+
+    def cancel(self, import_id: str) -> None:
+        job = self._jobs.get(import_id)
+        if job is None:
+            raise NotFoundError(f"no import running with id {import_id!r}")
+        job.cancel()
+
+    async def close(self) -> None:
+        """Cancel every import and wait (bounded) for its worker to drop its batches."""
+        for job in list(self._jobs.values()):
+            job.cancel()
+        deadline = time.monotonic() + STOP_WAIT_SECONDS
+        for thread in self._threads:
+            await asyncio.to_thread(thread.join, max(0.0, deadline - time.monotonic()))
+
+
+class _Worker:
+    def __init__(self, db: Database, job: ImportJob) -> None:
+        self.db = db
+        self.job = job
+        self.budget = FIRST_BATCH_ROWS
+        self.skipped: list[Skipped] = []
+        self.pending: concurrent.futures.Future[object] | None = None
+
+    def run(self) -> None:
+        job = self.job
+        try:
+            outcome = self._import()
+        except BaseException as exc:
+            self._drop()
+            job.future.set_exception(exc)
+        else:
+            job.future.set_result(outcome)
+        finally:
+            job.path.unlink(missing_ok=True)
+
+    def _import(self) -> Outcome:
+        job = self.job
+        batch: list[staging.Piece] = []
+        rows = 0
+        for piece in self._pieces():
+            batch.append(piece)
+            rows += piece.rows
+            if rows >= self.budget:
+                self._write(batch, rows)
+                batch, rows = [], 0
+        if batch:
+            self._write(batch, rows)
+        self._settle_pending()
+        self._check_cancelled()
+        if self.skipped and not job.conversations:
+            raise BadImport(
+                "",
+                f"nothing to import: {_count(len(self.skipped), 'conversation')} of the file, "
+                "none with a message Parley keeps (text of the user's or the assistant's)",
+            )
+        job.state = "showing"
+        shown = self._call(staging.reveal, job.id)
+        assert isinstance(shown, list)
+        return Outcome(job.source or "parley", shown, job.messages, self.skipped)
+
+    def _pieces(self) -> Iterator[staging.Piece]:
+        """The file's conversations cut into pieces of at most the batch budget."""
+        job = self.job
+        job.source = "parley" if reading.first_byte(job.path) == b"{" else "chatgpt"
+        for item in reading.items(job.path, job.max_chars, job.max_reply_tokens, self._read):
+            self._check_cancelled()
+            if item.conversation is None:
+                assert item.skipped is not None
+                self.skipped.append(item.skipped)
+                continue
+            conversation: Conversation = item.conversation
+            count = len(conversation.messages)
+            start = 0
+            while True:
+                stop = min(count, start + max(1, self.budget - (1 if start == 0 else 0)))
+                yield staging.Piece(conversation, start, stop)
+                start = stop
+                if start >= count:
+                    break
+            job.conversations += 1
+            job.messages += count
+
+    def _read(self, offset: int) -> None:
+        self.job.bytes_read = offset
+
+    def _write(self, batch: list[staging.Piece], rows: int) -> None:
+        """Hand a batch to the database thread once the one before it is written."""
+        self._settle_pending()
+        self._check_cancelled()
+        self.pending = self.db.submit(_timed_stage, self.job.id, batch, rows)
+
+    def _settle_pending(self) -> None:
+        if self.pending is None:
+            return
+        pending, self.pending = self.pending, None
+        rows, seconds = cast(tuple[int, float], pending.result())
+        # Size the next batch to take about BATCH_SECONDS, growing at most twofold at a time.
+        wanted = rows * BATCH_SECONDS / max(seconds, 1e-4)
+        self.budget = int(max(MIN_BATCH_ROWS, min(MAX_BATCH_ROWS, self.budget * 2, wanted)))
+
+    def _check_cancelled(self) -> None:
+        if self.job.cancelled.is_set():
+            raise ImportCancelledError("the import was cancelled; nothing was imported")
+
+    def _drop(self) -> None:
+        """Delete every staged row of the import, a batch at a time."""
+        try:
+            if self.pending is not None:
+                concurrent.futures.wait([self.pending])
+            while self._call(staging.discard, self.job.id, max(self.budget, MIN_BATCH_ROWS)):
+                pass
+        except Exception:  # the next start deletes what is left
+            log.exception("could not delete the rows of a failed import")
+
+    def _call(self, fn: object, *args: object) -> object:
+        return self.db.submit(fn, *args).result()  # type: ignore[arg-type]
+
+
+def _timed_stage(
+    conn: sqlite3.Connection, import_id: str, batch: list[staging.Piece], rows: int
+) -> tuple[int, float]:
+    started = time.perf_counter()
+    staging.stage(conn, import_id, batch)
+    return rows, time.perf_counter() - started
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"

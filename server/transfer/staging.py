@@ -1,0 +1,171 @@
+"""An import's rows in the database: staged hidden in short batches, then shown at once.
+
+Every function here runs on the database thread (server/db.py), each call one short
+transaction, so a reply's checkpoint queued behind it waits one batch at most. A staged
+conversation carries its import's id in `conversations.import_id` (migration 0008): listing,
+search and export-all pass over it. `reveal` shows them all in one UPDATE when the last batch
+has committed; `discard` deletes them a batch at a time after a failure or a cancel, and at
+start for any import a crash cut (`discard(conn, None, ...)`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from dataclasses import dataclass
+
+from server import chat_params
+from server.chat_import import Conversation, Message
+from server.transaction import transaction
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Messages `start:stop` of a conversation; the piece with `start == 0` writes the
+    conversation's own row first (a conversation may span several batches)."""
+
+    conversation: Conversation
+    start: int
+    stop: int
+
+    @property
+    def rows(self) -> int:
+        return self.stop - self.start + (1 if self.start == 0 else 0)
+
+
+def stage(conn: sqlite3.Connection, import_id: str, pieces: list[Piece]) -> None:
+    """Write one batch of pieces, hidden under `import_id`, in one transaction."""
+    with transaction(conn):
+        for piece in pieces:
+            conversation = piece.conversation
+            messages = conversation.messages[piece.start : piece.stop]
+            first = piece.start == 0
+            if (first and _conversation_taken(conn, conversation.id)) or _messages_taken(
+                conn, messages
+            ):
+                _renumber(conn, conversation, piece.start)
+            if first:
+                _insert_conversation(conn, conversation, import_id)
+            _insert_messages(conn, conversation.id, messages)
+
+
+def reveal(conn: sqlite3.Connection, import_id: str) -> list[str]:
+    """Show every conversation of the import, in one transaction; their ids, in file order."""
+    with transaction(conn):
+        ids = [
+            row[0]
+            for row in conn.execute(
+                "SELECT id FROM conversations WHERE import_id = ? ORDER BY rowid", (import_id,)
+            )
+        ]
+        conn.execute("UPDATE conversations SET import_id = NULL WHERE import_id = ?", (import_id,))
+    return ids
+
+
+def discard(conn: sqlite3.Connection, import_id: str | None, max_rows: int) -> int:
+    """Delete up to `max_rows` staged rows of the import (None: of every import), messages
+    before their conversation. Returns how many went: 0 when nothing is left."""
+    match = "c.import_id = ?" if import_id is not None else "c.import_id IS NOT NULL"
+    args: tuple[object, ...] = (import_id,) if import_id is not None else ()
+    with transaction(conn):
+        # Messages first, so the search index's delete trigger runs for each.
+        cursor = conn.execute(
+            "DELETE FROM messages WHERE seq IN (SELECT m.seq FROM conversations c "
+            f"JOIN messages m ON m.conversation_id = c.id WHERE {match} LIMIT ?)",
+            (*args, max_rows),
+        )
+        if cursor.rowcount > 0:
+            return cursor.rowcount
+        cursor = conn.execute(
+            f"DELETE FROM conversations WHERE rowid IN (SELECT c.rowid FROM conversations c "
+            f"WHERE {match} LIMIT ?)",
+            (*args, max_rows),
+        )
+        return cursor.rowcount
+
+
+def _conversation_taken(conn: sqlite3.Connection, cid: str) -> bool:
+    return conn.execute("SELECT 1 FROM conversations WHERE id = ?", (cid,)).fetchone() is not None
+
+
+def _messages_taken(conn: sqlite3.Connection, messages: list[Message]) -> bool:
+    ids = [m.id for m in messages]
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        if conn.execute(f"SELECT 1 FROM messages WHERE id IN ({marks}) LIMIT 1", chunk).fetchone():
+            return True
+    return False
+
+
+def _renumber(conn: sqlite3.Connection, conversation: Conversation, start: int) -> None:
+    """New ids for the conversation's messages from `start` on (and for the conversation
+    itself when `start` is 0: a conversation held in one batch gets all new ids, as before
+    issue 38). A piece after the first keeps the ids its earlier pieces were written with."""
+    later = conversation.messages[start:]
+    new = {m.id: uuid.uuid4().hex for m in later}
+    if start == 0:
+        conversation.id = uuid.uuid4().hex
+    for message in later:
+        message.id = new[message.id]
+        if message.parent_id is not None:
+            message.parent_id = new.get(message.parent_id, message.parent_id)
+    if conversation.leaf_id in new:
+        conversation.leaf_id = new[conversation.leaf_id]
+        if start > 0:  # its row is written already
+            conn.execute(
+                "UPDATE conversations SET leaf_id = ? WHERE id = ?",
+                (conversation.leaf_id, conversation.id),
+            )
+
+
+def _insert_conversation(
+    conn: sqlite3.Connection, conversation: Conversation, import_id: str
+) -> None:
+    conn.execute(
+        "INSERT INTO conversations (id, title, model, system, tools, documents, params, "
+        "leaf_id, created_at, updated_at, import_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            conversation.id,
+            conversation.title,
+            conversation.model,
+            conversation.system,
+            conversation.tools,
+            conversation.documents,
+            chat_params.encode(conversation.params),
+            conversation.leaf_id,
+            conversation.created_at,
+            conversation.updated_at,
+            import_id,
+        ),
+    )
+
+
+def _insert_messages(conn: sqlite3.Connection, cid: str, messages: list[Message]) -> None:
+    conn.executemany(
+        "INSERT INTO messages (id, conversation_id, parent_id, role, content, parts, status, "
+        "ended_by, error, model, created_at, updated_at, completed_at, usage, continued, "
+        "finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                m.id,
+                cid,
+                m.parent_id,
+                m.role,
+                m.content,
+                json.dumps(m.parts, ensure_ascii=False) if m.parts is not None else None,
+                m.status,
+                m.ended_by,
+                m.error,
+                m.model,
+                m.created_at,
+                m.completed_at if m.completed_at is not None else m.created_at,
+                m.completed_at,
+                json.dumps(m.usage) if m.usage is not None else None,
+                m.continued,
+                m.finish_reason,
+            )
+            for m in messages
+        ],
+    )
