@@ -311,8 +311,14 @@ def replies() -> None:
     slow_reader(20, None, 60.0)
 
 
+def _imports() -> None:
+    from bench.imports import import_while_streaming  # issue 38: its own module
+
+    import_while_streaming()
+
+
 def main() -> None:
-    parts = {"replies": replies, "chunking": chunking, "gguf": gguf_headers}
+    parts = {"replies": replies, "chunking": chunking, "gguf": gguf_headers, "imports": _imports}
     for name in sys.argv[1:] or list(parts):
         parts[name]()
 
