@@ -9,15 +9,19 @@ a call to its tools waits for the user's approval; `"toolTrust": {"TOOL": "ask" 
 "allow" | "never"}` overrides that per tool (Settings writes it; server/agent/approvals.py).
 Other keys (of an entry or of the file) are kept as they are when Parley writes the file. An
 entry that is not valid is reported with why, and the others still run; a file that cannot be
-read at all runs no server and is not overwritten until the user changes the configuration.
+read at all runs no server at start, and is never written over (see McpConfigFile). Edits
+made by hand while Parley runs are picked up (server/tools/manager.py watches the file).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import stat
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -203,18 +207,34 @@ def _no_constant(name: str) -> None:
 
 
 class McpConfigFile:
-    """The configuration file: read at start, rewritten whole (atomically) on each change."""
+    """The configuration file, the user's as much as Parley's: people edit it by hand, also
+    while Parley runs (issue 37). So each change from Settings is made to the file as it is
+    on disk now (read again under the lock, then written whole, atomically); a file broken
+    on disk is never written over (the change is refused, saying why); a symlink stays a
+    symlink and the file keeps its mode (`write_json_atomically`). `changed` tells the tool
+    manager's watch that the file was edited since it was last read or written."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.error: str | None = None  # why the file cannot be read; then nothing runs
         self._document: dict[str, Any] = {}
+        self._seen: Signature | None = None  # the file as last read or written
         self._lock = threading.Lock()
         self.reload()
 
     def reload(self) -> None:
+        """Read the file again (blocking: call it from a worker thread)."""
+        with self._lock:
+            self._load()
+
+    def changed(self) -> bool:
+        """Whether the file on disk is not the one last read or written (blocking)."""
+        return _signature(self.path) != self._seen
+
+    def _load(self) -> None:
+        self._seen = _signature(self.path)  # first: an edit made while reading is seen again
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = _read_bounded(self.path)
         except FileNotFoundError:
             self._document, self.error = {}, None
             return
@@ -223,7 +243,7 @@ class McpConfigFile:
             return
         try:
             document = json.loads(text, parse_constant=_no_constant)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             self._document, self.error = {}, f"{self.path} is not valid JSON: {exc}"
             return
         servers = document.get("mcpServers", {}) if isinstance(document, dict) else None
@@ -241,7 +261,12 @@ class McpConfigFile:
         """Add or replace an entry (validated: raises ConfigEntryError). Raises OSError."""
         check_name(name)
         check_entry(config)
-        self._change(lambda servers: servers.__setitem__(name, dict(config)))
+
+        def edit(servers: dict[str, Any]) -> bool:
+            servers[name] = dict(config)
+            return True
+
+        self._change(edit)
         return entry_from(name, config)
 
     def set_tool_trust(self, name: str, tool: str, trust: Trust | None) -> ServerEntry | None:
@@ -252,14 +277,12 @@ class McpConfigFile:
             raise ConfigEntryError(
                 "'trust' must be one of " + ", ".join(f'"{t}"' for t in TOOL_TRUSTS) + " or null"
             )
-        if name not in self._document.get("mcpServers", {}):
-            return None
         found: list[object] = []
 
-        def edit(servers: dict[str, Any]) -> None:
+        def edit(servers: dict[str, Any]) -> bool:
             entry = servers.get(name)
             if not isinstance(entry, dict):
-                return
+                return False
             trusts = entry.setdefault("toolTrust", {})
             if not isinstance(trusts, dict):
                 raise ConfigEntryError("'toolTrust' must be an object of tool names and trusts")
@@ -270,25 +293,67 @@ class McpConfigFile:
             else:
                 trusts[tool] = trust
             found.append(entry)
+            return True
 
         self._change(edit)
         return entry_from(name, found[0]) if found else None
 
     def remove(self, name: str) -> bool:
         """Remove an entry; False if there was none. Raises OSError."""
-        if name not in self._document.get("mcpServers", {}):
-            return False
-        self._change(lambda servers: servers.pop(name, None))
-        return True
+        return self._change(lambda servers: servers.pop(name, None) is not None)
 
-    def _change(self, edit: Any) -> None:
+    def _change(self, edit: Callable[[dict[str, Any]], bool]) -> bool:
+        """Apply `edit` to the file as it is on disk now, and write it if `edit` says it
+        changed something; what `edit` said."""
         with self._lock:
+            self._load()
             if self.error is not None:
                 raise ConfigEntryError(
-                    f"the configuration file cannot be read, so it is not changed: {self.error}"
+                    f"the configuration file is not changed, because it cannot be read as it "
+                    f"is on disk now ({self.error}); fix it by hand, or move it away"
                 )
             document = json.loads(json.dumps(self._document))  # a copy, changed then written
             servers = document.setdefault("mcpServers", {})
-            edit(servers)
+            if not edit(servers):
+                return False
             write_json_atomically(self.path, document)
             self._document = document
+            self._seen = _signature(self.path)
+            return True
+
+
+# What tells one version of the file from another: the link's own stat and its target's.
+Signature = tuple[tuple[int, int, int, int], tuple[int, int, int, int] | None]
+MAX_FILE_BYTES = 4_000_000  # far more than any configuration; a hand-made mistake is refused
+
+
+def _signature(path: Path) -> Signature | None:
+    try:
+        link = os.lstat(path)
+    except OSError:
+        return None
+    try:
+        target = os.stat(path)
+    except OSError:
+        return (_of(link), None)
+    return (_of(link), _of(target))
+
+
+def _of(found: os.stat_result) -> tuple[int, int, int, int]:
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
+
+
+def _read_bounded(path: Path) -> str:
+    """The file's text, read through one descriptor that never blocks on a FIFO, at most
+    MAX_FILE_BYTES. Raises OSError (FileNotFoundError when there is none)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
+        raise OSError(f"{path} is larger than {MAX_FILE_BYTES // 1_000_000} MB")
+    return data.decode("utf-8-sig")

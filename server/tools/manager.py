@@ -25,6 +25,9 @@ from server.tools.names import function_name
 from server.tools.stdio import StopTimes
 from server.types import ToolServerConfigJSON, ToolsJSON, ToolsSummaryJSON, Trust
 
+FILE_POLL_S = 1.0  # how soon a hand edit of the configuration file is applied
+TRUST_KEYS = ("trust", "toolTrust")  # an entry's keys a running server does not depend on
+
 
 class ToolManager:
     def __init__(
@@ -45,11 +48,13 @@ class ToolManager:
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """Run the configured servers while inside; stop them all (bounded) on the way out."""
+        """Run the configured servers while inside, following the file's hand edits; stop them
+        all (bounded) on the way out."""
         async with anyio.create_task_group() as tg:
             self._tg = tg
             for entry in self.config.entries():
                 self._start(entry)
+            tg.start_soon(self._follow_file)
             try:
                 yield
             finally:
@@ -96,12 +101,9 @@ class ToolManager:
         """Add or change a server: the file is written (raises ConfigEntryError, OSError),
         the old server stopped and the new one started."""
         async with self._changing:
-            entry = await anyio.to_thread.run_sync(self.config.put, name, config)
-            self._grants.revoke(name)
-            old = self.servers.pop(name, None)
-            if old is not None:
-                await self._stop([old])
-            return self._start(entry)
+            await anyio.to_thread.run_sync(self.config.put, name, config)
+            await self._apply(restart=name)
+            return self.servers[name]
 
     async def set_tool_trust(self, name: str, tool: str, trust: Trust | None) -> McpServer | None:
         """Set (None: clear) one tool's trust: written to the file (raises ConfigEntryError,
@@ -109,21 +111,49 @@ class ToolManager:
         server has that name."""
         async with self._changing:
             entry = await anyio.to_thread.run_sync(self.config.set_tool_trust, name, tool, trust)
-            self._grants.revoke(name, tool)
-            server = self.servers.get(name)
-            if entry is None or server is None:
-                return None
-            server.entry = entry  # only its trust changed: the running process stays
-            return server
+            await self._apply()
+            return self.servers.get(name) if entry is not None else None
 
     async def remove(self, name: str) -> bool:
         async with self._changing:
             removed = await anyio.to_thread.run_sync(self.config.remove, name)
-            self._grants.revoke(name)
-            old = self.servers.pop(name, None)
-            if old is not None:
-                await self._stop([old])
+            old = self.servers.get(name)
+            await self._apply()
             return removed or old is not None
+
+    async def _follow_file(self) -> None:
+        """Apply the file's hand edits while Parley runs, like a change from Settings. A file
+        broken by hand leaves the servers running as they were (an editor may save half a
+        file); its error is shown until it is mended."""
+        while True:
+            await anyio.sleep(FILE_POLL_S)
+            if not await anyio.to_thread.run_sync(self.config.changed):
+                continue
+            async with self._changing:
+                await anyio.to_thread.run_sync(self.config.reload)
+                if self.config.error is None:
+                    await self._apply()
+
+    async def _apply(self, restart: str | None = None) -> None:
+        """Make the running servers those of the file as last read: a server gone is stopped,
+        a new one started, a changed one restarted (one whose trust alone changed keeps its
+        process); `restart` is restarted in any case. Every changed entry ends the chats'
+        grants of its tools."""
+        wanted = {entry.name: entry for entry in self.config.entries()}
+        for name in [name for name in self.servers if name not in wanted]:
+            self._grants.revoke(name)
+            await self._stop([self.servers.pop(name)])
+        for name, entry in wanted.items():
+            old = self.servers.get(name)
+            if old is not None and old.entry.config == entry.config and name != restart:
+                continue
+            self._grants.revoke(name)
+            if old is not None and name != restart and _same_but_trust(old.entry, entry):
+                old.entry = entry  # only its trust changed: the running process stays
+                continue
+            if old is not None:
+                await self._stop([self.servers.pop(name)])
+            self._start(entry)
 
     # -- a turn's tools ------------------------------------------------------------------
 
@@ -137,6 +167,13 @@ class ToolManager:
                 name = function_name(server.name, tool.name)
                 found.setdefault(name, (server, tool))
         return TurnTools(found)
+
+
+def _same_but_trust(old: ServerEntry, new: ServerEntry) -> bool:
+    def running_part(entry: ServerEntry) -> dict[str, object]:
+        return {k: v for k, v in entry.config.items() if k not in TRUST_KEYS}
+
+    return old.error is None and new.error is None and running_part(old) == running_part(new)
 
 
 class TurnTools:
