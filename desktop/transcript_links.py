@@ -73,6 +73,7 @@ class TranscriptLinks(QObject):
     def _show_details(self, dialog: QDialog) -> None:
         if self._details is not None:
             self._details.close()
+            self._details.deleteLater()  # one at a time: the one before is not kept
         self._details = dialog
         dialog.open()
 

@@ -59,10 +59,10 @@ def warning(folder: Path, home: Path) -> str | None:
     for place in SECRET_PLACES:
         secret = home / place
         if _within(folder, secret):
+            where = "" if folder == secret else f", inside {secret}"
             return (
-                f"{folder} holds keys, passwords or a browser's data ({secret}). Its files "
-                "would be searchable, and passages of them would be sent to the model "
-                "without asking."
+                f"{folder} holds keys, passwords or a browser's data{where}. Its files would "
+                "be searchable, and passages of them would be sent to the model without asking."
             )
     hidden = [part for part in folder.parts if part.startswith(".") and part not in (".", "..")]
     if hidden:
