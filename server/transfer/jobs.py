@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 BATCH_SECONDS = 0.02  # a batch's write; a checkpoint may wait 50 ms (issue 38)
 FIRST_BATCH_ROWS = 200
 MIN_BATCH_ROWS, MAX_BATCH_ROWS = 20, 20_000
+WAL_CHECKPOINT_BATCHES = 20  # ~0.5 s of batches, a few MB of WAL
 STOP_WAIT_SECONDS = 10.0  # how long shutdown waits for a worker to drop its batches
 
 
@@ -103,6 +104,7 @@ class Imports:
         deleted = 0
         while removed := await self.db.run(staging.discard, None, 5_000):
             deleted += removed
+        await self.db.run(staging.resume_upkeep)
         return deleted
 
     def spool_path(self) -> Path:
@@ -147,10 +149,13 @@ class _Worker:
         self.budget = FIRST_BATCH_ROWS
         self.skipped: list[Skipped] = []
         self.pending: concurrent.futures.Future[object] | None = None
+        self.merging: concurrent.futures.Future[object] | None = None
+        self.batches = 0
 
     def run(self) -> None:
         job = self.job
         try:
+            self._call(staging.pause_upkeep)
             outcome = self._import()
         except BaseException as exc:
             self._drop()
@@ -159,6 +164,10 @@ class _Worker:
             job.future.set_result(outcome)
         finally:
             job.path.unlink(missing_ok=True)
+            try:
+                self._call(staging.resume_upkeep)
+            except Exception:  # the next start resumes it
+                log.exception("could not resume the database's upkeep")
 
     def _import(self) -> Outcome:
         job = self.job
@@ -211,12 +220,24 @@ class _Worker:
         self.job.bytes_read = offset
 
     def _write(self, batch: list[staging.Piece], rows: int) -> None:
-        """Hand a batch to the database thread once the one before it is written."""
+        """Hand a batch to the database thread once the one before it is written, and a
+        bounded step of merging the search index after it (its own call: a checkpoint
+        queued meanwhile goes between them)."""
         self._settle_pending()
         self._check_cancelled()
         self.pending = self.db.submit(_timed_stage, self.job.id, batch, rows)
+        self.merging = self.db.submit(staging.merge_index)
+        self.batches += 1
+        if self.batches % WAL_CHECKPOINT_BATCHES == 0:
+            try:
+                staging.checkpoint_wal(self.db.path)
+            except sqlite3.Error:  # busy: the next one will do
+                log.debug("WAL checkpoint skipped", exc_info=True)
 
     def _settle_pending(self) -> None:
+        if self.merging is not None:
+            merging, self.merging = self.merging, None
+            merging.result()
         if self.pending is None:
             return
         pending, self.pending = self.pending, None
@@ -232,8 +253,7 @@ class _Worker:
     def _drop(self) -> None:
         """Delete every staged row of the import, a batch at a time."""
         try:
-            if self.pending is not None:
-                concurrent.futures.wait([self.pending])
+            concurrent.futures.wait([f for f in (self.pending, self.merging) if f is not None])
             while self._call(staging.discard, self.job.id, max(self.budget, MIN_BATCH_ROWS)):
                 pass
         except Exception:  # the next start deletes what is left

@@ -14,10 +14,13 @@ import json
 import sqlite3
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
 from server import chat_params
 from server.chat_import import Conversation, Message
 from server.transaction import transaction
+
+MERGE_PAGES = 100  # ~1 ms a step, 35 at most (measured)
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,37 @@ def discard(conn: sqlite3.Connection, import_id: str | None, max_rows: int) -> i
             (*args, max_rows),
         )
         return cursor.rowcount
+
+
+def pause_upkeep(conn: sqlite3.Connection) -> None:
+    """While an import runs, keep two kinds of upkeep out of its batches (each made a batch
+    take up to 430 ms, bench/imports.py): the search index's automatic merging (`merge_index`
+    does it instead, a bounded step after each batch) and the WAL's automatic checkpoint
+    (the import's thread runs it on a connection of its own, `checkpoint_wal`)."""
+    conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 0)")
+    conn.execute("PRAGMA wal_autocheckpoint=0")
+
+
+def resume_upkeep(conn: sqlite3.Connection) -> None:
+    """SQLite's defaults again: FTS5 merges once 4 segments of a level are there, the WAL is
+    checkpointed every 1,000 pages (at the end of an import, and at start after a crash)."""
+    conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 4)")
+    conn.execute("PRAGMA wal_autocheckpoint=1000")
+
+
+def checkpoint_wal(path: Path) -> None:
+    """Copy the WAL into the database from a connection of the caller's (never the database
+    thread's): PASSIVE takes no write lock, so the batches and replies' checkpoints go on."""
+    conn = sqlite3.connect(path, timeout=1.0)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    finally:
+        conn.close()
+
+
+def merge_index(conn: sqlite3.Connection) -> None:
+    """One bounded step (about MERGE_PAGES pages of work) of merging the search index."""
+    conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
 
 
 def _conversation_taken(conn: sqlite3.Connection, cid: str) -> bool:
