@@ -38,6 +38,8 @@ from server.types import LibraryProgressJSON
 
 log = logging.getLogger(__name__)
 
+WORKER_IDLE_S = 60.0  # the parse worker is closed after this long with nothing to do
+
 IGNORED_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox"}
 
 
@@ -82,6 +84,8 @@ class Indexer:
         """A folder of the library: watched, then scanned."""
         self._folders[folder_id] = path
         self._rewatch.set()
+        if self._tg is not None:  # warm (~70 ms of start-up) while the watch is set up
+            self._tg.start_soon(self.parser.start)
 
     def scan(self, folder_id: str) -> None:
         """Scan this folder soon (after those asked before)."""
@@ -102,9 +106,12 @@ class Indexer:
     async def _work(self) -> None:
         while True:
             if not self._wanted:
-                await self.parser.aclose()  # idle: its memory back until the next file
                 self._wake = anyio.Event()
-                await self._wake.wait()
+                with anyio.move_on_after(WORKER_IDLE_S):
+                    await self._wake.wait()
+                if not self._wake.is_set():
+                    await self.parser.aclose()  # idle: its memory back until the next file
+                    await self._wake.wait()
                 continue
             folder_id = self._wanted.pop(0)
             with anyio.CancelScope() as scope:

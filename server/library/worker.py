@@ -17,7 +17,8 @@ A process can be killed at once, and its CPU time, memory and output can be boun
 
 Each is skipped with its reason, which the user sees. A worker that dies (a crash, a kill, a
 limit) skips the file it was on, and a new one serves the next. One worker serves file after
-file (starting one costs ~70 ms, ~250 ms with pypdf); the indexer closes it when it is idle.
+file (starting one costs ~70 ms, ~250 ms with pypdf): the indexer starts it with the library
+and closes it after a minute with nothing to do.
 
 The file's bytes are read by the parent (`reading.read_inside`, which is where the library's
 rules on links, FIFOs and sizes live, and whose bytes the parent hashes anyway) and handed
@@ -82,11 +83,16 @@ class Parser:
         self._process: anyio.abc.Process | None = None
         self._answers: BufferedByteReceiveStream | None = None
         self._dying: list[anyio.abc.Process] = []  # killed, to be reaped
+        self._starting = anyio.Lock()
         self.started = 0  # workers started so far (for tests and the benchmark)
 
     @property
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
+
+    async def start(self) -> None:
+        """Start the worker now, if it is not running (else it starts at the next file)."""
+        await self._worker()
 
     async def cut(self, kind: str, data: bytes) -> list[Chunk] | Skipped:
         """The file's passages, or why it is skipped. Never raises for a bad file."""
@@ -153,6 +159,12 @@ class Parser:
     async def _worker(
         self,
     ) -> tuple[anyio.abc.ByteSendStream, BufferedByteReceiveStream]:
+        async with self._starting:
+            return await self._running_worker()
+
+    async def _running_worker(
+        self,
+    ) -> tuple[anyio.abc.ByteSendStream, BufferedByteReceiveStream]:
         process = self._process
         if process is not None and process.returncode is not None:
             self.kill()
@@ -197,11 +209,16 @@ class OverBudget(BaseException):
     swallow it."""
 
 
+_armed = False  # a SIGPROF that lands after the parse (the budget's edge) is ignored
+
+
 def _on_timer(signum: int, frame: FrameType | None) -> None:
-    raise OverBudget
+    if _armed:
+        raise OverBudget
 
 
 def _arm(cpu_s: float) -> None:
+    global _armed
     import resource
 
     used = resource.getrusage(resource.RUSAGE_SELF)
@@ -210,10 +227,13 @@ def _arm(cpu_s: float) -> None:
     soft = spent + int(cpu_s + 1) + CPU_KILL_GRACE_S
     if hard == resource.RLIM_INFINITY or soft <= hard:
         resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+    _armed = True
     signal.setitimer(signal.ITIMER_PROF, cpu_s, 0.05)  # again every 50 ms if swallowed
 
 
 def _disarm() -> None:
+    global _armed
+    _armed = False
     signal.setitimer(signal.ITIMER_PROF, 0, 0)
 
 
