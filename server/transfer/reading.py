@@ -10,6 +10,7 @@ second parse that feeds the parser one byte at a time from the block it failed i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,9 @@ from server import chat_import, chatgpt_import
 from server.chat_import import BadImport, Conversation
 
 BLOCK = 64 * 1024  # bytes handed to the parser at a time
+SURROGATE = re.compile(rb"\\u[dD]([89a-fA-F])[0-9a-fA-F]{2}")
+HIGH = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}")
+LOW = re.compile(rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 SCALARS = ("null", "boolean", "integer", "double", "number", "string")
 
 
@@ -34,12 +38,17 @@ class Item:
 
 class Counted:
     """A file that counts the bytes read from it (the import's progress), and can be told to
-    hand them out one at a time from an offset on (to locate a syntax error)."""
+    hand them out one at a time from an offset on (to locate a syntax error).
+
+    It also notes the first unpaired surrogate escape (`\\ud800` alone): ijson's C parser
+    turns one into "?" where Python's json keeps it and Parley refuses it (SQLite would)."""
 
     def __init__(self, raw: IO[bytes], single_from: int | None = None) -> None:
         self._raw = raw
         self.offset = 0
         self._single_from = single_from
+        self._tail = b""  # the end of the block before, for an escape cut between blocks
+        self.surrogate_at: int | None = None
 
     def read(self, size: int = -1) -> bytes:
         if self._single_from is not None and self.offset >= self._single_from:
@@ -47,8 +56,27 @@ class Counted:
         elif self._single_from is not None and size > 0:
             size = min(size, self._single_from - self.offset)
         data = self._raw.read(size)
+        if self.surrogate_at is None and self._single_from is None:
+            self._scan(data)
         self.offset += len(data)
         return data
+
+    def _scan(self, data: bytes) -> None:
+        text, base = self._tail + data, self.offset - len(self._tail)
+        for match in SURROGATE.finditer(text):
+            at = match.start()
+            if _escaped(text, at):
+                continue
+            high = match.group(1).lower() in b"89ab"
+            paired = (
+                LOW.match(text, at + 6) is not None
+                if high
+                else at >= 6 and HIGH.match(text, at - 6) is not None and not _escaped(text, at - 6)
+            )
+            if not paired and (not high or at + 12 <= len(text)):
+                self.surrogate_at = base + at
+                return
+        self._tail = text[-12:]
 
 
 def items(
@@ -62,15 +90,18 @@ def items(
         try:
             if first == b"{":
                 header = _header(path)
-                yield from _parley(source, header, max_chars, max_reply_tokens, on_read)
+                yield from _parley(path, source, header, max_chars, max_reply_tokens, on_read)
             elif first == b"[":
-                yield from _chatgpt(source, max_chars, on_read)
+                yield from _chatgpt(path, source, max_chars, on_read)
             else:
                 for _ in ijson.parse(source):  # a syntax error is said first, as json says it
                     pass
                 raise BadImport("", "give Parley's export (an object) or ChatGPT's (a list)")
         except ijson.JSONError as exc:
             raise _located(path, source.offset, exc) from exc
+        except UnicodeDecodeError as exc:  # ijson's C parser on a lone low surrogate
+            _no_surrogate(path, source)
+            raise BadImport("", "the file is not UTF-8 text") from exc
 
 
 def first_byte(path: Path) -> bytes:
@@ -120,6 +151,7 @@ def _check_header(header: _Header) -> None:
 
 
 def _parley(
+    path: Path,
     source: Counted,
     header: _Header,
     max_chars: int,
@@ -129,12 +161,16 @@ def _parley(
     _check_header(header)
     for index, raw in enumerate(ijson.items(source, "conversations.item", use_float=True)):
         where = f"conversations[{index}]"
+        _no_surrogate(path, source)
         yield Item(chat_import.parley_conversation(raw, where, max_chars, max_reply_tokens))
         on_read(source.offset)
 
 
-def _chatgpt(source: Counted, max_chars: int, on_read: Callable[[int], None]) -> Iterator[Item]:
+def _chatgpt(
+    path: Path, source: Counted, max_chars: int, on_read: Callable[[int], None]
+) -> Iterator[Item]:
     for index, raw in enumerate(ijson.items(source, "item", use_float=True)):
+        _no_surrogate(path, source)
         conversation = chatgpt_import.conversation(raw, f"[{index}]", max_chars)
         if conversation.messages:
             yield Item(conversation)
@@ -143,6 +179,20 @@ def _chatgpt(source: Counted, max_chars: int, on_read: Callable[[int], None]) ->
                 None, chatgpt_import.Skipped(index, conversation.title, chatgpt_import.NO_MESSAGE)
             )
         on_read(source.offset)
+
+
+def _escaped(text: bytes, at: int) -> bool:
+    """The backslash at `at` is itself escaped (an odd run of backslashes before it)."""
+    run = 0
+    while at - run - 1 >= 0 and text[at - run - 1] == 0x5C:
+        run += 1
+    return run % 2 == 1
+
+
+def _no_surrogate(path: Path, source: Counted) -> None:
+    if source.surrogate_at is not None:
+        line, column = _place(path, source.surrogate_at)
+        raise BadImport(f"line {line} column {column}", "contains an unpaired surrogate")
 
 
 def _located(path: Path, failed_by: int, exc: ijson.JSONError) -> BadImport:
@@ -163,7 +213,13 @@ def _located(path: Path, failed_by: int, exc: ijson.JSONError) -> BadImport:
         except ijson.JSONError:
             pass
         offset = max(0, source.offset - 1)
-        raw.seek(0)
+    line, column = _place(path, offset)
+    return BadImport(f"line {line} column {column}", _plain(problem))
+
+
+def _place(path: Path, offset: int) -> tuple[int, int]:
+    """Line and column (1-based, the column in characters) of a byte offset of the file."""
+    with path.open("rb") as raw:
         line, line_start, done = 1, 0, 0
         while done < offset:
             block = raw.read(min(BLOCK, offset - done))
@@ -176,7 +232,7 @@ def _located(path: Path, failed_by: int, exc: ijson.JSONError) -> BadImport:
             done += len(block)
         raw.seek(line_start)
         column = len(raw.read(offset - line_start).decode("utf-8", "replace")) + 1
-    return BadImport(f"line {line} column {column}", _plain(problem))
+    return line, column
 
 
 def _plain(problem: str) -> str:

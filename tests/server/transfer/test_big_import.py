@@ -211,3 +211,23 @@ def test_a_kill_mid_import_leaves_nothing_half_imported(
 def _ignore(fn: Any, *args: Any) -> None:
     with contextlib.suppress(OSError):  # the server was killed under it
         fn(*args)
+
+
+@pytest.mark.parametrize("escape", ["\\ud800x", "x\\udc00", "x\\ud800"])
+def test_an_unpaired_surrogate_is_a_400_saying_where(parley: Parley, escape: str) -> None:
+    # ijson's C parser turns "\ud800" into "?": the file's bytes are checked for it instead.
+    body = b'{"format": "parley", "version": 1, "conversations": [{"id": "a", "title": "'
+    body += escape.encode() + b'", "created_at": 1, "messages": []}]}'
+    reply = post(parley.port, parley.token, body)
+    assert reply.status == 400, reply.body
+    assert reply.json()["error"]["message"].endswith("contains an unpaired surrogate")
+    assert parley.call("GET", "/api/conversations").json()["conversations"] == []
+
+
+def test_a_paired_or_escaped_surrogate_imports(parley: Parley) -> None:
+    body = b'{"format": "parley", "version": 1, "conversations": [{"id": "a", "title": '
+    body += b'"\\ud83d\\ude00 \\\\ud800", "created_at": 1, "messages": []}]}'
+    reply = post(parley.port, parley.token, body)
+    assert reply.status == 201, reply.body
+    (listed,) = parley.call("GET", "/api/conversations").json()["conversations"]
+    assert listed["title"] == "\U0001f600 \\ud800"
