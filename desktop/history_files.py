@@ -3,7 +3,8 @@ importing Parley's or ChatGPT's export (conversations.json).
 
 An export is written to a `.part` file beside the chosen one as it arrives, then renamed
 over it: a failure or a crash never leaves a half-written file under the chosen name. An
-import is all or nothing on the server's side; a big one shows a busy progress dialog."""
+import is all or nothing on the server's side; a big one shows a progress dialog (the server's
+progress in /api/status) whose Cancel hangs up the request, which cancels the import."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from desktop.tasks import Tasks
 MARKDOWN = "Markdown (*.md)"
 JSON = "Parley JSON (*.json)"
 IMPORTS = "Parley or ChatGPT export (*.json);;All files (*)"
+PROGRESS_STEPS = 1000
+PROGRESS_POLL_SECONDS = 0.5
 
 
 class HistoryFiles(QObject):
@@ -92,16 +95,29 @@ class HistoryFiles(QObject):
         except OSError as exc:
             raise ClientError(f"Could not read {source}: {exc}") from exc
         progress = QProgressDialog(
-            f"Importing {source.name} ({len(raw) / 1e6:.1f} MB)…", "", 0, 0, self._parent
-        )
-        progress.setCancelButton(None)  # all or nothing, on the server: it finishes or fails
-        progress.setWindowModality(Qt.WindowModality.WindowModal)
+            f"Importing {source.name} ({len(raw) / 1e6:.1f} MB)…", "Cancel", 0, PROGRESS_STEPS,
+            self._parent,
+        )  # fmt: skip
+        # Not modal: a modal one's setValue() runs a nested round of Qt events inside this
+        # coroutine; and the window stays usable, the server answers it meanwhile.
+        progress.setWindowModality(Qt.WindowModality.NonModal)
         progress.setMinimumDuration(300)  # a small file never flashes a dialog
+        sending = asyncio.ensure_future(client.import_history(raw))
+        # Cancel hangs up the request: the server stops the import and keeps nothing of it.
+        progress.canceled.connect(sending.cancel)
+        watching = asyncio.ensure_future(_show_progress(client, progress, source.name))
         try:
-            result = await client.import_history(raw)
+            result = await sending
+        except asyncio.CancelledError:
+            if not sending.cancelled():
+                raise  # this task itself was cancelled (the window closes)
+            self.done.emit(f"Import of {source.name} cancelled: nothing was imported")
+            return
         except ClientError as exc:
             raise ClientError(f"Nothing was imported from {source.name}: {exc}") from exc
         finally:
+            watching.cancel()
+            sending.cancel()
             progress.close()
         chats = len(result["conversations"]) if isinstance(result["conversations"], list) else 0
         messages = result["messages"] if isinstance(result["messages"], int) else 0
@@ -116,6 +132,21 @@ class HistoryFiles(QObject):
         if client is None:
             raise ClientError("Parley's server is still starting")
         return client
+
+
+async def _show_progress(client: ParleyClient, progress: QProgressDialog, name: str) -> None:
+    """The server's progress of the import (GET /api/status `imports`), twice a second."""
+    while True:
+        await asyncio.sleep(PROGRESS_POLL_SECONDS)
+        with contextlib.suppress(ClientError):
+            running = (await client.status()).get("imports") or []
+            if running and running[0]["bytes_total"] and not progress.wasCanceled():
+                now = running[0]
+                progress.setValue(PROGRESS_STEPS * now["bytes_read"] // now["bytes_total"])
+                progress.setLabelText(
+                    f"Importing {name}: {_count(now['conversations'], 'chat')}, "
+                    f"{_count(now['messages'], 'message')} so far…"
+                )
 
 
 def _count(number: int, thing: str) -> str:
