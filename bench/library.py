@@ -18,6 +18,7 @@ server's), and `/healthz` latency meanwhile.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import sys
@@ -67,26 +68,22 @@ def wait_indexed(parley: ParleyProcess, files: int, timeout: float) -> None:
     raise TimeoutError("not indexed in time")
 
 
-def cpu_s(pid: int) -> tuple[float, float]:
-    """A process's CPU seconds so far: its own, and its reaped children's (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def _cpu_fields(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def cpu_s(parley: ParleyProcess) -> tuple[float, float]:
+    """CPU seconds so far (Linux /proc): the server's own, and its parse workers' (those
+    running now, and those reaped, which the kernel adds to the server's children's time)."""
     tick = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / tick, (int(fields[13]) + int(fields[14])) / tick
-
-
-def no_children(parley: ParleyProcess, timeout: float = 30) -> None:
-    """Until the server has no child but the watcher (the parse worker closed and reaped)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        kids = [
-            pid
-            for pid in child_pids(parley.pid)
-            if b"library.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
-        ]
-        if not kids:
-            return
-        time.sleep(0.02)
-    raise TimeoutError("the parse worker is still there")
+    fields = _cpu_fields(parley.pid)
+    workers = (int(fields[13]) + int(fields[14])) / tick
+    for pid in child_pids(parley.pid):
+        with contextlib.suppress(OSError):
+            if b"library.worker" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                mine = _cpu_fields(pid)
+                workers += (int(mine[11]) + int(mine[12])) / tick
+    return (int(fields[11]) + int(fields[12])) / tick, workers
 
 
 def small(files: int) -> None:
@@ -98,13 +95,12 @@ def small(files: int) -> None:
             words = " ".join(f"w{(index * 7 + i) % 20_000:05d}" for i in range(150))
             (folder / f"f{index:05d}.md").write_text(f"# Note {index}\n\n{words}\n")
         with processes() as (_upstream, parley):
-            own, kids = cpu_s(parley.pid)
+            own, kids = cpu_s(parley)
             began = time.perf_counter()
             parley.call("POST", "/api/library/folders", {"path": str(root)})
             wait_indexed(parley, files, timeout=3600)
             took = time.perf_counter() - began
-            no_children(parley)
-            own_after, kids_after = cpu_s(parley.pid)
+            own_after, kids_after = cpu_s(parley)
             print(f"{files} small Markdown files (~1 KB) indexed in {took:.2f} s: "
                   f"{took / files * 1000:.2f} ms/file wall; CPU: server "
                   f"{own_after - own:.2f} s, parse worker {kids_after - kids:.2f} s")  # fmt: skip
@@ -129,7 +125,7 @@ def bomb() -> None:
 
             prober = threading.Thread(target=probe)
             prober.start()
-            own, kids = cpu_s(parley.pid)
+            own, kids = cpu_s(parley)
             began = time.perf_counter()
             parley.call("POST", "/api/library/folders", {"path": str(root)})
             while True:
@@ -140,8 +136,7 @@ def bomb() -> None:
             took = time.perf_counter() - began
             stop.set()
             prober.join()
-            no_children(parley)
-            own_after, kids_after = cpu_s(parley.pid)
+            own_after, kids_after = cpu_s(parley)
             reason = folders[0]["skipped_files"][0]["reason"]
             print(f"PDF bomb ({size / 1000:.0f} KB, 40 pages x one 5 MB stream): skipped "
                   f"({reason!r}) and the note indexed {took:.1f} s after adding the folder; "
