@@ -23,7 +23,8 @@ and closes it after a minute with nothing to do.
 The file's bytes are read by the parent (`reading.read_inside`, which is where the library's
 rules on links, FIFOs and sizes live, and whose bytes the parent hashes anyway) and handed
 over on the worker's stdin; the worker opens no file. Like the watcher, it ends when its stdin
-closes, so it never outlives Parley by more than the file it is on (bounded by its budget).
+closes; on Linux the kernel also kills it when Parley ends (even by kill -9) mid-file;
+elsewhere it outlives Parley by at most the file it is on (bounded by its budget).
 
 Protocol, both ways framed by lengths (network order): the parent sends `!II` (header length,
 data length), a JSON header `{"kind", "cpu_s", "max_chars"}` and the file's bytes; the worker
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import struct
 import subprocess
@@ -172,7 +174,13 @@ class Parser:
         await self._reap()
         if process is None or process.stdin is None or self._answers is None:
             process = await anyio.open_process(
-                [sys.executable, "-m", "server.library.worker", str(MEMORY_BYTES)],
+                [
+                    sys.executable,
+                    "-m",
+                    "server.library.worker",
+                    str(MEMORY_BYTES),
+                    str(os.getpid()),
+                ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
@@ -294,7 +302,21 @@ def _cap_memory(cap: int) -> None:
             resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
 
 
-def main(memory: int) -> int:
+def _die_with(parent: int) -> bool:
+    """Linux: the kernel kills this process when Parley ends, even by kill -9, mid-file. (It
+    is tied to the thread that started it: the server's event loop, which ends only after
+    the worker is stopped.) False if Parley is gone already."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    return parent == 0 or os.getppid() == parent
+
+
+def main(memory: int, parent: int) -> int:
+    if not _die_with(parent):
+        return 0
     _cap_memory(memory)
     if hasattr(signal, "SIGPROF"):
         signal.signal(signal.SIGPROF, _on_timer)
@@ -324,4 +346,5 @@ def main(memory: int) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(int(sys.argv[1]) if len(sys.argv) > 1 else MEMORY_BYTES))
+    arguments = [int(argument) for argument in sys.argv[1:3]]
+    sys.exit(main(*arguments) if len(arguments) == 2 else main(MEMORY_BYTES, 0))

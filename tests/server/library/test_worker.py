@@ -17,9 +17,10 @@ from server.library import indexer, worker
 from server.library.chunking import Chunk
 from server.library.worker import Parser, Skipped
 from tests.server.library.test_library import add, indexed, library, search
+from tests.support.client import request
 from tests.support.documents import make_pdf, make_pdf_bomb
 from tests.support.parley import Parley
-from tests.support.process import child_pids, command_line
+from tests.support.process import ServerProcess, child_pids, command_line
 from tests.support.upstream import ScriptedUpstream
 from tests.support.waiting import wait_for
 
@@ -208,3 +209,30 @@ def test_shutting_down_mid_parse_kills_the_worker(
         assert parley.stop()
     assert not command_line(busy_workers[0])
     assert workers() == []
+
+
+def test_the_worker_never_outlives_parley_even_after_kill_9_mid_file(
+    data_dir: Path, upstream: ScriptedUpstream, tmp_path: Path, processes: list[ServerProcess]
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    make_pdf_bomb(folder / "bomb.pdf")  # ~10 s of CPU a page: busy well past this test
+    process = ServerProcess(data_dir, upstream.base_url).start()
+    processes.append(process)
+    reply = request(
+        process.port, "POST", "/api/library/folders", token=process.token,
+        json_body={"path": str(folder)},
+    )  # fmt: skip
+    assert reply.status == 201, reply.body
+
+    def parsing() -> list[int]:
+        assert process.proc is not None
+        return [
+            pid
+            for pid in child_pids(process.proc.pid)
+            if b"server.library.worker" in command_line(pid) and busy(pid)
+        ]
+
+    worker_pid = wait_for(parsing, timeout=30)[0]
+    process.kill()
+    wait_for(lambda: not command_line(worker_pid), timeout=10)  # killed with Parley
