@@ -13,7 +13,9 @@ A process can be killed at once, and its CPU time, memory and output can be boun
   is stopped at the page that passes it).
 - Memory: the worker's address space is capped (`RLIMIT_AS`, where there is one; its
   argument): a file
-  that needs more is skipped; the worker that ran out is replaced.
+  that needs more is skipped; the worker that ran out is replaced, and so is one that grew
+  past `RETIRE_PEAK_BYTES` (Python keeps what it allocated: a worker that parsed one big
+  PDF would hold ~250 MB while idle).
 
 Each is skipped with its reason, which the user sees. A worker that dies (a crash, a kill, a
 limit) skips the file it was on, and a new one serves the next. One worker serves file after
@@ -27,8 +29,9 @@ closes; on Linux the kernel also kills it when Parley ends (even by kill -9) mid
 elsewhere it outlives Parley by at most the file it is on (bounded by its budget).
 
 Protocol, both ways framed by lengths (network order): the parent sends `!II` (header length,
-data length), a JSON header `{"kind", "cpu_s", "max_chars"}` and the file's bytes; the worker
-answers `!I` and a JSON object, `{"chunks": [[text, page, line_start, line_end], ...]}` or
+data length), a JSON header `{"kind", "cpu_s", "max_chars", "retire"}` (`retire`: the peak
+memory past which the worker ends after this file) and the file's bytes; the worker answers
+`!I` and a JSON object, `{"chunks": [[text, page, line_start, line_end], ...]}` or
 `{"skipped": reason}`, with `"retire": true` when it must not be used again.
 """
 
@@ -57,6 +60,7 @@ from server.library.reading import SkipFile
 PARSE_CPU_S = 20.0  # of the worker's CPU per file: a 300-page text PDF takes a few seconds
 MAX_TEXT_CHARS = 20_000_000  # as many as the largest text file the library reads (20 MB)
 MEMORY_BYTES = 1 << 30  # the worker's address space: pypdf needs ~250 MB on the bomb
+RETIRE_PEAK_BYTES = 200 << 20  # a worker that grew past this is replaced after its file
 WALL_FACTOR = 4.0  # the parent's bound: the CPU budget this many times over, plus a grace,
 WALL_GRACE_S = 10.0  # so a worker that gets a quarter of a core still uses its budget
 CPU_KILL_GRACE_S = 2  # RLIMIT_CPU (whole seconds) above the timer: for a parse stuck in C
@@ -100,7 +104,9 @@ class Parser:
         """The file's passages, or why it is skipped. Never raises for a bad file."""
         cpu_s, max_chars = PARSE_CPU_S, MAX_TEXT_CHARS  # read now: tests lower them
         requests, answers = await self._worker()
-        header = json.dumps({"kind": kind, "cpu_s": cpu_s, "max_chars": max_chars}).encode()
+        header = json.dumps(
+            {"kind": kind, "cpu_s": cpu_s, "max_chars": max_chars, "retire": RETIRE_PEAK_BYTES}
+        ).encode()
         try:
             with anyio.move_on_after(cpu_s * WALL_FACTOR + WALL_GRACE_S) as wall:
                 await requests.send(_HEAD.pack(len(header), len(data)) + header + data)
@@ -302,6 +308,16 @@ def _cap_memory(cap: int) -> None:
             resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
 
 
+def _peak_bytes() -> int:
+    """This process's peak resident memory so far (0 where unknown)."""
+    try:
+        import resource
+    except ImportError:
+        return 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB on Linux
+
+
 def _die_with(parent: int) -> bool:
     """Linux: the kernel kills this process when Parley ends, even by kill -9, mid-file. (It
     is tied to the thread that started it: the server's event loop, which ends only after
@@ -330,6 +346,8 @@ def main(memory: int, parent: int) -> int:
         request = json.loads(header)
         said = answer(request["kind"], data, request["cpu_s"], request["max_chars"])
         del data
+        if _peak_bytes() > request["retire"]:
+            said["retire"] = True  # its memory back to the system: the next file gets a new one
         try:
             raw = json.dumps(said).encode()
         except MemoryError:

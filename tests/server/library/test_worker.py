@@ -57,7 +57,7 @@ def test_a_pdf_bomb_is_stopped_at_its_budget_and_the_worker_serves_the_next_file
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(worker, "PARSE_CPU_S", 1.0)
-    bomb = make_pdf_bomb(tmp_path / "bomb.pdf").read_bytes()
+    bomb = make_pdf_bomb(tmp_path / "bomb.pdf", stream_mb=1).read_bytes()  # ~1.8 s a page
     assert len(bomb) < 30_000
     fine = make_pdf(tmp_path / "fine.pdf", ["Chapter on quokkas"]).read_bytes()
 
@@ -71,8 +71,28 @@ def test_a_pdf_bomb_is_stopped_at_its_budget_and_the_worker_serves_the_next_file
     skipped, parsed, started = run(body)
     assert skipped == Skipped("took longer than 1 s to parse")
     assert parsed == [Chunk("Chapter on quokkas", 1, None, None)]
-    assert started == 1  # stopped in Python by its CPU timer: the worker lives on
+    assert started == 1  # stopped in Python by its CPU timer (~70 MB): the worker lives on
     assert workers() == []
+
+
+def test_a_worker_that_grew_big_is_replaced_after_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(worker, "PARSE_CPU_S", 1.0)
+    monkeypatch.setattr(worker, "RETIRE_PEAK_BYTES", 60 << 20)
+    bomb = make_pdf_bomb(tmp_path / "bomb.pdf", stream_mb=1).read_bytes()  # ~70 MB
+
+    async def body() -> tuple[Any, Any, int]:
+        parser = Parser()
+        try:
+            return await parser.cut("pdf", bomb), await parser.cut("text", b"after"), parser.started
+        finally:
+            await parser.aclose()
+
+    skipped, parsed, started = run(body)
+    assert skipped == Skipped("took longer than 1 s to parse")
+    assert isinstance(parsed, list) and parsed[0].text == "after"
+    assert started == 2  # its memory went back with it
 
 
 def test_a_file_with_too_much_text_is_skipped(
@@ -171,6 +191,24 @@ def test_a_bomb_in_a_folder_is_skipped_with_its_reason_and_the_rest_indexed(
     ]
     assert [Path(p["path"]).name for p in search(parley, "quokka")] == ["b-notes.md"]
     wait_for(lambda: not workers(), timeout=10)  # idle for WORKER_IDLE_S: the worker is closed
+
+
+def test_a_worker_killed_mid_file_skips_it_and_the_next_file_is_indexed(
+    parley: Parley, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(worker, "PARSE_CPU_S", 120.0)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    make_pdf_bomb(folder / "a-bomb.pdf")
+    (folder / "b-notes.md").write_text("# Notes\n\nThe quokka smiles.\n")
+    add(parley, folder)
+    first = wait_for(lambda: [pid for pid in workers() if busy(pid)], timeout=30)
+    os.kill(first[0], signal.SIGKILL)  # as the kernel's OOM killer would
+    done = indexed(parley, files=1, timeout=30)
+    [skipped] = done["skipped_files"]
+    assert Path(skipped["path"]).name == "a-bomb.pdf"
+    assert skipped["reason"].startswith("the parser crashed on it")
+    assert [Path(p["path"]).name for p in search(parley, "quokka")] == ["b-notes.md"]
 
 
 def test_removing_a_folder_mid_parse_kills_the_work_and_re_adding_starts_one(
