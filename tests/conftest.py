@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.client import close_open_streams
 from tests.support.parley import Parley, wait_model_ready
 from tests.support.process import ServerProcess
 from tests.support.upstream import ScriptedUpstream
@@ -15,6 +16,14 @@ from tests.support.upstream import ScriptedUpstream
 def _log_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
     """The apps and servers the tests start keep their log files out of the user's."""
     os.environ["PARLEY_LOG_DIR"] = str(tmp_path_factory.mktemp("logs"))
+
+
+@pytest.fixture(autouse=True)
+def _streams_closed() -> Iterator[None]:
+    """A test that fails half-way leaves its streams open: closed here, not by the garbage
+    collector during a later test (a ResourceWarning there fails that test)."""
+    yield
+    close_open_streams()
 
 
 @pytest.fixture

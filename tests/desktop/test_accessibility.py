@@ -95,7 +95,8 @@ def test_the_dialogs_controls_have_names_too(
         action.trigger()
         qtbot.waitUntil(lambda b=before: bool(set(visible_dialogs()) - b), timeout=10_000)
         for dialog in set(visible_dialogs()) - before:
-            qtbot.wait(200)  # filled from the server's answer
+            qtbot.waitUntil(lambda: not gui.window.tasks, timeout=10_000)  # filled from
+            QApplication.processEvents()  # the server's answer, and laid out
             unnamed += [
                 f"{dialog.windowTitle()}: {type(w).__name__} {w.objectName()!r}"
                 for w in controls(dialog)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QAccessible, QPalette
-from PySide6.QtWidgets import QLineEdit
+from PySide6.QtWidgets import QApplication, QLineEdit
 
 from desktop.widgets.conversation_list import BUSY_TIP, ConversationList
 from desktop.widgets.conversation_rows import HIT_ROLE, ID_ROLE, TITLE_ROLE
@@ -160,8 +160,9 @@ def test_an_edit_in_place_that_the_server_refused_is_undone_by_the_next_list(
 def test_a_busy_chat_gets_a_dot_without_an_edit_to_any_row(qtbot: Any) -> None:
     sidebar = make(qtbot)
     sidebar.show_conversations(chats(("a", "First"), ("b", "Second")), None)
-    qtbot.wait(20)
     view = sidebar.list
+    QApplication.processEvents()  # what showing the rows posted is done before Edits counts
+    qtbot.waitUntil(lambda: view.dot_rect(view.item(1)).isValid())
 
     def dot_colour(row: int) -> str:
         box = view.dot_rect(view.item(row))

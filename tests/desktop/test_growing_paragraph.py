@@ -17,6 +17,7 @@ import desktop.widgets.transcript as transcript_module
 from desktop.client import ReplyEnd
 from desktop.widgets.transcript import Transcript
 from tests.desktop.test_markdown_render import reopened
+from tests.support.drawn import laid_out
 
 WORDS = " ".join(f"word{n}" for n in range(260))  # one paragraph, ~1,900 characters
 
@@ -146,7 +147,8 @@ def test_the_end_of_a_paragraph_puts_its_pieces_together_unseen(qtbot: Any) -> N
     view = streaming(qtbot)
     stream(qtbot, view, WORDS[:900])
     assert view._seals
-    qtbot.wait(50)  # painted
+    qtbot.waitUntil(lambda: laid_out(view))
+    view.viewport().repaint()  # what is pending is painted now: Paints sees only what follows
     document = view.document()
     top = document.documentLayout().blockBoundingRect(document.findBlock(view._reply_start))
     first_lines = round(top.top()) - view.verticalScrollBar().value() + 3 * 20

@@ -18,6 +18,7 @@ from desktop.widgets.transcript_long_paragraph import CONTINUED_STATE
 from server.types import ToolPartJSON
 from tests.desktop.test_growing_paragraph import blocks, drawn_whole, lines, stream, streaming
 from tests.desktop.test_markdown_render import reopened
+from tests.support.drawn import laid_out, undrawn_blocks
 
 ENDLESS = " ".join(f"w{n}" for n in range(1_200))  # one paragraph, ~6,000 characters
 
@@ -153,14 +154,9 @@ def test_joining_the_pieces_at_another_width_leaves_nothing_below_them_undrawn(
     stream(qtbot, view, "Short answer.")
     end(qtbot, view)
     view.resize(560, 600)
-    qtbot.wait(300)
-    undrawn = []
-    block = view.document().begin()
-    while block.isValid():
-        if block.length() > 1 and block.layout().lineCount() == 0:
-            undrawn.append(block.text()[:20])
-        block = block.next()
-    assert undrawn == []
+    # Laid out again to the end; with the bug the blocks below stayed without lines for good.
+    qtbot.waitUntil(lambda: laid_out(view), timeout=10_000)
+    assert undrawn_blocks(view) == []
     assert "Short answer." in blocks(view)
 
 

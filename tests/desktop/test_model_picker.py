@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
 
 from desktop.widgets.model_picker import ModelPicker
 from server.types import ModelStatusJSON, StatusJSON
@@ -34,7 +34,8 @@ def test_a_long_error_is_cut_to_fit_and_never_widens_the_window(qtbot: Any) -> N
     wanted = window.sizeHint().width()
 
     picker.show_status(status("error", LONG_ERROR))
-    qtbot.wait(10)
+    qtbot.waitUntil(lambda: QLabel.text(picker.state).endswith("…"))
+    QApplication.processEvents()  # the layout it asked for
     assert window.minimumSizeHint().width() <= narrowest
     assert window.sizeHint().width() <= wanted
     assert window.width() == 500

@@ -14,6 +14,7 @@ from desktop.widgets.question_tint import PADDING_PX, QUESTION_STATE
 from desktop.widgets.transcript import Transcript
 from server.types import MessageJSON
 from tests.desktop.test_growing_paragraph import lines
+from tests.support.drawn import laid_out
 
 QUESTION = "Line one\nline two\n\nA paragraph after a blank line <b>not bold</b> & so on."
 
@@ -63,7 +64,7 @@ def tint_edges(view: Transcript, block: Any = None) -> tuple[float, float, float
 def test_the_tint_covers_the_padding_and_stops_there(qtbot: Any) -> None:
     view = view_of(qtbot)
     view.begin_reply(QUESTION, "m", ("u", "a"))
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: laid_out(view))
     tint, base = QColor(view._tint).name(), view.palette().color(QPalette.ColorRole.Base).name()
     assert tint != base
     top, bottom, left = tint_edges(view)
@@ -107,7 +108,7 @@ def test_a_question_scrolled_half_out_of_view_keeps_its_tint(qtbot: Any) -> None
     first = question_blocks(view)[0]
     rect = view.document().documentLayout().blockBoundingRect(first)
     view.verticalScrollBar().setValue(int(rect.bottom()) - 5)  # its last line at the top
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: laid_out(view))
     top, _bottom, left = tint_edges(view, first)
     image = viewport_image(view)
     tint = QColor(view._tint).name()
@@ -124,7 +125,7 @@ def test_the_tint_follows_a_change_of_theme_without_drawing_again(qtbot: Any) ->
     palette.setColor(QPalette.ColorRole.Base, QColor("#1e1e1e"))
     palette.setColor(QPalette.ColorRole.Text, QColor("#e0e0e0"))
     view.setPalette(palette)
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: QColor(view._tint).name() != light and laid_out(view))
     dark = QColor(view._tint).name()
     assert dark != light
     top, _bottom, left = tint_edges(view)
@@ -162,8 +163,8 @@ def test_a_long_question_is_drawn_a_piece_a_frame_with_the_reply_streaming_below
     first = question_text(view)
     assert LONG.startswith(first) and 0 < len(first) < len(LONG) // 4  # the first piece only
     reply = "A reply that streams while the question is drawn.\n\nIts second paragraph."
-    view.add_text(reply[:30])  # the reply goes on below meanwhile
-    qtbot.wait(20)
+    with qtbot.waitSignal(view.reply_rendered):
+        view.add_text(reply[:30])  # the reply goes on below meanwhile
     view.add_text(reply[30:])
     qtbot.waitUntil(lambda: question_text(view) == LONG, timeout=5_000)
     with qtbot.waitSignal(view.reply_ended, timeout=5_000):
@@ -197,7 +198,9 @@ def test_a_chat_drawn_anew_meanwhile_gets_no_piece_of_the_old_question(qtbot: An
     view = view_of(qtbot)
     view.begin_reply(LONG, "m", ("u", "a"))
     view.show_conversation([question("u0", "another chat")])
-    qtbot.wait(200)
+    # Until nothing is left to draw of a question (with the bug, the old one's pieces went on
+    # being drawn into the new chat until the last).
+    qtbot.waitUntil(lambda: not view._question_timer.isActive() and laid_out(view))
     assert question_text(view) == "another chat"
 
 

@@ -10,6 +10,7 @@ from PySide6.QtGui import QImage, QPalette
 
 from desktop.widgets.transcript import Transcript
 from tests.desktop.test_growing_paragraph import lines, streaming
+from tests.support.drawn import laid_out
 
 WORDS = " ".join(f"word{n}" for n in range(900))  # several screens at 600 x 300
 
@@ -35,7 +36,7 @@ def test_a_reply_outgrowing_the_view_keeps_the_width_of_its_lines(qtbot: Any) ->
     view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
     view.add_text(WORDS[:300])
     qtbot.waitUntil(lambda: bool(sizes) and sizes[-1] == 300)
-    qtbot.wait(30)
+    qtbot.waitUntil(lambda: laid_out(view))
     assert bar.maximum() == 0
     assert bar.isVisible()  # there before it is needed
     assert not bar.isEnabled()
@@ -45,7 +46,7 @@ def test_a_reply_outgrowing_the_view_keeps_the_width_of_its_lines(qtbot: Any) ->
 
     view.add_text(WORDS[300:])
     qtbot.waitUntil(lambda: sizes[-1] == len(WORDS), timeout=10_000)
-    qtbot.wait(30)
+    qtbot.waitUntil(lambda: laid_out(view))
     assert bar.maximum() > 0 and bar.isEnabled()
     assert bar.value() == bar.maximum()  # following the end
     # Nothing moved aside for the bar: the same width, and the first lines where they were.
@@ -59,16 +60,16 @@ def test_the_bar_shows_no_handle_until_there_is_something_to_scroll(qtbot: Any) 
     base = view.palette().color(QPalette.ColorRole.Base).name()
     view.add_text("A short reply.")
     qtbot.waitUntil(lambda: "A short reply." in view.toPlainText())
-    qtbot.wait(30)
+    qtbot.waitUntil(lambda: laid_out(view))
     assert colours(bar_strip(view)) == {base}  # an empty column, the transcript's own colour
 
     view.add_text(" " + WORDS)
     qtbot.waitUntil(lambda: view.verticalScrollBar().isEnabled(), timeout=10_000)
-    qtbot.wait(30)
+    qtbot.waitUntil(lambda: laid_out(view))
     assert colours(bar_strip(view)) - {base}  # the handle is drawn
 
     # A new conversation with nothing to scroll: no handle again.
     view.clear_conversation()
     qtbot.waitUntil(lambda: not view.verticalScrollBar().isEnabled())
-    qtbot.wait(30)
+    qtbot.waitUntil(lambda: laid_out(view))
     assert colours(bar_strip(view)) == {base}

@@ -138,14 +138,16 @@ def test_a_list_asked_for_before_a_chat_moved_up_does_not_move_it_back(
     before = run(qtbot, client.conversations(None, TOP_ROWS))  # newer, older
     release = asyncio.Event()
     asked = client.conversations
+    waiting: list[bool] = []
 
     async def late(query: str | None = None, limit: int | None = None) -> Any:
+        waiting.append(True)
         await release.wait()
         return before
 
     client.conversations = late  # type: ignore[method-assign]
     pending = asyncio.ensure_future(gui.window._refresh_list(top=True))
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: bool(waiting))  # the request is on its way
     gui.window._started[older] = "Moved up"
     gui.window._catch_up_list()
     assert titles(gui) == ["Moved up", "New chat"]

@@ -19,6 +19,7 @@ from desktop.widgets.update_pacing import (
     next_budget,
 )
 from tests.desktop.test_growing_paragraph import streaming
+from tests.support.drawn import laid_out
 
 
 def grow(qtbot: Any, text: str, pieces: int = 1) -> tuple[Transcript, list[int]]:
@@ -92,20 +93,20 @@ def test_the_view_follows_the_end_through_big_updates_unless_scrolled_up(qtbot: 
     for round_ in range(3):
         view.add_text("".join(f"\n\nParagraph {round_}-{i}." for i in range(40)))
         qtbot.waitUntil(lambda r=round_: f"Paragraph {r}-39." in view.toPlainText())
-        qtbot.wait(50)
+        qtbot.waitUntil(lambda: laid_out(view))
         assert bar.maximum() > 0 and bar.value() == bar.maximum()
     # Scrolled up to read: later text does not pull the view down.
     bar.setValue(bar.maximum() // 3)
     reading = bar.value()
     view.add_text("\n\nOne more paragraph.")
     qtbot.waitUntil(lambda: "One more paragraph." in view.toPlainText())
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: laid_out(view))
     assert bar.value() == reading
     # Back at the end: followed again.
     bar.setValue(bar.maximum())
     view.add_text("".join(f"\n\nLast {i}." for i in range(40)))
     qtbot.waitUntil(lambda: "Last 39." in view.toPlainText())
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: laid_out(view))
     assert bar.value() == bar.maximum()
 
 
@@ -129,7 +130,7 @@ def grown(qtbot: Any, view: Transcript, label: str, count: int) -> None:
     """`count` paragraphs more in the growing reply, drawn."""
     view.add_text("".join(f"\n\n{label} {i}." for i in range(count)))
     qtbot.waitUntil(lambda: f"{label} {count - 1}." in view.toPlainText())
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: laid_out(view))
 
 
 def test_a_wheel_notch_up_while_a_reply_streams_stops_the_view_following(qtbot: Any) -> None:
@@ -143,7 +144,7 @@ def test_a_wheel_notch_up_while_a_reply_streams_stops_the_view_following(qtbot: 
     for n in range(3):  # later text, update after update, leaves the view where it is
         view.add_text(f"\n\nLater {n}.")
         qtbot.waitUntil(lambda n=n: f"Later {n}." in view.toPlainText())
-        qtbot.wait(30)
+        qtbot.waitUntil(lambda: laid_out(view))
         assert bar.value() == reading
     roll_wheel(view, -3)  # back down to the end: followed again
     assert bar.value() > reading

@@ -247,9 +247,11 @@ def test_a_hovered_link_or_a_notice_moves_nothing(gui: GuiApp, qtbot: Any) -> No
     qtbot.waitExposed(window)
     before = window.composer.mapTo(window, window.composer.rect().topLeft())
     window.transcript.link_hovered.emit("https://example.com/a/page")  # its target shown
-    qtbot.wait(20)
-    assert window.statusBar().currentMessage() == "https://example.com/a/page"
+    qtbot.waitUntil(lambda: window.statusBar().currentMessage() == "https://example.com/a/page")
+    QApplication.processEvents()  # the layout requests it made, if any
+    assert window.composer.mapTo(window, window.composer.rect().topLeft()) == before
     window.transcript.link_hovered.emit("")
     window.transcript.code_copied.emit()  # "Copied to the clipboard"
-    qtbot.wait(20)
+    qtbot.waitUntil(lambda: "Copied" in window.statusBar().currentMessage())
+    QApplication.processEvents()
     assert window.composer.mapTo(window, window.composer.rect().topLeft()) == before

@@ -163,9 +163,14 @@ def test_a_tool_that_ignores_cancellation_holds_neither_the_turn_nor_the_model(
     assert second.final["parley"]["status"] == "completed"
     assert tool_log.find("done", tag="late") is None
 
-    # Its late result comes, and is not saved.
+    # Its late result comes, and is not saved. One more call to the same server, answered
+    # after the late result on the same pipe, marks the moment Parley has read it.
     tool_log.wait("done", tag="late", timeout=15)
-    time.sleep(0.2)
+    upstream.queue = [Script(tokens=0, tool_calls=[call("echo", text="after")])]
+    upstream.script = Script(texts=["done"])
+    third = agent.send(agent.new_conversation(), "after")
+    third.read_all()
+    assert [s["status"] for s in third.steps] == ["running", "completed"]
     step = tool_parts(agent.message(cid, stream.first["message_id"]))[0]
     assert (step["status"], step["result"]) == ("interrupted", None)
 

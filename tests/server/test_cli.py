@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,7 @@ from tests.support.client import request
 from tests.support.parley import Parley
 from tests.support.process import ServerProcess
 from tests.support.upstream import Script, ScriptedUpstream
+from tests.support.waiting import wait_for
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -102,6 +103,14 @@ def test_the_window_is_told_why_a_damaged_database_cannot_be_opened(tmp_path: Pa
         server.start()
 
 
+def refuses_connections(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    except ConnectionRefusedError:
+        return True
+    return False
+
+
 @pytest.mark.slow
 def test_a_second_ctrl_c_while_replies_are_saved_waits_for_them(
     tmp_path: Path, upstream: ScriptedUpstream, processes: list[ServerProcess]
@@ -118,9 +127,12 @@ def test_a_second_ctrl_c_while_replies_are_saved_waits_for_them(
     try:
         assert process.proc is not None
         process.proc.send_signal(signal.SIGINT)
-        time.sleep(0.05)
+        # Two signals sent before the first is handled would arrive as one: the second is
+        # sent once the server has stopped listening (the first one's doing).
+        wait_for(lambda: refuses_connections(process.port), timeout=30)
         process.proc.send_signal(signal.SIGINT)  # impatient: Ctrl+C again
-        time.sleep(1.0)
+        wait_for(lambda: "still saving 1 reply" in "".join(process.output), timeout=30)
+        assert process.proc.poll() is None  # it waits for the lock, however long
     finally:
         holder.rollback()
         holder.close()

@@ -22,7 +22,7 @@ from tests.support.parley import Parley
 from tests.support.process import ServerProcess
 from tests.support.tools import ToolLog, tool_server, write_config
 from tests.support.upstream import Script, ScriptedUpstream
-from tests.support.waiting import wait_for
+from tests.support.waiting import stays_true, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -102,8 +102,7 @@ def test_a_call_waits_for_approval_and_runs_once_allowed(
     saved = wait_for(saved_step, 5)
     assert (saved["status"], saved["arguments"]) == ("awaiting_approval", approval["arguments"])
 
-    time.sleep(0.3)
-    assert calls(tool_log) == []  # not called while it waits
+    stays_true(lambda: calls(tool_log) == [], during=0.3)  # not called while it waits
     status = asking.status()
     assert status["active_turns"] == 1
     assert status["models"][0]["in_use"] is False  # the wait holds no model
@@ -177,8 +176,7 @@ def test_allow_for_this_chat_runs_later_calls_there_and_another_chat_asks_again(
     other = asking.new_conversation()
     third = asking.send(other, "three")
     approval_of(third)
-    time.sleep(0.2)
-    assert len(calls(tool_log)) == 2
+    stays_true(lambda: len(calls(tool_log)) == 2, during=0.2)
     third.hang_up()
     asking.wait_settled(other, third.first["message_id"])
     assert len(calls(tool_log)) == 2
@@ -204,8 +202,7 @@ def test_stop_while_awaiting_approval_settles_at_once_and_a_late_approval_runs_n
 
     late = decide(asking, cid, approval["call_id"], decision="allow")
     assert late.status == 409 and late.json()["error"]["code"] == "not_awaiting_approval"
-    time.sleep(0.2)
-    assert calls(tool_log) == []
+    stays_true(lambda: calls(tool_log) == [], during=0.2)
     assert len(upstream.records) == 1  # no further model call
     assert step_of(asking.message(cid, stream.first["message_id"]))["status"] == "interrupted"
 
@@ -348,8 +345,8 @@ def test_kill_9_while_awaiting_approval_leaves_the_step_interrupted_and_nothing_
     )
     assert late.status == 409
     wait_for(lambda: get(restarted.port, restarted.token, "/api/status")["tools"]["ready"], 30)
-    time.sleep(0.2)
-    assert calls(tool_log) == []  # nothing ran, before or after the restart
+    # nothing ran, before or after the restart
+    stays_true(lambda: calls(tool_log) == [], during=0.2)
     restarted.terminate()
 
 

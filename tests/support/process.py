@@ -65,7 +65,7 @@ class ServerProcess:
         conversation_id: str = reply.json()["id"]
         return conversation_id
 
-    def send(self, conversation_id: str, content: str, timeout: float = 10.0) -> SSEStream:
+    def send(self, conversation_id: str, content: str, timeout: float = 60.0) -> SSEStream:
         path = f"/api/conversations/{conversation_id}/messages"
         return SSEStream(self.port, path, {"content": content}, self.token, timeout=timeout)
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.support.client import request
+from tests.support.database import stored_parts
 from tests.support.parley import Parley
 from tests.support.process import ServerProcess
 from tests.support.tools import ToolLog, tool_server, write_config
@@ -182,7 +183,15 @@ def test_kill_9_mid_tool_then_restart_keeps_the_steps_and_marks_the_running_one_
     stream = process.send(cid, "go")
     stream.first  # noqa: B018
     log.wait("call", tool="slow")
-    time.sleep(0.3)  # a checkpoint (every 100 ms) has the running step
+
+    def running_step_checkpointed() -> bool:
+        parts = stored_parts(data_dir / "parley.sqlite3", stream.first["message_id"])
+        return [(p["name"], p["status"]) for p in parts if p["type"] == "tool"] == [
+            ("echo", "completed"),
+            ("slow", "running"),
+        ]
+
+    wait_for(running_step_checkpointed)  # a checkpoint (every 100 ms) has the running step
     process.kill()
     stream.close()
 
