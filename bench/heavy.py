@@ -315,6 +315,7 @@ def _imports() -> None:
     from bench.imports import import_while_streaming  # issue 38: its own module
 
     import_while_streaming()
+    import_while_streaming(kind="chatgpt")
 
 
 def main() -> None:

@@ -165,6 +165,9 @@ class _Worker:
         finally:
             job.path.unlink(missing_ok=True)
             try:
+                # Copy the WAL from this thread first: the automatic checkpoint, back on,
+                # would copy all of it inside the next commit (a reply's checkpoint).
+                staging.checkpoint_wal(self.db.path)
                 self._call(staging.resume_upkeep)
             except Exception:  # the next start resumes it
                 log.exception("could not resume the database's upkeep")
