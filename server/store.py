@@ -48,7 +48,7 @@ class Store:
         """Open the database; mark replies left `streaming` by a crash. Returns their count."""
         await self.db.open()
         crashed = await self.db.run(_recover_crashed, time.time())
-        await self.imports.open()  # rows of an import a crash cut: deleted
+        await self.imports.open()  # rows of an import a crash cut: deleted, in the background
         return crashed
 
     async def close(self) -> None:

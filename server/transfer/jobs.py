@@ -5,8 +5,9 @@ and hands batches to the database thread (server/transfer/staging.py), each size
 writing it takes about `BATCH_SECONDS`: a reply's checkpoint queued behind a batch waits that
 long at most, never the whole import. While the database writes one batch the worker reads
 the next. When the file is read to its end, every conversation is shown in one transaction;
-on a problem, a cancel or a shutdown the staged rows are deleted (in batches too) and nothing
-was imported. A crash leaves them hidden, and the next start deletes them (`Imports.open`).
+on a problem or a cancel the staged rows are deleted (in batches too) and nothing was
+imported. A crash or a shutdown leaves them hidden, and the next start deletes them in the
+background (`Imports.open`): hidden rows are nobody's to wait for.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -37,7 +38,8 @@ BATCH_SECONDS = 0.02  # a batch's write; a checkpoint may wait 50 ms (issue 38)
 FIRST_BATCH_ROWS = 200
 MIN_BATCH_ROWS, MAX_BATCH_ROWS = 20, 20_000
 WAL_CHECKPOINT_BATCHES = 20  # ~0.5 s of batches, a few MB of WAL
-STOP_WAIT_SECONDS = 10.0  # how long shutdown waits for a worker to drop its batches
+CLEANUP_ROWS = 500  # rows deleted per batch by the cleanup at start (~25 ms)
+STOP_WAIT_SECONDS = 10.0  # how long shutdown waits for an import's thread to stop
 
 
 class ImportCancelledError(ConflictError):
@@ -67,6 +69,7 @@ class ImportJob:
     conversations: int = 0
     messages: int = 0
     cancelled: threading.Event = field(default_factory=threading.Event)
+    shutting_down: bool = False  # cancelled by shutdown: its rows are left for the next start
     future: concurrent.futures.Future[Outcome] = field(default_factory=concurrent.futures.Future)
 
     def progress(self) -> ImportProgressJSON:
@@ -80,8 +83,10 @@ class ImportJob:
             "messages": self.messages,
         }
 
-    def cancel(self) -> None:
-        """Stop at the next conversation or batch; what was staged is deleted."""
+    def cancel(self, *, shutdown: bool = False) -> None:
+        """Stop at the next conversation or batch; what was staged is deleted (at shutdown:
+        left hidden, and deleted at the next start, so that shutdown does not wait for it)."""
+        self.shutting_down = self.shutting_down or shutdown
         self.cancelled.set()
         self.state = "cancelling"
 
@@ -98,14 +103,21 @@ class Imports:
         self._jobs: dict[str, ImportJob] = {}
         self._threads: list[threading.Thread] = []
 
-    async def open(self) -> int:
-        """Delete what an import cut by a crash left: its staged rows, its spooled file."""
+    async def open(self) -> list[str]:
+        """Delete what imports cut by a crash or a shutdown left: their spooled files now,
+        their staged rows (hidden, so nobody waits for it) in short batches on a thread.
+        Returns the ids of those imports."""
         await asyncio.to_thread(shutil.rmtree, self.spool_dir, True)
-        deleted = 0
-        while removed := await self.db.run(staging.discard, None, 5_000):
-            deleted += removed
         await self.db.run(staging.resume_upkeep)
-        return deleted
+        stale: list[str] = await self.db.run(staging.stale_imports)
+        if stale:
+            self._spawn(_Cleanup(self.db, stale).run, "parley-import-cleanup")
+        return stale
+
+    def _spawn(self, target: Callable[[], None], name: str) -> None:
+        thread = threading.Thread(target=target, name=name, daemon=True)
+        self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+        thread.start()
 
     def spool_path(self) -> Path:
         self.spool_dir.mkdir(parents=True, exist_ok=True)
@@ -117,11 +129,7 @@ class Imports:
         job = ImportJob(uuid.uuid4().hex, path, max_chars, max_reply_tokens, size)
         self._jobs[job.id] = job
         job.future.add_done_callback(lambda _: self._jobs.pop(job.id, None))
-        thread = threading.Thread(
-            target=_Worker(self.db, job).run, name=f"parley-import-{job.id[:8]}", daemon=True
-        )
-        self._threads = [t for t in self._threads if t.is_alive()] + [thread]
-        thread.start()
+        self._spawn(_Worker(self.db, job).run, f"parley-import-{job.id[:8]}")
         return job
 
     def progress(self) -> list[ImportProgressJSON]:
@@ -134,9 +142,9 @@ class Imports:
         job.cancel()
 
     async def close(self) -> None:
-        """Cancel every import and wait (bounded) for its worker to drop its batches."""
+        """Cancel every import and wait (bounded) for its thread to stop."""
         for job in list(self._jobs.values()):
-            job.cancel()
+            job.cancel(shutdown=True)
         deadline = time.monotonic() + STOP_WAIT_SECONDS
         for thread in self._threads:
             await asyncio.to_thread(thread.join, max(0.0, deadline - time.monotonic()))
@@ -255,15 +263,37 @@ class _Worker:
 
     def _drop(self) -> None:
         """Delete every staged row of the import, a batch at a time."""
+        concurrent.futures.wait([f for f in (self.pending, self.merging) if f is not None])
+        if self.job.shutting_down:
+            return  # hidden; the next start deletes them
         try:
-            concurrent.futures.wait([f for f in (self.pending, self.merging) if f is not None])
             while self._call(staging.discard, self.job.id, max(self.budget, MIN_BATCH_ROWS)):
-                pass
+                self._check_closing()
         except Exception:  # the next start deletes what is left
             log.exception("could not delete the rows of a failed import")
 
+    def _check_closing(self) -> None:
+        if self.job.shutting_down:
+            raise ImportCancelledError("shutting down; the next start deletes the rest")
+
     def _call(self, fn: object, *args: object) -> object:
         return self.db.submit(fn, *args).result()  # type: ignore[arg-type]
+
+
+class _Cleanup:
+    """Deletes the hidden rows of imports a crash or a shutdown cut, a short batch at a time."""
+
+    def __init__(self, db: Database, import_ids: list[str]) -> None:
+        self.db = db
+        self.import_ids = import_ids
+
+    def run(self) -> None:
+        try:
+            for import_id in self.import_ids:
+                while self.db.submit(staging.discard, import_id, CLEANUP_ROWS).result():
+                    pass
+        except Exception:  # closed meanwhile: the next start goes on with it
+            log.info("the rows of a cut import are not all deleted yet", exc_info=True)
 
 
 def _timed_stage(

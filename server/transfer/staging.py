@@ -5,7 +5,7 @@ transaction, so a reply's checkpoint queued behind it waits one batch at most. A
 conversation carries its import's id in `conversations.import_id` (migration 0008): listing,
 search and export-all pass over it. `reveal` shows them all in one UPDATE when the last batch
 has committed; `discard` deletes them a batch at a time after a failure or a cancel, and at
-start for any import a crash cut (`discard(conn, None, ...)`).
+start for any import a crash or a shutdown cut (`stale_imports`).
 """
 
 from __future__ import annotations
@@ -66,24 +66,28 @@ def reveal(conn: sqlite3.Connection, import_id: str) -> list[str]:
     return ids
 
 
-def discard(conn: sqlite3.Connection, import_id: str | None, max_rows: int) -> int:
-    """Delete up to `max_rows` staged rows of the import (None: of every import), messages
-    before their conversation. Returns how many went: 0 when nothing is left."""
-    match = "c.import_id = ?" if import_id is not None else "c.import_id IS NOT NULL"
-    args: tuple[object, ...] = (import_id,) if import_id is not None else ()
+def stale_imports(conn: sqlite3.Connection) -> list[str]:
+    """Imports with rows still hidden (at start: cut by a crash or a shutdown)."""
+    query = "SELECT DISTINCT import_id FROM conversations WHERE import_id IS NOT NULL"
+    return [row[0] for row in conn.execute(query)]
+
+
+def discard(conn: sqlite3.Connection, import_id: str, max_rows: int) -> int:
+    """Delete up to `max_rows` staged rows of the import, messages before their
+    conversation. Returns how many went: 0 when nothing is left."""
     with transaction(conn):
         # Messages first, so the search index's delete trigger runs for each.
         cursor = conn.execute(
             "DELETE FROM messages WHERE seq IN (SELECT m.seq FROM conversations c "
-            f"JOIN messages m ON m.conversation_id = c.id WHERE {match} LIMIT ?)",
-            (*args, max_rows),
+            "JOIN messages m ON m.conversation_id = c.id WHERE c.import_id = ? LIMIT ?)",
+            (import_id, max_rows),
         )
         if cursor.rowcount > 0:
             return cursor.rowcount
         cursor = conn.execute(
-            f"DELETE FROM conversations WHERE rowid IN (SELECT c.rowid FROM conversations c "
-            f"WHERE {match} LIMIT ?)",
-            (*args, max_rows),
+            "DELETE FROM conversations WHERE rowid IN (SELECT rowid FROM conversations "
+            "WHERE import_id = ? LIMIT ?)",
+            (import_id, max_rows),
         )
         return cursor.rowcount
 
