@@ -19,13 +19,15 @@ import contextlib
 import hashlib
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
 import anyio
 import anyio.abc
 import anyio.to_thread
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from server.library.chunking import Chunk
 from server.library.parsing import kind_of
@@ -194,29 +196,43 @@ class Indexer:
             "total": len(found),
             "current": None,
         }
-        for path, identity in sorted(found.items()):
-            before = known.get(path)
-            if before is None or not before.same(identity):
-                self.progress["current"] = path
-                await self._index_file(folder_id, root, path, before)
-            self.progress["done"] += 1
+        # A file is written while the next is read and parsed (in order, one at a time), so
+        # the worker's time overlaps the database's instead of adding to it.
+        send, receive = anyio.create_memory_object_stream[Write](1)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_writer, receive)
+            async with send:
+                for path, identity in sorted(found.items()):
+                    before = known.get(path)
+                    if before is None or not before.same(identity):
+                        self.progress["current"] = path
+                        await send.send(await self._index_file(folder_id, root, path, before))
+                    self.progress["done"] += 1
         log.info("indexed %s: %d files", root, len(found))
 
     async def _index_file(
         self, folder_id: str, root: str, path: str, before: KnownFile | None
-    ) -> None:
+    ) -> Write:
+        """The file read and parsed: how to write what the index keeps of it."""
         read = await anyio.to_thread.run_sync(read_file, root, path, abandon_on_cancel=True)
         if isinstance(read, Outcome):
             outcome = read
         else:
             digest = read.known.hash
             if before is not None and digest is not None and before.hash == digest:
-                await self.store.touch_file(path, read.known)  # touched, not changed
-                return
+                return partial(self.store.touch_file, path, read.known)  # touched, not changed
             outcome = _outcome(read.known, read.kind, await self.parser.cut(read.kind, read.data))
-        await self.store.write_file(
-            folder_id, path, outcome.known, outcome.kind, outcome.chunks, outcome.skipped
-        )
+        known, kind, chunks, skipped = outcome
+        return partial(self.store.write_file, folder_id, path, known, kind, chunks, skipped)
+
+
+Write = Callable[[], Awaitable[object]]
+
+
+async def _writer(writes: MemoryObjectReceiveStream[Write]) -> None:
+    async with writes:
+        async for write in writes:
+            await write()
 
 
 def _idle() -> LibraryProgressJSON:

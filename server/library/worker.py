@@ -11,11 +11,10 @@ A process can be killed at once, and its CPU time, memory and output can be boun
   after a generous wall-time bound (the machine may be busy), whichever comes first.
 - Output: a file that gives more than `MAX_TEXT_CHARS` characters of text is skipped (a PDF
   is stopped at the page that passes it).
-- Memory: the worker's address space is capped (`RLIMIT_AS`, where there is one; its
-  argument): a file
-  that needs more is skipped; the worker that ran out is replaced, and so is one that grew
-  past `RETIRE_PEAK_BYTES` (Python keeps what it allocated: a worker that parsed one big
-  PDF would hold ~250 MB while idle).
+- Memory: the worker's address space is capped (`RLIMIT_AS` where there is one, at
+  `MEMORY_BYTES`): a file that needs more is skipped and the worker that ran out replaced;
+  so is one that grew past `RETIRE_PEAK_BYTES` (Python keeps what it allocated: a worker
+  that parsed one big PDF would hold ~250 MB while idle).
 
 Each is skipped with its reason, which the user sees. A worker that dies (a crash, a kill, a
 limit) skips the file it was on, and a new one serves the next. One worker serves file after
