@@ -149,7 +149,10 @@ def test_a_removed_reader_is_not_called_even_if_it_was_already_ready(
         right.send(b"z")
         qt_loop.call_soon(qt_loop._remove_reader, left.fileno())
         qt_loop._readers[left.fileno()]._on_notifier_activated()  # what Qt calls
-        run(qtbot, asyncio.sleep(0.1))
+        # A callback queued after both: once it has run, so have they.
+        barrier = qt_loop.create_future()
+        qt_loop.call_soon(barrier.set_result, None)
+        run(qtbot, barrier)
         assert calls == [b"x", b"y"]
     finally:
         qt_loop._remove_reader(left.fileno())

@@ -185,7 +185,7 @@ def test_settings_changed_while_the_model_loads_leave_one_engine_with_them(
         backend = server.services.models.resolve(None).backend
         assert isinstance(backend, LocalBackend) and backend.engine is not None
         headers = {"Authorization": f"Bearer {backend.engine.key}", "Connection": "close"}
-        slots = httpx.get(f"{backend.engine.url}/slots", headers=headers, timeout=5).json()
+        slots = httpx.get(f"{backend.engine.url}/slots", headers=headers, timeout=30).json()
         assert [slot["n_ctx"] for slot in slots] == [2048, 2048]  # the engine runs with them
     finally:
         server.stop()

@@ -18,7 +18,7 @@ def client(server: Parley, token: str | None = None) -> openai.OpenAI:
         base_url=f"http://127.0.0.1:{server.port}/v1",
         api_key=token or server.token,
         max_retries=0,
-        timeout=30,
+        timeout=60,  # a busy machine answers late; a hang is ended by the per-test timeout
     )
 
 

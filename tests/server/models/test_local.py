@@ -21,6 +21,7 @@ from server.models.local import GenerationStats, LocalBackend
 from server.settings import LocalSettings
 from tests.support.client import SSEStream
 from tests.support.parley import Parley
+from tests.support.waiting import wait_for
 
 STORY = "Write a very long story about a dragon and a knight, at least 1000 words."
 
@@ -36,13 +37,14 @@ def engine_idle_after(server: Parley, since: float, timeout: float = 30.0) -> fl
     engine = backend(server).engine
     assert engine is not None
     headers = {"Authorization": f"Bearer {engine.key}", "Connection": "close"}
-    deadline = time.perf_counter() + timeout
-    while time.perf_counter() < deadline:
-        slots = httpx.get(f"{engine.url}/slots", headers=headers, timeout=5).json()
-        if not any(slot["is_processing"] for slot in slots):
-            return time.perf_counter() - since
-        time.sleep(0.005)
-    raise TimeoutError("the engine is still processing")
+
+    def idle_for() -> float | None:
+        slots = httpx.get(f"{engine.url}/slots", headers=headers, timeout=timeout).json()
+        busy = any(slot["is_processing"] for slot in slots)
+        return None if busy else time.perf_counter() - since
+
+    idle: float = wait_for(idle_for, timeout)
+    return idle
 
 
 def completions(server: Parley, **body: Any) -> SSEStream:
