@@ -159,11 +159,12 @@ class _Worker:
         self.pending: concurrent.futures.Future[object] | None = None
         self.merging: concurrent.futures.Future[object] | None = None
         self.batches = 0
+        self.cache_size: int | None = None  # the database's page cache before the import
 
     def run(self) -> None:
         job = self.job
         try:
-            self._call(staging.pause_upkeep)
+            self.cache_size = cast(int, self._call(staging.pause_upkeep))
             outcome = self._import()
         except BaseException as exc:
             self._drop()
@@ -176,7 +177,7 @@ class _Worker:
                 # Copy the WAL from this thread first: the automatic checkpoint, back on,
                 # would copy all of it inside the next commit (a reply's checkpoint).
                 staging.checkpoint_wal(self.db.path)
-                self._call(staging.resume_upkeep)
+                self._call(staging.resume_upkeep, self.cache_size)
             except Exception:  # the next start resumes it
                 log.exception("could not resume the database's upkeep")
 

@@ -20,6 +20,7 @@ from server import chat_params
 from server.chat_import import Conversation, Message
 from server.transaction import transaction
 
+IMPORT_CACHE_KIB = 65_536  # the page cache while an import runs (bench: -16% write time)
 MERGE_PAGES = 100  # ~1 ms a step, 35 at most (measured)
 
 
@@ -92,20 +93,28 @@ def discard(conn: sqlite3.Connection, import_id: str, max_rows: int) -> int:
         return cursor.rowcount
 
 
-def pause_upkeep(conn: sqlite3.Connection) -> None:
+def pause_upkeep(conn: sqlite3.Connection) -> int:
     """While an import runs, keep two kinds of upkeep out of its batches (each made a batch
     take up to 430 ms, bench/imports.py): the search index's automatic merging (`merge_index`
     does it instead, a bounded step after each batch) and the WAL's automatic checkpoint
-    (the import's thread runs it on a connection of its own, `checkpoint_wal`)."""
+    (the import's thread runs it on a connection of its own, `checkpoint_wal`). And a page
+    cache of IMPORT_CACHE_KIB: random ids (uuid4, as Parley and ChatGPT write them) land
+    anywhere in the id index, which outgrows the default 2 MB. Returns the cache size before."""
+    before = int(conn.execute("PRAGMA cache_size").fetchone()[0])
     conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 0)")
     conn.execute("PRAGMA wal_autocheckpoint=0")
+    conn.execute(f"PRAGMA cache_size=-{IMPORT_CACHE_KIB}")
+    return before
 
 
-def resume_upkeep(conn: sqlite3.Connection) -> None:
+def resume_upkeep(conn: sqlite3.Connection, cache_size: int | None = None) -> None:
     """SQLite's defaults again: FTS5 merges once 4 segments of a level are there, the WAL is
-    checkpointed every 1,000 pages (at the end of an import, and at start after a crash)."""
+    checkpointed every 1,000 pages (at the end of an import, and at start after a crash);
+    the page cache as it was (`cache_size`, from `pause_upkeep`)."""
     conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 4)")
     conn.execute("PRAGMA wal_autocheckpoint=1000")
+    if cache_size is not None:
+        conn.execute(f"PRAGMA cache_size={int(cache_size)}")
 
 
 def checkpoint_wal(path: Path) -> None:
