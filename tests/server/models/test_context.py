@@ -41,6 +41,7 @@ def test_a_last_message_that_cannot_fit_is_a_clear_error() -> None:
         fit_to_context([msg("user", 500)], words, 100)
 
 
+@pytest.mark.timeout(300)  # ~25 s here alone, ~40 s with two CPU hogs: the 60 s default is tight
 def test_a_history_longer_than_the_context_is_trimmed_not_fatal(data_dir: Path) -> None:
     server = Parley(data_dir, local=LocalSettings(n_ctx=1024)).start()
     try:
@@ -51,7 +52,8 @@ def test_a_history_longer_than_the_context_is_trimmed_not_fatal(data_dir: Path) 
             history.append({"role": "assistant", "content": "Here is more. " * 40})
         history.append({"role": "user", "content": "Say OK."})
         body = {"messages": history, "stream": True, "max_tokens": 8}
-        stream = SSEStream(server.port, "/v1/chat/completions", body, server.token, timeout=60)
+        # The prefill sends nothing for a while: each read may wait long on a busy machine.
+        stream = SSEStream(server.port, "/v1/chat/completions", body, server.token, timeout=240)
         stream.read_all()
         final = stream.final
         assert final["parley"]["status"] == "completed"

@@ -87,6 +87,7 @@ def test_hang_up_mid_reply_stops_the_engine_and_frees_the_slot(local_parley: Par
     assert (model["in_use"], model["slots_busy"]) == (False, 0)
 
 
+@pytest.mark.timeout(300)  # ~5 s here alone, ~25 s with two CPU hogs: the 60 s default is tight
 def test_two_conversations_stream_at_once_and_a_third_waits_its_turn(
     local_parley: Parley,
 ) -> None:
@@ -155,6 +156,7 @@ def test_hang_up_during_prefill_stops_the_engine_at_the_next_batch(local_parley:
     assert after.final["parley"]["status"] == "completed"
 
 
+@pytest.mark.timeout(300)  # ~5 s here alone, ~27 s with two CPU hogs: the 60 s default is tight
 def test_going_back_to_a_conversation_reuses_its_evaluated_history(local_parley: Parley) -> None:
     # Two long conversations used in turn (A, B, A): A's history is not evaluated again.
     def document(seed: int) -> str:
