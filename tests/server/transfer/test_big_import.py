@@ -231,3 +231,17 @@ def test_a_paired_or_escaped_surrogate_imports(parley: Parley) -> None:
     assert reply.status == 201, reply.body
     (listed,) = parley.call("GET", "/api/conversations").json()["conversations"]
     assert listed["title"] == "\U0001f600 \\ud800"
+
+
+def test_a_second_import_while_one_runs_is_a_409(
+    parley: Parley, data_dir: Path, gate: threading.Event
+) -> None:
+    thread, replies = start_import(parley, export(5_000))
+    wait_for(lambda: staged(data_dir))
+    second = post(parley.port, parley.token, export(100))
+    assert second.status == 409 and second.json()["error"]["code"] == "conflict", second.body
+    assert not list((data_dir / "imports").glob("*.json"))[1:]  # its body was not kept
+    gate.set()
+    thread.join(60)
+    assert replies[0].status == 201 and replies[0].json()["messages"] == 5_000
+    assert imported(data_dir) == 5_000
