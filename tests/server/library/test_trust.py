@@ -125,9 +125,22 @@ def test_a_folder_swapped_for_a_link_during_a_scan_is_not_followed(
 
     swap_after_walk.append(swap)
     add(parley, folder)
-    state = settled(parley, folder, files=2, skipped=1)
-    assert "link" in state["skipped_files"][0]["reason"]
+    # The scan's read of sub/id.md (after the swap) is refused as a link; the watcher may
+    # then see the swap and rescan, whose walk no longer lists sub/ at all: either way the
+    # two plain files are indexed and the key never is.
+    state = wait_for(lambda: _settled_either(parley, folder), timeout=30)
+    if state["skipped"]:
+        assert "link" in state["skipped_files"][0]["reason"]
     assert search(parley, "OPENSSH quokkakey") == []
+    assert search(parley, "plain words") == []
+
+
+def _settled_either(parley: Parley, path: Path) -> dict[str, Any] | None:
+    state = library(parley)
+    folder = next((f for f in state["folders"] if f["path"] == str(path)), None)
+    if state["progress"]["state"] != "idle" or folder is None:
+        return None
+    return folder if folder["files"] == 2 and folder["skipped"] in (0, 1) else None
 
 
 def test_a_fifo_or_a_growing_file_swapped_in_is_skipped_and_the_indexer_goes_on(
