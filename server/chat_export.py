@@ -2,8 +2,9 @@
 time), and Markdown of the selected branch for people to read.
 
 The JSON is what `POST /api/import` reads back (server/chat_import.py): exporting and then
-importing into an empty database gives the same export again. Functions run on the database
-thread (server/db.py).
+importing into an empty database gives the same export again. Both are written a piece at a
+time (a few hundred messages), so a 100,000-message chat is never held whole, nor encoded on
+the event loop: the functions run on a reader (server/readers.py), in one snapshot.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Iterator
 from typing import Any
 
-from server import branches
+from server.chat_pages import BATCH, Skeleton, rows_by_id
 from server.rows import conversation_json, message_json
 from server.types import MessageJSON
 
@@ -25,17 +27,32 @@ def header(now: float | None = None) -> dict[str, Any]:
     return {"format": FORMAT, "version": VERSION, "exported_at": now or time.time()}
 
 
-def exported(conn: sqlite3.Connection, cid: str) -> dict[str, Any] | None:
-    """One conversation with all its messages (every branch, in the order written)."""
-    row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
-    if row is None:
-        return None
-    conversation: dict[str, Any] = dict(conversation_json(row))
-    rows = conn.execute(
-        "SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq", (cid,)
-    ).fetchall()
-    conversation["messages"] = [_message(message_json(r)) for r in rows]
-    return conversation
+def exists(conn: sqlite3.Connection, cid: str) -> bool:
+    found = conn.execute("SELECT 1 FROM conversations WHERE id = ?", (cid,)).fetchone()
+    return found is not None
+
+
+def json_pieces(conn: sqlite3.Connection, ids: list[str] | None) -> Iterator[bytes]:
+    """The export of these conversations (None: every one), with all their messages (every
+    branch, in the order written), a piece at a time. One deleted meanwhile is left out."""
+    head = json.dumps(header(), ensure_ascii=False)
+    yield (head[:-1] + ', "conversations": [').encode()
+    first = True
+    for cid in conversation_ids(conn) if ids is None else ids:
+        row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
+        if row is None:
+            continue
+        fields = json.dumps(conversation_json(row), ensure_ascii=False)
+        yield (("" if first else ", ") + fields[:-1] + ', "messages": [').encode()
+        first = False
+        rows = conn.execute("SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq", (cid,))
+        comma = ""
+        while batch := rows.fetchmany(BATCH):
+            encoded = (json.dumps(_message(message_json(r)), ensure_ascii=False) for r in batch)
+            yield (comma + ", ".join(encoded)).encode()
+            comma = ", "
+        yield b"]}"
+    yield b"]}"
 
 
 def _message(message: MessageJSON) -> dict[str, Any]:
@@ -53,23 +70,31 @@ def conversation_ids(conn: sqlite3.Connection) -> list[str]:
     ]
 
 
-def export_json(conversations: list[dict[str, Any]]) -> str:
-    return json.dumps({**header(), "conversations": conversations}, ensure_ascii=False)
-
-
-def markdown(conn: sqlite3.Connection, cid: str) -> str | None:
+def markdown_pieces(conn: sqlite3.Connection, cid: str) -> Iterator[bytes]:
     """The selected branch as Markdown: who said what, the model, how each reply ended,
-    its tool steps and the sources it cited."""
+    its tool steps and the sources it cited; nothing for a conversation deleted meanwhile."""
     row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
     if row is None:
-        return None
+        return
     conversation = conversation_json(row)
     lines = [f"# {conversation['title'] or 'Untitled chat'}", ""]
     if conversation["system"]:
         lines += ["> System prompt: " + conversation["system"].replace("\n", "\n> "), ""]
-    for message_row in branches.branch(conn, cid, row["leaf_id"]):
-        lines += _markdown_message(message_json(message_row))
-    return "\n".join(lines).rstrip() + "\n"
+    path = Skeleton(conn, cid).path_to(row["leaf_id"])
+    for start in range(0, len(path), BATCH):
+        for message_row in rows_by_id(conn, path[start : start + BATCH]):
+            lines += _markdown_message(message_json(message_row))
+        if start + BATCH < len(path):
+            yield ("\n".join(lines) + "\n").encode()
+            lines = []
+    yield ("\n".join(lines).rstrip() + "\n").encode()
+
+
+def markdown(conn: sqlite3.Connection, cid: str) -> str | None:
+    """`markdown_pieces` as one text; None: no such conversation."""
+    if not exists(conn, cid):
+        return None
+    return b"".join(markdown_pieces(conn, cid)).decode()
 
 
 def _markdown_message(message: MessageJSON) -> list[str]:

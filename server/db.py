@@ -139,7 +139,7 @@ class Database:
         try:
             return fn(self._conn, *args)
         except sqlite3.Error as exc:
-            raise StorageError(_describe(exc)) from exc
+            raise StorageError(describe_error(exc)) from exc
         except (ValueError, OverflowError) as exc:  # unencodable text, out-of-range numbers
             raise StorageError(f"could not store the data: {exc}") from exc
 
@@ -167,7 +167,7 @@ class Database:
         self._pool.shutdown(wait=True)
 
 
-def _describe(exc: sqlite3.Error) -> str:
+def describe_error(exc: sqlite3.Error) -> str:
     text = str(exc)
     if "locked" in text or "busy" in text:
         return f"the database is busy (another program holds it): {text}"

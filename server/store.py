@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import json
 import sqlite3
 import time
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from server import branches, chat_export, chat_params, search, turn_rows
+from server import chat_export, chat_pages, chat_params, search, turn_rows
 from server.agent.steps import NOT_APPROVED_AT_CRASH
 from server.db import Database
+from server.readers import Readers, json_bytes
 from server.rows import conversation_json, message_json
 from server.settings import Limits
 from server.transaction import transaction
@@ -33,15 +36,17 @@ def new_id() -> str:
 class Store:
     """The user's conversations and messages, in one SQLite file (with an FTS5 index).
 
-    Every method runs on the database thread (server/db.py) as one transaction, and raises
-    StorageError when SQLite refuses; nothing is ever deleted on an error. A turn's rows are
-    written by `open_turn` (both messages, before any generation), by `checkpoint` while the
-    reply streams, and by `finish` once, from the run's settle. `open` marks replies a crash
-    left `streaming`.
+    Every write runs on the database thread (server/db.py) as one transaction, every read
+    that may be big on a reader of its own (server/readers.py: never in a checkpoint's way),
+    and each raises StorageError when SQLite refuses; nothing is ever deleted on an error. A
+    turn's rows are written by `open_turn` (both messages, before any generation), by
+    `checkpoint` while the reply streams, and by `finish` once, from the run's settle.
+    `open` marks replies a crash left `streaming`.
     """
 
     def __init__(self, path: Path, *, busy_timeout: float = Limits.db_busy_timeout) -> None:
         self.db = Database(path, busy_timeout=busy_timeout)
+        self.reads = Readers(path, busy_timeout=busy_timeout)
         self.imports = Imports(self.db, path.parent / "imports")  # server/transfer/jobs.py
 
     async def open(self) -> int:
@@ -53,6 +58,7 @@ class Store:
 
     async def close(self) -> None:
         await self.imports.close()
+        await asyncio.to_thread(self.reads.close)
         await self.db.close()
 
     # -- conversations -------------------------------------------------------------------
@@ -64,22 +70,29 @@ class Store:
 
     async def list_conversations(self, limit: int | None = None) -> list[ConversationJSON]:
         """Most recently active first; the first `limit` of them (None: all)."""
-        return await self.db.run(_list_conversations, -1 if limit is None else limit)
+        return await self.reads.run(_list_conversations, -1 if limit is None else limit)
 
     async def search(self, query: str) -> list[ConversationJSON]:
-        return await self.db.run(search.search, query)
+        return await self.reads.run(search.search, query)
 
     async def get_conversation(self, conversation_id: str) -> ConversationJSON | None:
         """The conversation with the messages of its selected branch, in order, each with
         its versions (`siblings`, `sibling_index`)."""
-        return await self.db.run(_get_conversation, conversation_id)
+        return await self.reads.run(chat_pages.page, conversation_id)
+
+    async def conversation_bytes(
+        self, conversation_id: str, limit: int | None = None, before: str | None = None
+    ) -> bytes | None:
+        """The conversation with its branch or a page of it (server/chat_pages.py), as the
+        JSON the API sends; None: no such conversation. BadRequestError: a bad `before`."""
+        return await self.reads.run(_page_bytes, conversation_id, limit, before)
 
     async def find_conversation(self, conversation_id: str) -> ConversationJSON | None:
         """The conversation's own fields, without its messages (a cheap existence check)."""
         return await self.db.run(_find_conversation, conversation_id)
 
     async def get_message(self, conversation_id: str, message_id: str) -> MessageJSON | None:
-        return await self.db.run(_get_message, conversation_id, message_id)
+        return await self.reads.run(_get_message, conversation_id, message_id)
 
     async def rename(self, conversation_id: str, title: str) -> ConversationJSON | None:
         return await self.db.run(_rename, conversation_id, title, time.time())
@@ -101,10 +114,17 @@ class Store:
         """The sampling parameters of the conversation's next turns (server/chat_params.py)."""
         return await self.db.run(_set_params, conversation_id, params)
 
-    async def select(self, conversation_id: str, message_id: str) -> ConversationJSON | None:
+    async def select(
+        self, conversation_id: str, message_id: str, limit: int | None = None
+    ) -> bytes | None:
         """Show the branch through this message (down its newest versions), and give it to
-        the model from now on. None: no such message in the conversation."""
-        return await self.db.run(_select, conversation_id, message_id)
+        the model from now on; the conversation as `conversation_bytes` (with `limit`).
+        None: no such message in the conversation. The branch is found on a reader; the
+        writer only sets the leaf (a 100,000-message chat is never read on its thread)."""
+        leaf = await self.reads.run(chat_pages.leaf_through, conversation_id, message_id)
+        if leaf is None or not await self.db.run(_set_leaf, conversation_id, leaf):
+            return None
+        return await self.conversation_bytes(conversation_id, limit)
 
     async def set_switch(
         self, conversation_id: str, switch: Switch, enabled: bool
@@ -115,16 +135,17 @@ class Store:
 
     # -- export (server/chat_export.py); imports: `self.imports` (server/transfer/) ---------
 
-    async def export(self, conversation_id: str) -> dict[str, Any] | None:
-        """One conversation, every branch of it, losslessly; None: no such conversation."""
-        return await self.db.run(chat_export.exported, conversation_id)
+    async def exists(self, conversation_id: str) -> bool:
+        return await self.reads.run(chat_export.exists, conversation_id)
 
-    async def export_markdown(self, conversation_id: str) -> str | None:
-        return await self.db.run(chat_export.markdown, conversation_id)
+    def export(self, conversation_ids: list[str] | None) -> AsyncIterator[bytes]:
+        """The JSON export of these conversations (None: all), losslessly, every branch, a
+        piece at a time, in one snapshot of the database."""
+        return self.reads.stream(chat_export.json_pieces, conversation_ids)
 
-    async def conversation_ids(self) -> list[str]:
-        """Every conversation's id, oldest first (an export of all, one at a time)."""
-        return await self.db.run(chat_export.conversation_ids)
+    def export_markdown(self, conversation_id: str) -> AsyncIterator[bytes]:
+        """The selected branch as Markdown, a piece at a time."""
+        return self.reads.stream(chat_export.markdown_pieces, conversation_id)
 
     async def delete(self, conversation_id: str) -> bool:
         return await self.db.run(_delete, conversation_id)
@@ -233,34 +254,22 @@ def _list_conversations(conn: sqlite3.Connection, limit: int) -> list[Conversati
     return [conversation_json(row) for row in rows]
 
 
-def _get_conversation(conn: sqlite3.Connection, cid: str) -> ConversationJSON | None:
-    row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
-    if row is None:
-        return None
-    conv = conversation_json(row)
-    rows = branches.all_messages(conn, cid)
-    children = branches.siblings(rows)
-    messages = []
-    for message_row in branches.path_to(rows, row["leaf_id"]) if row["leaf_id"] else []:
-        message = message_json(message_row)
-        versions = children.get(message["parent_id"], [message["id"]])
-        message["siblings"] = versions
-        message["sibling_index"] = versions.index(message["id"])
-        messages.append(message)
-    conv["messages"] = messages
-    return conv
+def _page_bytes(
+    conn: sqlite3.Connection, cid: str, limit: int | None, before: str | None
+) -> bytes | None:
+    found = chat_pages.page(conn, cid, limit, before)
+    return None if found is None else json_bytes(found)
 
 
-def _select(conn: sqlite3.Connection, cid: str, mid: str) -> ConversationJSON | None:
+def _set_leaf(conn: sqlite3.Connection, cid: str, leaf: str) -> bool:
+    """Select the branch ending at `leaf` (a message of the conversation: checked here)."""
     with transaction(conn):
-        found = conn.execute(
-            "SELECT 1 FROM messages WHERE id = ? AND conversation_id = ?", (mid, cid)
-        ).fetchone()
-        if found is None:
-            return None
-        leaf = branches.latest_leaf(conn, mid)
-        conn.execute("UPDATE conversations SET leaf_id = ? WHERE id = ?", (leaf, cid))
-    return _get_conversation(conn, cid)
+        changed = conn.execute(
+            "UPDATE conversations SET leaf_id = ? WHERE id = ? AND EXISTS "
+            "(SELECT 1 FROM messages WHERE id = ? AND conversation_id = ?)",
+            (leaf, cid, leaf, cid),
+        )
+        return changed.rowcount == 1
 
 
 def _find_conversation(conn: sqlite3.Connection, cid: str) -> ConversationJSON | None:

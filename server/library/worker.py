@@ -90,6 +90,7 @@ class Parser:
         self._dying: list[anyio.abc.Process] = []  # killed, to be reaped
         self._starting = anyio.Lock()
         self.started = 0  # workers started so far (for tests and the benchmark)
+        self.ends: list[str] = []  # why each worker stopped, oldest first (for tests)
 
     @property
     def pid(self) -> int | None:
@@ -114,10 +115,12 @@ class Parser:
         except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError):
             return Skipped(await self._died(cpu_s))
         except BaseException:  # cancelled (folder removed, shutdown): stop its work now
+            self.ends.append("cancelled")
             self.kill()
             await self._reap()
             raise
         if wall.cancelled_caught:
+            self.ends.append("wall clock")
             self.kill()
             await self._reap()
             return Skipped(over_time(cpu_s))
@@ -126,6 +129,7 @@ class Parser:
         else:
             answer = json.loads(raw)
         if answer.get("retire"):
+            self.ends.append("retired")
             self.kill()
         if "skipped" in answer:
             return Skipped(str(answer["skipped"]))
@@ -201,7 +205,9 @@ class Parser:
         process = self._process
         self.kill()
         await self._reap()
-        return _why(process.returncode if process is not None else None, cpu_s)
+        why = _why(process.returncode if process is not None else None, cpu_s)
+        self.ends.append(why)
+        return why
 
 
 def _why(returncode: int | None, cpu_s: float) -> str:

@@ -44,19 +44,26 @@ async def list_conversations(request: Request) -> JSONResponse:
     raw_limit = request.query_params.get("limit")
     if raw_limit is not None and query is not None:
         raise BadRequestError("'limit' is for the list, not a search ('q')", code="invalid_field")
-    # ASCII digits, few of them, before int(): "²" is a digit to str.isdigit, and a long
-    # string of them raises past Python's int-conversion limit.
-    if raw_limit is not None and not (
-        re.fullmatch(r"[0-9]{1,5}", raw_limit) and 1 <= int(raw_limit) <= MAX_LIMIT
-    ):
-        raise BadRequestError(f"'limit' must be 1-{MAX_LIMIT}", code="invalid_field")
+    limit = _limit(request)
     if query is not None:
         check_text(query, "q")
         found = await svc.store.search(query)
     else:
-        found = await svc.store.list_conversations(int(raw_limit) if raw_limit else None)
+        found = await svc.store.list_conversations(limit)
     listed: ConversationListJSON = {"conversations": found}
     return JSONResponse(listed)
+
+
+def _limit(request: Request) -> int | None:
+    """`?limit=`: 1-MAX_LIMIT, or None when not given."""
+    raw = request.query_params.get("limit")
+    if raw is None:
+        return None
+    # ASCII digits, few of them, before int(): "²" is a digit to str.isdigit, and a long
+    # string of them raises past Python's int-conversion limit.
+    if not (re.fullmatch(r"[0-9]{1,5}", raw) and 1 <= int(raw) <= MAX_LIMIT):
+        raise BadRequestError(f"'limit' must be 1-{MAX_LIMIT}", code="invalid_field")
+    return int(raw)
 
 
 async def create_conversation(request: Request) -> JSONResponse:
@@ -93,11 +100,20 @@ def _bool_field(body: dict[str, object], name: str) -> bool | None:
     return value
 
 
-async def get_conversation(request: Request) -> JSONResponse:
-    conversation = await services(request).store.get_conversation(_id(request))
-    if conversation is None:
+async def get_conversation(request: Request) -> Response:
+    """The conversation and its selected branch: all of it, or with `?limit=N` its newest N
+    messages, or with `&before=<message id>` the N before that one; `earlier` counts the
+    branch's messages before those sent. Read and encoded off the event loop
+    (server/readers.py): a 100,000-message chat holds neither it nor a checkpoint."""
+    before = request.query_params.get("before")
+    if before is not None:
+        check_text(before, "before")
+    encoded = await services(request).store.conversation_bytes(
+        _id(request), _limit(request), before
+    )
+    if encoded is None:
         raise _no_conversation(_id(request))
-    return JSONResponse(conversation)
+    return Response(encoded, media_type="application/json")
 
 
 async def update_conversation(request: Request) -> JSONResponse:
@@ -153,9 +169,10 @@ async def update_conversation(request: Request) -> JSONResponse:
     return JSONResponse(conversation)
 
 
-async def select_branch(request: Request) -> JSONResponse:
+async def select_branch(request: Request) -> Response:
     """Show the branch through `message_id` (one version of a message: down its newest
-    later versions); the model is given that branch from now on."""
+    later versions); the model is given that branch from now on. The answer is the
+    conversation as GET gives it (`?limit=N`: its newest N messages)."""
     svc = services(request)
     body = await read_object(request, svc.settings.limits)
     message_id = text_field(body, "message_id", max_chars=100, required=True, allow_empty=False)
@@ -165,14 +182,15 @@ async def select_branch(request: Request) -> JSONResponse:
             "this conversation's reply is still streaming; stop it or wait for it",
             code="reply_in_progress",
         )
-    conversation = await svc.store.select(conversation_id, message_id or "")
+    limit = _limit(request)
+    conversation = await svc.store.select(conversation_id, message_id or "", limit)
     if conversation is None:
         if await svc.store.find_conversation(conversation_id) is None:
             raise _no_conversation(conversation_id)
         raise NotFoundError(
             f"no message with id {message_id!r} in conversation {conversation_id!r}"
         )
-    return JSONResponse(conversation)
+    return Response(conversation, media_type="application/json")
 
 
 async def delete_conversation(request: Request) -> Response:

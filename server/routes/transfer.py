@@ -2,59 +2,38 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator
-
 import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from server import chat_export
 from server.errors import BadRequestError, NotFoundError
 from server.services import services
 from server.transfer.jobs import ImportJob, Outcome
 from server.transfer.spool import spool
 
 
-async def export_conversation(request: Request) -> Response:
+async def export_conversation(request: Request) -> StreamingResponse:
     """`?format=json` (the default: lossless, every branch) or `?format=md` (the selected
-    branch, to read)."""
+    branch, to read). Written a piece at a time (server/readers.py)."""
     svc = services(request)
     conversation_id: str = request.path_params["conversation_id"]
     kind = request.query_params.get("format", "json")
     if kind not in ("json", "md"):
         raise BadRequestError("'format' must be 'json' or 'md'", code="invalid_field")
-    if kind == "md":
-        text = await svc.store.export_markdown(conversation_id)
-        if text is None:
-            raise NotFoundError(f"no conversation with id {conversation_id!r}")
-        return Response(text, media_type="text/markdown; charset=utf-8")
-    found = await svc.store.export(conversation_id)
-    if found is None:
+    if not await svc.store.exists(conversation_id):
         raise NotFoundError(f"no conversation with id {conversation_id!r}")
-    return JSONResponse({**chat_export.header(), "conversations": [found]})
+    if kind == "md":
+        return StreamingResponse(
+            svc.store.export_markdown(conversation_id), media_type="text/markdown; charset=utf-8"
+        )
+    return StreamingResponse(svc.store.export([conversation_id]), media_type="application/json")
 
 
 async def export_all(request: Request) -> StreamingResponse:
-    """Every conversation, as one JSON document written a conversation at a time (a large
-    history is never held whole in memory)."""
-    svc = services(request)
-    ids = await svc.store.conversation_ids()
-
-    async def body() -> AsyncIterator[bytes]:
-        head = json.dumps(chat_export.header(), ensure_ascii=False)
-        yield (head[:-1] + ', "conversations": [').encode()
-        first = True
-        for conversation_id in ids:
-            found = await svc.store.export(conversation_id)
-            if found is None:  # deleted meanwhile
-                continue
-            yield (("" if first else ",") + json.dumps(found, ensure_ascii=False)).encode()
-            first = False
-        yield b"]}"
-
-    return StreamingResponse(body(), media_type="application/json")
+    """Every conversation, as one JSON document written a few hundred messages at a time (a
+    large history is never held whole in memory), from one snapshot of the database."""
+    return StreamingResponse(services(request).store.export(None), media_type="application/json")
 
 
 async def import_conversations(request: Request) -> JSONResponse:

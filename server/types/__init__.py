@@ -146,6 +146,8 @@ class ConversationJSON(TypedDict):
     created_at: float
     updated_at: float
     messages: NotRequired[list[MessageJSON]]
+    # with `messages`: how many messages of the branch come before them (0: they are all)
+    earlier: NotRequired[int]
     match: NotRequired[SearchMatch]
 
 

@@ -65,17 +65,21 @@ def test_a_pdf_bomb_is_stopped_at_its_budget_and_the_worker_serves_the_next_file
     assert len(bomb) < 30_000
     fine = make_pdf(tmp_path / "fine.pdf", ["Chapter on quokkas"]).read_bytes()
 
-    async def body() -> tuple[Any, Any, int]:
+    async def body() -> tuple[Any, Any, Parser]:
         parser = Parser()
         try:
-            return await parser.cut("pdf", bomb), await parser.cut("pdf", fine), parser.started
+            return await parser.cut("pdf", bomb), await parser.cut("pdf", fine), parser
         finally:
             await parser.aclose()
 
-    skipped, parsed, started = run(body)
+    skipped, parsed, parser = run(body)
     assert skipped == Skipped("took longer than 1 s to parse")
     assert parsed == [Chunk("Chapter on quokkas", 1, None, None)]
-    assert started == 1  # stopped in Python by its CPU timer (~70 MB): the worker lives on
+    # Stopped in Python by its CPU timer (~70 MB), the worker lives on. (Once in a full CI
+    # run the worker was replaced instead; if it is, it must be by the CPU budget's own
+    # backstop — RLIMIT_CPU's SIGXCPU, or a retirement after the file — never a crash.)
+    assert parser.ends in ([], ["took longer than 1 s to parse"], ["retired"]), parser.ends
+    assert parser.started == 1 + len(parser.ends)
     assert workers() == []
 
 
