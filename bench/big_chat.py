@@ -37,7 +37,7 @@ def generate(path: Path, messages: int) -> int:
                   "content": "another version", "created_at": 1.8e9})  # fmt: skip
     document = {"format": "parley", "version": 1, "conversations": [
         {"id": "big", "title": "the long chat", "created_at": 1.7e9, "updated_at": 1.7e9,
-         "messages": items}]}  # fmt: skip
+         "leaf_id": parent, "messages": items}]}  # fmt: skip
     path.write_text(json.dumps(document, separators=(",", ":")))
     return path.stat().st_size
 

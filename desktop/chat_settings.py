@@ -36,7 +36,7 @@ class ChatSettings(QObject):
         client, conversation_id = self._client(), self._current_id()
         if client is None or conversation_id is None:
             return
-        conversation = await client.conversation(conversation_id)
+        conversation = await client.conversation(conversation_id, limit=1)  # its settings
         if self.dialog is not None:
             self.dialog.close()
         dialog = ChatSettingsDialog(conversation, self._parent)

@@ -22,6 +22,7 @@ from desktop import style
 from desktop.approvals import ApprovalController
 from desktop.chat_settings import ChatSettings
 from desktop.client import ParleyClient
+from desktop.earlier_messages import EarlierMessages
 from desktop.help_windows import HelpWindows
 from desktop.history_files import HistoryFiles
 from desktop.menus import Menus, shortcut_rows
@@ -135,6 +136,9 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
             self.model_picker.current, lambda: self.max_tokens, lambda: self.client, self,
         )  # fmt: skip
         self.transcript.message_action.connect(self.turn_actions.handle)
+        self.earlier = EarlierMessages(
+            self.transcript, lambda: self.client, lambda: self.current_id, self.tasks
+        )
         self.chat_settings = ChatSettings(
             lambda: self.client, lambda: self.current_id, self.tasks, self
         )

@@ -31,6 +31,7 @@ from desktop.client import (
     ReplyText,
     TurnKind,
 )
+from desktop.earlier_messages import PAGE
 from desktop.errors import ClientError
 from desktop.widgets.composer import Composer
 from desktop.widgets.transcript import Transcript
@@ -185,14 +186,16 @@ class ReplyController(QObject):
     def show(self, conversation: ConversationJSON) -> None:
         """Draw `conversation` as stored, with its reply in flight, if any, live."""
         messages = conversation.get("messages", [])
+        unloaded = conversation.get("earlier", 0)
         reply = self._reply_in(conversation["id"])
         if reply is None or reply.stream is None:
-            self._transcript.show_conversation(messages)
+            self._transcript.show_conversation(messages, unloaded=unloaded)
             return
         live = {reply.stream.message_id}
         if reply.kind in ("send", "edit"):
             live.add(reply.stream.user_message_id)
-        self._transcript.show_conversation([m for m in messages if m["id"] not in live])
+        kept = [m for m in messages if m["id"] not in live]
+        self._transcript.show_conversation(kept, unloaded=unloaded)
         ids = (reply.stream.user_message_id, reply.stream.message_id)
         self._transcript.begin_reply(_question(reply), reply.stream.model, ids)
         self._replay(reply)  # text and steps in the order they came
@@ -346,10 +349,12 @@ class ReplyController(QObject):
 
     async def _show_stored(self, conversation_id: str) -> None:
         try:
-            conversation = await self._client().conversation(conversation_id)
+            conversation = await self._client().conversation(conversation_id, limit=PAGE)
         except ClientError as exc:
             if exc.status == 404:
                 return  # deleted meanwhile: nothing to show
             raise
         if self._is_shown(conversation_id) and not self._transcript.showing_reply:
-            self._transcript.show_conversation(conversation["messages"])
+            self._transcript.show_conversation(
+                conversation["messages"], unloaded=conversation.get("earlier", 0)
+            )

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject
 
 from desktop.client import ParleyClient, TurnKind
+from desktop.earlier_messages import PAGE
 from desktop.errors import ClientError
 from desktop.reply import ReplyController
 from desktop.tasks import Tasks
@@ -81,8 +82,11 @@ class TurnActions(QObject):
         if client is None or conversation_id is None or self._reply.busy_in(conversation_id):
             return
         # The branch as stored now (the window may show a reply it streamed itself).
-        messages = (await client.conversation(conversation_id))["messages"]
+        messages = (await client.conversation(conversation_id, limit=PAGE))["messages"]
         at = next((i for i, m in enumerate(messages) if m["id"] == target), None)
+        if at is None:  # a message of a long chat, before its newest page
+            messages = (await client.conversation(conversation_id))["messages"]
+            at = next((i for i, m in enumerate(messages) if m["id"] == target), None)
         if at is None or self._current_id() != conversation_id:
             return
         # Above the new reply: the branch before the edited question or the regenerated
@@ -103,7 +107,7 @@ class TurnActions(QObject):
         if client is None or conversation_id is None or self._reply.busy_in(conversation_id):
             return
         try:
-            conversation = await client.select(conversation_id, message_id)
+            conversation = await client.select(conversation_id, message_id, limit=PAGE)
         except ClientError as exc:
             self._reply.error_reported.emit(f"Could not show that version: {exc}")
             return

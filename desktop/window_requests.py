@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import SignalInstance
 
 from desktop.client import ParleyClient
+from desktop.earlier_messages import PAGE
 from desktop.errors import ClientError
 
 TOP_ROWS = 50  # the chats asked for when a reply starts: its chat is the first of them
@@ -135,7 +136,9 @@ class WindowRequests:
         self._opening += 1
         request = self._opening
         try:
-            conversation = await client.conversation(conversation_id)
+            # At a search hit: all of the branch (the hit may be anywhere in it).
+            limit = None if hit is not None else PAGE
+            conversation = await client.conversation(conversation_id, limit=limit)
             shown = {m["id"] for m in conversation.get("messages", [])}
             if hit is not None and hit not in shown and not self.reply.busy_in(conversation_id):
                 conversation = await client.select(conversation_id, hit)
@@ -177,7 +180,7 @@ class WindowRequests:
         await self._refresh_list()
 
     async def _redraw(self, conversation_id: str) -> None:
-        conversation = await self._require_client().conversation(conversation_id)
+        conversation = await self._require_client().conversation(conversation_id, limit=PAGE)
         if conversation_id != self.current_id:
             return  # another one was opened meanwhile, in the new colours already
         self.reply.show(conversation)

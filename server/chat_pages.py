@@ -1,6 +1,6 @@
 """A conversation as the API serves it: the selected branch, whole or a page of it (issue 38).
 
-The branch is found from the messages' ids and parents alone (one range of an index, ~40 ms
+The branch is found from the messages' ids and parents alone (one range of an index, ~0.2 s
 at 100,000 messages); only the messages of the page are read whole. A page is the `limit`
 messages of the branch before `before` (the newest when it is not given), with `earlier`:
 how many of the branch come before the page. Run on a reader (server/readers.py).
@@ -22,7 +22,9 @@ class Skeleton:
     """Every message's parent, and each parent's children in the order written."""
 
     def __init__(self, conn: sqlite3.Connection, cid: str) -> None:
-        rows = conn.execute(
+        cursor = conn.cursor()
+        cursor.row_factory = None  # plain tuples: 2.5x faster than sqlite3.Row here
+        rows = cursor.execute(
             "SELECT id, parent_id FROM messages WHERE conversation_id = ? ORDER BY seq", (cid,)
         ).fetchall()
         self.parent: dict[str, str | None] = {}

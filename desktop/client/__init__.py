@@ -153,9 +153,15 @@ class ParleyClient:
             ConversationJSON, CONVERSATION_KEYS, "POST", "/api/conversations", body
         )
 
-    async def conversation(self, conversation_id: str) -> ConversationJSON:
-        """The conversation with its messages."""
+    async def conversation(
+        self, conversation_id: str, *, limit: int | None = None, before: str | None = None
+    ) -> ConversationJSON:
+        """The conversation with the messages of its selected branch: all of them, or the
+        newest `limit` (before the message `before`); `earlier` counts those before."""
         path = f"/api/conversations/{segment(conversation_id)}"
+        query = {key: str(value) for key, value in (("limit", limit), ("before", before)) if value}
+        if query:
+            path += "?" + urlencode(query)
         return await self._object(ConversationJSON, (*CONVERSATION_KEYS, "messages"), "GET", path)
 
     async def rename(self, conversation_id: str, title: str) -> ConversationJSON:
@@ -180,9 +186,14 @@ class ParleyClient:
         body = {switch: enabled}
         return await self._object(ConversationJSON, CONVERSATION_KEYS, "PATCH", path, body)
 
-    async def select(self, conversation_id: str, message_id: str) -> ConversationJSON:
-        """Show the branch through this version of a message; the conversation as shown."""
+    async def select(
+        self, conversation_id: str, message_id: str, *, limit: int | None = None
+    ) -> ConversationJSON:
+        """Show the branch through this version of a message; the conversation as shown
+        (its newest `limit` messages)."""
         path = f"/api/conversations/{segment(conversation_id)}/select"
+        if limit:
+            path += f"?limit={limit}"
         body = {"message_id": message_id}
         return await self._object(
             ConversationJSON, (*CONVERSATION_KEYS, "messages"), "POST", path, body

@@ -70,6 +70,8 @@ class Transcript(
     code_copied = Signal()  # a code block's Copy link put it on the clipboard
     step_clicked = Signal(dict)  # a tool step's "details" link: the step (ToolPartJSON)
     message_action = Signal(str, str)  # (edit | regenerate | continue | version, message id)
+    # Messages before the ones loaded are wanted (the first loaded's id; True: all of them)
+    earlier_wanted = Signal(str, bool)
     citation_clicked = Signal(dict)  # a cited source's link: its part (CitationPartJSON)
     prompt_chosen = Signal(str)  # an example prompt of the welcome page: send it
     panel_requested = Signal(str)  # the welcome page's settings | models | library | shortcuts
@@ -88,6 +90,7 @@ class Transcript(
         self._texts_shown: dict[str, str] = {}  # message id -> its text (Copy)
         self._messages: list[MessageJSON] = []  # the conversation shown (StoredMessagesView)
         self._first_drawn = 0
+        self._unloaded = 0  # messages of the branch before `_messages`, not fetched yet
         self._welcome = ""  # the welcome page shown (a new chat with nothing yet)
         self._live_ids: tuple[str, str] | None = None  # the live turn's question and reply
         self._set_colours()

@@ -4,7 +4,10 @@ place in it (a search hit).
 
 A long chat is drawn from its newest messages: up to `NEWEST_MESSAGES` of them and about
 `NEWEST_CHARS` of text, under a link that draws the page before them ("Show the N earlier
-messages"), above the ones on screen, which stay where they are. Opening it or drawing a page
+messages"), above the ones on screen, which stay where they are. The window loads a long chat
+a page at a time too (issue 38: a 100,000-message chat): when the messages loaded are all
+drawn and the server has earlier ones (`_unloaded`), the link asks for them
+(`earlier_wanted`), and `add_earlier` draws them once they come. Opening it or drawing a page
 does not hold the window (measured: 311 ms to draw 2,000 messages at once, ~19 ms a page). A
 search hit or Find in an earlier message draws the rest first.
 
@@ -19,6 +22,7 @@ import re
 import time
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import SignalInstance
 from PySide6.QtGui import QTextBlock, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QScrollBar
 
@@ -48,6 +52,7 @@ class StoredMessagesView:
     _warning_colour: str
     _messages: list[MessageJSON]  # the conversation shown, all of it
     _first_drawn: int  # the index of the first message drawn (0: all of them)
+    _unloaded: int  # messages of the branch before `_messages`, still on the server
     _welcome: str
     _live: bool  # a reply is on screen (the Transcript's)
 
@@ -71,6 +76,9 @@ class StoredMessagesView:
         def ensureCursorVisible(self) -> None: ...
 
         def verticalScrollBar(self) -> QScrollBar: ...
+
+        @property
+        def earlier_wanted(self) -> SignalInstance: ...
 
     # -- the pieces of a message (also of the reply drawn live) ------------------------------
 
@@ -110,11 +118,15 @@ class StoredMessagesView:
 
     # -- a conversation as stored --------------------------------------------------------------
 
-    def show_conversation(self, messages: list[MessageJSON], *, everything: bool = False) -> None:
-        """Draw these messages (the newest of a long chat, unless `everything`)."""
+    def show_conversation(
+        self, messages: list[MessageJSON], *, everything: bool = False, unloaded: int = 0
+    ) -> None:
+        """Draw these messages (the newest of a long chat, unless `everything`); `unloaded`:
+        how many of the branch come before them, not loaded."""
         self._abandon_reply()
         self._welcome = ""
         self._messages = messages
+        self._unloaded = unloaded
         self._first_drawn = 0 if everything else _newest_start(messages)
         self._renderer.code_blocks.clear()
         self._steps_shown.clear()
@@ -142,15 +154,35 @@ class StoredMessagesView:
     @property
     def drawn_whole(self) -> bool:
         """Every message of the chat is drawn (none wait behind "Show earlier")."""
-        return self._first_drawn == 0
+        return self._first_drawn == 0 and self._unloaded == 0
 
     def show_everything(self) -> None:
-        """Draw the earlier messages too, above the ones drawn, which stay in view."""
+        """Draw the earlier messages too, above the ones drawn, which stay in view (those
+        not loaded yet are asked for, and drawn when they come)."""
         self._draw_from(0)
+        if self._unloaded and self._messages:
+            self.earlier_wanted.emit(self._messages[0]["id"], True)
 
     def show_earlier(self) -> None:
-        """Draw the page of messages before the first one drawn (the "Show earlier" link)."""
+        """Draw the page of messages before the first one drawn (the "Show earlier" link);
+        when all those loaded are drawn, ask for the page before them."""
+        if self._first_drawn == 0 and self._unloaded and self._messages:
+            self.earlier_wanted.emit(self._messages[0]["id"], False)
+            return
         self._draw_from(_page_start(self._messages, self._first_drawn))
+
+    def add_earlier(
+        self, first_id: str, messages: list[MessageJSON], unloaded: int, everything: bool
+    ) -> bool:
+        """The messages before `first_id` have come (`earlier_wanted`): draw their last page
+        (all of them if `everything`). False if the chat shown has changed since."""
+        if not self._messages or self._messages[0]["id"] != first_id:
+            return False
+        self._messages = messages + self._messages
+        self._first_drawn += len(messages)
+        self._unloaded = unloaded
+        self._draw_from(0 if everything else _page_start(self._messages, self._first_drawn))
+        return True
 
     def _draw_from(self, start: int) -> None:
         """Draw messages `start`… up to the first one drawn, at the top of the document,
@@ -178,7 +210,7 @@ class StoredMessagesView:
         bar.setValue(bar.maximum() - from_bottom)
 
     def _earlier_link(self) -> str:
-        earlier = self._first_drawn
+        earlier = self._first_drawn + self._unloaded
         if not earlier:
             return ""
         return (
