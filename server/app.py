@@ -51,7 +51,7 @@ def default_backends(
         locals_.append(LocalBackend(settings.local, settings.limits))
     for model in added.models if added is not None else []:
         local = dataclasses.replace(settings.local, gguf=model.path)
-        locals_.append(LocalBackend(local, settings.limits))
+        locals_.append(LocalBackend(local, settings.limits, name=model.name))
     for backend in locals_:
         if added is not None and backend.name in added.settings:
             backend.configure(**added.settings[backend.name])  # the user's, per model
@@ -64,6 +64,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
     store = Store(settings.db_path, busy_timeout=settings.limits.db_busy_timeout)
     added = RegisteredModels(settings.data_dir / "models.json")
     models = ModelRegistry(default_backends(settings, added) if backends is None else backends)
+    models.preferred = added.default  # "Set as default" (if it still names a model)
     runs = RunManager(store, settings.limits)
     tools = ToolManager(McpConfigFile(settings.mcp_config_path), runs.grants)
     library = Library(settings.data_dir / "library.sqlite3", settings.limits)

@@ -68,10 +68,16 @@ class GenerationStats:
 class LocalBackend:
     kind = "local"
 
-    def __init__(self, settings: LocalSettings, limits: Limits | None = None) -> None:
+    def __init__(
+        self, settings: LocalSettings, limits: Limits | None = None, name: str | None = None
+    ) -> None:
+        """`name`: the model's, if not its file's stem (a file found in Ollama's store is
+        named as Ollama names it)."""
         self.settings = settings
         self.slots = settings.n_parallel
         self.path, self.name, self._error = _model_file(settings)
+        if name:
+            self.name = name
         self._limits = limits or Limits()
         self._state: ModelState = "unloaded" if self.path is not None else "error"
         self.engine: Engine | None = None

@@ -2,8 +2,9 @@
 (`PATCH /api/models/{name}`), remembered in the data dir.
 
 `models.json`: `{"local_models": [{"name": ..., "path": ...}], "settings": {name: {"n_ctx": …,
-"n_threads": …, "n_gpu_layers": …}}}`, written whole to a temporary
-file and renamed over the old one, so a crash leaves the old list or the new one, never half.
+"n_threads": …, "n_gpu_layers": …}}, "default": name}` ("Set as default"; any model's name),
+written whole to a temporary file and renamed over the old one, so a crash leaves the old
+list or the new one, never half.
 A file that cannot be read is reported in the log and treated as empty; it is not
 overwritten until the user adds or removes a model.
 """
@@ -37,6 +38,7 @@ class RegisteredModels:
         self.path = path
         self.models: list[RegisteredModel] = []
         self.settings: dict[str, ModelSettings] = {}
+        self.default: str | None = None
         self._lock = threading.Lock()
         self._load()
 
@@ -49,6 +51,8 @@ class RegisteredModels:
                 str(name): {k: int(v) for k, v in values.items() if k in SETTING_NAMES}
                 for name, values in data.get("settings", {}).items()
             }
+            default = data.get("default")
+            self.default = default if isinstance(default, str) and default else None
         except FileNotFoundError:
             pass
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -60,25 +64,33 @@ class RegisteredModels:
 
     def add(self, model: RegisteredModel) -> None:
         with self._lock:
-            self._save([*self.models, model], self.settings)
+            self._save([*self.models, model], self.settings, self.default)
 
     def remove(self, name: str) -> None:
         with self._lock:
             settings = {k: v for k, v in self.settings.items() if k != name}
-            self._save([m for m in self.models if m.name != name], settings)
+            self._save([m for m in self.models if m.name != name], settings, self.default)
+
+    def set_default(self, name: str) -> None:
+        with self._lock:
+            self._save(self.models, self.settings, name)
 
     def configure(self, name: str, changes: ModelSettings) -> ModelSettings:
         """Merge `changes` into the model's settings; returns them all."""
         with self._lock:
             merged = {**self.settings.get(name, {}), **changes}
-            self._save(self.models, {**self.settings, name: merged})
+            self._save(self.models, {**self.settings, name: merged}, self.default)
             return merged
 
-    def _save(self, models: list[RegisteredModel], settings: dict[str, ModelSettings]) -> None:
+    def _save(
+        self, models: list[RegisteredModel], settings: dict[str, ModelSettings], default: str | None
+    ) -> None:
         """Raises OSError; then what is in memory is unchanged too."""
-        payload = {
+        payload: dict[str, object] = {
             "local_models": [{"name": m.name, "path": str(m.path)} for m in models],
             "settings": settings,
         }
+        if default:
+            payload["default"] = default
         write_json_atomically(self.path, payload)
-        self.models, self.settings = models, settings
+        self.models, self.settings, self.default = models, settings, default

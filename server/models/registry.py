@@ -36,15 +36,19 @@ class ModelEntry:
 
 
 class ModelRegistry:
-    """Models by name; the first one given is the default."""
+    """Models by name. The default is the one the user set ("Set as default": `preferred`),
+    while it exists; else the first one given."""
 
     def __init__(self, backends: list[ChatBackend]) -> None:
         self._entries: dict[str, ModelEntry] = {}
+        self.preferred: str | None = None
         for backend in backends:
             self._entries.setdefault(backend.name, ModelEntry(backend))
 
     @property
     def default_name(self) -> str | None:
+        if self.preferred in self._entries:
+            return self.preferred
         return next(iter(self._entries), None)
 
     def warm_up(self) -> None:

@@ -2,7 +2,9 @@
 
     GET    /api/models                  every model, its state, slots and queue; a GGUF's facts
     PATCH  /api/models/{name}           a local model's n_ctx, n_threads, n_gpu_layers
-    POST   /api/models/local {"path"}   add a GGUF (201); not a usable GGUF → 400, nothing added
+    POST   /api/models/local {"path"}   add a GGUF (201); not a usable GGUF → 400, nothing added;
+                                        a file that is a model already → 409 naming it
+    PUT    /api/models/default {"name"} the model new chats use ("Set as default"), remembered
     DELETE /api/models/local/{name}     remove an added one (204); in use → 409
 
 An added GGUF is remembered in the data dir (server/models/registered.py) and loads on first
@@ -12,7 +14,6 @@ use, like any local model. The bundled model, and models named by flags, are not
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 from pathlib import Path
 
@@ -21,10 +22,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from server.errors import BadRequestError, ConflictError, NotFoundError, StorageError
-from server.jsonbody import number_field, path_field, read_object
+from server.jsonbody import number_field, path_field, read_object, text_field
+from server.models.adding import add_gguf
 from server.models.gguf import GGUFError, GGUFInfo, read_gguf
 from server.models.local import LocalBackend
-from server.models.registered import RegisteredModel
 from server.models.registry import ModelEntry
 from server.services import Services, services
 from server.types import GGUFJSON, ModelJSON
@@ -39,21 +40,24 @@ async def list_models(request: Request) -> JSONResponse:
 async def add_local_model(request: Request) -> JSONResponse:
     svc = services(request)
     body = await read_object(request, svc.settings.limits)
-    path = path_field(body)
-    try:
-        await asyncio.to_thread(read_gguf, path)
-    except GGUFError as exc:
-        raise BadRequestError(f"cannot add {path.name}: {exc}", code="invalid_model") from exc
-    name = path.stem
-    settings = dataclasses.replace(svc.settings.local, gguf=path)
-    entry = svc.models.add(LocalBackend(settings, svc.settings.limits))  # 409 if the name exists
-    try:
-        await asyncio.to_thread(svc.local_models.add, RegisteredModel(name, path))
-    except OSError as exc:
-        svc.models.remove(name)
-        where = svc.local_models.path
-        raise StorageError(f"could not remember the model in {where}: {exc}") from exc
+    entry = await add_gguf(svc, path_field(body))
     return JSONResponse(await _model_json(svc, entry), status_code=201)
+
+
+async def set_default_model(request: Request) -> JSONResponse:
+    """The model new chats (and requests that name none) use, from now on and after a
+    restart; any model, local or upstream."""
+    svc = services(request)
+    body = await read_object(request, svc.settings.limits)
+    name = text_field(body, "name", max_chars=svc.settings.limits.max_title_chars, required=True)
+    entry = svc.models.resolve(name or "")  # 404 model_not_found
+    try:
+        await asyncio.to_thread(svc.local_models.set_default, entry.name)
+    except OSError as exc:
+        where = svc.local_models.path
+        raise StorageError(f"could not remember the default in {where}: {exc}") from exc
+    svc.models.preferred = entry.name
+    return JSONResponse({"default": entry.name})
 
 
 async def remove_local_model(request: Request) -> Response:
@@ -178,6 +182,7 @@ async def _gguf_json(path: Path) -> GGUFJSON:
 routes = [
     Route("/api/models", list_models, methods=["GET"]),
     Route("/api/models/local", add_local_model, methods=["POST"]),
+    Route("/api/models/default", set_default_model, methods=["PUT"]),
     Route("/api/models/{name}", configure_model, methods=["PATCH"]),
     Route("/api/models/local/{name}", remove_local_model, methods=["DELETE"]),
 ]

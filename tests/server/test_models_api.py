@@ -4,6 +4,7 @@ remove an added one; added models are remembered and chat like the bundled one."
 from __future__ import annotations
 
 import os
+import shutil
 import struct
 from pathlib import Path
 
@@ -81,8 +82,9 @@ def _write(path: Path, data: bytes) -> Path:
 def test_an_added_gguf_chats_is_remembered_and_can_be_removed(
     data_dir: Path, tmp_path: Path
 ) -> None:
+    # A copy: a link to the bundled file is that model already (refused, see below).
     link = tmp_path / "my-model.gguf"
-    os.symlink(bundled_gguf(), link)
+    shutil.copyfile(bundled_gguf(), link)
     server = Parley(data_dir).start()
     try:
         reply = server.call("POST", "/api/models/local", json_body={"path": str(link)})
@@ -190,3 +192,56 @@ def test_settings_changed_while_the_model_loads_leave_one_engine_with_them(
     finally:
         server.stop()
     assert not engine_processes() or server.wait_for(lambda: not engine_processes(), timeout=10)
+
+
+def test_a_file_that_is_a_model_already_is_refused_with_its_name(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    link, hard = tmp_path / "again.gguf", tmp_path / "hard.gguf"
+    os.symlink(bundled_gguf(), link)
+    if _same_device(bundled_gguf(), tmp_path):  # a hard link: another name, the same inode
+        os.link(bundled_gguf(), hard)
+    server = Parley(data_dir).start()
+    try:
+        for path in (link, hard) if hard.exists() else (link,):
+            reply = server.call("POST", "/api/models/local", json_body={"path": str(path)})
+            assert reply.status == 409, reply.body
+            error = reply.json()["error"]
+            assert error["code"] == "model_exists"
+            assert BUNDLED_MODEL_NAME in error["message"]
+        assert set(models(server)) == {BUNDLED_MODEL_NAME}
+    finally:
+        server.stop()
+
+
+def _same_device(a: Path, b: Path) -> bool:
+    return a.stat().st_dev == b.stat().st_dev
+
+
+def test_set_as_default_is_used_for_new_chats_and_remembered(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "second.gguf"
+    shutil.copyfile(bundled_gguf(), copy)
+    server = Parley(data_dir).start()
+    try:
+        assert server.call("POST", "/api/models/local", json_body={"path": str(copy)}).status == 201
+        assert server.call("GET", "/api/models").json()["default"] == BUNDLED_MODEL_NAME
+        reply = server.call("PUT", "/api/models/default", json_body={"name": "second"})
+        assert reply.status == 200 and reply.json() == {"default": "second"}
+        listed = server.call("GET", "/api/models").json()
+        assert listed["default"] == "second" and models(server)["second"]["default"]
+        unknown = server.call("PUT", "/api/models/default", json_body={"name": "nothing"})
+        assert unknown.status == 404
+        assert server.call("PUT", "/api/models/default", json_body={}).status == 400
+    finally:
+        server.stop()
+    server = Parley(data_dir).start()  # remembered across a restart
+    try:
+        assert server.call("GET", "/api/models").json()["default"] == "second"
+        assert server.status()["default_model"] == "second"
+        # Removed, it is no longer the default: the first model is again.
+        assert server.call("DELETE", "/api/models/local/second").status == 204
+        assert server.call("GET", "/api/models").json()["default"] == BUNDLED_MODEL_NAME
+    finally:
+        server.stop()
