@@ -11,6 +11,7 @@ budget before a single item is read, so such a header is refused at its first bi
 
 from __future__ import annotations
 
+import re
 import stat
 import struct
 import time
@@ -32,6 +33,15 @@ MAX_HEADER_BYTES = 512_000_000  # read or skipped, up to where the tensor data b
 HEADER_SECONDS = 5.0  # a slow disk or a hostile file: either way, give up and say so
 # Only these keys are kept; the others are read past, not stored.
 WANTED_KEYS = ("general.architecture", "general.file_type", "general.alignment")
+SHAPE_KEYS = (
+    ".context_length",
+    ".block_count",
+    ".embedding_length",
+    ".attention.head_count",
+    ".attention.head_count_kv",
+)
+TEMPLATE_KEY = "tokenizer.chat_template"
+MAX_TEMPLATE_BYTES = 1_000_000  # read to see whether it takes tools; a longer one is skipped
 ALIGNMENT_KEY = "general.alignment"
 
 # The value types of GGUF's key-value section, and the struct format of each scalar.
@@ -60,6 +70,13 @@ class GGUFInfo:
     quantization: str | None
     size_bytes: int
     tensors: int
+    # The shape that sizes its context's memory (server/models/fit.py); None where not said.
+    block_count: int | None = None
+    embedding_length: int | None = None
+    head_count: int | None = None
+    head_count_kv: int | None = None
+    # Whether its chat template takes tools (None: no template, or one too long to read).
+    template_tools: bool | None = None
 
 
 def read_gguf(path: Path, *, seconds: float = HEADER_SECONDS) -> GGUFInfo:
@@ -146,6 +163,17 @@ class _Reader:
             return ""
         return self.take(length).decode("utf-8", "replace")
 
+    def template(self) -> str | None:
+        """The chat template; None (skipped) when it is longer than MAX_TEMPLATE_BYTES."""
+        self.count_strings(1)
+        length = self.scalar("<Q")
+        if length > MAX_STRING_BYTES:
+            raise GGUFError("the file is damaged (a string in its header is impossibly long)")
+        if length > MAX_TEMPLATE_BYTES:
+            self.skip(length)
+            return None
+        return self.take(length).decode("utf-8", "replace")
+
     def value(self, kind: int, keep: bool = True) -> Any:
         if kind in SCALARS:
             return self.scalar(SCALARS[kind])
@@ -202,8 +230,12 @@ def _read(reader: _Reader, size: int) -> GGUFInfo:
     for _ in range(keys):
         reader.check_time()
         key = reader.string()
-        wanted = key in WANTED_KEYS or key.endswith(".context_length")
-        value = reader.value(reader.scalar("<I"), keep=wanted)
+        kind = reader.scalar("<I")
+        if key == TEMPLATE_KEY and kind == STRING:
+            meta[key] = reader.template()
+            continue
+        wanted = key in WANTED_KEYS or key.endswith(SHAPE_KEYS)
+        value = reader.value(kind, keep=wanted)
         if wanted:
             meta[key] = value
     last_offset = 0
@@ -222,12 +254,28 @@ def _read(reader: _Reader, size: int) -> GGUFInfo:
     if tensors and data_start + last_offset >= size:
         raise GGUFError("the file is truncated (its tensor data is cut short)")
     architecture = meta.get("general.architecture")
-    context = meta.get(f"{architecture}.context_length") if isinstance(architecture, str) else None
+
+    def shape(name: str) -> int | None:
+        found = meta.get(f"{architecture}.{name}") if isinstance(architecture, str) else None
+        return found if isinstance(found, int) and not isinstance(found, bool) else None
+
     file_type = meta.get("general.file_type")
+    template = meta.get(TEMPLATE_KEY)
     return GGUFInfo(
         architecture=architecture if isinstance(architecture, str) else None,
-        context_length=context if isinstance(context, int) else None,
+        context_length=shape("context_length"),
         quantization=FILE_TYPES.get(file_type) if isinstance(file_type, int) else None,
         size_bytes=size,
         tensors=tensors,
+        block_count=shape("block_count"),
+        embedding_length=shape("embedding_length"),
+        head_count=shape("attention.head_count"),
+        head_count_kv=shape("attention.head_count_kv"),
+        template_tools=takes_tools(template) if isinstance(template, str) else None,
     )
+
+
+def takes_tools(template: str) -> bool:
+    """Whether a chat template renders the tools it is given (as llama.cpp's own check
+    does, by the template's use of the `tools` variable or of tool calls)."""
+    return bool(re.search(r"\btools\b|tool_calls", template))

@@ -23,6 +23,7 @@ from starlette.routing import Route
 
 from server.errors import BadRequestError, ConflictError, NotFoundError, StorageError
 from server.jsonbody import number_field, path_field, read_object, text_field
+from server.models import fit
 from server.models.adding import add_gguf
 from server.models.gguf import GGUFError, GGUFInfo, read_gguf
 from server.models.local import LocalBackend
@@ -151,7 +152,7 @@ async def _model_json(svc: Services, entry: ModelEntry) -> ModelJSON:
             "n_gpu_layers": local.n_gpu_layers,
         }
         if backend.path is not None:
-            found["gguf"] = await _gguf_json(backend.path)
+            found["gguf"] = await _gguf_json(backend.path, local.n_ctx)
     return found
 
 
@@ -168,15 +169,21 @@ def _read_gguf_facts(path: Path) -> GGUFInfo | None:
         return None  # the model's own state says what is wrong once it loads
 
 
-async def _gguf_json(path: Path) -> GGUFJSON:
+async def _gguf_json(path: Path, n_ctx: int) -> GGUFJSON:
     info = await asyncio.to_thread(_read_gguf_facts, path)
-    return {
+    found: GGUFJSON = {
         "path": str(path),
         "size_bytes": info.size_bytes if info else 0,
         "quantization": info.quantization if info else None,
         "context_length": info.context_length if info else None,
         "architecture": info.architecture if info else None,
     }
+    if info is not None:
+        found["tools"] = info.template_tools
+        found["fit"] = fit.estimate(
+            info, n_ctx, await asyncio.to_thread(fit.available_memory)
+        ).json()
+    return found
 
 
 routes = [

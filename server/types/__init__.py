@@ -166,6 +166,20 @@ class ModelStatusJSON(TypedDict):
     queue_length: int  # replies waiting for a slot
 
 
+class FitJSON(TypedDict):
+    """Whether a model fits this machine at a context size (server/models/fit.py)."""
+
+    verdict: Literal["fits", "slow", "won't fit", "unknown"]
+    needed_bytes: int | None  # weights + context + overhead
+    available_bytes: int | None  # memory available now
+    weights_bytes: int
+    context_bytes: int | None  # the KV cache at `context` tokens
+    overhead_bytes: int
+    context: int
+    tokens_per_s: float  # estimated on the CPU, from the weights' size
+    why: str  # the verdict in words, with its figures
+
+
 class GGUFJSON(TypedDict):
     """What a local model's GGUF file says about itself (read from its header)."""
 
@@ -174,6 +188,8 @@ class GGUFJSON(TypedDict):
     quantization: str | None
     context_length: int | None  # what the model was trained for; Parley uses its own n_ctx
     architecture: str | None
+    tools: NotRequired[bool | None]  # its chat template takes tools (None: not known)
+    fit: NotRequired[FitJSON]  # at the model's own n_ctx, with the memory free now
 
 
 class LocalModelSettingsJSON(TypedDict):
