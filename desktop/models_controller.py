@@ -13,7 +13,12 @@ class ModelsController(DialogController[ModelsDialog]):
         dialog.add_requested.connect(self._on_dialog_add_requested)
         dialog.remove_requested.connect(self._on_dialog_remove_requested)
         dialog.settings_requested.connect(self._on_dialog_settings_requested)
+        dialog.default_requested.connect(self._on_dialog_default_requested)
         return dialog
+
+    def _on_dialog_default_requested(self, name: str) -> None:
+        done = f"New chats use {name}."
+        self._tasks.spawn(self._act(done, lambda client: client.set_default_model(name)))
 
     def _on_dialog_add_requested(self, path: str) -> None:
         self._tasks.spawn(self._act(f"Added {path}.", lambda c: c.add_local_model(path)))

@@ -271,6 +271,10 @@ class ParleyClient:
     async def remove_local_model(self, name: str) -> None:
         await self._call("DELETE", f"/api/models/local/{segment(name)}")
 
+    async def set_default_model(self, name: str) -> None:
+        """The model new chats use, remembered by the server ("Set as default")."""
+        await self._call("PUT", "/api/models/default", {"name": name})
+
     # -- the library (the user's documents) ---------------------------------------------------
 
     async def library(self) -> LibraryJSON:

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from desktop.widgets.server_dialog import MessageLine, ServerDialog, rows_table
 from server.types import LocalModelSettingsJSON, ModelJSON
 
-COLUMNS = ("Model", "Kind", "State", "File")
+COLUMNS = ("Model", "Kind", "State", "Fits", "Tools", "File")
 LOCAL_STATES = {"ready": "ready", "loading": "loading…", "unloaded": "loads on first use"}
 UPSTREAM_STATES = {"ready": "ready", "loading": "checking…", "unloaded": "not checked yet"}
 KINDS = {"local": "local (llama.cpp)", "openai_compat": "OpenAI-compatible server"}
@@ -51,6 +51,33 @@ def describe_file(model: ModelJSON) -> str:
     if gguf["context_length"]:
         facts.append(f"trained for {gguf['context_length']:,} tokens")
     return f"{gguf['path']} ({', '.join(facts)})"
+
+
+def describe_fit(model: ModelJSON) -> tuple[str, str]:
+    """The verdict on whether a local model fits this machine, and its figures (a tooltip)."""
+    gguf = model.get("gguf")
+    fit = gguf.get("fit") if gguf is not None else None
+    if fit is None:
+        return "", ""
+    figures = [fit["why"], f"at a context of {fit['context']:,} tokens:"]
+    figures.append(f"weights {fit['weights_bytes'] / 1e6:,.0f} MB")
+    if fit["context_bytes"] is not None:
+        figures.append(f"context (KV cache) {fit['context_bytes'] / 1e6:,.0f} MB")
+    figures.append(f"overhead {fit['overhead_bytes'] / 1e6:,.0f} MB")
+    if fit["available_bytes"] is not None:
+        figures.append(f"memory free now {fit['available_bytes'] / 1e6:,.0f} MB")
+    figures.append(f"about {fit['tokens_per_s']:,.0f} tokens/s on this CPU (estimated)")
+    return fit["verdict"], "\n".join(figures)
+
+
+def describe_tools(model: ModelJSON) -> tuple[str, str]:
+    """Whether the model can call tools (from its chat template), and why (a tooltip)."""
+    gguf = model.get("gguf")
+    if gguf is None or gguf.get("tools") is None:
+        return "?", "Not known until it is used"
+    if gguf["tools"]:
+        return "yes", "Its chat template takes tools: it can search your documents and use MCP"
+    return "no", "Its chat template has no tools: it answers without them"
 
 
 class LocalSettingsBox(QGroupBox):
@@ -99,6 +126,7 @@ class ModelsDialog(ServerDialog):
     add_requested = Signal(str)  # the path of a GGUF file the user picked
     remove_requested = Signal(str)  # a model's name
     settings_requested = Signal(str, dict)  # a local model's name, its new settings
+    default_requested = Signal(str)  # a model's name: new chats use it
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -112,6 +140,9 @@ class ModelsDialog(ServerDialog):
         self.remove_button = QPushButton("Remove", self)
         self.remove_button.setEnabled(False)
         self.remove_button.setToolTip("Only models added here can be removed")
+        self.default_button = QPushButton("Set as default", self)
+        self.default_button.setEnabled(False)
+        self.default_button.setToolTip("New chats use this model")
         self.message = MessageLine("models-message", self)
         self.local_settings = LocalSettingsBox(self)
         self.local_settings.setVisible(False)
@@ -119,6 +150,7 @@ class ModelsDialog(ServerDialog):
         row = QHBoxLayout()
         row.addWidget(self.add_button)
         row.addWidget(self.remove_button)
+        row.addWidget(self.default_button)
         row.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addWidget(self.table, 1)
@@ -129,6 +161,7 @@ class ModelsDialog(ServerDialog):
         buttons.rejected.connect(self.reject)
         self.add_button.clicked.connect(self._on_add_button_clicked)
         self.remove_button.clicked.connect(self._on_remove_button_clicked)
+        self.default_button.clicked.connect(self._on_default_button_clicked)
         self.table.itemSelectionChanged.connect(self._on_table_selection_changed)
         self.local_settings.apply_requested.connect(self._on_local_settings_apply_requested)
 
@@ -139,10 +172,19 @@ class ModelsDialog(ServerDialog):
         for row, model in enumerate(models):
             name = model["name"] + (" (default)" if model.get("default") else "")
             kind = KINDS.get(model["kind"], model["kind"])
-            cells = (name, kind, describe_state(model), describe_file(model))
-            for column, text in enumerate(cells):
+            fits, fit_figures = describe_fit(model)
+            tools, tools_why = describe_tools(model) if model["kind"] == "local" else ("", "")
+            cells = (
+                (name, name),
+                (kind, kind),
+                (describe_state(model), describe_state(model)),
+                (fits, fit_figures),
+                (tools, tools_why),
+                (describe_file(model), describe_file(model)),
+            )
+            for column, (text, tip) in enumerate(cells):
                 item = QTableWidgetItem(text)
-                item.setToolTip(text)
+                item.setToolTip(tip)
                 item.setData(Qt.ItemDataRole.UserRole, model["name"])
                 self.table.setItem(row, column, item)
             if model["name"] == chosen:
@@ -157,6 +199,7 @@ class ModelsDialog(ServerDialog):
         name = self.selected()
         model = next((m for m in self._models if m["name"] == name), None)
         self.remove_button.setEnabled(model is not None and model["removable"])
+        self.default_button.setEnabled(model is not None and not model.get("default"))
         settings = model.get("settings") if model is not None else None
         if settings is not None and name != self._settings_of:
             self.local_settings.show_settings(settings)  # not while the user edits them
@@ -176,6 +219,11 @@ class ModelsDialog(ServerDialog):
         if path:
             self.show_note(f"Adding {path}…")
             self.add_requested.emit(path)
+
+    def _on_default_button_clicked(self) -> None:
+        name = self.selected()
+        if name:
+            self.default_requested.emit(name)
 
     def _on_remove_button_clicked(self) -> None:
         name = self.selected()

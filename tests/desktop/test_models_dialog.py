@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,11 @@ def test_the_dialog_lists_adds_and_removes_models(
     qtbot.waitUntil(lambda: BUNDLED_MODEL_NAME in names(dialog), timeout=10_000)
     assert any(name.startswith("scripted") for name in names(dialog))
     bundled_row = names(dialog).index(BUNDLED_MODEL_NAME)
-    assert "Q4_1" in dialog.table.item(bundled_row, 3).text()
+    assert "Q4_1" in dialog.table.item(bundled_row, 5).text()
+    fits = dialog.table.item(bundled_row, 3)
+    assert fits.text() in ("fits", "slow", "won't fit")
+    assert "KV cache" in fits.toolTip() and "memory free now" in fits.toolTip()
+    assert dialog.table.item(bundled_row, 4).text() == "no"  # SmolLM2's template: no tools
     dialog.table.selectRow(bundled_row)
     assert not dialog.remove_button.isEnabled()  # the bundled model stays
     box = dialog.local_settings
@@ -46,18 +51,33 @@ def test_the_dialog_lists_adds_and_removes_models(
     qtbot.waitUntil(lambda: "not a GGUF model file" in dialog.message.text(), timeout=10_000)
     assert "notes" not in names(dialog)
 
-    link = tmp_path / "my-model.gguf"
+    # The bundled file again, by a link: refused, naming the model it already is.
+    link = tmp_path / "again.gguf"
     os.symlink(bundled_gguf(), link)
     dialog.add_requested.emit(str(link))
+    qtbot.waitUntil(lambda: "is already the model" in dialog.message.text(), timeout=10_000)
+    assert BUNDLED_MODEL_NAME in dialog.message.text() and "again" not in names(dialog)
+
+    copy = tmp_path / "my-model.gguf"
+    shutil.copyfile(bundled_gguf(), copy)
+    dialog.add_requested.emit(str(copy))
     qtbot.waitUntil(lambda: "my-model" in names(dialog), timeout=10_000)
     dialog.table.selectRow(names(dialog).index("my-model"))
     assert dialog.remove_button.isEnabled()
+    # Set as default: the server remembers it, the list says so.
+    assert dialog.default_button.isEnabled()
+    dialog.default_button.click()
+    qtbot.waitUntil(lambda: "my-model (default)" in names(dialog), timeout=10_000)
+    assert json.loads((data_dir / "models.json").read_text())["default"] == "my-model"
+    assert not dialog.default_button.isEnabled()
+    qtbot.waitUntil(lambda: "my-model (default)" in names(dialog), timeout=10_000)
+    dialog.table.selectRow(names(dialog).index("my-model (default)"))
     # The picker lists it too (the window's status poll).
     picker = gui.window.model_picker.combo
     qtbot.waitUntil(lambda: picker.findText("my-model") >= 0, timeout=10_000)
 
     dialog.remove_button.click()
-    qtbot.waitUntil(lambda: "my-model" not in names(dialog), timeout=10_000)
+    qtbot.waitUntil(lambda: not any("my-model" in n for n in names(dialog)), timeout=10_000)
     assert "Removed my-model" in dialog.message.text()
     dialog.reject()
     qtbot.waitUntil(lambda: gui.app.models.dialog is None, timeout=5_000)
