@@ -98,6 +98,7 @@ class ParleyServer(uvicorn.Server):
         services = self._services()
         if services is not None:
             services.runs.shutdown()
+            services.store.imports.shutdown()
 
     def request_stop(self) -> None:
         """Stop gracefully; safe from any thread."""

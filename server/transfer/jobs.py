@@ -141,10 +141,16 @@ class Imports:
             raise NotFoundError(f"no import running with id {import_id!r}")
         job.cancel()
 
-    async def close(self) -> None:
-        """Cancel every import and wait (bounded) for its thread to stop."""
+    def shutdown(self) -> None:
+        """The server is stopping: every import stops at its next batch and leaves what it
+        staged hidden for the next start (its request then answers at once, so uvicorn's
+        graceful shutdown does not wait for it)."""
         for job in list(self._jobs.values()):
             job.cancel(shutdown=True)
+
+    async def close(self) -> None:
+        """Cancel every import and wait (bounded) for its thread to stop."""
+        self.shutdown()
         deadline = time.monotonic() + STOP_WAIT_SECONDS
         for thread in self._threads:
             await asyncio.to_thread(thread.join, max(0.0, deadline - time.monotonic()))
