@@ -23,7 +23,7 @@ from server.models.openai_compat import OpenAICompatBackend
 from server.models.registered import RegisteredModels
 from server.models.registry import ModelRegistry
 from server.routes import backends as backend_routes
-from server.routes import conversations, openai, status, tool_calls, transfer
+from server.routes import conversations, found_models, openai, status, tool_calls, transfer
 from server.routes import library as library_routes
 from server.routes import models as model_routes
 from server.routes import tools as tool_routes
@@ -106,6 +106,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
             *tool_calls.routes,
             *transfer.routes,
             *model_routes.routes,
+            *found_models.routes,
             *backend_routes.routes,
             *tool_routes.routes,
             *library_routes.routes,
