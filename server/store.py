@@ -25,7 +25,6 @@ from server.types import ChatParams, ConversationJSON, MessageJSON, PartJSON
 
 __all__ = ["Ending", "OpenedTurn", "Store", "TurnStart", "new_id"]
 
-AUTO_TITLE_CHARS = 60
 Switch = Literal["tools", "documents"]
 
 

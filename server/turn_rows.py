@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from typing import Literal
 
 from server import branches, chat_params
 from server.errors import ConflictError, NotFoundError, StorageError
@@ -30,6 +29,7 @@ from server.types import (
     PartJSON,
     Status,
     ToolCallJSON,
+    TurnKind,
     Usage,
     continuable,
 )
@@ -41,7 +41,7 @@ AUTO_TITLE_CHARS = 60
 class TurnStart:
     """What a turn does to its conversation (see the module's docstring)."""
 
-    kind: Literal["send", "edit", "regenerate", "continue"]
+    kind: TurnKind
     content: str = ""  # send, edit: the user's words
     target: str | None = None  # edit: the user message; regenerate, continue: the reply
     continued: Continued = "prefix"  # continue: how the backend can go on

@@ -9,7 +9,7 @@ Answers become the wire types of `server.types` here, once, after a check of the
 
 from __future__ import annotations
 
-from typing import BinaryIO, Literal, TypeVar
+from typing import BinaryIO, TypeVar
 from urllib.parse import quote, urlencode
 
 import httpx
@@ -48,6 +48,7 @@ from server.types import (
     StatusJSON,
     ToolServerJSON,
     ToolsJSON,
+    TurnKind,
 )
 from server.types.chunks import DecisionJSON
 
@@ -400,6 +401,3 @@ class ParleyClient:
         except BaseException:
             await response.aclose()
             raise
-
-
-TurnKind = Literal["send", "edit", "regenerate", "continue"]

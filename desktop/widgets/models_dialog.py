@@ -20,19 +20,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.widgets.model_picker import STATES, UPSTREAM_STATES
 from desktop.widgets.server_dialog import MessageLine, ServerDialog, rows_table
 from server.types import LocalModelSettingsJSON, ModelJSON
 
 COLUMNS = ("Model", "Kind", "State", "Fits", "Tools", "File")
-LOCAL_STATES = {"ready": "ready", "loading": "loading…", "unloaded": "loads on first use"}
-UPSTREAM_STATES = {"ready": "ready", "loading": "checking…", "unloaded": "not checked yet"}
 KINDS = {"local": "local (llama.cpp)", "openai_compat": "OpenAI-compatible server"}
 
 
 def describe_state(model: ModelJSON) -> str:
     if model["state"] == "error":
         return f"error: {model['error']}"
-    names = LOCAL_STATES if model["kind"] == "local" else UPSTREAM_STATES
+    names = STATES if model["kind"] == "local" else UPSTREAM_STATES
     text = names.get(model["state"], model["state"])
     if model["slots_busy"]:
         text += f" · replying ({model['slots_busy']} of {model['slots']})"

@@ -15,6 +15,7 @@ Status = Literal["streaming", "completed", "interrupted", "error"]
 EndedBy = Literal["client_hangup", "shutdown", "error", "crash"]
 # "tool_calls": the model asked for tools (a step of a turn; the whole reply of a /v1 call).
 FinishReason = Literal["stop", "length", "tool_calls"]
+TurnKind = Literal["send", "edit", "regenerate", "continue"]  # how a turn starts
 
 
 def continuable(status: Status, finish_reason: FinishReason | None) -> bool:
