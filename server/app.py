@@ -24,6 +24,7 @@ from server.models.registered import RegisteredModels
 from server.models.registry import ModelRegistry
 from server.routes import backends as backend_routes
 from server.routes import conversations, found_models, openai, status, tool_calls, transfer
+from server.routes import hub as hub_routes
 from server.routes import library as library_routes
 from server.routes import models as model_routes
 from server.routes import tools as tool_routes
@@ -77,6 +78,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
         tools=tools,
         library=library,
     )
+    downloads = hub_routes.create_downloads(svc)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -93,7 +95,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
                 log.error("MCP servers: %s", tools.config.error)
             # Runs stop (and settle) before the tool servers and the library they may be
             # calling stop.
-            async with library.running(), tools.running(), runs.running():
+            async with library.running(), tools.running(), runs.running(), downloads.running():
                 yield
         finally:
             await models.aclose()
@@ -110,6 +112,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
             *backend_routes.routes,
             *tool_routes.routes,
             *library_routes.routes,
+            *hub_routes.routes,
             *openai.routes,
         ],
         middleware=[
@@ -125,6 +128,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
         lifespan=lifespan,
     )
     app.state.services = svc
+    app.state.downloads = downloads
     return app
 
 

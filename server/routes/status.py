@@ -6,6 +6,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from server.routes import hub
 from server.services import services
 from server.types import StatusJSON
 
@@ -24,7 +25,7 @@ async def status(request: Request) -> JSONResponse:
         "library": svc.library.progress,
         "imports": svc.store.imports.progress(),
     }
-    return JSONResponse(found)
+    return JSONResponse({**found, "downloads": hub.progress(request)})
 
 
 routes = [
