@@ -144,9 +144,11 @@ async def add_folder(request: Request) -> JSONResponse:
     refused = sensitive.refusal(resolved)
     if refused is not None:
         raise BadRequestError(refused, code="invalid_field")
-    folders = discovery(request).folders
+    finder = discovery(request)
+    folders = finder.folders
     try:
         added = await asyncio.to_thread(folders.add, str(resolved))
+        finder.changes += 1
     except FolderListFullError as exc:
         raise BadRequestError(f"cannot add {resolved}: {exc}", code="too_many_folders") from exc
     except OSError as exc:
@@ -167,9 +169,11 @@ async def remove_folder(request: Request) -> Response:
     path = request.query_params.get("path", "")
     if not path or len(path) > MAX_PATH_CHARS:
         raise BadRequestError("give the folder as ?path=", code="invalid_field")
-    folders = discovery(request).folders
+    finder = discovery(request)
+    folders = finder.folders
     try:
         removed = await asyncio.to_thread(folders.remove, path)
+        finder.changes += 1
     except OSError as exc:
         raise StorageError(f"could not forget the folder in {folders.path}: {exc}") from exc
     if not removed:

@@ -26,6 +26,8 @@ class Discovery:
         self.limits = limits or ScanLimits()
         self.last: ScanResult | None = None
         self._running: asyncio.Future[ScanResult] | None = None
+        self._running_of = -1  # the `changes` it started with
+        self.changes = 0  # bumped when the user's folders change: a scan then starts anew
 
     def roots(self) -> list[Root]:
         """Blocking (LM Studio's settings are read): the other apps' places, then the
@@ -36,9 +38,12 @@ class Discovery:
         return scan(self.roots(), self.limits)
 
     async def scan(self) -> ScanResult:
-        """A fresh scan (or the one running). Raises UnavailableError if it overruns."""
-        if self._running is None or self._running.done():
+        """A fresh scan (or the one running, if the folders have not changed since it
+        started). Raises UnavailableError if it overruns."""
+        stale = self._running_of != self.changes
+        if self._running is None or self._running.done() or stale:
             self._running = asyncio.ensure_future(asyncio.to_thread(self._scan))
+            self._running_of = self.changes
         try:
             # Shielded: a client that hangs up does not cancel the scan the others wait on.
             result = await asyncio.wait_for(
