@@ -124,3 +124,20 @@ def test_a_tree_past_the_bounds_stops_the_scan_and_says_why(home: Home) -> None:
     files = scan(default_roots(), ScanLimits(max_files=10))
     assert len(files.found) == 10 and not files.complete
     assert "10 files" in (files.stopped or "")
+
+
+def test_a_scan_out_of_time_stops_and_says_so(home: Home) -> None:
+    tiny_gguf(home.lmstudio / "a" / "b" / "m.gguf")
+    result = scan(default_roots(), ScanLimits(seconds=1e-9))
+    assert not result.complete and "stopped after" in (result.stopped or "")
+
+
+def test_a_place_that_is_itself_a_link_is_looked_in(home: Home, tmp_path: Path) -> None:
+    # LM Studio's folder moved to a bigger disk and linked back: its files are inside it.
+    disk = tmp_path / "big-disk" / "models"
+    tiny_gguf(disk / "pub" / "repo" / "moved-Q4_K_M.gguf")
+    home.lmstudio.parent.mkdir(parents=True)
+    home.lmstudio.symlink_to(disk)
+    result = scan(default_roots())
+    assert names(result) == {"moved-Q4_K_M"}
+    assert result.found[0].path == str(home.lmstudio / "pub" / "repo" / "moved-Q4_K_M.gguf")
