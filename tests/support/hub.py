@@ -10,8 +10,9 @@ repositories holding GGUF files the tests make. Nothing reaches the internet.
 Like the real hub: an unknown repository is 401 RepoNotFound, a gated one lists its files
 but answers a download with 401 GatedRepo, a missing file is 404 EntryNotFound. A file may
 be served with bytes that do not match its sha256, drop the connection at an offset (every
-time: the connection is lost for good), or hold at an offset until `release()`. What was
-sent is recorded per file (`sent`, `starts`) so a test can tell a resume from a restart."""
+time: the connection is lost for good), or hold at an offset until `release()`. Each GET
+of a file's bytes is recorded (`gets`: its first byte, what it sent), so a test can tell a
+resume from a restart."""
 
 from __future__ import annotations
 
@@ -50,10 +51,12 @@ class HubFile:
     hold_at: int | None = None
     held: threading.Event = field(default_factory=threading.Event)
     release_event: threading.Event = field(default_factory=threading.Event)
-    sent: int = 0  # body bytes sent, all requests together
-    starts: list[int] = field(default_factory=list)  # the first byte of each GET
+    # Each GET of the bytes: [its first byte, the bytes it sent so far].
+    gets: list[list[int]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        if self.sha256:
+            return  # given (a huge sparse file is not read)
         real = hashlib.sha256(self.path.read_bytes()).hexdigest()
         self.sha256 = ("f" * 64 if real != "f" * 64 else "0" * 64) if self.wrong_sha else real
 
@@ -221,7 +224,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if head:
             return
-        file.starts.append(start)
+        sent = [start, 0]
+        file.gets.append(sent)
         with file.path.open("rb") as source:
             source.seek(start)
             offset = start
@@ -240,7 +244,7 @@ class _Handler(BaseHTTPRequestHandler):
                     self.wfile.flush()
                 except OSError:
                     return  # the client went away (a kill)
-                file.sent += len(chunk)
+                sent[1] += len(chunk)
                 offset += len(chunk)
                 if offset == file.hold_at and not file.release_event.is_set():
                     file.held.set()
