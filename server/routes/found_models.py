@@ -53,17 +53,21 @@ class FolderJSON(TypedDict):
     exists: bool
 
 
-def discovery(request: Request) -> Discovery:
+async def discovery(request: Request) -> Discovery:
+    """The app's one Discovery, made at first use (its folders file read off the loop)."""
     state = request.app.state
     found: Discovery | None = getattr(state, "discovery", None)
     if found is None:
-        found = state.discovery = Discovery(services(request).settings.data_dir)
+        made = await asyncio.to_thread(Discovery, services(request).settings.data_dir)
+        found = getattr(state, "discovery", None) or made  # another request's, if first
+        state.discovery = found
     return found
 
 
 async def list_found(request: Request) -> JSONResponse:
     svc = services(request)
-    result = await discovery(request).scan()
+    finder = await discovery(request)
+    result = await finder.scan()
     models = await asyncio.to_thread(models_by_file, svc.models)
     return JSONResponse(
         {
@@ -86,7 +90,7 @@ async def add_found(request: Request) -> JSONResponse:
     body = await read_object(request, svc.settings.limits)
     path = str(path_field(body))
     name = text_field(body, "name", max_chars=svc.settings.limits.max_title_chars)
-    found = await _found(discovery(request), path)
+    found = await _found(await discovery(request), path)
     entry = await add_gguf(svc, Path(path), name=name or _model_name(found.name))
     added = _found_json(found, {})
     added["model"] = entry.name
@@ -128,7 +132,8 @@ def _found_json(found: FoundFile, models: dict[tuple[int, int], str]) -> FoundMo
 
 
 async def list_folders(request: Request) -> JSONResponse:
-    folders = discovery(request).folders.folders
+    finder = await discovery(request)
+    folders = finder.folders.folders
     return JSONResponse({"folders": await asyncio.to_thread(_folders_json, folders)})
 
 
@@ -144,7 +149,7 @@ async def add_folder(request: Request) -> JSONResponse:
     refused = sensitive.refusal(resolved)
     if refused is not None:
         raise BadRequestError(refused, code="invalid_field")
-    finder = discovery(request)
+    finder = await discovery(request)
     folders = finder.folders
     try:
         added = await asyncio.to_thread(folders.add, str(resolved))
@@ -169,7 +174,7 @@ async def remove_folder(request: Request) -> Response:
     path = request.query_params.get("path", "")
     if not path or len(path) > MAX_PATH_CHARS:
         raise BadRequestError("give the folder as ?path=", code="invalid_field")
-    finder = discovery(request)
+    finder = await discovery(request)
     folders = finder.folders
     try:
         removed = await asyncio.to_thread(folders.remove, path)
