@@ -8,6 +8,7 @@ server gracefully and join its thread, then close the window and quit.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import os
@@ -84,7 +85,6 @@ class App:
         self.library = LibraryController(lambda: self.client, self.tasks, self.window)
         self.window.library_requested.connect(self.library.open)
         self.window.conversation_opened.connect(self._on_window_conversation_opened)
-        self.window.default_model_chosen.connect(self._on_window_default_model_chosen)
         self.window.zoom_changed.connect(self._save_window_state)
         self.window.menus.sidebar.toggled.connect(self._save_window_state)
         self.window.menus.theme_chosen.connect(self._on_menus_theme_chosen)
@@ -94,7 +94,6 @@ class App:
         self.window.menus.show_theme(self.config.theme)
         self.window.system_prompt = self.config.system_prompt or None
         self.window.max_tokens = self.config.max_tokens or None
-        self.window.model_picker.default_model = self.config.default_model
 
     def settings(self) -> Settings:
         """The server's settings now: the command line's, plus the configured backends."""
@@ -128,6 +127,17 @@ class App:
         _timing("server_ready")
         self.window.connect_client(self.client, reopen=self.state.conversation_id)
         freeze_startup_objects()
+        if self.config.default_model:
+            self.tasks.spawn(self._move_default_model(self.client))
+
+    async def _move_default_model(self, client: ParleyClient) -> None:
+        """The model an earlier version kept as the default for new chats (the last one
+        picked on a new chat) becomes the server's "Set as default", once."""
+        name, self.config.default_model = self.config.default_model, ""
+        with contextlib.suppress(ClientError):  # a model no longer there: no default set
+            await client.set_default_model(name)
+        with contextlib.suppress(OSError):
+            self.config.save()
 
     def request_close(self) -> None:
         if not self._shutting_down:
@@ -184,14 +194,6 @@ class App:
             self.config.save()
         except OSError as exc:
             self.window.show_error(f"Your theme was not saved: {exc}")
-
-    def _on_window_default_model_chosen(self, name: str) -> None:
-        self.config.default_model = name
-        self.window.model_picker.default_model = name
-        try:
-            self.config.save()
-        except OSError as exc:
-            self.window.show_error(f"Your default model was not saved: {exc}")
 
     def _on_window_settings_requested(self) -> None:
         if self._dialog is not None:

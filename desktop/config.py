@@ -44,7 +44,9 @@ class DesktopConfig:
     # The longest reply, in tokens: small models can otherwise loop until the context is
     # full. 0 means no limit of Parley's own.
     max_tokens: int = DEFAULT_MAX_TOKENS
-    default_model: str = ""  # for new chats: the last model picked on one ("" = none yet)
+    # What an earlier version kept as the default for new chats; moved to the server's
+    # "Set as default" at the next launch, then "" (desktop/app.py).
+    default_model: str = ""
     theme: str = "system"  # View → Theme: "system", "light" or "dark"
 
     @classmethod

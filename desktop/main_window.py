@@ -66,7 +66,6 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
     reply_finished = Signal(str)  # message id, once the view shows what the server saved
     conversations_shown = Signal()
     conversation_opened = Signal(str)  # the id on screen now ("" for a new chat)
-    default_model_chosen = Signal(str)  # picked while on a new chat
     error_shown = Signal(str)
     zoom_changed = Signal(int)  # the zoom level the user chose
 
@@ -155,6 +154,7 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
         self.library_button.clicked.connect(self.library_requested)
         self.documents_switch.toggled.connect(self._on_documents_switch_toggled)
         self.model_picker.model_chosen.connect(self._on_model_picker_model_chosen)
+        self.model_picker.default_requested.connect(self._on_model_picker_default_requested)
         self._status_timer = QTimer(self)
         self._status_timer.setInterval(STATUS_POLL_MS)
         self._status_timer.timeout.connect(self._on_status_timer_timeout)
@@ -347,11 +347,13 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
         self.tasks.spawn(self.reply.stop(self.current_id))
         self.composer.focus()  # the next typing goes to the composer, not the button
 
+    def _on_model_picker_default_requested(self, name: str) -> None:
+        self.tasks.spawn(self._set_default_model(name))
+
     def _on_model_picker_model_chosen(self, name: str) -> None:
         if self.current_id is not None:
             self.tasks.spawn(self._set_model(self.current_id, name))
-        else:
-            self.default_model_chosen.emit(name)  # the user's default for new chats
+        # On a new chat: for that chat (created with the picker's model), not a default.
 
     def _on_tools_switch_toggled(self, enabled: bool) -> None:
         if self.current_id is not None:  # a new chat takes it when it is created

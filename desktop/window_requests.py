@@ -161,6 +161,11 @@ class WindowRequests:
     async def _set_switch(self, conversation_id: str, switch: str, enabled: bool) -> None:
         await self._require_client().set_switch(conversation_id, switch, enabled)
 
+    async def _set_default_model(self, name: str) -> None:
+        """ "Set as default": new chats use `name` (the server remembers it)."""
+        await self._require_client().set_default_model(name)
+        await self._refresh_status()
+
     async def _set_model(self, conversation_id: str, name: str) -> None:
         await self._require_client().set_model(conversation_id, name)
 

@@ -22,6 +22,8 @@ from desktop.answers import (
     error_from,
     shaped,
 )
+from desktop.client.found import FoundApi
+from desktop.client.hub import HubApi
 from desktop.client.stream import ReplyStream, first_chunk
 from desktop.errors import ClientError
 from desktop.reply_events import (
@@ -92,6 +94,8 @@ class ParleyClient:
             timeout=httpx.Timeout(10.0, read=None),
             trust_env=False,  # loopback: never through a proxy
         )
+        self.hub = HubApi(self._call)  # Hugging Face: the catalog and downloads
+        self.found = FoundApi(self._call)  # models already on this disk
 
     async def aclose(self) -> None:
         await self._http.aclose()

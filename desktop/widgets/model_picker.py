@@ -1,15 +1,16 @@
 """The model picker: which model the open chat uses, and how that model is doing.
 
-It shows the open chat's model; a new chat starts on the user's default (the last model
-chosen for a new chat), else the server's default (the bundled model, unless `--upstream`
-named another). A choice made by the user is announced (`model_chosen`); choices made by
-the window are not.
+It shows the open chat's model; a new chat starts on the server's default: the model the
+user set with "Set as default" (here or in Models), else the bundled model, unless
+`--upstream` named another. Picking a model on a new chat is for that chat only (issue 39:
+it used to become the default silently). A choice made by the user is announced
+(`model_chosen`); choices made by the window are not.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from desktop.widgets.elided_label import ElidedLabel
 from server.types import ModelStatusJSON, StatusJSON
@@ -34,6 +35,7 @@ def state_text(model: ModelStatusJSON) -> str:
 
 class ModelPicker(QWidget):
     model_chosen = Signal(str)  # by the user, in the list
+    default_requested = Signal(str)  # "Set as default": new chats use this model
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -42,16 +44,25 @@ class ModelPicker(QWidget):
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.combo.setAccessibleName("Model")
         self.state = ElidedLabel("starting…", self)
+        self.default_button = QToolButton(self)
+        self.default_button.setText("★")  # narrow: the chat bar fits a 760 px window
+        self.default_button.setAccessibleName("Set as default")
+        self.default_button.setToolTip("Set as default: new chats use this model")
+        self.default_button.setAutoRaise(True)
+        self.default_button.setEnabled(False)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(QLabel("Model:", self))
         layout.addWidget(self.combo)
+        layout.addWidget(self.default_button)
         layout.addWidget(self.state, 1)
-        self.default_model = ""  # the user's default for new chats ("" = none chosen)
         self._models: list[ModelStatusJSON] = []
         self._server_default: str | None = None
         self._wanted: str | None = None  # asked for before the list had it
+        self._following = True  # a new chat's page, no model picked: the default, as it changes
         self.combo.activated.connect(self._on_combo_activated)
+        self.combo.currentTextChanged.connect(lambda _text: self._show_default_button())
+        self.default_button.clicked.connect(self._on_default_button_clicked)
 
     def current(self) -> str | None:
         return self.combo.currentText() or None
@@ -62,11 +73,14 @@ class ModelPicker(QWidget):
 
     def choose(self, name: str | None) -> None:
         """Show `name` (a chat's model); None: the default for a new chat."""
+        self._following = name is None
         self._wanted = name or self._new_chat_model()
         self._apply_wanted()
 
     def show_status(self, status: StatusJSON) -> None:
         self._models = status["models"]
+        if self._following and status["default_model"] != self._server_default:
+            self._wanted = status["default_model"]  # set as default meanwhile
         self._server_default = status["default_model"]
         names = [m["name"] for m in self._models]
         if names != [self.combo.itemText(i) for i in range(self.combo.count())]:
@@ -80,6 +94,17 @@ class ModelPicker(QWidget):
         chosen = next((m for m in self._models if m["name"] == self.current()), None)
         if chosen is not None:
             self.state.setText(state_text(chosen))
+        self._show_default_button()
+
+    def _show_default_button(self) -> None:
+        current = self.current()
+        self.default_button.setEnabled(current is not None and current != self._server_default)
+
+    def _on_default_button_clicked(self) -> None:
+        current = self.current()
+        if current:
+            self.default_button.setEnabled(False)  # until the server's status says so
+            self.default_requested.emit(current)
 
     def show_unreachable(self, reason: str) -> None:
         self.state.setText(f"server unreachable: {reason}")
@@ -89,9 +114,6 @@ class ModelPicker(QWidget):
         self.state.setText("server not running")
 
     def _new_chat_model(self) -> str | None:
-        names = [m["name"] for m in self._models]
-        if self.default_model in names:
-            return self.default_model
         return self._server_default
 
     def _apply_wanted(self) -> None:
@@ -100,5 +122,6 @@ class ModelPicker(QWidget):
             self._wanted = None
 
     def _on_combo_activated(self, _index: int) -> None:
+        self._following = False
         self._wanted = None
         self.model_chosen.emit(self.combo.currentText())

@@ -12,6 +12,7 @@ from PySide6.QtGui import QDesktopServices, QPalette
 from PySide6.QtWidgets import QMessageBox
 
 from desktop.config import DEFAULT_MAX_TOKENS, DesktopConfig
+from server.models.bundled import BUNDLED_MODEL_NAME
 from tests.desktop.conftest import GuiApp, run
 from tests.support.parley import MODEL
 from tests.support.upstream import Script, ScriptedUpstream
@@ -193,12 +194,21 @@ def test_the_model_picker_belongs_to_the_open_chat_and_new_chats_use_the_default
 
     qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     assert picker.current() == MODEL  # a new chat: the default, not the last chat's model
-    pick(local)  # on a new chat: the user's default from now on, kept across launches
-    assert DesktopConfig.load().default_model == local
+    pick(local)  # on a new chat: for that chat only, not a default (issue 39)
     qtbot.waitUntil(lambda: gui.window.sidebar.list.count() == 1)  # listed after its reply began
     gui.window.sidebar.list.setCurrentRow(0)
     qtbot.waitUntil(lambda: gui.window.current_id == first)
     assert picker.current() == local
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert picker.current() == MODEL
+    # "Set as default": the server's default from now on; new chats start on it.
+    pick(local)
+    assert picker.default_button.isEnabled()
+    picker.default_button.click()
+    qtbot.waitUntil(lambda: run(qtbot, client.status())["default_model"] == local)
+    qtbot.waitUntil(lambda: not picker.default_button.isEnabled())
+    gui.window.sidebar.list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: gui.window.current_id == first)
     qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     assert picker.current() == local
 
@@ -246,3 +256,19 @@ def test_a_message_sent_then_left_is_no_draft_of_its_chat(qtbot: Any) -> None:
     composer.drop_draft("a", "sent just now")  # the reply began: it was no draft
     composer.switch_chat("b", "a")
     assert composer.text == ""
+
+
+def test_an_earlier_versions_default_model_becomes_the_servers_default(
+    gui_factory: Any, qtbot: Any
+) -> None:
+    # An earlier version kept the last model picked on a new chat in its own config.
+    config = DesktopConfig.load()
+    config.default_model = BUNDLED_MODEL_NAME
+    config.save()
+    gui = gui_factory()
+    client = gui.window.client
+    assert client is not None
+    qtbot.waitUntil(lambda: run(qtbot, client.status())["default_model"] == BUNDLED_MODEL_NAME)
+    qtbot.waitUntil(lambda: DesktopConfig.load().default_model == "")  # moved, once
+    # The new chat's page follows the default as it changes.
+    qtbot.waitUntil(lambda: gui.window.model_picker.current() == BUNDLED_MODEL_NAME)

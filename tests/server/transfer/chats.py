@@ -115,8 +115,8 @@ class Chats:
         return cid
 
     def endings(self) -> str:
-        """Stopped (then continued), stopped again, and three errors: a refusal, a dropped
-        connection mid-reply and an error event."""
+        """Stopped (then continued), stopped again, three errors (a refusal, a dropped
+        connection mid-reply and an error event), and a reply cut at its length limit."""
         cid = self.parley.new_conversation()
         self.upstream.queue = [Script(tokens=400, stall_after=3)]
         stopped = self.stopped(cid, self.turn(cid, content="Go on and on"), at="t2 ")
@@ -132,6 +132,10 @@ class Chats:
             cid, Script(tokens=5, fail_after=1, fail_mode="error_event"), content="Three"
         )
         assert failed["status"] == "error", failed
+        # Cut at the length limit and left so (the local model's reply below may or may not
+        # reach its limit: its sampling is not fixed).
+        cut = self.reply(cid, Script(tokens=6, finish_reason="length"), content="Four")
+        assert cut["finish_reason"] == "length", cut
         return cid
 
     def tools(self) -> str:
