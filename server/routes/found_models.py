@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import TypedDict
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -28,29 +27,7 @@ from server.models.discovery.folders import FolderListFullError
 from server.models.discovery.found import FoundFile
 from server.models.discovery.service import Discovery, models_by_file
 from server.services import services
-
-
-class PlaceJSON(TypedDict):
-    source: str  # "lmstudio" | "ollama" | "hf_cache" | "folder"
-    place: str  # "publisher/repo", "llama3.2:3b", "owner/repo", or the folder
-    path: str
-
-
-class FoundModelJSON(TypedDict):
-    name: str
-    path: str  # the one to add: a readable path rather than an Ollama blob's, if any
-    found_in: list[PlaceJSON]
-    size_bytes: int
-    parts: int
-    quantization: str | None
-    architecture: str | None
-    context_length: int | None
-    model: str | None  # the Parley model that already is this file
-
-
-class FolderJSON(TypedDict):
-    path: str
-    exists: bool
+from server.types import FoundModelJSON, ModelFolderJSON
 
 
 async def discovery(request: Request) -> Discovery:
@@ -137,7 +114,7 @@ async def list_folders(request: Request) -> JSONResponse:
     return JSONResponse({"folders": await asyncio.to_thread(_folders_json, folders)})
 
 
-def _folders_json(folders: list[str]) -> list[FolderJSON]:
+def _folders_json(folders: list[str]) -> list[ModelFolderJSON]:
     return [{"path": folder, "exists": os.path.isdir(folder)} for folder in folders]
 
 

@@ -22,8 +22,8 @@ from server.errors import BadRequestError
 from server.jsonbody import read_object
 from server.models.hub import names
 from server.models.hub.downloads import Downloads
-from server.models.hub.wire import DownloadJSON
 from server.services import Services, services
+from server.types import DownloadJSON
 
 MAX_QUERY_CHARS = 200
 

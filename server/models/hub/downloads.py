@@ -25,8 +25,8 @@ from server.models.hub.catalog import Catalog
 from server.models.hub.child import FetchChild
 from server.models.hub.limits import HubLimits
 from server.models.hub.records import Download
-from server.models.hub.wire import DownloadJSON
 from server.services import Services
+from server.types import DownloadJSON
 
 log = logging.getLogger(__name__)
 
