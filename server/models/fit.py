@@ -33,6 +33,7 @@ SLOW_TOKENS_PER_S = 3.0
 TIGHT_SHARE = 0.75
 OVERHEAD_FIXED = 150 << 20
 OVERHEAD_SHARE = 0.10
+SIZE_ONLY_CONTEXT_SHARE = 0.15
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,32 @@ def estimate(info: GGUFInfo, context: int, available: int | None) -> Fit:
     else:
         verdict, why = "fits", f"needs {_gb(needed)}, {_gb(available)} free"
     return Fit(verdict, weights, kv, overhead, needed, available, context, speed, why)
+
+
+def estimate_from_size(size: int, context: int, available: int | None) -> Fit:
+    """Before a download, from the file's size alone (its header is not read yet): the
+    context's memory is taken as `SIZE_ONLY_CONTEXT_SHARE` of the weights (a 7B Q4 with
+    grouped attention at 4,096 tokens: ~0.5 of 4.4 GB), and said so."""
+    weights = max(size, 0)
+    context_guess = int(weights * SIZE_ONLY_CONTEXT_SHARE)
+    shape = GGUFInfo(None, None, None, weights, 0)
+    found = estimate(shape, context, available)
+    needed = weights + context_guess + found.overhead_bytes
+    speed = found.tokens_per_s
+    if available is None:
+        verdict: Verdict = "unknown"
+        why = "free memory unknown"
+    elif needed > available:
+        verdict, why = "won't fit", f"needs about {_gb(needed)}, {_gb(available)} free"
+    elif needed > TIGHT_SHARE * available:
+        verdict, why = "slow", f"needs about {_gb(needed)} of {_gb(available)} free"
+    elif speed < SLOW_TOKENS_PER_S:
+        verdict, why = "slow", f"about {speed:.1f} tokens/s on this CPU"
+    else:
+        verdict, why = "fits", f"needs about {_gb(needed)}, {_gb(available)} free"
+    why += " (from its size: the context's share is estimated)"
+    return Fit(verdict, weights, context_guess, found.overhead_bytes, needed, available,
+               context, speed, why)  # fmt: skip
 
 
 def _gb(size: int) -> str:

@@ -12,6 +12,7 @@ The hub is HF_ENDPOINT (huggingface.co unless set). Downloads are server/models/
 
 from __future__ import annotations
 
+import asyncio
 import os
 
 from starlette.requests import Request
@@ -20,6 +21,7 @@ from starlette.routing import Route
 
 from server.errors import BadRequestError
 from server.jsonbody import read_object
+from server.models import fit
 from server.models.hub import names
 from server.models.hub.downloads import Downloads
 from server.services import Services, services
@@ -54,8 +56,17 @@ async def search(request: Request) -> JSONResponse:
 
 
 async def repo_files(request: Request) -> JSONResponse:
+    """The files, each with whether it would fit this machine (from its size, at the
+    context a local model gets by default: server/models/fit.py)."""
+    svc = services(request)
     repo = names.repo_id(request.path_params["owner"], request.path_params["name"])
-    return JSONResponse(await downloads_of(request).catalog.files(repo))
+    listing = await downloads_of(request).catalog.files(repo)
+    available = await asyncio.to_thread(fit.available_memory)
+    for found in listing["files"]:
+        if found["size_bytes"] is not None:
+            context = svc.settings.local.n_ctx
+            found["fit"] = fit.estimate_from_size(found["size_bytes"], context, available).json()
+    return JSONResponse(listing)
 
 
 async def start_download(request: Request) -> JSONResponse:

@@ -63,6 +63,10 @@ def test_a_repositorys_files_are_its_root_ggufs_with_size_sha256_and_quantizatio
     assert files["Model-F16-00001-of-00002.gguf"]["split"] is True
     assert files["Model-Q4_K_M.gguf"]["size_bytes"] == 4096
     assert files["Model-Q4_K_M.gguf"]["sha256"] == small.sha256
+    # What fits, before downloading: from the size alone, said so.
+    fit = files["Model-Q4_K_M.gguf"]["fit"]
+    assert fit["verdict"] == "fits" and "from its size" in fit["why"]
+    assert fit["needed_bytes"] > 4096 and fit["available_bytes"] > 0
 
 
 def test_unknown_repositories_and_hostile_names_are_refused(hub: LocalHub, server: Parley) -> None:

@@ -83,3 +83,14 @@ def test_the_models_list_says_what_fits_and_whether_it_takes_tools(parley: Parle
     assert fit["context"] == bundled["settings"]["n_ctx"]
     assert fit["verdict"] in ("fits", "slow", "won't fit")
     assert fit["available_bytes"] > 0 and fit["needed_bytes"] > fit["weights_bytes"]
+
+
+def test_before_a_download_the_estimate_is_from_the_size_and_says_so() -> None:
+    from server.models.fit import estimate_from_size
+
+    small = estimate_from_size(500_000_000, 4096, available=16_000_000_000)
+    assert small.verdict == "fits" and "from its size" in small.why
+    assert small.needed_bytes is not None and small.needed_bytes > 500_000_000
+    assert estimate_from_size(20_000_000_000, 4096, 16_000_000_000).verdict == "won't fit"
+    assert estimate_from_size(8_000_000_000, 4096, 64_000_000_000).verdict == "slow"
+    assert estimate_from_size(1_000, 4096, None).verdict == "unknown"
