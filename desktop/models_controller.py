@@ -1,15 +1,33 @@
 """The Models dialog's life: add and remove GGUF files and change a local model's settings
-through the server (desktop/client/); see desktop/dialog_controller.py."""
+through the server (desktop/client/); see desktop/dialog_controller.py. Its "Download a
+model…" and "On this computer…" open the dialogs `hub` and `found` run."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from PySide6.QtWidgets import QWidget
+
+from desktop.client import ParleyClient
 from desktop.dialog_controller import DialogController, Failed
+from desktop.found_controller import FoundController
+from desktop.hub_controller import HubController
+from desktop.tasks import Tasks
 from desktop.widgets.models_dialog import ModelsDialog
 
 
 class ModelsController(DialogController[ModelsDialog]):
+    def __init__(
+        self, client: Callable[[], ParleyClient | None], tasks: Tasks, parent: QWidget
+    ) -> None:
+        super().__init__(client, tasks, parent)
+        self.hub = HubController(client, tasks, parent)
+        self.found = FoundController(client, tasks, parent)
+
     def _make_dialog(self) -> ModelsDialog:
         dialog = ModelsDialog(self._parent)
+        dialog.hub_requested.connect(self.hub.open)
+        dialog.found_requested.connect(self.found.open)
         dialog.add_requested.connect(self._on_dialog_add_requested)
         dialog.remove_requested.connect(self._on_dialog_remove_requested)
         dialog.settings_requested.connect(self._on_dialog_settings_requested)

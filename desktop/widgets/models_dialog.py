@@ -126,6 +126,8 @@ class ModelsDialog(ServerDialog):
     remove_requested = Signal(str)  # a model's name
     settings_requested = Signal(str, dict)  # a local model's name, its new settings
     default_requested = Signal(str)  # a model's name: new chats use it
+    hub_requested = Signal()  # "Download a model…" (Hugging Face)
+    found_requested = Signal()  # "On this computer…" (LM Studio, Ollama, the HF cache)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -142,11 +144,20 @@ class ModelsDialog(ServerDialog):
         self.default_button = QPushButton("Set as default", self)
         self.default_button.setEnabled(False)
         self.default_button.setToolTip("New chats use this model")
+        self.hub_button = QPushButton("Download a model…", self)
+        self.hub_button.setToolTip("Search Hugging Face for GGUF models and download one")
+        self.found_button = QPushButton("On this computer…", self)
+        self.found_button.setToolTip(
+            "GGUF files LM Studio, Ollama and the Hugging Face cache already keep: used in "
+            "place, never copied"
+        )
         self.message = MessageLine("models-message", self)
         self.local_settings = LocalSettingsBox(self)
         self.local_settings.setVisible(False)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         row = QHBoxLayout()
+        row.addWidget(self.hub_button)
+        row.addWidget(self.found_button)
         row.addWidget(self.add_button)
         row.addWidget(self.remove_button)
         row.addWidget(self.default_button)
@@ -161,6 +172,8 @@ class ModelsDialog(ServerDialog):
         self.add_button.clicked.connect(self._on_add_button_clicked)
         self.remove_button.clicked.connect(self._on_remove_button_clicked)
         self.default_button.clicked.connect(self._on_default_button_clicked)
+        self.hub_button.clicked.connect(self.hub_requested)
+        self.found_button.clicked.connect(self.found_requested)
         self.table.itemSelectionChanged.connect(self._on_table_selection_changed)
         self.local_settings.apply_requested.connect(self._on_local_settings_apply_requested)
 
