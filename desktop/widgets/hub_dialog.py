@@ -60,6 +60,8 @@ def time_left_text(download: DownloadJSON) -> str:
     if left is None or download["state"] != "downloading":
         return ""
     minutes, seconds = divmod(int(left), 60)
+    if not minutes and not seconds:
+        return "a moment"
     return f"{minutes} min {seconds:02d} s" if minutes else f"{seconds} s"
 
 
