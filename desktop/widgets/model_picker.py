@@ -26,6 +26,8 @@ def state_text(model: ModelStatusJSON) -> str:
     else:
         names = STATES if model["kind"] == "local" else UPSTREAM_STATES
         text = names.get(model["state"], model["state"])
+    if model.get("tools") is False:
+        text += " · cannot call tools"
     if model["slots_busy"]:
         text += " · replying"
         if model["slots"] > 1:

@@ -100,6 +100,11 @@ class LocalBackend:
     continuation: Continued = "prefix"
 
     @property
+    def template_tools(self) -> bool | None:
+        """The engine's word on whether the chat template takes tools (None: not loaded)."""
+        return self._template_tools
+
+    @property
     def tools_unsupported(self) -> str | None:
         if self._template_tools is False:
             return (

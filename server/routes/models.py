@@ -14,7 +14,6 @@ use, like any local model. The bundled model, and models named by flags, are not
 from __future__ import annotations
 
 import asyncio
-import functools
 from pathlib import Path
 
 from starlette.requests import Request
@@ -25,7 +24,7 @@ from server.errors import BadRequestError, ConflictError, NotFoundError, Storage
 from server.jsonbody import number_field, path_field, read_object, text_field
 from server.models import fit
 from server.models.adding import add_gguf
-from server.models.gguf import GGUFError, GGUFInfo, read_gguf
+from server.models.facts import read_facts
 from server.models.local import LocalBackend
 from server.models.registry import ModelEntry
 from server.services import Services, services
@@ -156,21 +155,8 @@ async def _model_json(svc: Services, entry: ModelEntry) -> ModelJSON:
     return found
 
 
-@functools.lru_cache(maxsize=256)
-def _read_cached(path: Path, _mtime_ns: int, _size: int) -> GGUFInfo:
-    return read_gguf(path)  # the header of a 5 GB model is read once, not per listing
-
-
-def _read_gguf_facts(path: Path) -> GGUFInfo | None:
-    try:
-        stat = path.stat()
-        return _read_cached(path, stat.st_mtime_ns, stat.st_size)
-    except (GGUFError, OSError):
-        return None  # the model's own state says what is wrong once it loads
-
-
 async def _gguf_json(path: Path, n_ctx: int) -> GGUFJSON:
-    info = await asyncio.to_thread(_read_gguf_facts, path)
+    info = await asyncio.to_thread(read_facts, path)
     found: GGUFJSON = {
         "path": str(path),
         "size_bytes": info.size_bytes if info else 0,

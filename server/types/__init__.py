@@ -165,6 +165,8 @@ class ModelStatusJSON(TypedDict):
     slots: int  # replies it serves at once
     slots_busy: int
     queue_length: int  # replies waiting for a slot
+    # In /api/status: can it call tools (a local model's chat template; None: not known)
+    tools: NotRequired[bool | None]
 
 
 class FitJSON(TypedDict):

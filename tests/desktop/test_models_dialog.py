@@ -81,3 +81,12 @@ def test_the_dialog_lists_adds_and_removes_models(
     assert "Removed my-model" in dialog.message.text()
     dialog.reject()
     qtbot.waitUntil(lambda: gui.app.models.dialog is None, timeout=5_000)
+
+
+def test_the_picker_says_when_the_model_cannot_call_tools(gui: GuiApp, qtbot: Any) -> None:
+    picker = gui.window.model_picker
+    qtbot.waitUntil(lambda: picker.combo.findText(BUNDLED_MODEL_NAME) >= 0, timeout=10_000)
+    picker.combo.setCurrentIndex(picker.combo.findText(BUNDLED_MODEL_NAME))
+    qtbot.waitUntil(lambda: "cannot call tools" in picker.state.text(), timeout=10_000)
+    picker.combo.setCurrentIndex(picker.combo.findText("scripted"))
+    qtbot.waitUntil(lambda: "cannot call tools" not in picker.state.text(), timeout=10_000)

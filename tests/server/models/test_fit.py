@@ -94,3 +94,11 @@ def test_before_a_download_the_estimate_is_from_the_size_and_says_so() -> None:
     assert estimate_from_size(20_000_000_000, 4096, 16_000_000_000).verdict == "won't fit"
     assert estimate_from_size(8_000_000_000, 4096, 64_000_000_000).verdict == "slow"
     assert estimate_from_size(1_000, 4096, None).verdict == "unknown"
+
+
+def test_the_status_says_whether_each_model_can_call_tools(parley: Parley) -> None:
+    reply = parley.call("GET", "/api/status")
+    assert reply.status == 200
+    tools = {m["name"]: m.get("tools") for m in reply.json()["models"]}
+    assert tools[BUNDLED_MODEL_NAME] is False  # its template: no tools
+    assert all(value is None for name, value in tools.items() if name != BUNDLED_MODEL_NAME)
