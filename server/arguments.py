@@ -27,6 +27,12 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags shared by `parley-server` and the desktop app's `parley`."""
     parser.add_argument("--data-dir", type=Path, help="where conversations are stored")
     parser.add_argument(
+        "--models-dir",
+        type=Path,
+        metavar="PATH",
+        help="where models downloaded from Hugging Face go (default: DATA_DIR/models)",
+    )
+    parser.add_argument(
         "--gguf", type=Path, metavar="PATH", help="a GGUF model to run locally (default: bundled)"
     )
     parser.add_argument("--upstream", metavar="BASE_URL", help="OpenAI-compatible base URL (…/v1)")
@@ -97,7 +103,20 @@ def settings_from_args(
         local=_local_from_args(args),
         limits=_limits_from_args(args),
         mcp_config=_mcp_config_from_args(args),
+        models_dir=_models_dir_from_args(args),
     )
+
+
+def _models_dir_from_args(args: argparse.Namespace) -> Path | None:
+    found: Path | None = getattr(args, "models_dir", None)
+    if found is None:
+        return None
+    found = found.expanduser()
+    if not found.is_absolute():
+        raise UsageError(f"--models-dir must be an absolute path, got {found}")
+    if found.exists() and not found.is_dir():
+        raise UsageError(f"--models-dir: {found} is not a folder")
+    return found
 
 
 def _limits_from_args(args: argparse.Namespace) -> Limits:

@@ -230,6 +230,8 @@ class Settings:
     limits: Limits = field(default_factory=Limits)
     # The MCP servers' configuration file (server/tools/config.py); None: mcp.json in data_dir.
     mcp_config: Path | None = None
+    # Where models downloaded from Hugging Face go (server/models/hub/); None: data_dir/models.
+    models_dir: Path | None = None
 
     def __post_init__(self) -> None:
         keep_secret(self.token)  # a token supplied rather than made
@@ -241,3 +243,7 @@ class Settings:
     @property
     def mcp_config_path(self) -> Path:
         return self.mcp_config or self.data_dir / "mcp.json"
+
+    @property
+    def models_path(self) -> Path:
+        return self.models_dir or self.data_dir / "models"

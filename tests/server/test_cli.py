@@ -201,6 +201,16 @@ def test_settings_from_args_is_the_one_path_for_both_commands(tmp_path: Path) ->
         settings_from_args(parser.parse_args(["--upstream-model", "m"]), token=token)
     assert issubclass(UsageError, ParleyError)
 
+    # Downloaded models: DATA_DIR/models, or --models-dir (an absolute folder).
+    assert settings.models_path == tmp_path / "models"
+    chosen = tmp_path / "elsewhere"
+    moved = settings_from_args(parser.parse_args(["--models-dir", str(chosen)]), token=token)
+    assert moved.models_path == chosen
+    with pytest.raises(UsageError, match="absolute"):
+        settings_from_args(parser.parse_args(["--models-dir", "models"]), token=token)
+    with pytest.raises(UsageError, match="not a folder"):
+        settings_from_args(parser.parse_args(["--models-dir", str(gguf)]), token=token)
+
 
 @pytest.mark.parametrize("token", ["a", " " * 20, "short-token", " padded-token-here "])
 def test_a_short_or_blank_token_is_refused(

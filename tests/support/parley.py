@@ -27,6 +27,7 @@ class Parley:
         backends: list[ChatBackend] | None = None,
         local: LocalSettings | None = None,
         port: int = 0,
+        models_dir: Path | None = None,
     ) -> None:
         upstreams = (UpstreamSettings(upstream_url, MODEL),) if upstream_url else ()
         self.settings = Settings(
@@ -35,6 +36,7 @@ class Parley:
             upstreams=upstreams,
             limits=limits or Limits(),
             local=local or LocalSettings(),
+            models_dir=models_dir,
         )
         self.app = create_app(self.settings, backends)
         self.server = BackgroundServer(self.app, bind("127.0.0.1", port))

@@ -40,7 +40,7 @@ class Downloads:
         self.limits = limits or HubLimits()
         self.catalog = Catalog(endpoint, self.limits)
         self.endpoint = endpoint
-        self.folder = svc.settings.data_dir / "models"
+        self.folder = svc.settings.models_path
         self._file = svc.settings.data_dir / "downloads.json"
         self._items: dict[str, Download] = {}
         self._wake = asyncio.Event()

@@ -142,3 +142,19 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return "zombie" not in status.lower()
+
+
+def test_downloads_go_to_the_models_folder_chosen(
+    hub: LocalHub, data_dir: Path, gguf_dir: Path, tmp_path: Path
+) -> None:
+    hub.add("me/Tiny-GGUF", {"tiny-Q8_0.gguf": HubFile(tiny_gguf(gguf_dir / "t.gguf", 4096))})
+    chosen = tmp_path / "my models"
+    server = Parley(data_dir, models_dir=chosen).start()
+    try:
+        download_id = start(server, "me/Tiny-GGUF", "tiny-Q8_0.gguf")
+        done = wait_state(server, download_id, "completed", "failed")
+        assert done["state"] == "completed", done
+        assert done["path"] == str(chosen / "me" / "Tiny-GGUF" / "tiny-Q8_0.gguf")
+        assert not (data_dir / "models").exists()
+    finally:
+        server.stop()
