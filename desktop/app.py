@@ -135,7 +135,7 @@ class App:
         picked on a new chat) becomes the server's "Set as default", once."""
         name, self.config.default_model = self.config.default_model, ""
         with contextlib.suppress(ClientError):  # a model no longer there: no default set
-            await client.set_default_model(name)
+            await client.models.set_default(name)
         with contextlib.suppress(OSError):
             self.config.save()
 

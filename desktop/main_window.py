@@ -154,7 +154,9 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
         self.library_button.clicked.connect(self.library_requested)
         self.documents_switch.toggled.connect(self._on_documents_switch_toggled)
         self.model_picker.model_chosen.connect(self._on_model_picker_model_chosen)
-        self.model_picker.default_requested.connect(self._on_model_picker_default_requested)
+        self.model_picker.default_requested.connect(
+            lambda name: self.tasks.spawn(self._set_default_model(name))
+        )
         self._status_timer = QTimer(self)
         self._status_timer.setInterval(STATUS_POLL_MS)
         self._status_timer.timeout.connect(self._on_status_timer_timeout)
@@ -346,9 +348,6 @@ class MainWindow(WindowRequests, WindowView, QMainWindow):
     def stop_reply(self) -> None:
         self.tasks.spawn(self.reply.stop(self.current_id))
         self.composer.focus()  # the next typing goes to the composer, not the button
-
-    def _on_model_picker_default_requested(self, name: str) -> None:
-        self.tasks.spawn(self._set_default_model(name))
 
     def _on_model_picker_model_chosen(self, name: str) -> None:
         if self.current_id is not None:

@@ -36,19 +36,19 @@ class ModelsController(DialogController[ModelsDialog]):
 
     def _on_dialog_default_requested(self, name: str) -> None:
         done = f"New chats use {name}."
-        self._tasks.spawn(self._act(done, lambda client: client.set_default_model(name)))
+        self._tasks.spawn(self._act(done, lambda client: client.models.set_default(name)))
 
     def _on_dialog_add_requested(self, path: str) -> None:
-        self._tasks.spawn(self._act(f"Added {path}.", lambda c: c.add_local_model(path)))
+        self._tasks.spawn(self._act(f"Added {path}.", lambda c: c.models.add_local(path)))
 
     def _on_dialog_remove_requested(self, name: str) -> None:
-        self._tasks.spawn(self._act(f"Removed {name}.", lambda c: c.remove_local_model(name)))
+        self._tasks.spawn(self._act(f"Removed {name}.", lambda c: c.models.remove_local(name)))
 
     def _on_dialog_settings_requested(self, name: str, settings: dict[str, int]) -> None:
         done = f"{name} starts with these settings on its next use."
-        self._tasks.spawn(self._act(done, lambda client: client.configure_model(name, settings)))
+        self._tasks.spawn(self._act(done, lambda client: client.models.configure(name, settings)))
 
     async def _refresh(self) -> None:
-        models = await self._ask(lambda client: client.models())
+        models = await self._ask(lambda client: client.models.all())
         if not isinstance(models, Failed) and self.dialog is not None:
             self.dialog.show_models(models)

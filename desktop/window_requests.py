@@ -163,7 +163,7 @@ class WindowRequests:
 
     async def _set_default_model(self, name: str) -> None:
         """ "Set as default": new chats use `name` (the server remembers it)."""
-        await self._require_client().set_default_model(name)
+        await self._require_client().models.set_default(name)
         await self._refresh_status()
 
     async def _set_model(self, conversation_id: str, name: str) -> None:

@@ -15,7 +15,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 GUI_PACKAGES = ("desktop", "PySide6", "qasync", "shiboken6")
 # What every desktop module may import from the server: the wire types and the settings.
-DESKTOP_MAY_USE = {"server.types", "server.types.chunks", "server.settings"}
+DESKTOP_MAY_USE = {
+    "server.types", "server.types.chunks", "server.types.getting_models", "server.settings"
+}  # fmt: skip
 # Starting the server (from the command line's flags) is embedded.py's job alone.
 EMBEDDED_MAY_USE = DESKTOP_MAY_USE | {
     "server.app", "server.serve", "server.arguments", "server.errors", "server.logs"

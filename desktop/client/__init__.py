@@ -18,12 +18,13 @@ from desktop.answers import (
     CONVERSATION_KEYS,
     DECISION_KEYS,
     MESSAGE_KEYS,
-    MODEL_KEYS,
     error_from,
     shaped,
 )
 from desktop.client.found import FoundApi
 from desktop.client.hub import HubApi
+from desktop.client.models import ModelsApi
+from desktop.client.paths import segment
 from desktop.client.stream import ReplyStream, first_chunk
 from desktop.errors import ClientError
 from desktop.reply_events import (
@@ -44,7 +45,6 @@ from server.types import (
     FoundServerJSON,
     LibraryJSON,
     MessageJSON,
-    ModelJSON,
     Remember,
     SourceJSON,
     StatusJSON,
@@ -55,13 +55,6 @@ from server.types import (
 from server.types.chunks import DecisionJSON
 
 T = TypeVar("T")
-
-
-def segment(value: str) -> str:
-    """`value` as one segment of a URL's path: every reserved character escaped, and its dots
-    too, which httpx would otherwise read as `.`/`..` segments and resolve (a decision on a
-    call named ".." went to another route: issue 37)."""
-    return quote(value, safe="").replace(".", "%2E")
 
 
 __all__ = [
@@ -94,6 +87,7 @@ class ParleyClient:
             timeout=httpx.Timeout(10.0, read=None),
             trust_env=False,  # loopback: never through a proxy
         )
+        self.models = ModelsApi(self._call)  # the models: list, add, configure, default
         self.hub = HubApi(self._call)  # Hugging Face: the catalog and downloads
         self.found = FoundApi(self._call)  # models already on this disk
 
@@ -252,33 +246,6 @@ class ParleyClient:
         return await self._object(
             BackendCheckJSON, ("reachable",), "POST", "/api/backends/check", body
         )
-
-    # -- models ----------------------------------------------------------------------------
-
-    async def models(self) -> list[ModelJSON]:
-        """Every model, its state and slots; a local one's GGUF facts."""
-        found = await self._call("GET", "/api/models")
-        models = found.get("models") if isinstance(found, dict) else None
-        if not isinstance(models, list):
-            raise ClientError("the server's list of models is malformed")
-        return [shaped(ModelJSON, MODEL_KEYS, model) for model in models]
-
-    async def add_local_model(self, path: str) -> ModelJSON:
-        """Add a GGUF file (the server checks it is one: ClientError says why not)."""
-        body = {"path": path}
-        return await self._object(ModelJSON, MODEL_KEYS, "POST", "/api/models/local", body)
-
-    async def configure_model(self, name: str, settings: dict[str, int]) -> ModelJSON:
-        """A local model's n_ctx / n_threads / n_gpu_layers (used from its next start)."""
-        path = f"/api/models/{segment(name)}"
-        return await self._object(ModelJSON, MODEL_KEYS, "PATCH", path, settings)
-
-    async def remove_local_model(self, name: str) -> None:
-        await self._call("DELETE", f"/api/models/local/{segment(name)}")
-
-    async def set_default_model(self, name: str) -> None:
-        """The model new chats use, remembered by the server ("Set as default")."""
-        await self._call("PUT", "/api/models/default", {"name": name})
 
     # -- the library (the user's documents) ---------------------------------------------------
 

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from urllib.parse import quote
 
 from desktop.answers import shaped
-from server.types import FoundModelJSON, ModelFolderJSON
+from server.types.getting_models import FoundModelJSON, ModelFolderJSON
 
 Call = Callable[[str, str, object], Awaitable[object]]
 

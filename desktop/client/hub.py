@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from urllib.parse import quote
 
 from desktop.answers import shaped
-from server.types import DownloadJSON, HubRepoFilesJSON, HubRepoJSON
+from server.types.getting_models import DownloadJSON, HubRepoFilesJSON, HubRepoJSON
 
 Call = Callable[[str, str, object], Awaitable[object]]
 

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.widgets.server_dialog import MessageLine, ServerDialog, rows_table
-from server.types import FoundModelJSON, ModelFolderJSON
+from server.types.getting_models import FoundModelJSON, ModelFolderJSON
 
 COLUMNS = ("Model", "Found in", "Size", "Quantization", "In Parley as")
 SOURCES = {"lmstudio": "LM Studio", "ollama": "Ollama", "hf_cache": "Hugging Face cache",

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.widgets.server_dialog import MessageLine, ServerDialog, rows_table
-from server.types import DownloadJSON, HubFileJSON, HubRepoFilesJSON, HubRepoJSON
+from server.types.getting_models import DownloadJSON, HubFileJSON, HubRepoFilesJSON, HubRepoJSON
 
 REPO_COLUMNS = ("Repository", "Downloads", "Likes", "Access")
 FILE_COLUMNS = ("File", "Size", "Quantization", "Fits")

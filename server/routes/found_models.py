@@ -27,7 +27,7 @@ from server.models.discovery.folders import FolderListFullError
 from server.models.discovery.found import FoundFile
 from server.models.discovery.service import Discovery, models_by_file
 from server.services import services
-from server.types import FoundModelJSON, ModelFolderJSON
+from server.types.getting_models import FoundModelJSON, ModelFolderJSON
 
 
 async def discovery(request: Request) -> Discovery:

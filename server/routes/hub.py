@@ -25,7 +25,7 @@ from server.models import fit
 from server.models.hub import names
 from server.models.hub.downloads import Downloads
 from server.services import Services, services
-from server.types import DownloadJSON
+from server.types.getting_models import DownloadJSON
 
 MAX_QUERY_CHARS = 200
 

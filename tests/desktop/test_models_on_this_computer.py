@@ -71,7 +71,7 @@ def test_a_model_ollama_keeps_is_listed_and_used_in_place(
     assert not dialog.use_button.isEnabled()  # a model already
 
     assert window.client is not None
-    listed = run(qtbot, window.client.models())
+    listed = run(qtbot, window.client.models.all())
     added = next(m for m in listed if m["name"] == "smollm2:135m")
     gguf = added.get("gguf")
     assert gguf is not None and Path(gguf["path"]).stat().st_ino == blob.stat().st_ino

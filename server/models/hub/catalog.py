@@ -21,7 +21,7 @@ from server.errors import ApiError, BadGatewayError, ForbiddenError, NotFoundErr
 from server.models.hub import names
 from server.models.hub.limits import HubLimits
 from server.models.hub.session import AnswerTooBigError, use_bounded_session
-from server.types import HubFileJSON, HubRepoFilesJSON, HubRepoJSON
+from server.types.getting_models import HubFileJSON, HubRepoFilesJSON, HubRepoJSON
 
 
 class Catalog:

@@ -26,7 +26,7 @@ from server.models.hub.child import FetchChild
 from server.models.hub.limits import HubLimits
 from server.models.hub.records import Download
 from server.services import Services
-from server.types import DownloadJSON
+from server.types.getting_models import DownloadJSON
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from server.models.hub import names
-from server.types import DownloadJSON, DownloadState
+from server.types.getting_models import DownloadJSON, DownloadState
 
 # States a download is in while Parley runs it; at the next start they become "paused".
 RUNNING: tuple[DownloadState, ...] = ("queued", "downloading", "verifying")
