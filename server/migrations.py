@@ -216,6 +216,53 @@ def _import_staging(conn: sqlite3.Connection) -> None:
     )
 
 
+def _index_imports_later(conn: sqlite3.Connection) -> None:
+    """`messages.indexed`: whether the row is in the search index (issue 38). An import writes
+    its messages with 0, so the index's work (two thirds of an import's database time) is off
+    its path; a background pass indexes them once they are shown, a short batch at a time,
+    and sets 1 (server/transfer/indexing.py). Each trigger that keeps the index in step with
+    a row acts only on indexed rows: a row not in the index is never deleted from it."""
+    conn.execute("ALTER TABLE messages ADD COLUMN indexed INTEGER NOT NULL DEFAULT 1")
+    conn.execute("CREATE INDEX messages_unindexed ON messages(seq) WHERE indexed = 0")
+    for name in ("insert", "delete", "update", "settle"):
+        conn.execute(f"DROP TRIGGER messages_fts_{name}")
+    conn.execute(
+        """
+        CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages WHEN new.indexed BEGIN
+            INSERT INTO messages_fts(rowid, content) VALUES (new.seq, new.content);
+        END
+        """
+    )
+    conn.execute(
+        """
+        CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages WHEN old.indexed BEGIN
+            INSERT INTO messages_fts(messages_fts, rowid, content)
+                VALUES ('delete', old.seq, old.content);
+        END
+        """
+    )
+    conn.execute(
+        """
+        CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages
+        WHEN old.status != 'streaming' AND old.indexed BEGIN
+            INSERT INTO messages_fts(messages_fts, rowid, content)
+                VALUES ('delete', old.seq, old.content);
+            INSERT INTO messages_fts(rowid, content) VALUES (new.seq, new.content);
+        END
+        """
+    )
+    conn.execute(
+        """
+        CREATE TRIGGER messages_fts_settle AFTER UPDATE OF status ON messages
+        WHEN old.status = 'streaming' AND new.status != 'streaming' AND old.indexed BEGIN
+            INSERT INTO messages_fts(messages_fts, rowid, content)
+                VALUES ('delete', old.seq, '');
+            INSERT INTO messages_fts(rowid, content) VALUES (new.seq, new.content);
+        END
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_initial_schema", _initial_schema),
     ("0002_index_replies_once_settled", _index_replies_once_settled),
@@ -225,6 +272,7 @@ MIGRATIONS: list[Migration] = [
     ("0006_search_prefixes", _search_prefixes),
     ("0007_finish_reason", _finish_reason),
     ("0008_import_staging", _import_staging),
+    ("0009_index_imports_later", _index_imports_later),
 ]
 
 

@@ -34,6 +34,7 @@ async def status(request: Request) -> JSONResponse:
         "tools": svc.tools.summary(),
         "library": svc.library.progress,
         "imports": svc.store.imports.progress(),
+        "search_backlog": svc.store.imports.search_backlog,
     }
     return JSONResponse({**found, "downloads": hub.progress(request)})
 

@@ -29,7 +29,8 @@ from server.chat_import import BadImport, Conversation
 from server.chatgpt_import import Skipped
 from server.db import Database
 from server.errors import ConflictError, NotFoundError
-from server.transfer import reading, staging
+from server.transfer import indexing, reading, staging
+from server.transfer.indexing import Indexer
 from server.types import ImportProgressJSON
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,9 @@ MIN_BATCH_ROWS, MAX_BATCH_ROWS = 20, 20_000
 WAL_CHECKPOINT_BATCHES = 20  # ~0.5 s of batches, a few MB of WAL
 CLEANUP_ROWS = 500  # rows deleted per batch by the cleanup at start (~25 ms)
 STOP_WAIT_SECONDS = 10.0  # how long shutdown waits for an import's thread to stop
+# An import of up to this many messages is in the search index when it answers (~1 s of the
+# index's work); a bigger one answers once shown, and is indexed in the background.
+INDEX_INLINE_MESSAGES = 20_000
 
 
 class ImportCancelledError(ConflictError):
@@ -102,6 +106,11 @@ class Imports:
         self.spool_dir = spool_dir
         self._jobs: dict[str, ImportJob] = {}
         self._threads: list[threading.Thread] = []
+        # The search index's pass over imported messages (server/transfer/indexing.py): one
+        # at a time, after each import and at start; a new import or shutdown stops it.
+        self._indexer: Indexer | None = None
+        self._upkeep: threading.Thread | None = None  # the last thread to pause the upkeep
+        self._closing = threading.Event()
 
     async def open(self) -> list[str]:
         """Delete what imports cut by a crash or a shutdown left: their spooled files now,
@@ -112,7 +121,32 @@ class Imports:
         stale: list[str] = await self.db.run(staging.stale_imports)
         if stale:
             self._spawn(_Cleanup(self.db, stale).run, "parley-import-cleanup")
+        self._spawn_upkeep(lambda: None, "parley-import-index")
         return stale
+
+    def _spawn_upkeep(self, work: Callable[[], None], name: str) -> None:
+        """`work` (an import), then a pass of the search index, on a thread that first waits
+        for the last one that did these (whose pass stops at its next batch): two never
+        pause the database's upkeep together."""
+        if self._indexer is not None:
+            self._indexer.stop.set()
+        indexer = self._indexer = Indexer(self.db, threading.Event())
+        before = self._upkeep
+
+        def run() -> None:
+            if before is not None:
+                before.join()
+            work()
+            if not self._closing.is_set():
+                indexer.run()
+
+        self._spawn(run, name)
+        self._upkeep = self._threads[-1]
+
+    @property
+    def search_backlog(self) -> int:
+        """Imported messages shown but not in the search index yet."""
+        return self._indexer.left if self._indexer is not None else 0
 
     def _spawn(self, target: Callable[[], None], name: str) -> None:
         thread = threading.Thread(target=target, name=name, daemon=True)
@@ -129,7 +163,16 @@ class Imports:
         job = ImportJob(uuid.uuid4().hex, path, max_chars, max_reply_tokens, size)
         self._jobs[job.id] = job
         job.future.add_done_callback(lambda _: self._jobs.pop(job.id, None))
-        self._spawn(_Worker(self.db, job).run, f"parley-import-{job.id[:8]}")
+        self._spawn_upkeep(_Worker(self.db, job).run, f"parley-import-{job.id[:8]}")
+        indexer = self._indexer
+        assert indexer is not None
+
+        def shown(future: concurrent.futures.Future[Outcome]) -> None:
+            # Before its request answers: the status says at once what is left to index.
+            if future.exception() is None and job.messages > INDEX_INLINE_MESSAGES:
+                indexer.left = max(indexer.left, job.messages)
+
+        job.future.add_done_callback(shown)
         return job
 
     def progress(self) -> list[ImportProgressJSON]:
@@ -144,7 +187,10 @@ class Imports:
     def shutdown(self) -> None:
         """The server is stopping: every import stops at its next batch and leaves what it
         staged hidden for the next start (its request then answers at once, so uvicorn's
-        graceful shutdown does not wait for it)."""
+        graceful shutdown does not wait for it); the search index's pass stops too."""
+        self._closing.set()
+        if self._indexer is not None:
+            self._indexer.stop.set()
         for job in list(self._jobs.values()):
             job.cancel(shutdown=True)
 
@@ -210,6 +256,9 @@ class _Worker:
         job.state = "showing"
         shown = self._call(staging.reveal, job.id)
         assert isinstance(shown, list)
+        if job.messages <= INDEX_INLINE_MESSAGES:  # searchable when it answers
+            while self._call(indexing.index_pending, indexing.INDEX_ROWS):
+                self._call(staging.merge_index)
         return Outcome(job.source or "parley", shown, job.messages, self.skipped)
 
     def _pieces(self) -> Iterator[staging.Piece]:

@@ -193,7 +193,7 @@ def _insert_messages(conn: sqlite3.Connection, cid: str, messages: list[Message]
     conn.executemany(
         "INSERT INTO messages (id, conversation_id, parent_id, role, content, parts, status, "
         "ended_by, error, model, created_at, updated_at, completed_at, usage, continued, "
-        "finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "finish_reason, indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
         [
             (
                 m.id,

@@ -362,3 +362,4 @@ class StatusJSON(TypedDict):
     tools: ToolsSummaryJSON
     library: LibraryProgressJSON
     imports: list[ImportProgressJSON]
+    search_backlog: int  # imported messages shown but not yet found by search (indexing)
