@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from server import chat_params
-from server.agent.steps import NOT_APPROVED_AT_CRASH
 from server.errors import BadRequestError, ParleyError
-from server.types import ChatParams
+from server.types import NOT_APPROVED_AT_CRASH, ChatParams
 
 ROLES = ("user", "assistant")
 STATUSES = ("streaming", "completed", "interrupted", "error")

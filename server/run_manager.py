@@ -12,11 +12,12 @@ import anyio.abc
 from server.agent.approvals import Approvals, ChatGrants
 from server.agent.toolbox import ToolBox
 from server.errors import ConflictError, NotFoundError, UnavailableError
+from server.ids import new_id
 from server.library.tool import PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
 from server.models.registry import ModelEntry
 from server.settings import Limits
-from server.store import Store, TurnStart, new_id
+from server.store import Store, TurnStart
 from server.turn_sinks import ConversationTurn, StatelessTurn, TurnSink
 from server.turns import Run
 

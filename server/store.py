@@ -7,29 +7,24 @@ import concurrent.futures
 import json
 import sqlite3
 import time
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Literal
 
 from server import chat_export, chat_pages, chat_params, search, turn_rows
-from server.agent.steps import NOT_APPROVED_AT_CRASH
 from server.db import Database
+from server.ids import new_id
 from server.readers import Readers, json_bytes
 from server.rows import conversation_json, message_json
 from server.settings import Limits
 from server.transaction import transaction
 from server.transfer.jobs import Imports
 from server.turn_rows import Ending, OpenedTurn, TurnStart
-from server.types import ChatParams, ConversationJSON, MessageJSON, PartJSON
+from server.types import NOT_APPROVED_AT_CRASH, ChatParams, ConversationJSON, MessageJSON, PartJSON
 
-__all__ = ["Ending", "OpenedTurn", "Store", "TurnStart", "new_id"]
+__all__ = ["Ending", "OpenedTurn", "Store", "TurnStart"]
 
 Switch = Literal["tools", "documents"]
-
-
-def new_id() -> str:
-    return uuid.uuid4().hex
 
 
 class Store:

@@ -9,9 +9,10 @@ from typing import Any, Protocol
 
 from server.agent.toolbox import ToolBox, ToolCallError, ToolOutcome, ToolTarget
 from server.errors import NotFoundError
+from server.ids import new_id
 from server.library.tool import PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
-from server.store import Ending, OpenedTurn, Store, TurnStart, new_id
+from server.store import Ending, OpenedTurn, Store, TurnStart
 from server.turn_rows import Earlier
 from server.types import CitationPartJSON, PartJSON, Trust
 

@@ -14,14 +14,20 @@ from typing import Any
 
 from server.agent.untrusted import untrusted
 from server.models.base import ToolCallDelta
-from server.types import CitationPartJSON, PartJSON, ToolCallJSON, ToolPartJSON, ToolStatus
+from server.types import (
+    DENIED,
+    NEVER_ALLOWED,
+    NOT_APPROVED,
+    NOT_APPROVED_AT_CRASH,
+    NOT_STARTED,
+    CitationPartJSON,
+    PartJSON,
+    ToolCallJSON,
+    ToolPartJSON,
+    ToolStatus,
+)
 
-# A step's `result` when it was never run (docs/api.md, "Asking before a tool acts").
-NOT_APPROVED = "Not run: the turn ended while this call awaited approval."
-NOT_STARTED = "Not run: the turn ended before this call began."
-NOT_APPROVED_AT_CRASH = "Not run: Parley stopped while this call awaited approval."
-DENIED = "Denied by the user: this call was not run."
-NEVER_ALLOWED = "Not allowed: the user's settings never allow this tool, so this call was not run."
+__all__ = ["DENIED", "NEVER_ALLOWED", "NOT_APPROVED", "NOT_APPROVED_AT_CRASH", "NOT_STARTED"]
 # Statuses of a step that has not ended yet.
 OPEN_STATUSES: tuple[ToolStatus, ...] = ("running", "awaiting_approval")
 

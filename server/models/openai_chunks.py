@@ -9,7 +9,7 @@ from typing import Any
 
 from server.errors import BackendError
 from server.models.base import ToolCallDelta
-from server.models.text import valid_unicode
+from server.text import valid_unicode
 from server.types import FinishReason, Usage
 
 

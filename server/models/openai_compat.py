@@ -28,9 +28,9 @@ from server.models.base import (
 )
 from server.models.openai_chunks import parse_chunk, read_chunk, tool_call_deltas
 from server.models.relay_duty import DutyCycle
-from server.models.text import TextJoiner, valid_unicode
 from server.models.upstream_check import describe_transport_error, list_models, upstream_client
 from server.settings import Limits, UpstreamSettings
+from server.text import TextJoiner, valid_unicode
 from server.types import ChatMessage, Continued, FinishReason, Usage
 
 MAX_ERROR_BODY = 2000

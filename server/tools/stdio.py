@@ -27,7 +27,7 @@ import mcp_types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
-from server.models.text import valid_unicode
+from server.text import valid_unicode
 
 log = logging.getLogger(__name__)
 

@@ -28,6 +28,13 @@ def continuable(status: Status, finish_reason: FinishReason | None) -> bool:
 
 # "awaiting_approval": the call waits for the user's decision (issue 17); "denied": it was
 # not run, because the user denied it or their settings never allow that tool.
+# A step's `result` when it was never run (docs/api.md, "Asking before a tool acts"): the
+# agent writes them, storage and imports write the one a crash leaves.
+NOT_APPROVED = "Not run: the turn ended while this call awaited approval."
+NOT_STARTED = "Not run: the turn ended before this call began."
+NOT_APPROVED_AT_CRASH = "Not run: Parley stopped while this call awaited approval."
+DENIED = "Denied by the user: this call was not run."
+NEVER_ALLOWED = "Not allowed: the user's settings never allow this tool, so this call was not run."
 ToolStatus = Literal["running", "completed", "error", "interrupted", "awaiting_approval", "denied"]
 # How far a tool is trusted: "ask" before every call; "chat": ask once per chat (an allow
 # then counts for the rest of that chat); "allow" every call; "never" (refused unasked).

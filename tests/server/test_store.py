@@ -12,8 +12,9 @@ import pytest
 from server import migrations
 from server.db import connect
 from server.errors import StorageError
+from server.ids import new_id
 from server.search import fts_query
-from server.store import Ending, OpenedTurn, Store, TurnStart, new_id
+from server.store import Ending, OpenedTurn, Store, TurnStart
 
 
 def test_connection_uses_wal_and_normal_sync(tmp_path: Path) -> None:
