@@ -19,6 +19,7 @@ every weight once: `CPU_BYTES_PER_S` / weights); else "fits". A GPU build is not
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import Literal
@@ -88,24 +89,7 @@ def available_memory() -> int | None:
 
 def estimate(info: GGUFInfo, context: int, available: int | None) -> Fit:
     """What loading the model at `context` tokens costs, against `available` bytes."""
-    weights = info.size_bytes
-    kv = kv_cache_bytes(info, context)
-    overhead = int(weights * OVERHEAD_SHARE) + OVERHEAD_FIXED
-    needed = weights + kv + overhead if kv is not None else None
-    speed = CPU_BYTES_PER_S / max(weights, 1)
-    if needed is None or available is None:
-        verdict: Verdict = "unknown"
-        why = "its header does not give its shape" if needed is None else "free memory unknown"
-    elif needed > available:
-        verdict = "won't fit"
-        why = f"needs {_gb(needed)}, {_gb(available)} free"
-    elif needed > TIGHT_SHARE * available:
-        verdict, why = "slow", f"needs {_gb(needed)} of {_gb(available)} free: little to spare"
-    elif speed < SLOW_TOKENS_PER_S:
-        verdict, why = "slow", f"about {speed:.1f} tokens/s on this CPU ({_gb(weights)} a token)"
-    else:
-        verdict, why = "fits", f"needs {_gb(needed)}, {_gb(available)} free"
-    return Fit(verdict, weights, kv, overhead, needed, available, context, speed, why)
+    return _judge(info.size_bytes, kv_cache_bytes(info, context), context, available)
 
 
 def estimate_from_size(size: int, context: int, available: int | None) -> Fit:
@@ -113,25 +97,29 @@ def estimate_from_size(size: int, context: int, available: int | None) -> Fit:
     context's memory is taken as `SIZE_ONLY_CONTEXT_SHARE` of the weights (a 7B Q4 with
     grouped attention at 4,096 tokens: ~0.5 of 4.4 GB), and said so."""
     weights = max(size, 0)
-    context_guess = int(weights * SIZE_ONLY_CONTEXT_SHARE)
-    shape = GGUFInfo(None, None, None, weights, 0)
-    found = estimate(shape, context, available)
-    needed = weights + context_guess + found.overhead_bytes
-    speed = found.tokens_per_s
-    if available is None:
+    found = _judge(weights, int(weights * SIZE_ONLY_CONTEXT_SHARE), context, available)
+    why = found.why + " (from its size: the context's share is estimated)"
+    return dataclasses.replace(found, why=why)
+
+
+def _judge(weights: int, kv: int | None, context: int, available: int | None) -> Fit:
+    """The verdict on `weights` + `kv` (None: not known) + the overhead, against
+    `available` (None: not known), with the figures it used."""
+    overhead = int(weights * OVERHEAD_SHARE) + OVERHEAD_FIXED
+    needed = weights + kv + overhead if kv is not None else None
+    speed = CPU_BYTES_PER_S / max(weights, 1)
+    if needed is None or available is None:
         verdict: Verdict = "unknown"
-        why = "free memory unknown"
+        why = "its header does not give its shape" if needed is None else "free memory unknown"
     elif needed > available:
-        verdict, why = "won't fit", f"needs about {_gb(needed)}, {_gb(available)} free"
+        verdict, why = "won't fit", f"needs {_gb(needed)}, {_gb(available)} free"
     elif needed > TIGHT_SHARE * available:
-        verdict, why = "slow", f"needs about {_gb(needed)} of {_gb(available)} free"
+        verdict, why = "slow", f"needs {_gb(needed)} of {_gb(available)} free: little to spare"
     elif speed < SLOW_TOKENS_PER_S:
-        verdict, why = "slow", f"about {speed:.1f} tokens/s on this CPU"
+        verdict, why = "slow", f"about {speed:.1f} tokens/s on this CPU ({_gb(weights)} a token)"
     else:
-        verdict, why = "fits", f"needs about {_gb(needed)}, {_gb(available)} free"
-    why += " (from its size: the context's share is estimated)"
-    return Fit(verdict, weights, context_guess, found.overhead_bytes, needed, available,
-               context, speed, why)  # fmt: skip
+        verdict, why = "fits", f"needs {_gb(needed)}, {_gb(available)} free"
+    return Fit(verdict, weights, kv, overhead, needed, available, context, speed, why)
 
 
 def _gb(size: int) -> str:
