@@ -13,9 +13,10 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 
-from server.error_response import ErrorResponse
 from server.errors import ApiError, StorageError, UnavailableError
-from server.framing import FramingMiddleware
+from server.http.error_response import ErrorResponse
+from server.http.framing import FramingMiddleware
+from server.http.security import SecurityMiddleware
 from server.library.service import Library
 from server.models.base import ChatBackend
 from server.models.local import LocalBackend
@@ -28,13 +29,13 @@ from server.routes import hub as hub_routes
 from server.routes import library as library_routes
 from server.routes import models as model_routes
 from server.routes import tools as tool_routes
-from server.run_manager import RunManager
-from server.security import SecurityMiddleware
-from server.services import Services
+from server.routes.services import Services
 from server.settings import Settings
-from server.store import Store
+from server.storage.store import Store
 from server.tools.config import McpConfigFile
 from server.tools.manager import ToolManager
+from server.transfer.jobs import Imports
+from server.turns.manager import RunManager
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
         local_models=added,
         tools=tools,
         library=library,
+        imports=Imports(store.db, settings.db_path.parent / "imports"),
     )
     downloads = hub_routes.create_downloads(svc)
 
@@ -88,6 +90,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
             except StorageError as exc:
                 app.state.startup_error = str(exc)  # what the desktop shows (serve.py)
                 raise
+            await svc.imports.open()  # rows of an import a crash cut: deleted, in the background
             if recovered:
                 log.warning("marked %d reply(ies) cut by a crash as interrupted", recovered)
             models.warm_up()
@@ -99,6 +102,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
                 yield
         finally:
             await models.aclose()
+            await svc.imports.close()
             await store.close()
 
     app = Starlette(

@@ -9,11 +9,11 @@ import sys
 
 from server.app import create_app
 from server.arguments import add_backend_arguments, settings_from_args
-from server.db import DataDirLock, check_database
 from server.errors import StorageError, UsageError
 from server.logs import setup_logging
 from server.serve import ParleyServer, bind, config_for
 from server.settings import freeze_startup_objects, new_token
+from server.storage.db import DataDirLock, check_database
 
 
 def port_number(text: str) -> int:

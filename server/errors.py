@@ -1,7 +1,7 @@
 """Parley server errors: one tree, every class says when it is raised.
 
     ParleyError
-    ├── ApiError                  answered to the client (server/error_response.py renders it)
+    ├── ApiError                  answered to the client (server/http/error_response.py renders it)
     │   ├── BadRequestError           400
     │   │   └── PromptTooLongError        400 context_length_exceeded
     │   ├── UnauthorizedError         401
@@ -47,7 +47,7 @@ class ApiError(ParleyError):
     """An error answered to the client as `{"error": {"code", "message", "type", "param"}}`.
 
     Raised by route handlers and the front-door middlewares; rendered by
-    `server.error_response.ErrorResponse` and nowhere else. Raised as itself only for an
+    `server.http.error_response.ErrorResponse` and nowhere else. Raised as itself only for an
     unexpected failure (500) or a Starlette HTTP error (app.py).
     """
 
@@ -166,8 +166,8 @@ class UnavailableError(ApiError):
 class StorageError(ParleyError):
     """The database refused a read or write (locked, disk full, corrupt, newer schema).
 
-    Raised by server/db.py and server/store.py; answered as 503 `storage_error`. Never
-    answered by deleting anything: the user's data stays as it was.
+    Raised by server/storage/db.py and server/storage/store.py; answered as 503
+    `storage_error`. Never answered by deleting anything: the user's data stays as it was.
     """
 
 

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING
 import uvicorn
 from starlette.applications import Starlette
 
-from server.http_protocol import with_deadlines
+from server.http.protocol import with_deadlines
 from server.settings import Limits
 
 if TYPE_CHECKING:
-    from server.services import Services
+    from server.routes.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ class ParleyServer(uvicorn.Server):
         services = self._services()
         if services is not None:
             services.runs.shutdown()
-            services.store.imports.shutdown()
+            services.imports.shutdown()
 
     def request_stop(self) -> None:
         """Stop gracefully; safe from any thread."""

@@ -107,11 +107,11 @@ class Limits:
       would only delay the window's exit.
     - `server_start_wait`: how long the desktop waits for the embedded server to serve.
     - `header_timeout`, `body_timeout`: a client must send its request within these (a
-      loopback client takes milliseconds); slower ones get 408 (server/http_protocol.py,
-      server/jsonbody.py).
+      loopback client takes milliseconds); slower ones get 408 (server/http/protocol.py,
+      server/http/jsonbody.py).
     - `send_timeout`: a client that reads nothing for this long while a response waits to
       be written (its socket's buffers full) is disconnected, and its reply takes the
-      hang-up path (server/http_protocol.py). A slow reader is not dropped: only one that
+      hang-up path (server/http/protocol.py). A slow reader is not dropped: only one that
       reads nothing at all.
     - `upstream_connect_timeout`, `upstream_write_timeout`, `upstream_pool_timeout`,
       `upstream_read_timeout`: how long a run waits on an OpenAI-compatible upstream before

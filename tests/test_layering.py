@@ -78,3 +78,78 @@ def test_the_checks_see_real_imports() -> None:
     assert "server.types" in imports(ROOT / "desktop" / "client" / "__init__.py")
     assert "PySide6.QtWidgets" in imports(ROOT / "desktop" / "main_window.py")
     assert "server.serve" in imports(ROOT / "desktop" / "embedded.py")
+
+
+# The server's packages, lowest first (docs/architecture.md). A module imports only from the
+# layers below its own, and from its own layer only where the layer says so (the utilities
+# and the entry points are loose modules that use one another).
+LAYERS: list[tuple[set[str], bool]] = [
+    ({"types"}, False),  # the wire, shared with the desktop
+    ({"errors", "settings", "logs", "ids", "text", "files"}, True),
+    ({"http"}, False),  # the front door's plumbing: deadlines, security, framing, bodies
+    ({"storage"}, False),  # SQLite: no agent, turn, transfer or HTTP-route code
+    ({"models"}, False),  # the backends
+    ({"agent"}, False),  # the step loop, its toolbox interface, approvals, the feed
+    ({"tools", "library", "transfer"}, False),  # tools, documents, import/export
+    ({"turns"}, False),  # the run of one turn
+    ({"routes"}, False),  # one module per resource
+    ({"app", "serve"}, False),  # the app assembled, and served
+    ({"arguments", "cli", "__main__"}, True),  # the command line
+]
+
+
+def unit(module: str) -> str | None:
+    """`server.storage.store` -> "storage"; `server.cli` -> "cli"; None outside the server."""
+    parts = module.split(".")
+    if parts[0] != "server" or len(parts) < 2:
+        return None
+    return parts[1]
+
+
+def layer(name: str) -> int:
+    for index, (units, _) in enumerate(LAYERS):
+        if name in units:
+            return index
+    raise AssertionError(f"server.{name} is in no layer: place it in LAYERS")
+
+
+def wrong_way(own: str, used: set[str]) -> list[str]:
+    """The imports of a module of `server.<own>` that go up or sideways."""
+    here = layer(own)
+    loose = LAYERS[here][1]
+    found = []
+    for module in sorted(used):
+        other = unit(module)
+        if other is None or other == own or other not in SERVER_UNITS:
+            continue  # not the server's, its own package, or a name imported from `server`
+        there = layer(other)
+        if not (there < here or (loose and there == here)):
+            found.append(module)
+    return found
+
+
+SERVER_UNITS = {
+    p.stem for p in (ROOT / "server").iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()
+} - {"__init__"}
+
+
+@pytest.mark.parametrize("path", modules("server"), ids=name)
+def test_the_server_imports_only_downwards(path: Path) -> None:
+    own = unit(".".join(path.relative_to(ROOT).with_suffix("").parts))
+    if own is None or own == "__init__":
+        return
+    assert not wrong_way(own, imports(path)), name(path)
+
+
+def test_every_server_package_and_module_has_a_layer() -> None:
+    assert {"storage", "turns", "http", "cli"} <= SERVER_UNITS
+    for each in SERVER_UNITS:
+        layer(each)
+
+
+def test_the_layering_check_sees_wrong_way_imports() -> None:
+    """Guard: the rule above fails for an import that goes up or sideways."""
+    assert wrong_way("storage", {"server.agent.steps", "server.types"}) == ["server.agent.steps"]
+    assert wrong_way("tools", {"server.library.tool"}) == ["server.library.tool"]
+    assert wrong_way("settings", {"server.logs"}) == []  # a loose layer
+    assert wrong_way("turns", {"server.storage.store", "server.agent.loop"}) == []

@@ -1,6 +1,6 @@
 """The agent's steps inside a run: model call -> tool calls -> results -> model call.
 
-A mixin of `Run` (server/turns.py): the steps are the run's own methods, on its one path, with
+A mixin of `Run` (server/turns/run.py): the steps are the run's own methods, on its one path, with
 its stop, its lease and its settle; they live here because they are their own concept. The
 model is leased for each model call only, never while tools run; a stop cancels whatever is
 running (the model's stream, or every tool call at once) and no new step starts.
@@ -18,6 +18,7 @@ import anyio
 import anyio.lowlevel
 
 from server.agent.approvals import Approvals
+from server.agent.feed import ApprovalNeeded, FeedItem, StepChanged, ToolCallsMade
 from server.agent.steps import (
     NEVER_ALLOWED,
     NOT_APPROVED,
@@ -39,7 +40,6 @@ from server.models.base import (
     ToolCallDelta,
 )
 from server.models.registry import ModelEntry
-from server.run_feed import ApprovalNeeded, FeedItem, StepChanged, ToolCallsMade
 from server.settings import Limits
 from server.types import (
     ChatMessage,

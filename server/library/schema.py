@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from server.migrations import Migration
+from server.storage.migrations import Migration
 
 
 def _initial(conn: sqlite3.Connection) -> None:

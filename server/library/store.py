@@ -12,13 +12,13 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from server.db import Database
 from server.ids import new_id
 from server.library.chunking import Chunk
 from server.library.reading import Identity, under
 from server.library.schema import LIBRARY_MIGRATIONS
-from server.search import fts_query
-from server.transaction import transaction
+from server.storage.db import Database
+from server.storage.search import fts_query
+from server.storage.transaction import transaction
 from server.types import FolderJSON, PassageJSON
 
 SKIPPED_SHOWN = 50

@@ -2,7 +2,7 @@
 
 It answers with numbered passages, numbered across the whole turn (a second search goes on
 from the first one's last number), and the model is told to cite them as [n]. The reply keeps
-a citation part for each number it cites (server/turns.py).
+a citation part for each number it cites (server/turns/run.py).
 """
 
 from __future__ import annotations

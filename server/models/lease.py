@@ -2,7 +2,7 @@
 
 Release is a plain synchronous call, so no cancellation can skip it; a waiter whose task is
 cancelled leaves the queue and never holds a slot. A holder keeps its slot until its work
-has really stopped (server/turns.py), so the slots count what the model is doing.
+has really stopped (server/turns/run.py), so the slots count what the model is doing.
 """
 
 from __future__ import annotations

@@ -13,10 +13,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from server.errors import BackendError, BadRequestError
-from server.jsonbody import read_object, text_field
+from server.http.jsonbody import read_object, text_field
 from server.models.openai_compat import upstream_timeout
 from server.models.upstream_check import list_models, upstream_client
-from server.services import services
+from server.routes.services import services
 from server.types import BackendCheckJSON, FoundServerJSON
 
 MAX_URL_CHARS = 2000

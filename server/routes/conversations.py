@@ -11,15 +11,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from server.agent.toolbox import CombinedToolBox, ToolBox
-from server.chat_params import updated_params
 from server.errors import BadRequestError, ConflictError, NotFoundError
-from server.jsonbody import JSONObject, check_text, number_field, read_object, text_field
+from server.http.jsonbody import JSONObject, check_text, number_field, read_object, text_field
 from server.library.tool import DocumentsTool, PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
-from server.run_responses import RunEventStream
-from server.services import Services, services
-from server.sse import ChunkWriter, TurnIds
-from server.store import Switch, TurnStart
+from server.routes.services import Services, services
+from server.storage.params import updated_params
+from server.storage.store import Switch, TurnStart
+from server.turns.completions import ChunkWriter, TurnIds
+from server.turns.responses import RunEventStream
 from server.types import ChatMessage, ConversationListJSON
 
 SWITCHES: tuple[Switch, ...] = ("tools", "documents")
@@ -104,7 +104,7 @@ async def get_conversation(request: Request) -> Response:
     """The conversation and its selected branch: all of it, or with `?limit=N` its newest N
     messages, or with `&before=<message id>` the N before that one; `earlier` counts the
     branch's messages before those sent. Read and encoded off the event loop
-    (server/readers.py): a 100,000-message chat holds neither it nor a checkpoint."""
+    (server/storage/readers.py): a 100,000-message chat holds neither it nor a checkpoint."""
     before = request.query_params.get("before")
     if before is not None:
         check_text(before, "before")
@@ -119,7 +119,7 @@ async def get_conversation(request: Request) -> Response:
 async def update_conversation(request: Request) -> JSONResponse:
     """Rename (`title`), choose the model of the next replies (`model`, a known one), their
     system prompt (`system`; null or "" for none) and sampling parameters (`params`, see
-    server/chat_params.py), let the model call tools in them or not (`tools`), put passages
+    server/storage/params.py), let the model call tools in them or not (`tools`), put passages
     of the user's documents in their prompt or not (`documents`). Every field is checked
     before anything is changed."""
     svc = services(request)
@@ -207,7 +207,7 @@ async def delete_conversation(request: Request) -> Response:
 
 
 async def send_message(request: Request) -> RunEventStream:
-    """Start a reply and stream it. The run outlives this request; see server/turns.py."""
+    """Start a reply and stream it. The run outlives this request; see server/turns/run.py."""
     body = await read_object(request, services(request).settings.limits)
     return await _reply(request, body, TurnStart("send", _content(request, body)))
 

@@ -20,13 +20,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from server.errors import BadRequestError, ConflictError, NotFoundError, StorageError
-from server.jsonbody import MAX_PATH_CHARS, path_field, read_object, text_field
+from server.http.jsonbody import MAX_PATH_CHARS, path_field, read_object, text_field
 from server.library import sensitive
-from server.models.adding import add_gguf
 from server.models.discovery.folders import FolderListFullError
 from server.models.discovery.found import FoundFile
 from server.models.discovery.service import Discovery, models_by_file
-from server.services import services
+from server.routes.services import services
 from server.types.getting_models import FoundModelJSON, ModelFolderJSON
 
 
@@ -68,7 +67,7 @@ async def add_found(request: Request) -> JSONResponse:
     path = str(path_field(body))
     name = text_field(body, "name", max_chars=svc.settings.limits.max_title_chars)
     found = await _found(await discovery(request), path)
-    entry = await add_gguf(svc, Path(path), name=name or _model_name(found.name))
+    entry = await svc.model_adder.add(Path(path), name=name or _model_name(found.name))
     added = _found_json(found, {})
     added["model"] = entry.name
     return JSONResponse(added, status_code=201)

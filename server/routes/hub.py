@@ -20,11 +20,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from server.errors import BadRequestError
-from server.jsonbody import read_object
+from server.http.jsonbody import read_object
 from server.models import fit
 from server.models.hub import names
 from server.models.hub.downloads import Downloads
-from server.services import Services, services
+from server.routes.services import Services, services
 from server.types.getting_models import DownloadJSON
 
 MAX_QUERY_CHARS = 200
@@ -32,7 +32,13 @@ MAX_QUERY_CHARS = 200
 
 def create_downloads(svc: Services) -> Downloads:
     """The app's downloads, on the hub HF_ENDPOINT names (read per app, not at import)."""
-    return Downloads(svc, os.environ.get("HF_ENDPOINT") or None)
+    settings = svc.settings
+    return Downloads(
+        svc.model_adder,
+        settings.models_path,
+        settings.data_dir / "downloads.json",
+        os.environ.get("HF_ENDPOINT") or None,
+    )
 
 
 def downloads_of(request: Request) -> Downloads:

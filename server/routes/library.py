@@ -20,9 +20,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from server.errors import BadRequestError, ConflictError, NotFoundError
-from server.jsonbody import MAX_PATH_CHARS, check_text, path_field, read_object
+from server.http.jsonbody import MAX_PATH_CHARS, check_text, path_field, read_object
 from server.library import sensitive
-from server.services import services
+from server.routes.services import services
 
 MAX_K = 20
 

@@ -21,13 +21,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from server.errors import BadRequestError, ConflictError, NotFoundError, StorageError
-from server.jsonbody import number_field, path_field, read_object, text_field
+from server.http.jsonbody import number_field, path_field, read_object, text_field
 from server.models import fit
-from server.models.adding import add_gguf
 from server.models.facts import read_facts
 from server.models.local import LocalBackend
 from server.models.registry import ModelEntry
-from server.services import Services, services
+from server.routes.services import Services, services
 from server.types import GGUFJSON, ModelJSON
 
 
@@ -40,7 +39,7 @@ async def list_models(request: Request) -> JSONResponse:
 async def add_local_model(request: Request) -> JSONResponse:
     svc = services(request)
     body = await read_object(request, svc.settings.limits)
-    entry = await add_gguf(svc, path_field(body))
+    entry = await svc.model_adder.add(path_field(body))
     return JSONResponse(await _model_json(svc, entry), status_code=201)
 
 

@@ -17,12 +17,12 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from server.errors import BadRequestError
-from server.jsonbody import JSONObject, check_text, number_field, read_object
+from server.http.jsonbody import JSONObject, check_text, number_field, read_object
 from server.models.base import ChatRequest
-from server.run_responses import RunCompletion, RunEventStream, RunResponse
-from server.services import services
+from server.routes.services import services
 from server.settings import Limits
-from server.sse import ChunkWriter
+from server.turns.completions import ChunkWriter
+from server.turns.responses import RunCompletion, RunEventStream, RunResponse
 from server.types import ChatMessage, Role, ToolCallJSON
 
 MAX_MESSAGES = 10_000

@@ -12,7 +12,7 @@ from server.models.base import ChatBackend
 from server.models.facts import read_facts
 from server.models.local import LocalBackend
 from server.routes import hub
-from server.services import services
+from server.routes.services import services
 from server.types import StatusJSON
 
 
@@ -33,8 +33,8 @@ async def status(request: Request) -> JSONResponse:
         "active_turns": svc.runs.active_count,
         "tools": svc.tools.summary(),
         "library": svc.library.progress,
-        "imports": svc.store.imports.progress(),
-        "search_backlog": svc.store.imports.search_backlog,
+        "imports": svc.imports.progress(),
+        "search_backlog": svc.imports.search_backlog,
     }
     return JSONResponse({**found, "downloads": hub.progress(request)})
 

@@ -17,8 +17,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from server.errors import BadRequestError, ConflictError, NotFoundError
-from server.jsonbody import JSONObject, read_object
-from server.services import services
+from server.http.jsonbody import JSONObject, read_object
+from server.routes.services import services
 from server.types import Decision, Remember
 from server.types.chunks import DecisionJSON
 

@@ -18,8 +18,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from server.errors import BadRequestError, NotFoundError, StorageError
-from server.jsonbody import read_object
-from server.services import services
+from server.http.jsonbody import read_object
+from server.routes.services import services
 from server.tools.config import TOOL_TRUSTS, ConfigEntryError, check_entry, check_name
 
 

@@ -1,4 +1,4 @@
-"""Export and import of conversations (server/chat_export.py, server/transfer/)."""
+"""Export and import of conversations (server/transfer/export.py, server/transfer/)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,15 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from server.errors import BadRequestError, NotFoundError
-from server.services import services
+from server.routes.services import services
+from server.transfer import export
 from server.transfer.jobs import ImportJob, Outcome
 from server.transfer.spool import spool
 
 
 async def export_conversation(request: Request) -> StreamingResponse:
     """`?format=json` (the default: lossless, every branch) or `?format=md` (the selected
-    branch, to read). Written a piece at a time (server/readers.py)."""
+    branch, to read). Written a piece at a time (server/storage/readers.py)."""
     svc = services(request)
     conversation_id: str = request.path_params["conversation_id"]
     kind = request.query_params.get("format", "json")
@@ -25,15 +26,21 @@ async def export_conversation(request: Request) -> StreamingResponse:
         raise NotFoundError(f"no conversation with id {conversation_id!r}")
     if kind == "md":
         return StreamingResponse(
-            svc.store.export_markdown(conversation_id), media_type="text/markdown; charset=utf-8"
+            svc.store.reads.stream(export.markdown_pieces, conversation_id),
+            media_type="text/markdown; charset=utf-8",
         )
-    return StreamingResponse(svc.store.export([conversation_id]), media_type="application/json")
+    return StreamingResponse(
+        svc.store.reads.stream(export.json_pieces, [conversation_id]), media_type="application/json"
+    )
 
 
 async def export_all(request: Request) -> StreamingResponse:
     """Every conversation, as one JSON document written a few hundred messages at a time (a
     large history is never held whole in memory), from one snapshot of the database."""
-    return StreamingResponse(services(request).store.export(None), media_type="application/json")
+    return StreamingResponse(
+        services(request).store.reads.stream(export.json_pieces, None),
+        media_type="application/json",
+    )
 
 
 async def import_conversations(request: Request) -> JSONResponse:
@@ -46,7 +53,7 @@ async def import_conversations(request: Request) -> JSONResponse:
     or `DELETE /api/imports/{id}` cancels it (then nothing was imported)."""
     svc = services(request)
     limits = svc.settings.limits
-    imports = svc.store.imports
+    imports = svc.imports
     path = imports.spool_path()
     size = await spool(request, limits, path)
     max_chars = max(limits.max_content_chars, limits.max_reply_chars)
@@ -90,7 +97,7 @@ async def _cancel_on_hang_up(request: Request, job: ImportJob) -> None:
 
 async def cancel_import(request: Request) -> Response:
     """Stop an import; what it wrote is deleted, and its POST answers 409 import_cancelled."""
-    services(request).store.imports.cancel(request.path_params["import_id"])
+    services(request).imports.cancel(request.path_params["import_id"])
     return Response(status_code=202)
 
 

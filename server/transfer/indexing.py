@@ -20,8 +20,8 @@ import threading
 from pathlib import Path
 from typing import cast
 
-from server.db import Database
-from server.transaction import transaction
+from server.storage.db import Database
+from server.storage.transaction import transaction
 from server.transfer import staging
 
 log = logging.getLogger(__name__)

@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from server.chat_import import BadImport, Conversation
-from server.chatgpt_import import Skipped
-from server.db import Database
 from server.errors import ConflictError, NotFoundError
+from server.storage.db import Database
 from server.transfer import indexing, reading, staging
+from server.transfer.chatgpt import Skipped
 from server.transfer.indexing import Indexer
+from server.transfer.parley import BadImport, Conversation
 from server.types import ImportProgressJSON
 
 log = logging.getLogger(__name__)

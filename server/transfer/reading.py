@@ -2,7 +2,7 @@
 
 The file (the request body, spooled to disk) is parsed with ijson's C backend one
 conversation at a time: memory holds one conversation of the file, never the whole of it.
-Each conversation is checked as it comes (server/chat_import.py, server/chatgpt_import.py),
+Each conversation is checked as it comes (server/transfer/parley.py, server/transfer/chatgpt.py),
 so a file wrong at its end is found wrong only there: the caller stages what came before and
 drops it (server/transfer/jobs.py). A JSON syntax error is located ("line 3 column 7") by a
 second parse that feeds the parser one byte at a time from the block it failed in.
@@ -18,8 +18,8 @@ from typing import IO
 
 import ijson
 
-from server import chat_import, chatgpt_import
-from server.chat_import import BadImport, Conversation
+from server.transfer import chatgpt, parley
+from server.transfer.parley import BadImport, Conversation
 
 BLOCK = 64 * 1024  # bytes handed to the parser at a time
 SURROGATE = re.compile(rb"\\u[dD]([89a-fA-F])[0-9a-fA-F]{2}")
@@ -33,7 +33,7 @@ class Item:
     """One conversation of the file, checked: to import (`conversation`) or skipped."""
 
     conversation: Conversation | None
-    skipped: chatgpt_import.Skipped | None = None
+    skipped: chatgpt.Skipped | None = None
 
 
 class Counted:
@@ -162,7 +162,7 @@ def _parley(
     for index, raw in enumerate(ijson.items(source, "conversations.item", use_float=True)):
         where = f"conversations[{index}]"
         _no_surrogate(path, source)
-        yield Item(chat_import.parley_conversation(raw, where, max_chars, max_reply_tokens))
+        yield Item(parley.parley_conversation(raw, where, max_chars, max_reply_tokens))
         on_read(source.offset)
 
 
@@ -171,13 +171,11 @@ def _chatgpt(
 ) -> Iterator[Item]:
     for index, raw in enumerate(ijson.items(source, "item", use_float=True)):
         _no_surrogate(path, source)
-        conversation = chatgpt_import.conversation(raw, f"[{index}]", max_chars)
+        conversation = chatgpt.conversation(raw, f"[{index}]", max_chars)
         if conversation.messages:
             yield Item(conversation)
         else:
-            yield Item(
-                None, chatgpt_import.Skipped(index, conversation.title, chatgpt_import.NO_MESSAGE)
-            )
+            yield Item(None, chatgpt.Skipped(index, conversation.title, chatgpt.NO_MESSAGE))
         on_read(source.offset)
 
 

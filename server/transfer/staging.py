@@ -1,6 +1,6 @@
 """An import's rows in the database: staged hidden in short batches, then shown at once.
 
-Every function here runs on the database thread (server/db.py), each call one short
+Every function here runs on the database thread (server/storage/db.py), each call one short
 transaction, so a reply's checkpoint queued behind it waits one batch at most. A staged
 conversation carries its import's id in `conversations.import_id` (migration 0008): listing,
 search and export-all pass over it. `reveal` shows them all in one UPDATE when the last batch
@@ -16,9 +16,9 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from server import chat_params
-from server.chat_import import Conversation, Message
-from server.transaction import transaction
+from server.storage import params as chat_params
+from server.storage.transaction import transaction
+from server.transfer.parley import Conversation, Message
 
 IMPORT_CACHE_KIB = 65_536  # the page cache while an import runs (bench: -16% write time)
 MERGE_PAGES = 100  # ~1 ms a step, 35 at most (measured)

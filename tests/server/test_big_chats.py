@@ -1,6 +1,6 @@
 """A chat of many messages (issue 38 item 2): its branch is served in pages, its exports are
 written a piece at a time, and reading it never holds another reply's checkpoints (reads run
-on connections and threads of their own: server/readers.py). Real sockets throughout: a
+on connections and threads of their own: server/storage/readers.py). Real sockets throughout: a
 client that hangs up mid-export closes its socket."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from server.readers import READERS, STREAMS
+from server.storage.readers import READERS, STREAMS
 from tests.support.parley import Parley
 from tests.support.upstream import Script, ScriptedUpstream
 from tests.support.waiting import wait_for

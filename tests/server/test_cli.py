@@ -69,7 +69,7 @@ def test_unusable_data_dir_exits_2(tmp_path: Path) -> None:
 
 
 def test_data_dir_in_use_exits_2(tmp_path: Path) -> None:
-    from server.db import DataDirLock
+    from server.storage.db import DataDirLock
 
     lock = DataDirLock(tmp_path / "parley.sqlite3")
     lock.acquire()

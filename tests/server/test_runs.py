@@ -15,8 +15,8 @@ from server.errors import StorageError, UnavailableError
 from server.models.base import ChatRequest, StopSignal, StreamEnd, StreamEvent, TextDelta
 from server.models.registry import ModelEntry
 from server.settings import Limits
-from server.store import Ending
-from server.turns import FOLLOW_PIECE_CHARS, Run
+from server.storage.store import Ending
+from server.turns.run import FOLLOW_PIECE_CHARS, Run
 
 
 class ThreadBackend:

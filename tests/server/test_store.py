@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from server import migrations
-from server.db import connect
 from server.errors import StorageError
 from server.ids import new_id
-from server.search import fts_query
-from server.store import Ending, OpenedTurn, Store, TurnStart
+from server.storage import migrations
+from server.storage.db import connect
+from server.storage.search import fts_query
+from server.storage.store import Ending, OpenedTurn, Store, TurnStart
 
 
 def test_connection_uses_wal_and_normal_sync(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ TEXT = st.text(
     max_size=40,
 )
 TIMES = st.floats(min_value=0, max_value=4e9, allow_nan=False)
-# A reply's usage as the server writes it (server/run_ending.py): counts, timings and the flag
+# A reply's usage as the server writes it (server/turns/ending.py): counts, timings and the flag
 # of a count made by deltas (every stopped reply; an upstream that reported none).
 USAGE = st.fixed_dictionaries(
     {"completion_tokens": st.integers(0, 9)},

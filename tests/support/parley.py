@@ -7,8 +7,8 @@ from typing import Any
 
 from server.app import create_app
 from server.models.base import ChatBackend
+from server.routes.services import Services
 from server.serve import BackgroundServer, bind
-from server.services import Services
 from server.settings import Limits, LocalSettings, Settings, UpstreamSettings
 from tests.support.client import Reply, SSEStream, request
 from tests.support.waiting import wait_for

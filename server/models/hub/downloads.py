@@ -19,13 +19,12 @@ from pathlib import Path
 import anyio
 
 from server.errors import ApiError, BadRequestError, ConflictError, NotFoundError
-from server.models.adding import add_gguf
+from server.models.adding import ModelAdder
 from server.models.hub import names, records
 from server.models.hub.catalog import Catalog
 from server.models.hub.child import FetchChild
 from server.models.hub.limits import HubLimits
 from server.models.hub.records import Download
-from server.services import Services
 from server.types.getting_models import DownloadJSON
 
 log = logging.getLogger(__name__)
@@ -35,13 +34,20 @@ RESUMABLE = {"connection_lost", "disk_full", "disk_error", "hub_error", "interru
 
 
 class Downloads:
-    def __init__(self, svc: Services, endpoint: str | None, limits: HubLimits | None = None):
-        self.svc = svc
+    def __init__(
+        self,
+        adder: ModelAdder,
+        folder: Path,
+        state_file: Path,
+        endpoint: str | None,
+        limits: HubLimits | None = None,
+    ):
+        self.adder = adder
         self.limits = limits or HubLimits()
         self.catalog = Catalog(endpoint, self.limits)
         self.endpoint = endpoint
-        self.folder = svc.settings.models_path
-        self._file = svc.settings.data_dir / "downloads.json"
+        self.folder = folder
+        self._file = state_file
         self._items: dict[str, Download] = {}
         self._wake = asyncio.Event()
         self._child: FetchChild | None = None
@@ -253,9 +259,9 @@ class Downloads:
         """Added under the file's stem, or `<stem>-<owner>` if that name is taken."""
         stem, owner = path.stem, item.repo.split("/")[0]
         try:
-            return (await add_gguf(self.svc, path, stem)).name
+            return (await self.adder.add(path, stem)).name
         except ConflictError:
-            return (await add_gguf(self.svc, path, f"{stem}-{owner}")).name
+            return (await self.adder.add(path, f"{stem}-{owner}")).name
 
     def _fail(self, item: Download, code: str, message: str, resumable: bool) -> None:
         item.state, item.error_code, item.error = "failed", code, message

@@ -1,6 +1,6 @@
 """Where a run's turn is kept: a stored conversation's rows, or nothing (the stateless
 OpenAI-compatible API). Opened before the model is leased, checkpointed while the reply
-streams, finished once by the run's settle (server/turns.py)."""
+streams, finished once by the run's settle (server/turns/run.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from server.errors import NotFoundError
 from server.ids import new_id
 from server.library.tool import PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
-from server.store import Ending, OpenedTurn, Store, TurnStart
-from server.turn_rows import Earlier
+from server.storage.store import Ending, OpenedTurn, Store, TurnStart
+from server.storage.turn_rows import Earlier
 from server.types import CitationPartJSON, PartJSON, Trust
 
 # What a backend that cannot go on from a partial reply is asked instead (a continuation's
@@ -74,7 +74,7 @@ class ConversationTurn:
         numbers: SourceNumbers | None = None,
     ) -> None:
         """`start`: what the turn does (a new message, an edit, a regeneration, a
-        continuation: server/turn_rows.py); `max_tokens`: this turn's own limit (else the
+        continuation: server/storage/turn_rows.py); `max_tokens`: this turn's own limit (else the
         conversation's); `tools`: what the turn offers the model when the conversation
         allows tools; `documents`: passages for its prompt when the conversation uses the
         user's documents; `numbers`: the turn's source numbers (shared with both)."""

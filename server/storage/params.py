@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from server.errors import BadRequestError
-from server.jsonbody import JSONObject, number_field
+from server.http.jsonbody import JSONObject, number_field
 from server.types import ChatParams
 
 SEED_RANGE = 2**63 - 1

@@ -7,12 +7,14 @@ from dataclasses import dataclass
 from starlette.requests import Request
 
 from server.library.service import Library
+from server.models.adding import ModelAdder
 from server.models.registered import RegisteredModels
 from server.models.registry import ModelRegistry
-from server.run_manager import RunManager
 from server.settings import Settings
-from server.store import Store
+from server.storage.store import Store
 from server.tools.manager import ToolManager
+from server.transfer.jobs import Imports
+from server.turns.manager import RunManager
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,13 @@ class Services:
     local_models: RegisteredModels  # the GGUF files a user added
     tools: ToolManager  # the MCP servers the user configured
     library: Library  # the user's documents
+    imports: Imports  # imports of chats (server/transfer/)
+
+    @property
+    def model_adder(self) -> ModelAdder:
+        """Adding a GGUF as a local model (a path, a download, a file found on disk)."""
+        settings = self.settings
+        return ModelAdder(self.models, self.local_models, settings.local, settings.limits)
 
 
 def services(request: Request) -> Services:

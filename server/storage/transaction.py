@@ -1,6 +1,6 @@
 """One logical write = one SQLite transaction, for the store and the migrations alike.
 
-Its own module because server/db.py imports the migrations, which need it too.
+Its own module because server/storage/db.py imports the migrations, which need it too.
 """
 
 from __future__ import annotations

@@ -17,9 +17,9 @@ from server.library.tool import PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
 from server.models.registry import ModelEntry
 from server.settings import Limits
-from server.store import Store, TurnStart
-from server.turn_sinks import ConversationTurn, StatelessTurn, TurnSink
-from server.turns import Run
+from server.storage.store import Store, TurnStart
+from server.turns.run import Run
+from server.turns.sinks import ConversationTurn, StatelessTurn, TurnSink
 
 
 class RunManager:

@@ -3,7 +3,7 @@
 The branch is found from the messages' ids and parents alone (one range of an index, ~0.2 s
 at 100,000 messages); only the messages of the page are read whole. A page is the `limit`
 messages of the branch before `before` (the newest when it is not given), with `earlier`:
-how many of the branch come before the page. Run on a reader (server/readers.py).
+how many of the branch come before the page. Run on a reader (server/storage/readers.py).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Iterator
 
 from server.errors import BadRequestError
-from server.rows import conversation_json, message_json
+from server.storage.rows import conversation_json, message_json
 from server.types import ConversationJSON, MessageJSON
 
 BATCH = 500  # ids in one `IN (...)`: well under SQLite's limit on variables
@@ -100,3 +100,8 @@ def leaf_through(conn: sqlite3.Connection, cid: str, mid: str) -> str | None:
     if mid not in skeleton.parent:
         return None
     return skeleton.newest_leaf(mid)
+
+
+def exists(conn: sqlite3.Connection, cid: str) -> bool:
+    found = conn.execute("SELECT 1 FROM conversations WHERE id = ?", (cid,)).fetchone()
+    return found is not None

@@ -6,7 +6,7 @@ question adds a sibling of the user message; regenerating a reply adds a sibling
 The conversation's `leaf_id` is the last message of its selected branch: the branch is the
 path from the first message down to it. Siblings are ordered by when they were written.
 
-These functions run on the database thread (server/db.py), inside the caller's transaction
+These functions run on the database thread (server/storage/db.py), inside the caller's transaction
 when they write.
 """
 

@@ -1,5 +1,5 @@
-"""Conversations into Parley: its own JSON export (server/chat_export.py) or ChatGPT's
-`conversations.json` (server/chatgpt_import.py), all or nothing.
+"""Conversations into Parley: its own JSON export (server/transfer/export.py) or ChatGPT's
+`conversations.json` (server/transfer/chatgpt.py), all or nothing.
 
 Each conversation is checked here as the file is read (server/transfer/reading.py); the
 first problem is a 400 that says where it is ("conversations[3].messages[12].role: must be
@@ -16,8 +16,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from server import chat_params
 from server.errors import BadRequestError, ParleyError
+from server.storage import params as chat_params
 from server.types import NOT_APPROVED_AT_CRASH, ChatParams
 
 ROLES = ("user", "assistant")
@@ -159,7 +159,7 @@ def _message(raw: object, where: str, max_chars: int) -> Message:
 
 
 def _usage(value: object, where: str) -> dict[str, Any] | None:
-    """A reply's usage as the server writes it (server/run_ending.py): counts and timings,
+    """A reply's usage as the server writes it (server/turns/ending.py): counts and timings,
     and flags such as `completion_tokens_estimated: true` (counted by deltas: every stopped
     reply, and an upstream's that reported no usage)."""
     if value is None:

@@ -1,5 +1,5 @@
 """A turn's rows: opened before any generation, checkpointed while the reply streams,
-finished once by the run's settle. Functions run on the database thread (server/db.py).
+finished once by the run's settle. Functions run on the database thread (server/storage/db.py).
 
 A turn opens in one of four ways (`TurnStart.kind`):
 - `send`: a new user message at the end of the selected branch, and a reply to it;
@@ -15,10 +15,11 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
-from server import branches, chat_params
 from server.errors import ConflictError, NotFoundError, StorageError
-from server.rows import message_json
-from server.transaction import transaction
+from server.storage import branches
+from server.storage import params as chat_params
+from server.storage.rows import message_json
+from server.storage.transaction import transaction
 from server.types import (
     ChatMessage,
     ChatParams,
@@ -71,7 +72,7 @@ class OpenedTurn:
 
 @dataclass(frozen=True, kw_only=True)
 class Ending:
-    """How a reply ended: built once, by the run's settle (server/turns.py), which alone
+    """How a reply ended: built once, by the run's settle (server/turns/run.py), which alone
     writes it (`Store.finish`) and tells it to the reply's followers.
 
     `parts` are the reply's text and tool steps in order (None: text alone, its content).
@@ -203,7 +204,7 @@ def _reopen(
     conn: sqlite3.Connection, row: sqlite3.Row, model: str, continued: Continued, now: float
 ) -> None:
     """A settled reply streams again. Its search entry becomes the empty text every
-    streaming reply has (server/migrations.py, 0002), so the settle's re-index is exact."""
+    streaming reply has (server/storage/migrations.py, 0002), so the settle's re-index is exact."""
     conn.execute(
         "INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', ?, ?)",
         (row["seq"], row["content"]),

@@ -37,8 +37,8 @@ except ImportError:  # pragma: no cover - Windows
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from server.error_response import ErrorResponse
 from server.errors import RequestTimeoutError
+from server.http.error_response import ErrorResponse
 
 
 def _timeout_response() -> bytes:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from server.error_response import ErrorResponse
 from server.errors import ApiError, BadRequestError, HeadersTooLargeError
+from server.http.error_response import ErrorResponse
 
 
 class FramingMiddleware:

@@ -29,6 +29,7 @@ import anyio.abc
 import anyio.lowlevel
 
 from server.agent.approvals import Approvals, ChatGrants
+from server.agent.feed import Cited, FeedItem
 from server.agent.loop import AgentSteps
 from server.agent.steps import ReplyParts
 from server.agent.toolbox import ToolBox
@@ -39,12 +40,11 @@ from server.models.base import (
     StreamEnd,
 )
 from server.models.registry import ModelEntry
-from server.run_ending import RunEnding
-from server.run_feed import Cited, FeedItem
 from server.settings import Limits
-from server.store import Ending
-from server.turn_rows import Earlier
-from server.turn_sinks import TurnSink
+from server.storage.store import Ending
+from server.storage.turn_rows import Earlier
+from server.turns.ending import RunEnding
+from server.turns.sinks import TurnSink
 from server.types import (
     CitationPartJSON,
     EndedBy,

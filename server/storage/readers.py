@@ -1,6 +1,6 @@
 """Reads of the database on connections and threads of their own (issue 38 item 2).
 
-The writer's one thread (server/db.py) is where a streaming reply's checkpoints wait; a read
+The writer's one thread (server/storage/db.py) is where a streaming reply's checkpoints wait; a read
 of a 100,000-message chat there took ~1 s, and the reply went that long unsaved. Under WAL a
 reader never waits on the writer nor the writer on it, so reads that may be big — a chat, a
 page of it, an export, the list, a search — run here: each in one read transaction (one
@@ -25,8 +25,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from server.db import describe_error
 from server.errors import StorageError
+from server.storage.db import describe_error
 
 T = TypeVar("T")
 

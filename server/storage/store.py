@@ -7,19 +7,19 @@ import concurrent.futures
 import json
 import sqlite3
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Literal
 
-from server import chat_export, chat_pages, chat_params, search, turn_rows
-from server.db import Database
 from server.ids import new_id
-from server.readers import Readers, json_bytes
-from server.rows import conversation_json, message_json
 from server.settings import Limits
-from server.transaction import transaction
-from server.transfer.jobs import Imports
-from server.turn_rows import Ending, OpenedTurn, TurnStart
+from server.storage import pages as chat_pages
+from server.storage import params as chat_params
+from server.storage import search, turn_rows
+from server.storage.db import Database
+from server.storage.readers import Readers, json_bytes
+from server.storage.rows import conversation_json, message_json
+from server.storage.transaction import transaction
+from server.storage.turn_rows import Ending, OpenedTurn, TurnStart
 from server.types import NOT_APPROVED_AT_CRASH, ChatParams, ConversationJSON, MessageJSON, PartJSON
 
 __all__ = ["Ending", "OpenedTurn", "Store", "TurnStart"]
@@ -30,8 +30,8 @@ Switch = Literal["tools", "documents"]
 class Store:
     """The user's conversations and messages, in one SQLite file (with an FTS5 index).
 
-    Every write runs on the database thread (server/db.py) as one transaction, every read
-    that may be big on a reader of its own (server/readers.py: never in a checkpoint's way),
+    Every write runs on the database thread (server/storage/db.py) as one transaction, every read
+    that may be big on a reader of its own (server/storage/readers.py: never in a checkpoint's way),
     and each raises StorageError when SQLite refuses; nothing is ever deleted on an error. A
     turn's rows are written by `open_turn` (both messages, before any generation), by
     `checkpoint` while the reply streams, and by `finish` once, from the run's settle.
@@ -41,17 +41,14 @@ class Store:
     def __init__(self, path: Path, *, busy_timeout: float = Limits.db_busy_timeout) -> None:
         self.db = Database(path, busy_timeout=busy_timeout)
         self.reads = Readers(path, busy_timeout=busy_timeout)
-        self.imports = Imports(self.db, path.parent / "imports")  # server/transfer/jobs.py
 
     async def open(self) -> int:
         """Open the database; mark replies left `streaming` by a crash. Returns their count."""
         await self.db.open()
         crashed = await self.db.run(_recover_crashed, time.time())
-        await self.imports.open()  # rows of an import a crash cut: deleted, in the background
         return crashed
 
     async def close(self) -> None:
-        await self.imports.close()
         await asyncio.to_thread(self.reads.close)
         await self.db.close()
 
@@ -77,7 +74,7 @@ class Store:
     async def conversation_bytes(
         self, conversation_id: str, limit: int | None = None, before: str | None = None
     ) -> bytes | None:
-        """The conversation with its branch or a page of it (server/chat_pages.py), as the
+        """The conversation with its branch or a page of it (server/storage/pages.py), as the
         JSON the API sends; None: no such conversation. BadRequestError: a bad `before`."""
         return await self.reads.run(_page_bytes, conversation_id, limit, before)
 
@@ -105,7 +102,7 @@ class Store:
         return await self.db.run(_params, conversation_id)
 
     async def set_params(self, conversation_id: str, params: ChatParams) -> ConversationJSON | None:
-        """The sampling parameters of the conversation's next turns (server/chat_params.py)."""
+        """The sampling parameters of the conversation's next turns (server/storage/params.py)."""
         return await self.db.run(_set_params, conversation_id, params)
 
     async def select(
@@ -127,19 +124,8 @@ class Store:
         `documents` (passages of the user's documents go into the prompt)."""
         return await self.db.run(_set_switch, conversation_id, switch, enabled)
 
-    # -- export (server/chat_export.py); imports: `self.imports` (server/transfer/) ---------
-
     async def exists(self, conversation_id: str) -> bool:
-        return await self.reads.run(chat_export.exists, conversation_id)
-
-    def export(self, conversation_ids: list[str] | None) -> AsyncIterator[bytes]:
-        """The JSON export of these conversations (None: all), losslessly, every branch, a
-        piece at a time, in one snapshot of the database."""
-        return self.reads.stream(chat_export.json_pieces, conversation_ids)
-
-    def export_markdown(self, conversation_id: str) -> AsyncIterator[bytes]:
-        """The selected branch as Markdown, a piece at a time."""
-        return self.reads.stream(chat_export.markdown_pieces, conversation_id)
+        return await self.reads.run(chat_pages.exists, conversation_id)
 
     async def delete(self, conversation_id: str) -> bool:
         return await self.db.run(_delete, conversation_id)
@@ -159,8 +145,8 @@ class Store:
         user_message_id: str,
         message_id: str,
     ) -> OpenedTurn | None:
-        """Write the turn's rows (server/turn_rows.py) in one transaction, with these ids for
-        new rows, and read the branch the model must see. None: no such conversation."""
+        """Write the turn's rows (server/storage/turn_rows.py) in one transaction, with these
+        ids for new rows, and read the branch the model must see. None: no such conversation."""
         return await self.db.run(
             turn_rows.open_turn,
             conversation_id,

@@ -13,8 +13,8 @@ import hmac
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from server.error_response import ErrorResponse
 from server.errors import ApiError, ForbiddenError, UnauthorizedError
+from server.http.error_response import ErrorResponse
 
 PUBLIC_PATHS = frozenset({"/healthz"})
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")

@@ -1,4 +1,4 @@
-"""How a run's reply ended, described once by its settle (server/turns.py): completed,
+"""How a run's reply ended, described once by its settle (server/turns/run.py): completed,
 stopped (by whom) or failed, with its text, parts, usage and timings.
 
 A mixin of `Run`: these are the run's own methods; what they use of it is declared here.
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from server.agent.steps import ReplyParts
 from server.models.base import StreamEnd
-from server.turn_rows import Ending
+from server.storage.turn_rows import Ending
 from server.types import EndedBy, ToolCallJSON, Usage
 
 

@@ -13,11 +13,11 @@ import anyio
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from server.error_response import ErrorResponse
+from server.agent.feed import ApprovalNeeded, Cited, StepChanged, ToolCallsMade
 from server.errors import ApiError, BadGatewayError, UnavailableError
-from server.run_feed import ApprovalNeeded, Cited, StepChanged, ToolCallsMade
-from server.sse import DONE, ChunkWriter, TurnIds, encode
-from server.turns import Run
+from server.http.error_response import ErrorResponse
+from server.turns.completions import DONE, ChunkWriter, TurnIds, encode
+from server.turns.run import Run
 
 SSE_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),

@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from server.chat_import import BadImport, Conversation, Message, checked_text, is_number
+from server.transfer.parley import BadImport, Conversation, Message, checked_text, is_number
 
 NO_MESSAGE = "it has no message Parley keeps (text of the user's or the assistant's)"
 

@@ -9,7 +9,7 @@ chat shown. A rarer word has fewer matches than that, and all of them are ranked
 last word is a prefix (a prefix FTS5 has no table for merges the entries of every word it
 starts, in full: 16 ms for three 6-letter prefixes against 5 ms for the words); prefixes of 2
 and 3 characters are one lookup in the index's prefix tables (migration 0006); a one-letter
-word matches only itself. Functions run on the database thread (server/db.py).
+word matches only itself. Functions run on the database thread (server/storage/db.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import re
 import sqlite3
 import unicodedata
 
-from server.rows import conversation_json
+from server.storage.rows import conversation_json
 from server.types import ConversationJSON
 
 CANDIDATES = 2_000  # the newest matching messages that are ranked

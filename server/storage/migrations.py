@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 
 from server.errors import StorageError
-from server.transaction import transaction
+from server.storage.transaction import transaction
 
 # A named step of a schema, applied once, in its own transaction with its bookkeeping row.
 Migration = tuple[str, Callable[[sqlite3.Connection], None]]

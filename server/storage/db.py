@@ -22,8 +22,8 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 from server.errors import StorageError
-from server.migrations import Migration, migrate
 from server.settings import Limits
+from server.storage.migrations import Migration, migrate
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Literal, NotRequired, TypedDict
 
 from server.errors import BadGatewayError
-from server.store import Ending
+from server.storage.store import Ending
 from server.types import CitationPartJSON, FinishReason, ToolCallJSON, ToolPartJSON, Usage
 from server.types.chunks import ApprovalJSON, ChunkJSON, DeltaJSON, OutcomeJSON
 

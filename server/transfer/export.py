@@ -1,10 +1,10 @@
 """Conversations out of Parley: lossless JSON (every branch, part, status, ending, usage and
 time), and Markdown of the selected branch for people to read.
 
-The JSON is what `POST /api/import` reads back (server/chat_import.py): exporting and then
+The JSON is what `POST /api/import` reads back (server/transfer/parley.py): exporting and then
 importing into an empty database gives the same export again. Both are written a piece at a
 time (a few hundred messages), so a 100,000-message chat is never held whole, nor encoded on
-the event loop: the functions run on a reader (server/readers.py), in one snapshot.
+the event loop: the functions run on a reader (server/storage/readers.py), in one snapshot.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from server.chat_pages import BATCH, Skeleton, rows_by_id
-from server.rows import conversation_json, message_json
+from server.storage.pages import BATCH, Skeleton, exists, rows_by_id
+from server.storage.rows import conversation_json, message_json
 from server.types import MessageJSON
 
 FORMAT = "parley"
@@ -25,11 +25,6 @@ VERSION = 1
 
 def header(now: float | None = None) -> dict[str, Any]:
     return {"format": FORMAT, "version": VERSION, "exported_at": now or time.time()}
-
-
-def exists(conn: sqlite3.Connection, cid: str) -> bool:
-    found = conn.execute("SELECT 1 FROM conversations WHERE id = ?", (cid,)).fetchone()
-    return found is not None
 
 
 def json_pieces(conn: sqlite3.Connection, ids: list[str] | None) -> Iterator[bytes]:

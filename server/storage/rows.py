@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from server import chat_params
+from server.storage import params as chat_params
 from server.types import ConversationJSON, MessageJSON, PartJSON
 
 
