@@ -1,7 +1,7 @@
 """The agent's steps inside a run: model call -> tool calls -> results -> model call.
 
-A mixin of `Run` (server/turns/run.py): the steps are the run's own methods, on its one path, with
-its stop, its lease and its settle; they live here because they are their own concept. The
+An object the Run (server/turns/run.py) owns: it runs inside the run's cancel scope, writes into
+the run's reply buffer (server/agent/buffer.py), and is stopped by the run's one `stop`. The
 model is leased for each model call only, never while tools run; a stop cancels whatever is
 running (the model's stream, or every tool call at once) and no new step starts.
 """
@@ -13,18 +13,17 @@ import dataclasses
 import logging
 import re
 import time
+from dataclasses import dataclass, field
 
 import anyio
 import anyio.lowlevel
 
-from server.agent.approvals import Approvals
-from server.agent.feed import ApprovalNeeded, FeedItem, StepChanged, ToolCallsMade
+from server.agent.approvals import Approvals, ChatGrants
+from server.agent.buffer import ReplyBuffer
+from server.agent.feed import ApprovalNeeded, ToolCallsMade
 from server.agent.steps import (
     NEVER_ALLOWED,
-    NOT_APPROVED,
-    NOT_STARTED,
     CallBuilder,
-    ReplyParts,
     ToolStep,
     parse_arguments,
 )
@@ -43,9 +42,7 @@ from server.models.registry import ModelEntry
 from server.settings import Limits
 from server.types import (
     ChatMessage,
-    CitationPartJSON,
     Decision,
-    EndedBy,
     Remember,
     ToolCallJSON,
     ToolFunctionJSON,
@@ -63,42 +60,56 @@ SUMMED_USAGE = ("prompt_tokens", "completion_tokens", "total_tokens")
 PLAIN_CALL_ID = re.compile(r"(?!\.+$)[A-Za-z0-9_.:-]{1,100}")
 
 
-class AgentSteps:
-    """The step loop of a Run; what it uses of the run is declared here."""
+@dataclass
+class CallStats:
+    """What the turn's model calls reported, for its usage."""
 
-    id: str
-    model: ModelEntry
-    parts: list[str]
-    reply: ReplyParts
-    stop_reason: EndedBy | None
-    model_calls: int
-    _toolbox: ToolBox | None
-    _approvals: Approvals
-    _limits: Limits
-    _tool_calls: list[ToolCallJSON] | None
-    _signal: StopSignal
-    _started_at: float | None
-    _info: Usage
-    _usage_sum: Usage
-    _sources: dict[int, CitationPartJSON]
-    _feed: list[str | FeedItem]
-    _chars: int
-    _over_limit: str | None
+    model_calls: int = 0
+    started_at: float | None = None  # the first call's start (monotonic)
+    info: Usage = field(default_factory=dict)  # a stream's own figures (the last call's)
+    summed: Usage = field(default_factory=dict)  # token counts summed over the calls
 
-    def _append(self, text: str) -> bool:
-        raise NotImplementedError  # the Run's
+    def add(self, reported: Usage | None) -> None:
+        for key, value in (reported or {}).items():
+            if key in SUMMED_USAGE:
+                self.summed[key] = self.summed.get(key, 0) + value
+            else:
+                self.summed[key] = value
 
-    def _wake(self) -> None:
-        raise NotImplementedError  # the Run's
 
-    def _schedule_checkpoint(self) -> None:
-        raise NotImplementedError  # the Run's
+class AgentLoop:
+    """The step loop of one run."""
 
-    async def _steps(self, request: ChatRequest) -> StreamEnd | None:
+    def __init__(
+        self,
+        run_id: str,
+        model: ModelEntry,
+        buffer: ReplyBuffer,
+        limits: Limits,
+        approvals: Approvals | None = None,
+    ) -> None:
+        self.id = run_id
+        self.model = model
+        self.buffer = buffer
+        self.stats = CallStats()
+        self.tool_calls: list[ToolCallJSON] | None = None  # a stateless reply's calls
+        self.stopping = False
+        # Calls waiting for the user's decision (a conversation turn's; server/agent/approvals.py)
+        self._approvals = approvals or Approvals(None, ChatGrants())
+        self._limits = limits
+        self._signal = StopSignal()  # the current model call's
+
+    def stop(self) -> None:
+        """Synchronous: no decision runs anything from now, the model call's work is asked to
+        end (the run's cancel scope ends the rest)."""
+        self.stopping = True
+        self._approvals.close()  # a decision from now on is a 409 and runs nothing
+        self._signal.request()  # a model call's own `finally` gives its slot back
+
+    async def run(self, request: ChatRequest, toolbox: ToolBox | None) -> StreamEnd | None:
         """Model call, tool calls, model call... until the model answers without calling a
         tool. Returns how the last model call finished; None when the reply was cut at the
         size limit or its stream ended because the run is stopping."""
-        toolbox = self._toolbox
         offered: list[dict[str, object]] = []
         if toolbox is not None and self.model.backend.tools_unsupported is None:
             offered = list(toolbox.specs())
@@ -121,7 +132,7 @@ class AgentSteps:
                     tool_choice=choice,
                     tools_optional=True,
                 )
-            first_piece = len(self.parts)
+            first_piece = len(self.buffer.pieces)
             called = await self._model_call(step_request)
             if called is None:
                 return None
@@ -130,14 +141,17 @@ class AgentSteps:
                 return end
             if toolbox is not None:
                 calls = self._unique_ids(calls)
-            self._publish(ToolCallsMade(calls))
+            self.buffer.publish(ToolCallsMade(calls))
             if toolbox is None:  # the client runs them: they are the reply
-                self._tool_calls = calls
+                self.tool_calls = calls
                 return end
-            said = "".join(self.parts[first_piece:])
-            echoed = [_well_formed(call) for call in calls]
+            said = "".join(self.buffer.pieces[first_piece:])
+            parsed = [_parsed(call) for call in calls]  # each call's arguments, parsed once
+            echoed = [
+                _well_formed(call, arguments) for call, arguments in zip(calls, parsed, strict=True)
+            ]
             messages.append({"role": "assistant", "content": said, "tool_calls": echoed})
-            messages.extend(await self._run_tools(toolbox, calls, limited=last))
+            messages.extend(await self._run_tools(toolbox, calls, parsed, limited=last))
             if last:
                 return end
         return None  # not reached: the last step returns
@@ -161,21 +175,21 @@ class AgentSteps:
         streamed = False
         await lease.acquire(self)
         try:
-            self.model_calls += 1
-            if self._started_at is None:
-                self._started_at = time.monotonic()
+            self.stats.model_calls += 1
+            if self.stats.started_at is None:
+                self.stats.started_at = time.monotonic()
             events = self.model.backend.stream(request, signal)
             streamed = True
             async with contextlib.aclosing(events):
                 async for event in events:
                     if isinstance(event, TextDelta):
-                        if not self._append(event.text):
+                        if not self.buffer.append(event.text):
                             return None  # at the size limit: closing `events` stops the work
                     elif isinstance(event, ToolCallDelta):
                         if not self._add_call_piece(builder, event):
                             return None  # over the size limit: the call is not run
                     elif isinstance(event, StreamInfo):
-                        self._info.update(event.usage)
+                        self.stats.info.update(event.usage)
                     else:
                         finished = event
         finally:
@@ -187,18 +201,23 @@ class AgentSteps:
                 await self._release_model(signal, streamed)
         if finished is None:
             return None
-        self._add_usage(finished.usage)
-        return finished, builder.calls(f"call-{self.id[:8]}-{self.model_calls}")
+        self.stats.add(finished.usage)
+        return finished, builder.calls(f"call-{self.id[:8]}-{self.stats.model_calls}")
 
     async def _run_tools(
-        self, toolbox: ToolBox, calls: list[ToolCallJSON], *, limited: bool
+        self,
+        toolbox: ToolBox,
+        calls: list[ToolCallJSON],
+        parsed: list[dict[str, object] | ValueError],
+        *,
+        limited: bool,
     ) -> list[ChatMessage]:
         """Run the calls (at once, concurrently) as steps of the reply; return the `tool`
         messages that tell the model their results. A call that needs the user's approval
         waits for it (server/agent/approvals.py). A stop cancels every call and every wait."""
         runnable: list[tuple[ToolStep, dict[str, object]]] = []
         steps = []
-        for call in calls:
+        for call, arguments in zip(calls, parsed, strict=True):
             function = call["function"]["name"]
             target = toolbox.target(function)
             step = ToolStep(
@@ -209,7 +228,7 @@ class AgentSteps:
                 arguments=call["function"]["arguments"],
             )
             steps.append(step)
-            self.reply.step_added(step)
+            self.buffer.step_added(step)
             if limited:
                 step.end(
                     "error",
@@ -217,23 +236,20 @@ class AgentSteps:
                 )
             elif target is None:
                 step.end("error", f"there is no tool named {function!r}")
+            elif isinstance(arguments, ValueError):
+                step.end("error", str(arguments))
             else:
-                try:
-                    arguments = parse_arguments(step.arguments)
-                except ValueError as exc:
-                    step.end("error", str(exc))
+                trust = toolbox.trust(function)
+                verdict = self._approvals.verdict(step, trust)
+                if verdict == "refuse":
+                    step.end("denied", NEVER_ALLOWED)
                 else:
-                    trust = toolbox.trust(function)
-                    verdict = self._approvals.verdict(step, trust)
-                    if verdict == "refuse":
-                        step.end("denied", NEVER_ALLOWED)
-                    else:
-                        if verdict == "ask":
-                            self._approvals.ask(step, trust)
-                        runnable.append((step, arguments))
-            self._step_changed(step)
+                    if verdict == "ask":
+                        self._approvals.ask(step, trust)
+                    runnable.append((step, arguments))
+            self.buffer.step_changed(step)
             if step.status == "awaiting_approval":
-                self._publish(ApprovalNeeded(_approval(step)))
+                self.buffer.publish(ApprovalNeeded(_approval(step)))
         if runnable:
             async with anyio.create_task_group() as tg:
                 for step, arguments in runnable:
@@ -243,27 +259,22 @@ class AgentSteps:
     async def _run_tool(
         self, toolbox: ToolBox, step: ToolStep, arguments: dict[str, object]
     ) -> None:
-        called = False
         try:
             if step.status == "awaiting_approval" and not await self._approvals.wait(step):
                 return  # denied: the decision ended the step and told the followers
-            if self.stop_reason is not None:
+            if self.stopping:
                 # Allowed, but the run was stopped before this task went on: nothing runs.
                 # (No await between this check and the call: a stop cannot slip in.)
-                step.end("interrupted", NOT_STARTED)
-                self._step_changed(step)
+                step.interrupt()
+                self.buffer.step_changed(step)
                 return
-            called = True
+            step.called = True
             outcome = await toolbox.call(step.function, arguments, self._limits.tool_call_timeout)
         except anyio.get_cancelled_exc_class():
             # Stopped: the call was cancelled (the server told) and is no longer waited on;
             # whatever it answers later is dropped. A call still awaiting approval never ran.
-            if called:
-                step.end("interrupted", None)
-            else:
-                waited = step.status == "awaiting_approval"
-                step.end("interrupted", NOT_APPROVED if waited else NOT_STARTED)
-            self._step_changed(step)
+            step.interrupt()
+            self.buffer.step_changed(step)
             raise
         except ToolCallError as exc:
             step.end("error", str(exc))
@@ -271,38 +282,30 @@ class AgentSteps:
             log.exception("run %s: tool %s failed", self.id, step.function)
             step.end("error", f"internal error: {type(exc).__name__}")
         else:
-            if self.stop_reason is not None:
+            if self.stopping:
                 # Its result came in the very moment the run was stopped: not taken.
-                step.end("interrupted", None)
+                step.interrupt()
             else:
                 step.from_tool = True
                 step.end("error" if outcome.is_error else "completed", outcome.text)
                 for source in outcome.sources:
-                    self._sources[source["n"]] = source
-        self._step_changed(step)
+                    self.buffer.sources[source["n"]] = source
+        self.buffer.step_changed(step)
 
     def _add_call_piece(self, builder: CallBuilder, piece: ToolCallDelta) -> bool:
-        """A piece of a tool call; its arguments count with the reply's text against
-        `Limits.max_reply_chars`. False once over: the run must end, the call not run."""
+        """A piece of a tool call; False once the reply is over its size limit."""
         builder.add(piece)
-        self._chars += len(piece.arguments)
-        if self._chars <= self._limits.max_reply_chars:
-            return True
-        self._over_limit = (
-            f"the model's tool call reached Parley's limit of {self._limits.max_reply_chars:,} "
-            "characters and was not run (--max-reply-chars)"
-        )
-        return False
+        return self.buffer.add_call_chars(len(piece.arguments))
 
     def _unique_ids(self, calls: list[ToolCallJSON]) -> list[ToolCallJSON]:
         """The calls, each with a plain id no other step of the reply has: a decision names a
         call by its id (a model may repeat ids across steps, or within one)."""
-        taken = {step.id for step in self.reply.steps}
+        taken = {step.id for step in self.buffer.parts.steps}
         unique: list[ToolCallJSON] = []
         for index, call in enumerate(calls):
             wanted = call["id"]
             if not PLAIN_CALL_ID.fullmatch(wanted):
-                wanted = f"call-{self.id[:8]}-{self.model_calls}-{index}"
+                wanted = f"call-{self.id[:8]}-{self.stats.model_calls}-{index}"
             call_id, n = wanted, 1
             while call_id in taken:
                 n += 1
@@ -316,30 +319,15 @@ class AgentSteps:
         the run's loop): returns the step as it is now; None if this run has no such call.
         Raises ConflictError when it is not waiting (decided, or the run is stopping)."""
         if not self._approvals.knows(call_id):
-            if any(step.id == call_id for step in self.reply.steps):
+            if any(step.id == call_id for step in self.buffer.parts.steps):
                 raise ConflictError(
                     "this call did not wait for a decision", code="not_awaiting_approval"
                 )
             return None
         changed = self._approvals.decide(call_id, decision, remember)
         for step in changed:
-            self._step_changed(step)
+            self.buffer.step_changed(step)
         return changed[0]
-
-    def _publish(self, item: FeedItem) -> None:
-        self._feed.append(item)
-        self._wake()
-
-    def _step_changed(self, step: ToolStep) -> None:
-        self._publish(StepChanged(step.json()))
-        self._schedule_checkpoint()
-
-    def _add_usage(self, reported: Usage | None) -> None:
-        for key, value in (reported or {}).items():
-            if key in SUMMED_USAGE:
-                self._usage_sum[key] = self._usage_sum.get(key, 0) + value
-            else:
-                self._usage_sum[key] = value
 
     async def _release_model(self, signal: StopSignal, streamed: bool) -> None:
         """Give the model's slot back once the call's work has really stopped (bounded by
@@ -376,14 +364,19 @@ def _approval(step: ToolStep) -> ApprovalJSON:
     }
 
 
-def _well_formed(call: ToolCallJSON) -> ToolCallJSON:
+def _parsed(call: ToolCallJSON) -> dict[str, object] | ValueError:
+    """A call's arguments as an object, or what is wrong with them."""
+    try:
+        return parse_arguments(call["function"]["arguments"])
+    except ValueError as exc:
+        return exc
+
+
+def _well_formed(call: ToolCallJSON, arguments: dict[str, object] | ValueError) -> ToolCallJSON:
     """A call as it goes back to the model in the history: a name and JSON-object arguments
     even when the model wrote neither (strict upstreams refuse anything else; the step's
     error result tells the model what was wrong)."""
-    name, arguments = call["function"]["name"], call["function"]["arguments"]
-    try:
-        parse_arguments(arguments)
-    except ValueError:
-        arguments = "{}"
-    function: ToolFunctionJSON = {"name": name or "unnamed_tool", "arguments": arguments}
+    name = call["function"]["name"]
+    text = "{}" if isinstance(arguments, ValueError) else call["function"]["arguments"]
+    function: ToolFunctionJSON = {"name": name or "unnamed_tool", "arguments": text}
     return {"id": call["id"], "type": "function", "function": function}

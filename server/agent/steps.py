@@ -46,6 +46,7 @@ class ToolStep:
     started_at: float = field(default_factory=time.time)
     ended_at: float | None = None
     from_tool: bool = False  # its result is the tool's own text (untrusted data)
+    called: bool = False  # the call went to its tool (so it may have acted)
 
     def end(self, status: ToolStatus, result: str | None) -> None:
         """Record how the call ended; a step already ended stays as it was (a late
@@ -53,6 +54,14 @@ class ToolStep:
         if self.status not in OPEN_STATUSES:
             return
         self.status, self.result, self.ended_at = status, result, time.time()
+
+    def interrupt(self) -> None:
+        """The run was stopped before this step ended: the one place that says how (a call
+        that waited for the user never ran; one not sent yet never started)."""
+        if self.status == "awaiting_approval":
+            self.end("interrupted", NOT_APPROVED)
+        else:
+            self.end("interrupted", None if self.called else NOT_STARTED)
 
     def approve(self) -> None:
         """The user allowed the call: it runs from now (its time counts from now)."""
@@ -162,9 +171,9 @@ class ReplyParts:
         return bool(self._items) and not isinstance(self._items[-1], list)
 
     def interrupt_running(self) -> None:
-        """Every step not ended yet was stopped (one awaiting approval never ran)."""
+        """Every step not ended yet was stopped."""
         for step in self.steps:
-            step.end("interrupted", NOT_APPROVED if step.status == "awaiting_approval" else None)
+            step.interrupt()
 
     def json(self, pieces: list[str]) -> list[PartJSON] | None:
         """The parts (the citations last), or None for a reply of text alone (its parts are

@@ -44,7 +44,7 @@ async def decide_tool_call(request: Request) -> JSONResponse:
     call_id: str = request.path_params["call_id"]
     decision, remember = _decision(await read_object(request, svc.settings.limits))
     for run in svc.runs.runs_of(conversation_id):
-        step = run.decide(call_id, decision, remember)  # raises ConflictError
+        step = run.agent.decide(call_id, decision, remember)  # raises ConflictError
         if step is not None:
             answer: DecisionJSON = {"decision": decision, "remember": remember, "step": step.json()}
             return JSONResponse(answer)

@@ -47,8 +47,7 @@ class RunResponse(Response):
             message = await receive()
             if message["type"] == "http.disconnect":
                 break
-        self.run.stop("client_hangup")  # a no-op once the run has ended
-        scope.cancel()
+        scope.cancel()  # the `finally` above stops the run: one stop for every ending
 
     async def respond(self, scope: Scope, receive: Receive, send: Send) -> None:
         raise NotImplementedError

@@ -9,8 +9,9 @@ message and the `streaming` reply row), so whatever it wrote, it also ends. Ever
 other code writes an ending.
 
 A turn may take several steps (the agent): a model call, the tool calls it asks for, their
-results back to the model, the next model call... (server/agent/loop.py, the Run's own
-methods). See docs/api.md, "Tools".
+results back to the model, the next model call... (server/agent/loop.py: an AgentLoop the run
+owns). The reply is held once, in the run's ReplyBuffer (server/agent/buffer.py), which the
+loop writes and the followers read. See docs/api.md, "Tools".
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import logging
-import re
 import time
 from collections.abc import AsyncIterator, Callable
 
@@ -28,41 +28,26 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from server.agent.approvals import Approvals, ChatGrants
-from server.agent.feed import Cited, FeedItem
-from server.agent.loop import AgentSteps
-from server.agent.steps import ReplyParts
-from server.agent.toolbox import ToolBox
+from server.agent.approvals import Approvals
+from server.agent.buffer import ReplyBuffer
+from server.agent.feed import FeedItem
+from server.agent.loop import AgentLoop
 from server.errors import ParleyError, UnavailableError
-from server.models.base import (
-    ChatRequest,
-    StopSignal,
-    StreamEnd,
-)
+from server.models.base import ChatRequest, StreamEnd
 from server.models.registry import ModelEntry
 from server.settings import Limits
 from server.storage.store import Ending
-from server.storage.turn_rows import Earlier
-from server.turns.ending import RunEnding
+from server.turns.ending import ending_of, failed_ending
 from server.turns.sinks import TurnSink
-from server.types import (
-    CitationPartJSON,
-    EndedBy,
-    ToolCallJSON,
-    Usage,
-)
+from server.types import EndedBy
 
 log = logging.getLogger(__name__)
 
 # The most text a follower takes in one piece (one SSE chunk); see `Run.follow`.
 FOLLOW_PIECE_CHARS = 65_536
-# "[n]": the reply cites source n (a passage a tool gave); the lookback finds a marker cut
-# between two deltas.
-CITATION = re.compile(r"\[(\d{1,4})\]")
-CITE_LOOKBACK = 6
 
 
-class Run(AgentSteps, RunEnding):
+class Run:
     """One reply being generated. Created and driven by RunManager."""
 
     def __init__(
@@ -76,34 +61,14 @@ class Run(AgentSteps, RunEnding):
     ) -> None:
         self.id = run_id
         self.model = model
-        self.parts: list[str] = []  # the reply's text, in pieces as they came
-        self.reply = ReplyParts()  # which pieces and tool steps make up the reply, in order
-        # What followers read, in order: text pieces (the same str objects) and FeedItems.
-        self._feed: list[str | FeedItem] = []
-        self._toolbox: ToolBox | None = None  # set once the turn is open (the sink's)
-        # Calls waiting for the user's decision (a conversation turn's; server/agent/approvals.py)
-        self._approvals = approvals or Approvals(None, ChatGrants())
-        self._tool_calls: list[ToolCallJSON] | None = None  # a stateless reply's calls
-        self.model_calls = 0
-        # Sources the tools gave, by number; the reply cites one by writing "[n]".
-        self._sources: dict[int, CitationPartJSON] = {}
-        self._cited: set[int] = set()
-        self._tail = ""  # the reply's last few characters: a marker can span several deltas
-        self._chars = 0
-        self._earlier_pieces = 0  # a continued reply's pieces from before this run
-        self._over_limit: str | None = None  # why the reply was cut at the size limit
+        self.buffer = ReplyBuffer(limits.max_reply_chars, self._schedule_checkpoint)
+        self.agent = AgentLoop(run_id, model, self.buffer, limits, approvals)
         self.stop_reason: EndedBy | None = None
         self.ending: Ending | None = None
-        self._info: Usage = {}
-        self._usage_sum: Usage = {}
         self._sink = sink
         self._limits = limits
         self._on_done = on_done
-        self._signal = StopSignal()  # the current model call's
         self._scope = anyio.CancelScope()
-        # A plain asyncio.Event, set per delta and cleared by a follower before it waits:
-        # creating an anyio.Event per delta cost a quarter of the relay's CPU.
-        self._changed = asyncio.Event()
         self._opened = anyio.Event()
         self._open_error: BaseException | None = None
         self._done = anyio.Event()
@@ -114,8 +79,6 @@ class Run(AgentSteps, RunEnding):
         # up queued copies of the text; the next write takes the latest text when it goes.
         self._writing = False
         self._write_wanted = False
-        self._started_at: float | None = None
-        self._first_token_at: float | None = None
 
     # -- control (synchronous: safe from a `finally`, a disconnect watcher, a signal) ----
 
@@ -124,8 +87,7 @@ class Run(AgentSteps, RunEnding):
         if self.ending is not None or self.stop_reason is not None:
             return
         self.stop_reason = reason
-        self._approvals.close()  # a decision from now on is a 409 and runs nothing
-        self._signal.request()
+        self.agent.stop()
         self._scope.cancel()
 
     @property
@@ -143,7 +105,7 @@ class Run(AgentSteps, RunEnding):
 
     @property
     def text(self) -> str:
-        return "".join(self.parts)
+        return self.buffer.text
 
     # -- following the run -----------------------------------------------------------------
 
@@ -152,7 +114,8 @@ class Run(AgentSteps, RunEnding):
         Ending once settled. `pace`: after a piece of text, wait this long (seconds) so the
         next piece holds all that came meanwhile (a window asks for a frame's worth)."""
         index = 0
-        feed = self._feed
+        feed = self.buffer.feed
+        changed = self.buffer.changed
         while True:
             # Always yield to the loop, even when data is ready: a follower must never
             # spin the loop (Queue-like fast paths do not suspend). asyncio.sleep(0) rather
@@ -183,11 +146,8 @@ class Run(AgentSteps, RunEnding):
                 # Only once the settle has finished writing, so the end tells what was saved.
                 yield self.ending
                 return
-            self._changed.clear()
-            await self._changed.wait()
-
-    def _wake(self) -> None:
-        self._changed.set()
+            changed.clear()
+            await changed.wait()
 
     # -- the run's life --------------------------------------------------------------------
 
@@ -197,11 +157,10 @@ class Run(AgentSteps, RunEnding):
         try:
             with self._scope:
                 request = await self._open()
-                self._toolbox = self._sink.toolbox()
                 if self._sink.earlier is not None:
-                    self._resume(self._sink.earlier)
-                self._sources.update((source["n"], source) for source in self._sink.sources)
-                finished = await self._steps(request)
+                    self.buffer.resume(self._sink.earlier)
+                self.buffer.sources.update((s["n"], s) for s in self._sink.sources)
+                finished = await self.agent.run(request, self._sink.toolbox())
         except ParleyError as exc:
             # A backend that failed, or a turn that could not open (then nothing was written
             # and the settle writes nothing). An error raised while the run was already being
@@ -237,68 +196,6 @@ class Run(AgentSteps, RunEnding):
             self._opened.set()
         return request
 
-    def _resume(self, earlier: Earlier) -> None:
-        """A continued reply starts from what it said: its text, steps and citations stay,
-        and new text follows them. Followers are sent only the new text (they have the rest)."""
-        for part in earlier.parts:
-            if part["type"] == "text":
-                if part["text"]:
-                    self.reply.text_added(len(self.parts))
-                    self.parts.append(part["text"])
-            elif part["type"] == "tool":
-                self.reply.earlier_step(part)
-            else:
-                self.reply.citations.append(part)
-                self._cited.add(part["n"])
-                self._sources[part["n"]] = part
-        self._earlier_pieces = len(self.parts)
-        self._chars = len(self.text)
-        self._tail = self.text[-CITE_LOOKBACK:]
-
-    def _append(self, text: str) -> bool:
-        """Add text to the reply. False once the reply is at `Limits.max_reply_chars` (the
-        text is cut there, and the run must end)."""
-        if not text:
-            return True
-        if self.reply.after_step and self.parts:
-            # Text after a tool step starts a new paragraph (in `content` too).
-            text = _paragraph_break(self.parts[-1]) + text
-        room = self._limits.max_reply_chars - self._chars
-        if len(text) > room:
-            cap = self._limits.max_reply_chars
-            self._over_limit = (
-                f"the reply reached Parley's limit of {cap:,} characters and was cut there "
-                "(--max-reply-chars)"
-            )
-            text = text[:room]
-            if not text:
-                return False
-        self._chars += len(text)
-        if self._first_token_at is None:
-            self._first_token_at = time.monotonic()
-        self.reply.text_added(len(self.parts))
-        self.parts.append(text)
-        self._feed.append(text)
-        if self._sources:
-            window = self._tail + text
-            self._find_citations(window)
-            self._tail = window[-CITE_LOOKBACK:]
-        self._wake()
-        self._schedule_checkpoint()
-        return self._over_limit is None
-
-    def _find_citations(self, text: str) -> None:
-        """Cite each source named "[n]" in `text` for the first time (`text` starts with the
-        reply's last few characters before it, so a marker cut across deltas is found)."""
-        for match in CITATION.finditer(text):
-            number = int(match.group(1))
-            source = self._sources.get(number)
-            if source is not None and number not in self._cited:
-                self._cited.add(number)
-                self.reply.citations.append(source)
-                self._feed.append(Cited(source))
-                self._schedule_checkpoint()
-
     def _schedule_checkpoint(self) -> None:
         if self._timer is not None:
             return
@@ -317,7 +214,7 @@ class Run(AgentSteps, RunEnding):
             return
         self._last_checkpoint = time.monotonic()
         try:
-            written = self._sink.checkpoint(self.text, self.reply.json(self.parts))
+            written = self._sink.checkpoint(self.buffer.text, self.buffer.json())
         except Exception:
             log.exception("run %s: checkpoint failed", self.id)
             return
@@ -342,30 +239,29 @@ class Run(AgentSteps, RunEnding):
             return
         try:
             if self.stop_reason is None and finished is None and error is None:
-                error = self._over_limit  # cut at the size limit: an error that says so
+                error = self.buffer.over_limit  # cut at the size limit: an error that says so
             if self.stop_reason is None and finished is None and error is None:
                 # Neither finished, failed nor stopped: the run task itself was cancelled.
                 self.stop_reason = "shutdown"
-            self._approvals.close()
-            self._signal.request()  # a model call's own `finally` gives its slot back
-            self.reply.interrupt_running()  # a step still running (or awaiting) was stopped
+            self.agent.stop()
+            self.buffer.parts.interrupt_running()  # a step still running (or awaiting) was stopped
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
             try:
-                ending = self._ending(finished, error)
+                ending = ending_of(self.buffer, self.agent, self.stop_reason, finished, error)
             except Exception:
                 log.exception("run %s: could not describe its ending", self.id)
-                ending = self._failed_ending("internal error")
+                ending = failed_ending(self.buffer, "internal error")
             self.ending = ending  # from here on, no checkpoint and no stop reason
             self.ending = await self._write_final(ending)
         except Exception:
             log.exception("run %s: settle failed", self.id)
         finally:
             if self.ending is None:
-                self.ending = self._failed_ending("settle failed")
+                self.ending = failed_ending(self.buffer, "settle failed")
             self._done.set()
-            self._wake()
+            self.buffer.changed.set()
             self._on_done(self)
 
     async def _write_final(self, ending: Ending) -> Ending:
@@ -382,10 +278,3 @@ class Run(AgentSteps, RunEnding):
                     return dataclasses.replace(ending, save_error=str(exc))
                 await anyio.sleep(self._limits.final_write_pause * attempt)
         return ending  # not reached: the last attempt returns either way
-
-
-def _paragraph_break(tail: str) -> str:
-    """What starts a new paragraph after text ending with `tail`."""
-    if tail.endswith("\n\n"):
-        return ""
-    return "\n" if tail.endswith("\n") else "\n\n"

@@ -125,7 +125,7 @@ def test_lease_is_held_until_a_stubborn_worker_really_returns() -> None:
         run = make_run(backend, sink, stop_timeout=0.1)
         async with anyio.create_task_group() as tg:
             tg.start_soon(run.life)
-            while len(run.parts) < 3:
+            while len(run.buffer.pieces) < 3:
                 await asyncio.sleep(0.005)
             run.stop("client_hangup")
             await run.wait_done()
@@ -156,7 +156,7 @@ def test_stop_races_with_completion_and_settles_once() -> None:
             for _ in range(5):
                 run.stop("shutdown")
         assert len(sink.finishes) == 1
-        assert sink.finishes[0].content.startswith("".join(run.parts))
+        assert sink.finishes[0].content.startswith("".join(run.buffer.pieces))
 
     asyncio.run(scenario())
 
@@ -168,14 +168,14 @@ def test_cancelling_the_run_task_itself_still_saves_as_shutdown() -> None:
         run = make_run(backend, sink)
         async with anyio.create_task_group() as tg:
             tg.start_soon(run.life)
-            while len(run.parts) < 2:
+            while len(run.buffer.pieces) < 2:
                 await asyncio.sleep(0.005)
             tg.cancel_scope.cancel()  # what a server shutdown does to leftover tasks
         assert run.done
         assert len(sink.finishes) == 1
         ending = sink.finishes[0]
         assert (ending.status, ending.ended_by) == ("interrupted", "shutdown")
-        assert ending.content == run.text and len(run.parts) >= 2
+        assert ending.content == run.text and len(run.buffer.pieces) >= 2
         assert backend.thread_exited.wait(2)
 
     asyncio.run(scenario())
@@ -224,7 +224,7 @@ def test_checkpoints_never_pile_up_behind_a_slow_disk() -> None:
         run = make_run(backend, sink)  # a checkpoint every 50 ms wanted
         async with anyio.create_task_group() as tg:
             tg.start_soon(run.life)
-            while len(run.parts) < 30:  # ~300 ms: six intervals while the first write hangs
+            while len(run.buffer.pieces) < 30:  # ~300 ms: six intervals while the first write hangs
                 await asyncio.sleep(0.01)
             assert len(sink.checkpoints) == 1  # one write in flight, no queue behind it
             sink.writes[0].set_result(None)
@@ -232,7 +232,9 @@ def test_checkpoints_never_pile_up_behind_a_slow_disk() -> None:
                 await asyncio.sleep(0.005)
             # The next write takes the latest text, not the one of an old interval.
             assert len(sink.checkpoints[1]) > len(sink.checkpoints[0])
-            assert sink.checkpoints[1] == "".join(run.parts[: sink.checkpoints[1].count(" ")])
+            assert sink.checkpoints[1] == "".join(
+                run.buffer.pieces[: sink.checkpoints[1].count(" ")]
+            )
             for write in sink.writes:
                 if not write.done():
                     write.set_result(None)
@@ -267,14 +269,14 @@ def test_a_follower_far_behind_takes_the_reply_in_bounded_pieces() -> None:
         backend = ThreadBackend(tokens=0, per_token=0.0)
         run = make_run(backend, CountingSink())
         for index in range(50_000):  # ~340,000 characters waiting for a slow reader
-            run._append(f"w{index} ")
+            run.buffer.append(f"w{index} ")
         pieces: list[str] = []
         async for item in run.follow():
             assert isinstance(item, str)
             pieces.append(item)
             if sum(map(len, pieces)) == len(run.text):
                 break
-        longest_part = max(map(len, run.parts))
+        longest_part = max(map(len, run.buffer.pieces))
         assert max(map(len, pieces)) < FOLLOW_PIECE_CHARS + longest_part
         assert "".join(pieces) == run.text
 

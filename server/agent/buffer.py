@@ -1,0 +1,144 @@
+"""The reply as it is made: its text pieces, the parts they and the tool steps make, the
+sources it cites, and the feed its followers read — held once, for the run (server/turns/run.py)
+and its agent loop (server/agent/loop.py) alike.
+
+Text is kept as the pieces it came in (their join is the reply's `content`); the feed holds the
+same str objects beside the steps' events, so a follower far behind never costs a copy. Every
+change wakes the followers and asks for a checkpoint (`on_change`: the run's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Callable
+
+from server.agent.feed import Cited, FeedItem, StepChanged
+from server.agent.steps import ReplyParts, ToolStep
+from server.storage.turn_rows import Earlier
+from server.types import CitationPartJSON, PartJSON
+
+# "[n]": the reply cites source n (a passage a tool gave); the lookback finds a marker cut
+# between two deltas.
+CITATION = re.compile(r"\[(\d{1,4})\]")
+CITE_LOOKBACK = 6
+
+
+class ReplyBuffer:
+    def __init__(self, max_chars: int, on_change: Callable[[], None]) -> None:
+        self.pieces: list[str] = []  # the reply's text, in pieces as they came
+        self.parts = ReplyParts()  # which pieces and tool steps make up the reply, in order
+        # What followers read, in order: text pieces (the same str objects) and FeedItems.
+        self.feed: list[str | FeedItem] = []
+        # A plain asyncio.Event, set per change and cleared by a follower before it waits:
+        # creating an anyio.Event per delta cost a quarter of the relay's CPU.
+        self.changed = asyncio.Event()
+        # Sources the tools gave, by number; the reply cites one by writing "[n]".
+        self.sources: dict[int, CitationPartJSON] = {}
+        self.earlier_pieces = 0  # a continued reply's pieces from before this run
+        self.over_limit: str | None = None  # why the reply was cut at the size limit
+        self.first_token_at: float | None = None
+        self._cited: set[int] = set()
+        self._tail = ""  # the reply's last few characters: a marker can span several deltas
+        self._chars = 0  # text and tool-call arguments, against `max_chars`
+        self._max_chars = max_chars
+        self._on_change = on_change
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+    def json(self) -> list[PartJSON] | None:
+        """The reply's parts as stored (None: text alone, its content)."""
+        return self.parts.json(self.pieces)
+
+    def resume(self, earlier: Earlier) -> None:
+        """A continued reply starts from what it said: its text, steps and citations stay,
+        and new text follows them. Followers are sent only the new text (they have the rest)."""
+        for part in earlier.parts:
+            if part["type"] == "text":
+                if part["text"]:
+                    self.parts.text_added(len(self.pieces))
+                    self.pieces.append(part["text"])
+            elif part["type"] == "tool":
+                self.parts.earlier_step(part)
+            else:
+                self.parts.citations.append(part)
+                self._cited.add(part["n"])
+                self.sources[part["n"]] = part
+        self.earlier_pieces = len(self.pieces)
+        self._chars = sum(map(len, self.pieces))
+        self._tail = self.text[-CITE_LOOKBACK:]
+
+    def append(self, text: str) -> bool:
+        """Add text to the reply. False once the reply is at its size limit (the text is cut
+        there, and the run must end)."""
+        if not text:
+            return True
+        if self.parts.after_step and self.pieces:
+            # Text after a tool step starts a new paragraph (in `content` too).
+            text = _paragraph_break(self.pieces[-1]) + text
+        room = self._max_chars - self._chars
+        if len(text) > room:
+            self.over_limit = (
+                f"the reply reached Parley's limit of {self._max_chars:,} characters and was "
+                "cut there (--max-reply-chars)"
+            )
+            text = text[:room]
+            if not text:
+                return False
+        self._chars += len(text)
+        if self.first_token_at is None:
+            self.first_token_at = time.monotonic()
+        self.parts.text_added(len(self.pieces))
+        self.pieces.append(text)
+        self.feed.append(text)
+        if self.sources:
+            window = self._tail + text
+            self._find_citations(window)
+            self._tail = window[-CITE_LOOKBACK:]
+        self.changed.set()
+        self._on_change()
+        return self.over_limit is None
+
+    def add_call_chars(self, count: int) -> bool:
+        """A tool call's arguments count with the text against the size limit. False once
+        over: the run must end, the call not run."""
+        self._chars += count
+        if self._chars <= self._max_chars:
+            return True
+        self.over_limit = (
+            f"the model's tool call reached Parley's limit of {self._max_chars:,} "
+            "characters and was not run (--max-reply-chars)"
+        )
+        return False
+
+    def publish(self, item: FeedItem) -> None:
+        self.feed.append(item)
+        self.changed.set()
+
+    def step_added(self, step: ToolStep) -> None:
+        self.parts.step_added(step)
+
+    def step_changed(self, step: ToolStep) -> None:
+        self.publish(StepChanged(step.json()))
+        self._on_change()
+
+    def _find_citations(self, text: str) -> None:
+        """Cite each source named "[n]" in `text` for the first time (`text` starts with the
+        reply's last few characters before it, so a marker cut across deltas is found)."""
+        for match in CITATION.finditer(text):
+            number = int(match.group(1))
+            source = self.sources.get(number)
+            if source is not None and number not in self._cited:
+                self._cited.add(number)
+                self.parts.citations.append(source)
+                self.publish(Cited(source))
+
+
+def _paragraph_break(tail: str) -> str:
+    """What starts a new paragraph after text ending with `tail`."""
+    if tail.endswith("\n\n"):
+        return ""
+    return "\n" if tail.endswith("\n") else "\n\n"
