@@ -17,7 +17,16 @@
     ├── StorageError              the database refused (the app answers 503 storage_error)
     ├── BackendError              a model backend failed (the reply ends as `error`)
     ├── BundledModelMissingError  the bundled model is not installed (local model: `error`)
-    └── UsageError                a flag the server cannot start with (exit status 2)
+    ├── UsageError                a flag the server cannot start with (exit status 2)
+    ├── ToolCallError             a tool call gave no result (the step ends as `error`)
+    ├── GGUFError                 not a usable GGUF file (also a ValueError)
+    ├── ConfigEntryError          an mcp.json entry that cannot be used (also a ValueError)
+    ├── ManifestError             an Ollama manifest naming no usable blob (also a ValueError)
+    ├── FolderListFullError       one folder too many to scan for models (also a ValueError)
+    ├── FetchError                a download's child gave up (`code` says why)
+    ├── SkipFile                  a library file that is not indexed (the message says why)
+    └── WatchFailed               the library's watcher could not start or ended
+    (and under ApiError: BadImport 400 invalid_import, ImportCancelledError 409)
 
 Every error a client can see is an `ApiError`: it carries an HTTP status, a stable
 machine-readable `code` and a message a person can act on. Nothing else (and never a
@@ -192,3 +201,68 @@ class UsageError(ParleyError):
     Raised by `server.arguments.settings_from_args`; `parley-server` and `parley` print its
     message and exit with status 2.
     """
+
+
+# -- errors of one part of the house, each caught where it is handled ----------------
+
+
+class WatchFailed(ParleyError):
+    """The watcher could not start or ended by itself; the message says why.
+    Raised by server/library/watching.py."""
+
+
+class SkipFile(ParleyError):
+    """A file that is not indexed; the message says why (shown to the user).
+    Raised by server/library/reading.py (the indexer skips the file)."""
+
+
+class ToolCallError(ParleyError):
+    """A call that produced no result: the server is not running, crashed mid-call, or
+    timed out. Its message is what the model (and the user) are told.
+    Raised by a toolbox's `call` (server/tools/, server/library/tool.py): the step ends
+    as `error`."""
+
+
+class FolderListFullError(ParleyError, ValueError):
+    """Adding one more folder would pass MAX_FOLDERS.
+    Raised by server/models/discovery/folders.py."""
+
+
+class ManifestError(ParleyError, ValueError):
+    """A manifest that names no usable model blob; the message says why.
+    Raised by server/models/discovery/ollama.py."""
+
+
+class FetchError(ParleyError):
+    """Why the child gave up: `code` is one of Downloads' error codes.
+    Raised in the download's child process (server/models/hub/fetch.py)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class GGUFError(ParleyError, ValueError):
+    """Not a usable GGUF file; the message says why.
+    Raised by server/models/gguf.py."""
+
+
+class ConfigEntryError(ParleyError, ValueError):
+    """An entry of `mcpServers` that cannot be used; the message names the field.
+    Raised by server/tools/config.py."""
+
+
+class ImportCancelledError(ConflictError):
+    """The import was cancelled (DELETE /api/imports/{id}, a hang-up, or shutdown).
+    Raised by server/transfer/jobs.py."""
+
+    code = "import_cancelled"
+
+
+class BadImport(BadRequestError):
+    """The file is not one Parley can import; the message says where.
+    Raised by server/transfer/parley.py; answered 400 `invalid_import`."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(f"{where}: {problem}" if where else problem, code="invalid_import")

@@ -27,9 +27,9 @@ from server.agent.steps import (
     ToolStep,
     parse_arguments,
 )
-from server.agent.toolbox import ToolBox, ToolCallError
+from server.agent.toolbox import ToolBox
 from server.agent.untrusted import with_agent_note
-from server.errors import BackendError, ConflictError
+from server.errors import BackendError, ConflictError, ToolCallError
 from server.models.base import (
     ChatRequest,
     StopSignal,

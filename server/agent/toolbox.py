@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from server.errors import ToolCallError
 from server.types import CitationPartJSON, Trust
 
 # The most of a tool's result that the model sees and the reply keeps (characters).
@@ -27,11 +28,6 @@ class ToolOutcome:
     text: str
     is_error: bool = False
     sources: tuple[CitationPartJSON, ...] = ()
-
-
-class ToolCallError(Exception):
-    """A call that produced no result: the server is not running, crashed mid-call, or
-    timed out. Its message is what the model (and the user) are told."""
 
 
 class ToolBox(Protocol):

@@ -29,18 +29,20 @@ import anyio.abc
 import anyio.to_thread
 from anyio.streams.memory import MemoryObjectReceiveStream
 
+from server.errors import SkipFile, WatchFailed
 from server.library.chunking import Chunk
 from server.library.parsing import kind_of
-from server.library.reading import Identity, SkipFile, read_inside, under
+from server.library.reading import Identity, read_inside, under
 from server.library.sensitive import passed_over
 from server.library.store import KnownFile, LibraryStore
-from server.library.watching import WatchFailed, watching
+from server.library.watching import watching
 from server.library.worker import Parser, Skipped
+from server.limits import LibraryLimits
 from server.types import LibraryProgressJSON
 
 log = logging.getLogger(__name__)
 
-WORKER_IDLE_S = 60.0  # the parse worker is closed after this long with nothing to do
+WORKER_IDLE_S = LibraryLimits.worker_idle  # server/limits.py
 
 IGNORED_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox"}
 

@@ -12,7 +12,7 @@ import html.parser
 from dataclasses import dataclass
 from pathlib import Path
 
-from server.library.reading import SkipFile
+from server.errors import SkipFile
 
 TEXT_KINDS = {
     ".md": "markdown", ".markdown": "markdown", ".txt": "text", ".rst": "rst", ".text": "text",

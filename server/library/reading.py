@@ -22,9 +22,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from server.errors import SkipFile
+from server.limits import LibraryLimits
+
 MAX_FILE_BYTES = 20_000_000
 READ_BLOCK = 1 << 20
-READ_TIME_S = 15.0  # a file on a stalled network share is skipped, not waited on for good
+READ_TIME_S = LibraryLimits.read_time  # server/limits.py
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -33,10 +36,6 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOCTTY = getattr(os, "O_NOCTTY", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
 _RELATIVE_OPEN = os.open in os.supports_dir_fd and _NOFOLLOW != 0
-
-
-class SkipFile(Exception):
-    """A file that is not indexed; the message says why (shown to the user)."""
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import os
 
-from server.library.reading import SkipFile, read_inside, under
+from server.errors import SkipFile
+from server.library.reading import read_inside, under
+from server.limits import LibraryLimits
 from server.types import SourceJSON, SourceLineJSON
 
 CONTEXT_LINES = 3  # shown above and below the cited lines
 MAX_SHOWN_LINES = 400  # a passage is ~1,500 characters: its lines are far fewer
 MAX_LINE_CHARS = 2_000  # a minified file's one line is not shown whole
-READ_TIME_S = 5.0
+READ_TIME_S = LibraryLimits.source_read_time
 NOT_IN_LIBRARY = "not in a folder of your library (from an imported chat, or a folder removed)"
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.agent.toolbox import ToolCallError, ToolOutcome, ToolTarget, capped
+from server.agent.toolbox import ToolOutcome, ToolTarget, capped
 from server.agent.untrusted import untrusted
-from server.errors import StorageError
+from server.errors import StorageError, ToolCallError
 from server.library.service import Library
 from server.types import CitationPartJSON, PassageJSON, Trust
 

@@ -26,12 +26,11 @@ import anyio
 import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-READY_WAIT_S = 30.0  # set-up walks the whole tree: seconds for a very large one
-STOP_WAIT_S = 2.0  # after stdin closes, the process ends within one watch step (50 ms)
+from server.errors import WatchFailed
+from server.limits import LibraryLimits
 
-
-class WatchFailed(Exception):
-    """The watcher could not start or ended by itself; the message says why."""
+READY_WAIT_S = LibraryLimits.watcher_ready_wait  # server/limits.py
+STOP_WAIT_S = LibraryLimits.watcher_stop_wait  # server/limits.py
 
 
 @contextlib.asynccontextmanager
@@ -77,7 +76,7 @@ async def _batches(
 
 async def _why(process: anyio.abc.Process) -> str:
     said = b""
-    with anyio.move_on_after(1):
+    with anyio.move_on_after(LibraryLimits.watcher_why_wait):
         if process.stderr is not None:
             async for part in process.stderr:
                 said += part

@@ -52,18 +52,19 @@ import anyio.abc
 import anyio.to_thread
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from server.errors import SkipFile
 from server.library.chunking import Chunk, chunk
 from server.library.parsing import parse, too_much_text
-from server.library.reading import SkipFile
+from server.limits import LibraryLimits
 
-PARSE_CPU_S = 20.0  # of the worker's CPU per file: a 300-page text PDF takes a few seconds
+PARSE_CPU_S = LibraryLimits.parse_cpu  # server/limits.py
 MAX_TEXT_CHARS = 20_000_000  # as many as the largest text file the library reads (20 MB)
 MEMORY_BYTES = 1 << 30  # the worker's address space: pypdf needs ~250 MB on the bomb
 RETIRE_PEAK_BYTES = 200 << 20  # a worker that grew past this is replaced after its file
 WALL_FACTOR = 4.0  # the parent's bound: the CPU budget this many times over, plus a grace,
-WALL_GRACE_S = 10.0  # so a worker that gets a quarter of a core still uses its budget
-CPU_KILL_GRACE_S = 2  # RLIMIT_CPU (whole seconds) above the timer: for a parse stuck in C
-STOP_WAIT_S = 2.0
+WALL_GRACE_S = LibraryLimits.parse_wall_grace  # server/limits.py
+CPU_KILL_GRACE_S = LibraryLimits.parse_cpu_kill_grace  # server/limits.py
+STOP_WAIT_S = LibraryLimits.worker_stop_wait
 BIG_ANSWER = 1 << 20  # decoded in a thread, not on the event loop
 _HEAD = struct.Struct("!II")
 _LENGTH = struct.Struct("!I")

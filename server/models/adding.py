@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from server.errors import BadRequestError, ConflictError, StorageError
-from server.models.gguf import GGUFError, read_gguf
+from server.errors import BadRequestError, ConflictError, GGUFError, StorageError
+from server.models.gguf import read_gguf
 from server.models.local import LocalBackend
 from server.models.registered import RegisteredModel, RegisteredModels
 from server.models.registry import ModelEntry, ModelRegistry

@@ -22,11 +22,12 @@ from pathlib import Path
 import httpx
 
 from server.errors import BackendError
+from server.limits import ModelLimits
 
 log = logging.getLogger("parley.engine")
 
-PROPS_TIMEOUT_S = 5.0
-STOP_WAIT_S = 3.0
+PROPS_TIMEOUT_S = ModelLimits.engine_props_timeout
+STOP_WAIT_S = ModelLimits.engine_stop_wait
 # llama.cpp's log lines: "0.00.004.120 E llama_model_load: error loading model: …"
 LOG_LINE = re.compile(r"^[\d.]+ ([EWID]) (.*)$")
 # Warnings llama.cpp's server gives in normal use (a prompt it has cached whole): detail.

@@ -7,7 +7,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from server.models.gguf import GGUFError, GGUFInfo, read_gguf
+from server.errors import GGUFError
+from server.models.gguf import GGUFInfo, read_gguf
 
 
 @functools.lru_cache(maxsize=256)

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from server.errors import GGUFError
+from server.limits import ModelLimits
+
 MAGIC = b"GGUF"
 MAX_DIMS = 8
 MAX_STRING_BYTES = 16_000_000  # a chat template or a merges entry is far smaller
@@ -30,7 +33,7 @@ MAX_TENSORS = 200_000  # a big mixture-of-experts model has a few thousand
 MAX_STRINGS = 2_000_000  # keys, string values, array items and tensor names together
 MAX_ARRAY_ITEMS = 20_000_000  # every array's items together (numbers are skipped, not read)
 MAX_HEADER_BYTES = 512_000_000  # read or skipped, up to where the tensor data begins
-HEADER_SECONDS = 5.0  # a slow disk or a hostile file: either way, give up and say so
+HEADER_SECONDS = ModelLimits.gguf_header_time  # server/limits.py
 # Only these keys are kept; the others are read past, not stored.
 WANTED_KEYS = ("general.architecture", "general.file_type", "general.alignment")
 SHAPE_KEYS = (
@@ -57,10 +60,6 @@ FILE_TYPES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9:
               22: "IQ3_XS", 23: "IQ3_XXS", 24: "IQ1_S", 25: "IQ4_NL", 26: "IQ3_S", 27: "IQ3_M",
               28: "IQ2_S", 29: "IQ2_M", 30: "IQ4_XS", 31: "IQ1_M", 32: "BF16", 36: "TQ1_0",
               37: "TQ2_0", 38: "MXFP4"}  # fmt: skip
-
-
-class GGUFError(ValueError):
-    """Not a usable GGUF file; the message says why."""
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from pathlib import Path
 import httpx
 
 from server.errors import BackendError, BundledModelMissingError
+from server.limits import ModelLimits
 from server.models.base import (
     ChatRequest,
     ModelState,
@@ -50,7 +51,7 @@ log = logging.getLogger(__name__)
 DEFAULT_REPLY_RESERVE = 512
 SAFETY_MARGIN = 32
 TOKEN_COUNT_CACHE = 4096  # messages whose token count is remembered (by a hash of the text)
-CONTROL_TIMEOUT_S = 30.0
+CONTROL_TIMEOUT_S = ModelLimits.engine_control_timeout
 
 
 @dataclass

@@ -9,8 +9,9 @@ from __future__ import annotations
 import httpx
 
 from server.errors import BackendError
+from server.limits import ModelLimits
 
-CHECK_TIMEOUT_S = 5.0
+CHECK_TIMEOUT_S = ModelLimits.upstream_check_timeout
 MAX_MODELS = 1000
 MAX_NAME_CHARS = 200
 

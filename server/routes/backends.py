@@ -14,6 +14,7 @@ from starlette.routing import Route
 
 from server.errors import BackendError, BadRequestError
 from server.http.jsonbody import read_object, text_field
+from server.limits import ModelLimits
 from server.models.openai_compat import upstream_timeout
 from server.models.upstream_check import list_models, upstream_client
 from server.routes.services import services
@@ -48,7 +49,7 @@ LOCAL_SERVERS = [
     ("Ollama", "http://127.0.0.1:11434/v1"),
     ("LM Studio", "http://127.0.0.1:1234/v1"),
 ]
-DETECT_TIMEOUT_S = 1.5
+DETECT_TIMEOUT_S = ModelLimits.upstream_detect_timeout
 
 
 async def detect_local_servers(request: Request) -> JSONResponse:

@@ -19,10 +19,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from server.errors import BadRequestError, ConflictError, NotFoundError, StorageError
+from server.errors import (
+    BadRequestError,
+    ConflictError,
+    FolderListFullError,
+    NotFoundError,
+    StorageError,
+)
 from server.http.jsonbody import MAX_PATH_CHARS, path_field, read_object, text_field
 from server.library import sensitive
-from server.models.discovery.folders import FolderListFullError
 from server.models.discovery.found import FoundFile
 from server.models.discovery.service import Discovery, models_by_file
 from server.routes.services import services

@@ -17,10 +17,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from server.errors import BadRequestError, NotFoundError, StorageError
+from server.errors import BadRequestError, ConfigEntryError, NotFoundError, StorageError
 from server.http.jsonbody import read_object
 from server.routes.services import services
-from server.tools.config import TOOL_TRUSTS, ConfigEntryError, check_entry, check_name
+from server.tools.config import TOOL_TRUSTS, check_entry, check_name
 
 
 async def list_tools(request: Request) -> JSONResponse:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from server.errors import StorageError
+from server.limits import TransferLimits
 from server.storage.db import describe_error
 
 T = TypeVar("T")
@@ -33,7 +34,8 @@ T = TypeVar("T")
 READERS = 2  # threads (and connections): a chat opened while an export of all runs
 AHEAD = 4  # pieces a stream's generator may be ahead of its client
 STREAMS = 4  # exports read at once (each on its own thread); more wait for one to end
-GIVE_UP_S = 600.0  # a client that takes no piece for this long is gone: the read ends
+GIVE_UP_S = TransferLimits.reader_give_up  # server/limits.py
+STOP_POLL_S = TransferLimits.reader_stop_poll  # server/limits.py
 
 
 def json_bytes(value: Any) -> bytes:
@@ -112,8 +114,8 @@ class Readers:
             def produce(conn: sqlite3.Connection) -> None:
                 for piece in pieces(conn, *args):
                     waited = 0.0
-                    while not room.acquire(timeout=0.1):
-                        waited += 0.1
+                    while not room.acquire(timeout=STOP_POLL_S):
+                        waited += STOP_POLL_S
                         if stopped.is_set() or waited > GIVE_UP_S:
                             return
                     if stopped.is_set():

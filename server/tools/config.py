@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from server.errors import ConfigEntryError
 from server.files import write_json_atomically
 from server.types import ToolServerConfigJSON, Trust
 
@@ -35,10 +36,6 @@ MAX_TOOL_NAME_CHARS = 128
 
 MAX_NAME_CHARS = 64
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-
-
-class ConfigEntryError(ValueError):
-    """An entry of `mcpServers` that cannot be used; the message names the field."""
 
 
 @dataclass(frozen=True)

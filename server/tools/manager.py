@@ -18,14 +18,15 @@ import anyio.to_thread
 import mcp_types
 
 from server.agent.approvals import ChatGrants
-from server.agent.toolbox import ToolBox, ToolCallError, ToolOutcome, ToolTarget
+from server.agent.toolbox import ToolBox, ToolOutcome, ToolTarget
+from server.errors import ToolCallError
+from server.limits import StopTimes, ToolLimits
 from server.tools.config import McpConfigFile, ServerEntry
 from server.tools.mcp_server import McpServer
 from server.tools.names import function_name
-from server.tools.stdio import StopTimes
 from server.types import ToolServerConfigJSON, ToolsJSON, ToolsSummaryJSON, Trust
 
-FILE_POLL_S = 1.0  # how soon a hand edit of the configuration file is applied
+FILE_POLL_S = ToolLimits.config_poll  # server/limits.py
 TRUST_KEYS = ("trust", "toolTrust")  # an entry's keys a running server does not depend on
 
 

@@ -25,20 +25,22 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from server.agent.toolbox import ToolCallError, ToolOutcome, capped
+from server.agent.toolbox import ToolOutcome, capped
+from server.errors import ToolCallError
+from server.limits import StopTimes, ToolLimits
 from server.tools.config import ServerEntry
 from server.tools.names import function_name
 from server.tools.results import result_text
-from server.tools.stdio import StopTimes, stdio_server
+from server.tools.stdio import stdio_server
 from server.types import ToolServerJSON, ToolServerState
 
 log = logging.getLogger(__name__)
 
 STDERR_LINES = 40
-START_TIMEOUT_S = 30.0  # spawn, initialize and list the tools (npx may download first)
-BACKOFF_FIRST_S = 1.0
-BACKOFF_MOST_S = 60.0
-STABLE_AFTER_S = 30.0  # a server that ran this long before crashing starts from the first backoff
+START_TIMEOUT_S = ToolLimits.start_timeout  # server/limits.py
+BACKOFF_FIRST_S = ToolLimits.backoff_first
+BACKOFF_MOST_S = ToolLimits.backoff_most
+STABLE_AFTER_S = ToolLimits.stable_after  # server/limits.py
 
 Streams = tuple[Any, Any]  # what ClientSession reads from and writes to
 
@@ -140,7 +142,8 @@ class McpServer:
             log.info("MCP server %r ready with %d tools", self.name, len(tools))
             try:
                 await closed.wait()  # a crash; a stop cancels this attempt's scope
-                with anyio.move_on_after(0.5):  # its exit code, for the reason shown
+                # Its exit code, for the reason shown.
+                with anyio.move_on_after(ToolLimits.exit_code_wait):
                     while getattr(self._process, "returncode", 0) is None:  # noqa: ASYNC110
                         await anyio.sleep(0.02)
             finally:

@@ -27,6 +27,7 @@ import mcp_types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
+from server.limits import StopTimes, ToolLimits
 from server.text import valid_unicode
 
 log = logging.getLogger(__name__)
@@ -34,17 +35,8 @@ log = logging.getLogger(__name__)
 # What a server inherits from Parley's environment (the SDK's own list): nothing else, so
 # Parley's API token and keys never reach it. Its entry's `env` is added to these.
 INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
-EXIT_POLL_S = 0.05
+EXIT_POLL_S = ToolLimits.exit_poll
 MAX_LINE_BYTES = 16_000_000  # one JSON-RPC message; a longer one is a broken server
-
-
-@dataclass(frozen=True)
-class StopTimes:
-    """How long a stopping server gets: to exit after its stdin closes, then after SIGTERM
-    to its process group (then SIGKILL)."""
-
-    grace: float = 1.0
-    terminate: float = 1.0
 
 
 @dataclass

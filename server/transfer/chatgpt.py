@@ -14,7 +14,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from server.transfer.parley import BadImport, Conversation, Message, checked_text, is_number
+from server.errors import BadImport
+from server.transfer.parley import Conversation, Message, checked_text, is_number
 
 NO_MESSAGE = "it has no message Parley keeps (text of the user's or the assistant's)"
 

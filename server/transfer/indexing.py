@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import cast
 
+from server.limits import TransferLimits
 from server.storage.db import Database
 from server.storage.transaction import transaction
 from server.transfer import staging
@@ -48,7 +49,9 @@ def index_pending(conn: sqlite3.Connection, max_rows: int) -> int:
 def backlog(path: Path) -> int:
     """Shown messages not in the index yet: counted on a connection of the caller's, never
     the database thread's (0.4 s at 1M messages: a reply's checkpoint would wait)."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+    conn = sqlite3.connect(
+        f"file:{path}?mode=ro", uri=True, timeout=TransferLimits.index_busy_timeout
+    )
     try:
         found: int = conn.execute(
             "SELECT count(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id "

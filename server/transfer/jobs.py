@@ -25,31 +25,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from server.errors import ConflictError, NotFoundError
+from server.errors import BadImport, ConflictError, ImportCancelledError, NotFoundError
+from server.limits import TransferLimits
 from server.storage.db import Database
 from server.transfer import indexing, reading, staging
 from server.transfer.chatgpt import Skipped
 from server.transfer.indexing import Indexer
-from server.transfer.parley import BadImport, Conversation
+from server.transfer.parley import Conversation
 from server.types import ImportProgressJSON
 
 log = logging.getLogger(__name__)
 
-BATCH_SECONDS = 0.02  # a batch's write; a checkpoint may wait 50 ms (issue 38)
+BATCH_SECONDS = TransferLimits.import_batch_time  # server/limits.py
 FIRST_BATCH_ROWS = 200
 MIN_BATCH_ROWS, MAX_BATCH_ROWS = 20, 20_000
 WAL_CHECKPOINT_BATCHES = 20  # ~0.5 s of batches, a few MB of WAL
 CLEANUP_ROWS = 500  # rows deleted per batch by the cleanup at start (~25 ms)
-STOP_WAIT_SECONDS = 10.0  # how long shutdown waits for an import's thread to stop
+STOP_WAIT_SECONDS = TransferLimits.import_stop_wait  # server/limits.py
 # An import of up to this many messages is in the search index when it answers (~1 s of the
 # index's work); a bigger one answers once shown, and is indexed in the background.
 INDEX_INLINE_MESSAGES = 20_000
-
-
-class ImportCancelledError(ConflictError):
-    """The import was cancelled (DELETE /api/imports/{id}, a hang-up, or shutdown)."""
-
-    code = "import_cancelled"
 
 
 @dataclass

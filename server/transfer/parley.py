@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.errors import BadRequestError, ParleyError
+from server.errors import BadImport, ParleyError
 from server.storage import params as chat_params
 from server.types import NOT_APPROVED_AT_CRASH, ChatParams
 
@@ -28,13 +28,6 @@ FINISH_REASONS = ("stop", "length", "tool_calls")
 PART_TYPES = ("text", "tool", "citation")
 TOOL_STATUSES = ("running", "completed", "error", "interrupted", "awaiting_approval", "denied")
 MAX_ID_CHARS = 200
-
-
-class BadImport(BadRequestError):
-    """The file is not one Parley can import; the message says where."""
-
-    def __init__(self, where: str, problem: str) -> None:
-        super().__init__(f"{where}: {problem}" if where else problem, code="invalid_import")
 
 
 @dataclass

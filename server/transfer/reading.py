@@ -18,8 +18,9 @@ from typing import IO
 
 import ijson
 
+from server.errors import BadImport
 from server.transfer import chatgpt, parley
-from server.transfer.parley import BadImport, Conversation
+from server.transfer.parley import Conversation
 
 BLOCK = 64 * 1024  # bytes handed to the parser at a time
 SURROGATE = re.compile(rb"\\u[dD]([89a-fA-F])[0-9a-fA-F]{2}")

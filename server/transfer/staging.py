@@ -16,6 +16,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from server.limits import TransferLimits
 from server.storage import params as chat_params
 from server.storage.transaction import transaction
 from server.transfer.parley import Conversation, Message
@@ -120,7 +121,7 @@ def resume_upkeep(conn: sqlite3.Connection, cache_size: int | None = None) -> No
 def checkpoint_wal(path: Path) -> None:
     """Copy the WAL into the database from a connection of the caller's (never the database
     thread's): PASSIVE takes no write lock, so the batches and replies' checkpoints go on."""
-    conn = sqlite3.connect(path, timeout=1.0)
+    conn = sqlite3.connect(path, timeout=TransferLimits.staging_busy_timeout)
     try:
         conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
     finally:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import concurrent.futures
 from typing import Any, Protocol
 
-from server.agent.toolbox import ToolBox, ToolCallError, ToolOutcome, ToolTarget
-from server.errors import NotFoundError
+from server.agent.toolbox import ToolBox, ToolOutcome, ToolTarget
+from server.errors import NotFoundError, ToolCallError
 from server.ids import new_id
 from server.library.tool import PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest

@@ -3,7 +3,9 @@ is refused."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -61,3 +63,39 @@ def test_a_config_that_breaks_the_order_is_refused(shorter: str, longer: str) ->
 def test_a_deadline_must_be_positive(name: str) -> None:
     with pytest.raises(ValueError, match=name):
         Limits(**{name: 0.0})
+
+
+def literal_deadlines(source: str) -> list[str]:
+    """Calls in `source` that give a deadline as a number of their own: `timeout=5`,
+    `move_on_after(1)`, `fail_after(2.5)`, `wait_for(x, 3)`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+        numbers = [k.value for k in node.keywords if k.arg == "timeout"]
+        if name in ("move_on_after", "fail_after") and node.args:
+            numbers.append(node.args[0])
+        if name == "wait_for" and len(node.args) > 1:
+            numbers.append(node.args[1])
+        found += [ast.unparse(node) for n in numbers if isinstance(n, ast.Constant)]
+    return found
+
+
+def test_no_server_module_has_a_deadline_of_its_own() -> None:
+    """Every timeout is named in server/limits.py (issue 40), not written inline."""
+    root = Path(__file__).resolve().parents[2] / "server"
+    inline = {
+        str(path.relative_to(root)): found
+        for path in sorted(root.rglob("*.py"))
+        if (found := literal_deadlines(path.read_text(encoding="utf-8")))
+    }
+    assert not inline
+
+
+def test_the_inline_deadline_check_finds_one() -> None:
+    assert literal_deadlines("anyio.move_on_after(1)\nx.get(u, timeout=2.0)\nok(timeout=t)") == [
+        "anyio.move_on_after(1)",
+        "x.get(u, timeout=2.0)",
+    ]
+    assert Limits().tools.stop.grace > 0 and Limits().scan.max_depth > 0  # the parts are in it

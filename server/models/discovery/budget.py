@@ -7,21 +7,8 @@ found until then is listed.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class ScanLimits:
-    seconds: float = 30.0  # the whole scan; a stalled disk or a huge tree stops it here
-    max_entries: int = 200_000  # directory entries looked at, across every place
-    max_depth: int = 8  # folders below a place's root (LM Studio's files are 2 below)
-    max_files: int = 10_000  # GGUF candidates examined (a header read, or a stat, each)
-    max_manifests: int = 10_000  # Ollama manifests read
-    max_manifest_bytes: int = 1_000_000  # a real one is ~1 KB
-    max_layers: int = 1_000  # layers of one manifest looked at
-    header_seconds: float = 5.0  # one file's header (server/models/gguf.py's own bound)
-    max_skipped: int = 200  # skipped files reported (the count is always whole)
-    max_places: int = 20  # places listed for one file
+from server.limits import ScanLimits
 
 
 class Budget:

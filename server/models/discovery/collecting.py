@@ -19,10 +19,11 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
+from server.errors import GGUFError
 from server.models.discovery.budget import Budget
 from server.models.discovery.found import FoundFile, Place, ScanResult, Skipped
 from server.models.discovery.walking import SPLIT
-from server.models.gguf import GGUFError, GGUFInfo, read_gguf
+from server.models.gguf import GGUFInfo, read_gguf
 
 _FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
           | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))  # fmt: skip

@@ -14,6 +14,7 @@ import os
 import threading
 from pathlib import Path
 
+from server.errors import FolderListFullError
 from server.files import write_json_atomically
 
 log = logging.getLogger(__name__)
@@ -21,10 +22,6 @@ log = logging.getLogger(__name__)
 FILE_NAME = "model_folders.json"
 MAX_FOLDERS = 100
 MAX_FILE_BYTES = 1_000_000
-
-
-class FolderListFullError(ValueError):
-    """Adding one more folder would pass MAX_FOLDERS."""
 
 
 class ModelFolders:

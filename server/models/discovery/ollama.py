@@ -15,6 +15,7 @@ import os
 import re
 import stat
 
+from server.errors import ManifestError
 from server.models.discovery.budget import Budget
 from server.models.discovery.collecting import Collector
 from server.models.discovery.found import Place
@@ -25,10 +26,6 @@ LIBRARY = "library"
 DIGEST = re.compile(r"sha256[:-]([0-9a-f]{64})")
 _FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
           | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))  # fmt: skip
-
-
-class ManifestError(ValueError):
-    """A manifest that names no usable model blob; the message says why."""
 
 
 def model_name(host: str, namespace: str, model: str, tag: str) -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-from server.models.discovery.budget import Budget, ScanLimits
+from server.limits import ScanLimits
+from server.models.discovery.budget import Budget
 from server.models.discovery.collecting import Collector
 from server.models.discovery.found import Root, ScanResult
 from server.models.discovery.hf_cache import find_in_cache

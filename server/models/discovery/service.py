@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from server.errors import UnavailableError
-from server.models.discovery.budget import ScanLimits
+from server.limits import ModelLimits, ScanLimits
 from server.models.discovery.folders import FILE_NAME, ModelFolders
 from server.models.discovery.found import Root, ScanResult
 from server.models.discovery.roots import default_roots
@@ -17,7 +17,7 @@ from server.models.discovery.scan import scan
 from server.models.local import LocalBackend
 from server.models.registry import ModelRegistry
 
-GRACE_S = 5.0
+GRACE_S = ModelLimits.discovery_grace
 
 
 class Discovery:

@@ -18,8 +18,8 @@ from huggingface_hub.errors import (
 )
 
 from server.errors import ApiError, BadGatewayError, ForbiddenError, NotFoundError
+from server.limits import HubLimits
 from server.models.hub import names
-from server.models.hub.limits import HubLimits
 from server.models.hub.session import AnswerTooBigError, use_bounded_session
 from server.types.getting_models import HubFileJSON, HubRepoFilesJSON, HubRepoJSON
 

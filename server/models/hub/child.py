@@ -13,7 +13,7 @@ from pathlib import Path
 
 import anyio
 
-from server.models.hub.limits import HubLimits
+from server.limits import HubLimits
 from server.models.hub.records import Download
 
 

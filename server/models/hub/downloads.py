@@ -19,11 +19,11 @@ from pathlib import Path
 import anyio
 
 from server.errors import ApiError, BadRequestError, ConflictError, NotFoundError
+from server.limits import HubLimits
 from server.models.adding import ModelAdder
 from server.models.hub import names, records
 from server.models.hub.catalog import Catalog
 from server.models.hub.child import FetchChild
-from server.models.hub.limits import HubLimits
 from server.models.hub.records import Download
 from server.types.getting_models import DownloadJSON
 
@@ -170,7 +170,7 @@ class Downloads:
             finally:
                 # Shielded: a shutdown cancels this scope, and the child must still be killed
                 # and its download remembered as paused.
-                with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                with anyio.CancelScope(shield=True), anyio.move_on_after(self.limits.shutdown_wait):
                     for item in list(self._items.values()):
                         if item.state in records.ACTIVE:
                             await self._stop(item, "paused")

@@ -21,9 +21,11 @@ import sys
 from pathlib import Path
 from typing import Any, TypedDict
 
+from server.errors import FetchError
+
 # A child that imports the server's modules pays for them: only names.py, limits.py and
 # session.py are imported here, all small.
-from server.models.hub.limits import HubLimits
+from server.limits import HubLimits
 
 
 class Job(TypedDict):
@@ -34,15 +36,6 @@ class Job(TypedDict):
     part: str
     size: int
     parent: int
-
-
-class FetchError(Exception):
-    """Why the child gave up: `code` is one of Downloads' error codes."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def _die_with(parent: int) -> bool:

@@ -15,7 +15,7 @@ import httpx2
 from huggingface_hub import set_client_factory
 from huggingface_hub.utils._http import hf_request_event_hook
 
-from server.models.hub.limits import HubLimits
+from server.limits import HubLimits
 
 
 class AnswerTooBigError(httpx2.TransportError):

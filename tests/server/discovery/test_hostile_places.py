@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from server.models.discovery.budget import ScanLimits
+from server.limits import ScanLimits
 from server.models.discovery.found import ScanResult
 from server.models.discovery.roots import default_roots
 from server.models.discovery.scan import scan

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from server.library.reading import SkipFile, read_inside
+from server.errors import SkipFile
+from server.library.reading import read_inside
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+from server.errors import WatchFailed
 from server.library import watching
-from server.library.watching import WatchFailed
 from tests.support.process import child_pids, command_line
 
 

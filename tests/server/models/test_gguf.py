@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from server.errors import GGUFError
 from server.models import gguf
 from server.models.bundled import bundled_gguf
-from server.models.gguf import GGUFError, read_gguf
+from server.models.gguf import read_gguf
 from tests.support.parley import Parley
 
 U8, U64, STRING, ARRAY = 0, 10, 8, 9

@@ -1,0 +1,256 @@
+"""Every size limit, deadline and timeout of the server, in one place.
+
+`Limits` is what the server runs with (the command line sets some: server/arguments.py); its
+parts group each room's own bounds (`limits.tools`, `limits.library`, ...). A module that is
+handed no `Limits` reads its part's defaults from the class here (`ToolLimits.start_timeout`),
+never a number of its own. Deadlines are in seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, is_dataclass
+
+# The embedded server's Limits.relay_pause (desktop/embedded.py; server/models/relay_duty.py).
+EMBEDDED_RELAY_PAUSE_S = 0.004
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Every size limit and every deadline of the server, and the desktop's waits on it.
+
+    Deadlines are in seconds. Those that bound a stop must keep this order (checked here,
+    so a configuration that breaks it is refused with ValueError; pinned by
+    tests/server/test_limits.py):
+
+        stop_timeout < shutdown_runs_wait < graceful_shutdown < server_stop_wait
+        settle_bound < settled_wait
+
+    - `stop_timeout`: how long a settle waits for a run's real work (worker thread, upstream
+      socket) to stop before it saves anyway; the model stays leased until the work ends.
+      A cooperative worker stops within a token, so this is the normal worst case of a stop.
+    - `settle_bound` (derived): the longest one settle can take: `stop_timeout`, then up to
+      `final_write_attempts` final writes, each waiting up to `db_busy_timeout` for another
+      program's write lock, with pauses in between.
+    - `shutdown_runs_wait`: at shutdown the run manager waits this long (counted from the
+      moment shutdown began) for every run to settle. Above `stop_timeout`, so a worker that
+      ignores its stop is still saved on the normal path, by its own settle.
+    - `graceful_shutdown`: uvicorn's backstop (counted from the same moment): responses
+      still open then are cancelled. Above `shutdown_runs_wait`, so every run the manager
+      waits for also gets to send its final chunk (what was saved) to its client.
+    - `server_stop_wait`: how long the desktop joins the embedded server's thread. Above
+      `graceful_shutdown`, so uvicorn's own backstop fires first and the thread ends by
+      itself. A final write held up by another program's lock (up to `settle_bound`) may
+      outlast it: the desktop then exits anyway and the next start marks that reply
+      `interrupted`/`crash` with its last checkpoint. Nothing is deleted.
+    - `settled_wait`: the bound of `GET .../messages/{id}?wait=settled`. Above
+      `settle_bound`, so the long-poll returns a settled message whenever the settle ends
+      at all.
+
+    Outside that order, each for its own reason:
+
+    - `close_settle_wait`: on close the window waits this long for the server to report no
+      active turn, then stops the server. A UI bound, deliberately NOT above `stop_timeout`:
+      a hang-up settles in milliseconds (the work stops at the next token or when its
+      upstream socket closes), and a worker that ignores it is settled by the server stop
+      that follows (its ending stays `client_hangup`: the first reason wins). Waiting longer
+      would only delay the window's exit.
+    - `server_start_wait`: how long the desktop waits for the embedded server to serve.
+    - `header_timeout`, `body_timeout`: a client must send its request within these (a
+      loopback client takes milliseconds); slower ones get 408 (server/http/protocol.py,
+      server/http/jsonbody.py).
+    - `send_timeout`: a client that reads nothing for this long while a response waits to
+      be written (its socket's buffers full) is disconnected, and its reply takes the
+      hang-up path (server/http/protocol.py). A slow reader is not dropped: only one that
+      reads nothing at all.
+    - `upstream_connect_timeout`, `upstream_write_timeout`, `upstream_pool_timeout`,
+      `upstream_read_timeout`: how long a run waits on an OpenAI-compatible upstream before
+      it ends with an error. They never delay a stop: stopping a run closes its request at
+      once. The read timeout is long (a long prefill is legitimately silent for minutes);
+      a hang-up, not this timeout, is how a user stops a stalled reply.
+    - `tool_call_timeout`: how long one tool call may run before it is cancelled (its
+      step ends as an error the model sees). A stop never waits for it.
+    - `max_steps`: the most model calls in one turn; the last one may call no tool
+      (`tool_choice: none`), so the model answers with what it has.
+    - `relay_pause`: None (parley-server): an upstream's stream is relayed as fast as it
+      comes. The desktop's embedded server sets it: input that piles up (an upstream
+      faster than the relay) is handled in bursts with pauses this long between them, so
+      the window's thread, which shares the process and its GIL, gets them and a core
+      (server/models/relay_duty.py). An upstream at a model's rate is never paused.
+    - `checkpoint_interval`: at most one checkpoint write per interval while a reply
+      streams. It bounds what a crash loses (promise: 250 ms of delivered text,
+      docs/reliability.md); 100 ms keeps a margin for the write itself and costs about
+      one small transaction per interval (docs/benchmarks.md).
+    """
+
+    max_body_bytes: int = 1_000_000
+    max_import_bytes: int = 256_000_000  # POST /api/import: a whole history
+    max_content_chars: int = 200_000
+    max_reply_tokens: int = 1_000_000  # the highest `max_tokens` a request may ask for
+    # The longest reply kept, in characters (~1 million tokens): a reply that reaches it is
+    # cut there and ends as an error saying so; the text up to it is kept (--max-reply-chars).
+    max_reply_chars: int = 4_000_000
+    max_title_chars: int = 500
+    max_header_bytes: int = 32_768
+    header_timeout: float = 10.0
+    body_timeout: float = 10.0
+    send_timeout: float = 30.0
+    stop_timeout: float = 5.0
+    checkpoint_interval: float = 0.1
+    db_busy_timeout: float = 5.0
+    final_write_attempts: int = 3
+    final_write_pause: float = 0.2  # before attempt n+1: n x this
+    settled_wait: float = 30.0
+    shutdown_runs_wait: float = 6.0
+    graceful_shutdown: float = 8.0
+    server_start_wait: float = 15.0
+    server_stop_wait: float = 10.0
+    close_settle_wait: float = 2.0
+    upstream_connect_timeout: float = 10.0
+    upstream_write_timeout: float = 30.0
+    upstream_pool_timeout: float = 10.0
+    upstream_read_timeout: float | None = 300.0
+    tool_call_timeout: float = 60.0
+    max_steps: int = 8
+    relay_pause: float | None = None
+    # Each part's own bounds (below), so every number of the house is in this one module.
+    tools: ToolLimits = field(default_factory=lambda: ToolLimits())
+    library: LibraryLimits = field(default_factory=lambda: LibraryLimits())
+    models: ModelLimits = field(default_factory=lambda: ModelLimits())
+    transfer: TransferLimits = field(default_factory=lambda: TransferLimits())
+    hub: HubLimits = field(default_factory=lambda: HubLimits())
+    scan: ScanLimits = field(default_factory=lambda: ScanLimits())
+
+    def __post_init__(self) -> None:
+        for name, value in vars(self).items():
+            if is_dataclass(value):
+                continue  # a part's bounds
+            if value is None or (name == "final_write_pause" and value == 0):
+                continue  # no upstream read timeout, relay pause, or pause between writes
+            if not value > 0:
+                raise ValueError(f"Limits.{name} must be positive, got {value!r}")
+        order = [
+            ("stop_timeout", "shutdown_runs_wait"),
+            ("shutdown_runs_wait", "graceful_shutdown"),
+            ("graceful_shutdown", "server_stop_wait"),
+            ("settle_bound", "settled_wait"),
+        ]
+        for shorter, longer in order:
+            if not getattr(self, shorter) < getattr(self, longer):
+                raise ValueError(
+                    f"Limits.{shorter} ({getattr(self, shorter):g} s) must be shorter than "
+                    f"Limits.{longer} ({getattr(self, longer):g} s); see the Limits docstring"
+                )
+
+    @property
+    def settle_bound(self) -> float:
+        """The longest one settle can take (see the class docstring)."""
+        attempts = self.final_write_attempts
+        pauses = self.final_write_pause * attempts * (attempts - 1) / 2
+        return self.stop_timeout + attempts * self.db_busy_timeout + pauses
+
+
+@dataclass(frozen=True)
+class StopTimes:
+    """How long a stopping MCP server gets: to exit after its stdin closes, then after
+    SIGTERM to its process group (then SIGKILL)."""
+
+    grace: float = 1.0
+    terminate: float = 1.0
+
+
+@dataclass(frozen=True)
+class ToolLimits:
+    """The MCP servers (server/tools/)."""
+
+    start_timeout: float = 30.0  # spawn, initialize and list the tools (npx may download first)
+    backoff_first: float = 1.0  # a crashed server's first restart waits this long
+    backoff_most: float = 60.0
+    stable_after: float = 30.0  # a server that ran this long before crashing starts over
+    exit_code_wait: float = 0.5  # for a crashed server's exit code (the reason shown)
+    exit_poll: float = 0.05  # how often a stopping server's exit is looked for
+    config_poll: float = 1.0  # how soon a hand edit of mcp.json is applied
+    stop: StopTimes = field(default_factory=StopTimes)
+
+
+@dataclass(frozen=True)
+class LibraryLimits:
+    """The user's documents (server/library/)."""
+
+    read_time: float = 15.0  # one file (a stalled network share is skipped, not waited on)
+    source_read_time: float = 5.0  # a cited source the window asks for
+    parse_cpu: float = 20.0  # the worker's CPU per file: a 300-page PDF takes a few seconds
+    parse_wall_grace: float = 10.0  # so a worker on a quarter of a core still has its budget
+    parse_cpu_kill_grace: int = 2  # RLIMIT_CPU (whole seconds) above the timer
+    worker_stop_wait: float = 2.0
+    worker_idle: float = 60.0  # the parse worker is closed after this long with nothing to do
+    watcher_ready_wait: float = 30.0  # its set-up walks the whole tree
+    watcher_stop_wait: float = 2.0  # after stdin closes it ends within one watch step
+    watcher_why_wait: float = 1.0  # for a failed watcher's last words
+
+
+@dataclass(frozen=True)
+class ModelLimits:
+    """The model backends (server/models/)."""
+
+    engine_props_timeout: float = 5.0  # the engine's /props after it loads
+    engine_stop_wait: float = 3.0  # an engine process to exit before it is killed
+    engine_control_timeout: float = 30.0  # a load/unload order to the engine process
+    gguf_header_time: float = 5.0  # a slow disk or a hostile file: give up and say so
+    upstream_check_timeout: float = 5.0  # "Test" of a backend in Settings
+    upstream_detect_timeout: float = 1.5  # looking for a local server on a known port
+    discovery_grace: float = 5.0  # a scan's thread after its own deadline
+
+
+@dataclass(frozen=True)
+class TransferLimits:
+    """Imports, exports and the big reads (server/transfer/, server/storage/readers.py)."""
+
+    import_batch_time: float = 0.02  # a batch's write: a checkpoint waits at most ~50 ms
+    import_stop_wait: float = 10.0  # shutdown waits this long for an import's thread
+    staging_busy_timeout: float = 1.0  # the staging file's lock
+    index_busy_timeout: float = 10.0  # the search indexer's read of the database
+    reader_give_up: float = 600.0  # a client that takes no piece for this long is gone
+    reader_stop_poll: float = 0.1  # how often a blocked export's reader looks for a stop
+
+
+@dataclass(frozen=True)
+class HubLimits:
+    """Hugging Face: its API's answers and the downloads (server/models/hub/)."""
+
+    # An API answer (search, a repository's files) larger than this is refused, not parsed.
+    max_answer_bytes: int = 8 * 1024 * 1024
+    # Seconds: to connect, and between two reads of an answer or a download.
+    connect_timeout: float = 10.0
+    read_timeout: float = 30.0
+    # Seconds for a whole API answer, however slowly it drips.
+    answer_deadline: float = 60.0
+    search_results: int = 50
+    # How often a download's bytes on disk are read (progress, and the size bound).
+    poll_interval: float = 0.2
+    # The window the rate (and so the time left) is measured over.
+    rate_window: float = 3.0
+    # Free space a download leaves on its disk (a full disk stops everything else too).
+    disk_reserve: int = 256 * 1024 * 1024
+    # What a download child writes to disk at a time (huggingface_hub's default is 10 MiB):
+    # the step of the progress, and at most what a kill loses.
+    chunk_bytes: int = 1024 * 1024
+    # The child's own last words (a JSON line, and its stderr tail) are read up to this.
+    child_output_bytes: int = 64 * 1024
+    # At shutdown: the downloads are paused (their children killed) and remembered within this.
+    shutdown_wait: float = 10.0
+
+
+@dataclass(frozen=True)
+class ScanLimits:
+    """One scan for GGUFs on disk (server/models/discovery/): entries, depth, files, time."""
+
+    seconds: float = 30.0  # the whole scan; a stalled disk or a huge tree stops it here
+    max_entries: int = 200_000  # directory entries looked at, across every place
+    max_depth: int = 8  # folders below a place's root (LM Studio's files are 2 below)
+    max_files: int = 10_000  # GGUF candidates examined (a header read, or a stat, each)
+    max_manifests: int = 10_000  # Ollama manifests read
+    max_manifest_bytes: int = 1_000_000  # a real one is ~1 KB
+    max_layers: int = 1_000  # layers of one manifest looked at
+    header_seconds: float = 5.0  # one file's header (server/models/gguf.py's own bound)
+    max_skipped: int = 200  # skipped files reported (the count is always whole)
+    max_places: int = 20  # places listed for one file
