@@ -24,7 +24,6 @@ from PySide6.QtCore import QObject, Signal
 from desktop.client import (
     ParleyClient,
     ReplyApproval,
-    ReplyCitation,
     ReplyEnd,
     ReplyStep,
     ReplyStream,
@@ -33,9 +32,10 @@ from desktop.client import (
 )
 from desktop.earlier_messages import PAGE
 from desktop.errors import ClientError
+from desktop.reply_events import ReplyParts
 from desktop.widgets.composer import Composer
 from desktop.widgets.transcript import Transcript
-from server.types import CitationPartJSON, ConversationJSON, MessageJSON, ToolPartJSON
+from server.types import ConversationJSON, MessageJSON, ToolPartJSON
 
 STOPPING_NOTE = "Stopped — saving…"
 
@@ -83,9 +83,9 @@ class Reply:
         self.model = model
         self.max_tokens = max_tokens
         self.stream: ReplyStream | None = None
-        self.received: list[str] = []  # all of it, also what the view did not draw
-        self.steps: list[tuple[int, ToolPartJSON]] = []  # each step event, after that much text
-        self.citations: list[CitationPartJSON] = []  # the sources it cited, drawn at its end
+        # All it brought (text, steps, citations), also while its chat is not on screen: the
+        # transcript draws from it.
+        self.parts = ReplyParts()
         self.stop_requested = False
         self.ending: ReplyEnd | None = None  # known, and being drawn
 
@@ -172,7 +172,7 @@ class ReplyController(QObject):
         if reply.stream is None:
             return  # not begun yet: hung up as soon as it begins
         if self._is_shown(reply.conversation_id):
-            self._transcript.end_reply(None, note=_stopping_note(self._transcript.running_step()))
+            self._transcript.end_reply(None, note=_stopping_note(reply.parts.running_step()))
         await reply.stream.aclose()
 
     async def hang_up(self, conversation_id: str | None = None) -> None:
@@ -197,8 +197,8 @@ class ReplyController(QObject):
         kept = [m for m in messages if m["id"] not in live]
         self._transcript.show_conversation(kept, unloaded=unloaded)
         ids = (reply.stream.user_message_id, reply.stream.message_id)
-        self._transcript.begin_reply(_question(reply), reply.stream.model, ids)
-        self._replay(reply)  # text and steps in the order they came
+        # What it holds so far is drawn at once, in the order it came.
+        self._transcript.begin_reply(_question(reply), reply.stream.model, ids, reply.parts)
         if reply.ending is not None:
             self._transcript.end_reply(reply.ending)
         elif reply.stop_requested:
@@ -212,24 +212,7 @@ class ReplyController(QObject):
         if earlier is None:
             return
         reply.before = [m for m in reply.before or [] if m["id"] != reply.target]
-        for part in earlier["parts"]:
-            if part["type"] == "text":
-                reply.received.append(part["text"])
-            elif part["type"] == "tool":
-                reply.steps.append((len(reply.received), part))
-            else:
-                reply.citations.append(part)
-
-    def _replay(self, reply: Reply) -> None:
-        """Draw what the reply holds so far (a continued reply's earlier text and steps)."""
-        drawn = 0
-        for before, step in reply.steps:
-            self._transcript.add_text("".join(reply.received[drawn:before]))
-            self._transcript.add_step(step)
-            drawn = before
-        self._transcript.add_text("".join(reply.received[drawn:]))
-        for citation in reply.citations:
-            self._transcript.add_citation(citation)
+        reply.parts.add_saved(earlier["parts"])
 
     def _client(self) -> ParleyClient:
         if self.client is None:
@@ -272,8 +255,7 @@ class ReplyController(QObject):
             if reply.before is not None:
                 self._transcript.show_conversation(reply.before)
             ids = (stream.user_message_id, stream.message_id)
-            self._transcript.begin_reply(_question(reply), stream.model, ids)
-            self._replay(reply)
+            self._transcript.begin_reply(_question(reply), stream.model, ids, reply.parts)
         self.reply_started.emit(conversation_id, stream.title)
         if reply.stop_requested:  # Stop came while the message was being sent
             reply.stop_requested = False
@@ -282,25 +264,23 @@ class ReplyController(QObject):
         broken: ClientError | None = None
         try:
             async for event in stream.events():
-                if isinstance(event, ReplyText):
-                    reply.received.append(event.text)
-                    if self._is_shown(conversation_id):
-                        self._transcript.add_text(event.text)
-                elif isinstance(event, ReplyStep):
-                    reply.steps.append((len(reply.received), event.part))
-                    self.step_updated.emit(conversation_id, dict(event.part))
-                    if self._is_shown(conversation_id):
-                        self._transcript.add_step(event.part)
-                elif isinstance(event, ReplyApproval):
-                    self.approval_requested.emit(conversation_id, dict(event.approval))
-                elif isinstance(event, ReplyCitation):
-                    reply.citations.append(event.part)
-                    if self._is_shown(conversation_id):
-                        self._transcript.add_citation(event.part)
-                elif isinstance(event, ReplyEnd):
+                if isinstance(event, ReplyEnd):
                     # Completed as Stop was pressed: the view may have dropped the last text
                     # it got after Stop; the ending carries it (delivered = stored).
-                    end = dataclasses.replace(event, content="".join(reply.received))
+                    end = dataclasses.replace(event, content=reply.parts.text)
+                    continue
+                if isinstance(event, ReplyApproval):
+                    self.approval_requested.emit(conversation_id, dict(event.approval))
+                    continue
+                if isinstance(event, ReplyText):
+                    reply.parts.add_text(event.text)
+                elif isinstance(event, ReplyStep):
+                    reply.parts.add_step(event.part)
+                    self.step_updated.emit(conversation_id, dict(event.part))
+                else:
+                    reply.parts.add_citation(event.part)  # listed under the reply at its end
+                if self._is_shown(conversation_id):
+                    self._transcript.reply_grew()  # draws what is new in reply.parts
         except ClientError as exc:
             broken = exc  # the server may still have saved it: show that, then say so
             if self._is_shown(conversation_id):

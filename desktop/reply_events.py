@@ -1,9 +1,11 @@
 """What a reply's stream brings, as the window sees it: text, tool steps, calls awaiting the
 user's approval, citations, and one ending (how the server saved the reply). Plain values, no
-HTTP: desktop/client/ makes them from the server's events."""
+HTTP: desktop/client/ makes them from the server's events. `ReplyParts` holds what a reply
+brought so far, once (desktop/reply.py holds it; the transcript draws from it)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from server.types import (
@@ -92,6 +94,88 @@ class ReplyCitation:
 
 
 ReplyEvent = ReplyText | ReplyStep | ReplyApproval | ReplyCitation | ReplyEnd
+
+
+class ReplyParts:
+    """A reply as it came so far: its text pieces, tool steps and citations, in order. A step
+    is kept where it first came, as it is now (each change of it replaces it there).
+
+    Held once, by the reply in flight (desktop/reply.py `Reply.parts`), whether or not its
+    chat is on screen; the transcript reads it (`Transcript.begin_reply`, `reply_grew`)."""
+
+    def __init__(self) -> None:
+        self.items: list[str | ToolPartJSON | CitationPartJSON] = []
+        self.length = 0  # characters of text
+        self._pieces: list[str] = []
+        self._steps: dict[str, int] = {}  # a step's id -> where it is in `items`
+
+    def add_text(self, text: str) -> None:
+        self.items.append(text)
+        self._pieces.append(text)
+        self.length += len(text)
+
+    def add_step(self, step: ToolPartJSON) -> None:
+        """A step began (added after the text so far) or changed (replaced where it is)."""
+        at = self._steps.get(step["id"])
+        if at is None:
+            self._steps[step["id"]] = len(self.items)
+            self.items.append(step)
+        else:
+            self.items[at] = step
+
+    def add_citation(self, citation: CitationPartJSON) -> None:
+        self.items.append(citation)
+
+    def add_saved(self, parts: list[PartJSON]) -> None:
+        """What a reply said before (the reply continued from it)."""
+        for part in parts:
+            if part["type"] == "text":
+                self.add_text(part["text"])
+            elif part["type"] == "tool":
+                self.add_step(part)
+            else:
+                self.add_citation(part)
+
+    @property
+    def text(self) -> str:
+        """All of its text."""
+        return "".join(self._pieces)
+
+    def steps(self) -> Iterator[tuple[int, ToolPartJSON]]:
+        """Each tool step as it is now, with its place in `items`, in order."""
+        for at in self._steps.values():
+            step = self.items[at]
+            if isinstance(step, dict) and step["type"] == "tool":
+                yield at, step
+
+    @property
+    def has_steps(self) -> bool:
+        """It has more than text (tool steps, citations): it is drawn from its parts."""
+        return len(self._pieces) < len(self.items)
+
+    def running_step(self) -> ToolPartJSON | None:
+        """The last tool step still running or waiting for approval."""
+        for _, step in reversed(list(self.steps())):
+            if step["status"] in ("running", "awaiting_approval"):
+                return step
+        return None
+
+    def as_parts(self, unseen: str = "") -> list[PartJSON]:
+        """As a stored message's parts (consecutive text joined); `unseen`: text saved after
+        it that the view never received."""
+        parts: list[PartJSON] = []
+        text: list[str] = []
+        for item in [*self.items, unseen]:
+            if isinstance(item, str):
+                text.append(item)
+                continue
+            if text:
+                parts.append({"type": "text", "text": "".join(text)})
+                text = []
+            parts.append(item)
+        if text and "".join(text):
+            parts.append({"type": "text", "text": "".join(text)})
+        return parts
 
 
 def has_steps(parts: list[PartJSON]) -> bool:

@@ -4,13 +4,11 @@ actions of the message under the pointer, which do what its links do."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtCore import QPoint, QUrl
+from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QMenu
-
-if TYPE_CHECKING:
-    from desktop.widgets.transcript import Transcript
 
 LABELS = (
     ("copy", "Copy message"),
@@ -20,7 +18,19 @@ LABELS = (
 )
 
 
-def message_menu(view: Transcript, at: QPoint) -> QMenu:
+class MessageView(Protocol):
+    """What the menu needs of the view it is for (the transcript)."""
+
+    def createStandardContextMenu(self, position: QPoint) -> QMenu: ...
+
+    def cursorForPosition(self, pos: QPoint) -> QTextCursor: ...
+
+    def actions_at(self, position: int) -> dict[str, str]: ...
+
+    def open_link(self, url: QUrl) -> None: ...
+
+
+def message_menu(view: MessageView, at: QPoint) -> QMenu:
     """The menu for a right-click at `at` (viewport coordinates)."""
     menu = view.createStandardContextMenu(at)
     menu.setObjectName("message-menu")
@@ -34,5 +44,5 @@ def message_menu(view: Transcript, at: QPoint) -> QMenu:
     return menu
 
 
-def _opener(view: Transcript, url: QUrl) -> Callable[[], None]:
+def _opener(view: MessageView, url: QUrl) -> Callable[[], None]:
     return lambda: view.open_link(url)

@@ -13,10 +13,11 @@ from PySide6.QtCore import QEvent, QObject, QRect
 from PySide6.QtGui import QPaintEvent, QTextBlock, QTextCursor
 from PySide6.QtWidgets import QWidget
 
-import desktop.widgets.transcript as transcript_module
+import desktop.widgets.transcript.growing_reply as growing_reply_module
 from desktop.client import ReplyEnd
 from desktop.widgets.transcript import Transcript
 from tests.desktop.test_markdown_render import reopened
+from tests.desktop.widgets.transcript.replies import add_text, told
 from tests.support.drawn import laid_out
 
 WORDS = " ".join(f"word{n}" for n in range(260))  # one paragraph, ~1,900 characters
@@ -60,9 +61,9 @@ def stream(qtbot: Any, view: Transcript, text: str, step: int = 24) -> None:
     """Add `text` in pieces of `step` characters, each drawn before the next comes."""
     sizes: list[int] = []
     view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
-    total = sum(map(len, view._reply))
+    total = told(view)
     for start in range(0, len(text), step):
-        view.add_text(text[start : start + step])
+        add_text(view, text[start : start + step])
         total += len(text[start : start + step])
         qtbot.waitUntil(lambda total=total: bool(sizes) and sizes[-1] == total)
 
@@ -75,7 +76,7 @@ def test_finished_lines_are_sealed_off_and_lie_where_the_whole_paragraph_puts_th
     view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
     longest_live_block = 0
     for end in range(24, len(WORDS), 24):
-        view.add_text(WORDS[end - 24 : end])
+        add_text(view, WORDS[end - 24 : end])
         qtbot.waitUntil(lambda end=end: bool(sizes) and sizes[-1] == end)
         longest_live_block = max(longest_live_block, view.document().lastBlock().length())
         if end % 480 == 0:
@@ -83,14 +84,14 @@ def test_finished_lines_are_sealed_off_and_lie_where_the_whole_paragraph_puts_th
             # whole one has its footer below, the growing one not yet).
             live = lines(view)
             assert live == drawn_whole(qtbot, WORDS[:end])[: len(live)]
-    assert view._seals, "nothing was sealed off"
+    assert view._growing.sealed.seals, "nothing was sealed off"
     # The block laid out at each update stays a few lines long (without the seals it is
     # the whole paragraph, ~1,900 characters by the end).
     assert longest_live_block < 500, longest_live_block
     with qtbot.waitSignal(view.reply_ended, timeout=5_000):
         view.end_reply(ReplyEnd(status="completed", usage={}))
     # One paragraph again: one block, as in the chat reopened.
-    assert not view._seals
+    assert not view._growing.sealed.seals
     paragraphs = [b for b in blocks(view) if b.startswith("word0 ")]
     assert paragraphs == [WORDS[: len(paragraphs[0])]] and len(paragraphs[0]) >= len(WORDS) - 24
     assert lines(view) == drawn_whole(qtbot, WORDS[: len(paragraphs[0])])
@@ -108,13 +109,13 @@ def blocks(view: Transcript) -> list[str]:
 def test_a_narrower_window_puts_the_pieces_together_and_seals_at_its_width(qtbot: Any) -> None:
     view = streaming(qtbot)
     stream(qtbot, view, WORDS[:900])
-    assert view._seals
+    assert view._growing.sealed.seals
     view.resize(560, 600)
-    qtbot.waitUntil(lambda: not view._seals)
+    qtbot.waitUntil(lambda: not view._growing.sealed.seals)
     half = lines(view)
     assert half == drawn_whole(qtbot, WORDS[:900], width=560)[: len(half)]
     stream(qtbot, view, WORDS[900:1500])
-    assert view._seals  # sealed again, at the new width
+    assert view._growing.sealed.seals  # sealed again, at the new width
     live = lines(view)
     assert live == drawn_whole(qtbot, WORDS[:1500], width=560)[: len(live)]
 
@@ -122,7 +123,7 @@ def test_a_narrower_window_puts_the_pieces_together_and_seals_at_its_width(qtbot
 def test_a_new_question_while_a_reply_streams_leaves_its_paragraph_whole(qtbot: Any) -> None:
     view = streaming(qtbot)
     stream(qtbot, view, WORDS[:900])
-    assert view._seals
+    assert view._growing.sealed.seals
     view.begin_reply("next", "m")
     assert [b for b in blocks(view) if b.startswith("word0 ")] == [WORDS[:900].rstrip()]
 
@@ -146,16 +147,18 @@ def test_the_end_of_a_paragraph_puts_its_pieces_together_unseen(qtbot: Any) -> N
     (on a slow machine that repaint was most of what a paragraph's end cost)."""
     view = streaming(qtbot)
     stream(qtbot, view, WORDS[:900])
-    assert view._seals
+    assert view._growing.sealed.seals
     qtbot.waitUntil(lambda: laid_out(view))
     view.viewport().repaint()  # what is pending is painted now: Paints sees only what follows
     document = view.document()
-    top = document.documentLayout().blockBoundingRect(document.findBlock(view._reply_start))
+    top = document.documentLayout().blockBoundingRect(
+        document.findBlock(view._growing.reply.reply_start)
+    )
     first_lines = round(top.top()) - view.verticalScrollBar().value() + 3 * 20
     paints = Paints(view.viewport())
     stream(qtbot, view, "\n\nThe next paragraph.")
     qtbot.waitUntil(lambda: bool(paints.regions))
-    assert not view._seals
+    assert not view._growing.sealed.seals
     assert all(region.top() > first_lines for region in paints.regions), (
         first_lines,
         paints.regions,
@@ -174,9 +177,9 @@ def test_a_code_block_cut_by_an_update_s_budget_stays_one_code_block(
 ) -> None:
     # More text waits than an update takes (a burst, or updates slowed down): each update
     # cuts where the budget ends. Inside a code block, the cut must let the block go on.
-    monkeypatch.setattr(transcript_module, "next_budget", lambda *_args, **_kw: 250)
+    monkeypatch.setattr(growing_reply_module, "next_budget", lambda *_args, **_kw: 250)
     view = streaming(qtbot)
-    view._budget = 250
+    view._growing.budget = 250
     code = [f"    value_{n} = compute_something({n}, factor={n})  # step {n}" for n in range(40)]
     if long_line:  # one line longer than any update's budget, with no space in it
         code[20] = "    value_20 = compute_something(20, factor=" + "9" * 700 + ")  # step 20"
@@ -194,7 +197,7 @@ def test_a_code_block_cut_by_an_update_s_budget_stays_one_code_block(
         checked.append(size)
 
     view.reply_rendered.connect(check)
-    view.add_text(text)  # all at once: cut by the budget, update after update
+    add_text(view, text)  # all at once: cut by the budget, update after update
     qtbot.waitUntil(lambda: bool(checked) and checked[-1] == len(text))
     assert len(checked) > 8
     with qtbot.waitSignal(view.reply_ended, timeout=5_000):

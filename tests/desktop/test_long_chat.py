@@ -11,7 +11,9 @@ from PySide6.QtCore import QUrl
 
 from desktop.widgets.find_bar import FindBar
 from desktop.widgets.transcript import Transcript
-from desktop.widgets.transcript_history import EARLIER_LINK, NEWEST_MESSAGES
+from desktop.widgets.transcript.history import NEWEST_MESSAGES
+from desktop.widgets.transcript.links import EARLIER_LINK
+from tests.desktop.widgets.transcript.replies import add_text
 
 
 def chat(count: int) -> list[dict[str, Any]]:
@@ -114,14 +116,14 @@ def test_earlier_messages_drawn_while_a_reply_streams_leave_the_reply_whole(
     view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
     words = " ".join(f"word{n}" for n in range(400))  # sealed lines too, before and after
     half = len(words) // 2
-    view.add_text(words[:half])
+    add_text(view, words[:half])
     qtbot.waitUntil(lambda: bool(sizes) and sizes[-1] == half)
-    view.add_text(" ")
+    add_text(view, " ")
     qtbot.waitUntil(lambda: sizes[-1] == half + 1)
     view._on_anchor_clicked(QUrl(EARLIER_LINK))  # a page drawn above the reply
     view.show_everything()
     for start in range(half, len(words), 50):
-        view.add_text(words[start : start + 50])
+        add_text(view, words[start : start + 50])
         qtbot.waitUntil(lambda start=start: sizes[-1] == min(start + 50, len(words)) + 1)
     with qtbot.waitSignal(view.reply_ended, timeout=5_000):
         view.end_reply(ReplyEnd(status="completed", usage={}))

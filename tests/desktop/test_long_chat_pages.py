@@ -10,7 +10,7 @@ from typing import Any
 from PySide6.QtCore import QUrl
 
 from desktop.earlier_messages import PAGE
-from desktop.widgets.transcript_history import EARLIER_LINK
+from desktop.widgets.transcript.links import EARLIER_LINK
 from tests.desktop.conftest import GuiApp, run
 
 COUNT = PAGE * 2 + 300
@@ -42,19 +42,21 @@ def test_a_long_chat_is_loaded_a_page_at_a_time(gui: GuiApp) -> None:
     window.tasks.spawn(window._open(cid))
     qtbot.waitUntil(lambda: f"message number {COUNT - 1} plain" in gui.transcript_text())
     view = window.transcript
-    assert len(view._messages) == PAGE  # only the newest page was loaded
+    assert len(view._history.messages) == PAGE  # only the newest page was loaded
     assert f"Show the {COUNT - 100:,} earlier messages" in gui.transcript_text()
     clicks = 0
     while not view.drawn_whole:
-        before = len(view._messages), view._first_drawn
+        before = len(view._history.messages), view._history.first_drawn
         view._on_anchor_clicked(QUrl(EARLIER_LINK))
         clicks += 1
-        qtbot.waitUntil(lambda b=before: (len(view._messages), view._first_drawn) != b)
+        qtbot.waitUntil(
+            lambda b=before: (len(view._history.messages), view._history.first_drawn) != b
+        )
         assert clicks < 40
     text = gui.transcript_text()
     assert "message number 0 plain" in text and "earlier messages" not in text
-    assert len(view._messages) == COUNT
-    assert [m["id"] for m in view._messages] == [f"m{m}" for m in range(COUNT)]
+    assert len(view._history.messages) == COUNT
+    assert [m["id"] for m in view._history.messages] == [f"m{m}" for m in range(COUNT)]
     assert text.count("message number") == COUNT
 
 
@@ -64,8 +66,8 @@ def test_an_earlier_page_for_a_chat_no_longer_shown_is_not_drawn(gui: GuiApp) ->
     window.tasks.spawn(window._open(cid))
     qtbot.waitUntil(lambda: f"message number {COUNT - 1} plain" in gui.transcript_text())
     view = window.transcript
-    first = view._messages[0]["id"]
+    first = view._history.messages[0]["id"]
     assert not view.add_earlier("elsewhere", [], 0, False)  # another chat's page
     view.show_conversation([])  # New chat meanwhile
-    assert not view.add_earlier(first, view._messages, 0, False)
+    assert not view.add_earlier(first, view._history.messages, 0, False)
     assert "message number" not in gui.transcript_text()

@@ -13,11 +13,12 @@ from PySide6.QtGui import QFont, QTextCursor
 from desktop.client import ReplyEnd
 from desktop.widgets.find_bar import FindBar
 from desktop.widgets.transcript import Transcript
-from desktop.widgets.transcript_document import JOIN_MAX_CHARS
-from desktop.widgets.transcript_long_paragraph import CONTINUED_STATE
+from desktop.widgets.transcript.growing_paragraph import JOIN_MAX_CHARS
+from desktop.widgets.transcript.long_paragraph import CONTINUED_STATE
 from server.types import ToolPartJSON
 from tests.desktop.test_growing_paragraph import blocks, drawn_whole, lines, stream, streaming
 from tests.desktop.test_markdown_render import reopened
+from tests.desktop.widgets.transcript.replies import add_step, add_text
 from tests.support.drawn import laid_out, undrawn_blocks
 
 ENDLESS = " ".join(f"w{n}" for n in range(1_200))  # one paragraph, ~6,000 characters
@@ -194,18 +195,18 @@ def test_a_tool_step_right_after_a_cut_is_not_moved_by_keeping_the_pieces(qtbot:
     sizes: list[int] = []
     view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
     for start in range(0, len(ENDLESS), 60):
-        view.add_text(ENDLESS[start : start + 60])
+        add_text(view, ENDLESS[start : start + 60])
         qtbot.waitUntil(lambda start=start: bool(sizes) and sizes[-1] == start + 60)
-        if view._keep_due:
+        if view._growing.reply.keep_due:
             break
-    assert view._keep_due, "no cut past JOIN_MAX_CHARS"
+    assert view._growing.reply.keep_due, "no cut past JOIN_MAX_CHARS"
     shown, pieces_kept = sizes[-1], len(kept(view))
     step: ToolPartJSON = {"type": "tool", "id": "c1", "server": "t", "name": "echo",
                           "arguments": "{}", "status": "running", "result": None,
                           "started_at": 0.0, "ended_at": None}  # fmt: skip
-    view.add_step(step)
-    view.add_step({**step, "status": "completed", "result": "ok", "ended_at": 1.0})
-    view.add_text("After the step.")
+    add_step(view, step)
+    add_step(view, {**step, "status": "completed", "result": "ok", "ended_at": 1.0})
+    add_text(view, "After the step.")
     qtbot.waitUntil(lambda: "After the step." in view.toPlainText())
     assert len(kept(view)) == pieces_kept
     for ended in (False, True):  # live, and drawn whole from its parts at the ending

@@ -18,6 +18,7 @@ from desktop.markdown_render import (
     split_within,
 )
 from desktop.widgets.transcript import Transcript
+from tests.desktop.widgets.transcript.replies import add_text, told
 
 
 def test_cut_after_the_last_blank_line_outside_code() -> None:
@@ -141,7 +142,7 @@ def grown_live(
     sizes: list[int] = []
     view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
     for end in range(step, len(text) + step, step):
-        view.add_text(text[end - step : end])
+        add_text(view, text[end - step : end])
         qtbot.waitUntil(lambda end=end: bool(sizes) and sizes[-1] == min(end, len(text)))
     with qtbot.waitSignal(view.reply_ended, timeout=5_000):
         view.end_reply(ReplyEnd(status="completed", usage=usage or {}, content=saved))
@@ -225,8 +226,8 @@ def test_a_loose_numbered_list_keeps_its_numbers_while_it_streams(qtbot: Any) ->
     view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
     text = "Intro:\n\n1. First thing\n\n2. Second thing\n\n3. Third thing\n\nMore"
     for piece in text.split(" "):
-        view.add_text(piece + " ")
-        qtbot.waitUntil(lambda: bool(sizes) and sizes[-1] == sum(map(len, view._reply)))
+        add_text(view, piece + " ")
+        qtbot.waitUntil(lambda: bool(sizes) and sizes[-1] == told(view))
     markdown = view.document().toMarkdown()  # still streaming: no final redraw yet
     assert "\nIntro:\n" in markdown and "1.  First thing" in markdown, markdown
     # One list, not one per item (cut between its items, it would be three).

@@ -1,5 +1,5 @@
 """The user's messages: paragraphs on a tint the transcript paints behind their lines and
-padding (desktop/widgets/question_tint.py), the same live and reopened, in either theme."""
+padding (desktop/widgets/transcript/question_tint.py), the same live and reopened, in either theme."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from PySide6.QtGui import QColor, QImage, QPalette
 from PySide6.QtWidgets import QApplication
 
 from desktop.client import ReplyEnd
-from desktop.widgets.question_tint import PADDING_PX, QUESTION_STATE
 from desktop.widgets.transcript import Transcript
+from desktop.widgets.transcript.question_tint import PADDING_PX, QUESTION_STATE
 from server.types import MessageJSON
 from tests.desktop.test_growing_paragraph import lines
+from tests.desktop.widgets.transcript.replies import add_text
 from tests.support.drawn import laid_out
 
 QUESTION = "Line one\nline two\n\nA paragraph after a blank line <b>not bold</b> & so on."
@@ -65,11 +66,14 @@ def test_the_tint_covers_the_padding_and_stops_there(qtbot: Any) -> None:
     view = view_of(qtbot)
     view.begin_reply(QUESTION, "m", ("u", "a"))
     qtbot.waitUntil(lambda: laid_out(view))
-    tint, base = QColor(view._tint).name(), view.palette().color(QPalette.ColorRole.Base).name()
+    tint, base = (
+        QColor(view._colours.tint).name(),
+        view.palette().color(QPalette.ColorRole.Base).name(),
+    )
     assert tint != base
     top, bottom, left = tint_edges(view)
     image = viewport_image(view)
-    right = left + view._line_width()
+    right = left + view._editor.line_width()
     # Inside the padding, above, below, left and right of the lines: tint (no text there).
     assert colour_at(image, left + 2, top - PADDING_PX + 2) == tint
     assert colour_at(image, left + 2, bottom + PADDING_PX - 2) == tint
@@ -111,28 +115,28 @@ def test_a_question_scrolled_half_out_of_view_keeps_its_tint(qtbot: Any) -> None
     qtbot.waitUntil(lambda: laid_out(view))
     top, _bottom, left = tint_edges(view, first)
     image = viewport_image(view)
-    tint = QColor(view._tint).name()
+    tint = QColor(view._colours.tint).name()
     assert top < 0  # it starts above the viewport
     assert colour_at(image, left + 2, 1) == tint
-    assert colour_at(image, left + view._line_width() - 2, 8) == tint  # its bottom padding
+    assert colour_at(image, left + view._editor.line_width() - 2, 8) == tint  # its bottom padding
 
 
 def test_the_tint_follows_a_change_of_theme_without_drawing_again(qtbot: Any) -> None:
     view = view_of(qtbot)
     view.begin_reply(QUESTION, "m", ("u", "a"))
-    light = QColor(view._tint).name()
+    light = QColor(view._colours.tint).name()
     palette = QApplication.palette()
     palette.setColor(QPalette.ColorRole.Base, QColor("#1e1e1e"))
     palette.setColor(QPalette.ColorRole.Text, QColor("#e0e0e0"))
     view.setPalette(palette)
-    qtbot.waitUntil(lambda: QColor(view._tint).name() != light and laid_out(view))
-    dark = QColor(view._tint).name()
+    qtbot.waitUntil(lambda: QColor(view._colours.tint).name() != light and laid_out(view))
+    dark = QColor(view._colours.tint).name()
     assert dark != light
     top, _bottom, left = tint_edges(view)
     assert colour_at(viewport_image(view), left + 2, top - PADDING_PX + 2) == dark
 
 
-# -- a long question, drawn a piece a frame (desktop/widgets/transcript_question.py) ------------
+# -- a long question, drawn a piece a frame (desktop/widgets/transcript/live_question.py) ----
 
 LONG = "Summarise this:\n\n" + "\n\n".join(
     " ".join(f"w{p}x{n}" for n in range(150)) for p in range(8)
@@ -164,8 +168,8 @@ def test_a_long_question_is_drawn_a_piece_a_frame_with_the_reply_streaming_below
     assert LONG.startswith(first) and 0 < len(first) < len(LONG) // 4  # the first piece only
     reply = "A reply that streams while the question is drawn.\n\nIts second paragraph."
     with qtbot.waitSignal(view.reply_rendered):
-        view.add_text(reply[:30])  # the reply goes on below meanwhile
-    view.add_text(reply[30:])
+        add_text(view, reply[:30])  # the reply goes on below meanwhile
+    add_text(view, reply[30:])
     qtbot.waitUntil(lambda: question_text(view) == LONG, timeout=5_000)
     with qtbot.waitSignal(view.reply_ended, timeout=5_000):
         view.end_reply(ReplyEnd(status="completed", usage={}))
@@ -173,7 +177,7 @@ def test_a_long_question_is_drawn_a_piece_a_frame_with_the_reply_streaming_below
     assert lines(view) == lines(reopened_turn(qtbot, LONG, reply))
     top, bottom, left = question_box(view)
     image = viewport_image(view)
-    tint = QColor(view._tint).name()
+    tint = QColor(view._colours.tint).name()
     for y in range(int(max(top, 0)), int(min(bottom, view.viewport().height())), 7):
         assert colour_at(image, left + 2, y) == tint, y  # one box: no gap between pieces
 
@@ -200,7 +204,7 @@ def test_a_chat_drawn_anew_meanwhile_gets_no_piece_of_the_old_question(qtbot: An
     view.show_conversation([question("u0", "another chat")])
     # Until nothing is left to draw of a question (with the bug, the old one's pieces went on
     # being drawn into the new chat until the last).
-    qtbot.waitUntil(lambda: not view._question_timer.isActive() and laid_out(view))
+    qtbot.waitUntil(lambda: not view._question.timer.isActive() and laid_out(view))
     assert question_text(view) == "another chat"
 
 
@@ -224,7 +228,7 @@ def test_earlier_messages_drawn_above_meanwhile_move_where_the_pieces_go(qtbot: 
     view.show_conversation([question(f"u{n}", f"question {n}") for n in range(130)])
     assert not view.drawn_whole  # a "Show earlier" link above the newest
     view.begin_reply(LONG, "m", ("u", "a"))
-    view.add_text("The reply.")
+    add_text(view, "The reply.")
     view.show_everything()  # drawn above the question while its pieces are still coming
     qtbot.waitUntil(lambda: last_question(view) == LONG, timeout=5_000)
     with qtbot.waitSignal(view.reply_ended, timeout=5_000):

@@ -10,6 +10,7 @@ from PySide6.QtGui import QImage, QPalette
 
 from desktop.widgets.transcript import Transcript
 from tests.desktop.test_growing_paragraph import lines, streaming
+from tests.desktop.widgets.transcript.replies import add_text
 from tests.support.drawn import laid_out
 
 WORDS = " ".join(f"word{n}" for n in range(900))  # several screens at 600 x 300
@@ -34,7 +35,7 @@ def test_a_reply_outgrowing_the_view_keeps_the_width_of_its_lines(qtbot: Any) ->
     bar = view.verticalScrollBar()
     sizes: list[int] = []
     view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
-    view.add_text(WORDS[:300])
+    add_text(view, WORDS[:300])
     qtbot.waitUntil(lambda: bool(sizes) and sizes[-1] == 300)
     qtbot.waitUntil(lambda: laid_out(view))
     assert bar.maximum() == 0
@@ -44,7 +45,7 @@ def test_a_reply_outgrowing_the_view_keeps_the_width_of_its_lines(qtbot: Any) ->
     before = lines(view)
     viewport_width = view.viewport().width()
 
-    view.add_text(WORDS[300:])
+    add_text(view, WORDS[300:])
     qtbot.waitUntil(lambda: sizes[-1] == len(WORDS), timeout=10_000)
     qtbot.waitUntil(lambda: laid_out(view))
     assert bar.maximum() > 0 and bar.isEnabled()
@@ -58,12 +59,12 @@ def test_a_reply_outgrowing_the_view_keeps_the_width_of_its_lines(qtbot: Any) ->
 def test_the_bar_shows_no_handle_until_there_is_something_to_scroll(qtbot: Any) -> None:
     view = streaming(qtbot, 600, 300)
     base = view.palette().color(QPalette.ColorRole.Base).name()
-    view.add_text("A short reply.")
+    add_text(view, "A short reply.")
     qtbot.waitUntil(lambda: "A short reply." in view.toPlainText())
     qtbot.waitUntil(lambda: laid_out(view))
     assert colours(bar_strip(view)) == {base}  # an empty column, the transcript's own colour
 
-    view.add_text(" " + WORDS)
+    add_text(view, " " + WORDS)
     qtbot.waitUntil(lambda: view.verticalScrollBar().isEnabled(), timeout=10_000)
     qtbot.waitUntil(lambda: laid_out(view))
     assert colours(bar_strip(view)) - {base}  # the handle is drawn

@@ -10,15 +10,16 @@ from PySide6.QtWidgets import QAbstractSlider, QApplication
 
 from desktop.client import ReplyEnd
 from desktop.widgets.transcript import Transcript
-from desktop.widgets.transcript_viewport import FOLLOW_SLACK_PX
-from desktop.widgets.update_pacing import (
+from desktop.widgets.transcript.pacing import (
     FLUSH_BUDGET_CHARS,
     FLUSH_MAX_CHARS,
     FLUSH_MIN_CHARS,
     FLUSH_TARGET_S,
     next_budget,
 )
+from desktop.widgets.transcript.viewport import FOLLOW_SLACK_PX
 from tests.desktop.test_growing_paragraph import streaming
+from tests.desktop.widgets.transcript.replies import add_text
 from tests.support.drawn import laid_out
 
 
@@ -29,7 +30,7 @@ def grow(qtbot: Any, text: str, pieces: int = 1) -> tuple[Transcript, list[int]]
     view.begin_reply("question", "model")
     step = max(1, len(text) // pieces)
     for start in range(0, len(text), step):
-        view.add_text(text[start : start + step])
+        add_text(view, text[start : start + step])
     sizes: list[int] = []
     view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
     qtbot.waitUntil(lambda: bool(sizes) and sizes[-1] == len(text), timeout=10_000)
@@ -91,20 +92,20 @@ def test_the_view_follows_the_end_through_big_updates_unless_scrolled_up(qtbot: 
     # Updates far taller than the window at once (a continued reply drawn again from its
     # saved text, a big burst): the view stays at the end.
     for round_ in range(3):
-        view.add_text("".join(f"\n\nParagraph {round_}-{i}." for i in range(40)))
+        add_text(view, "".join(f"\n\nParagraph {round_}-{i}." for i in range(40)))
         qtbot.waitUntil(lambda r=round_: f"Paragraph {r}-39." in view.toPlainText())
         qtbot.waitUntil(lambda: laid_out(view))
         assert bar.maximum() > 0 and bar.value() == bar.maximum()
     # Scrolled up to read: later text does not pull the view down.
     bar.setValue(bar.maximum() // 3)
     reading = bar.value()
-    view.add_text("\n\nOne more paragraph.")
+    add_text(view, "\n\nOne more paragraph.")
     qtbot.waitUntil(lambda: "One more paragraph." in view.toPlainText())
     qtbot.waitUntil(lambda: laid_out(view))
     assert bar.value() == reading
     # Back at the end: followed again.
     bar.setValue(bar.maximum())
-    view.add_text("".join(f"\n\nLast {i}." for i in range(40)))
+    add_text(view, "".join(f"\n\nLast {i}." for i in range(40)))
     qtbot.waitUntil(lambda: "Last 39." in view.toPlainText())
     qtbot.waitUntil(lambda: laid_out(view))
     assert bar.value() == bar.maximum()
@@ -128,7 +129,7 @@ def roll_wheel(view: Transcript, notches: int) -> None:
 
 def grown(qtbot: Any, view: Transcript, label: str, count: int) -> None:
     """`count` paragraphs more in the growing reply, drawn."""
-    view.add_text("".join(f"\n\n{label} {i}." for i in range(count)))
+    add_text(view, "".join(f"\n\n{label} {i}." for i in range(count)))
     qtbot.waitUntil(lambda: f"{label} {count - 1}." in view.toPlainText())
     qtbot.waitUntil(lambda: laid_out(view))
 
@@ -142,7 +143,7 @@ def test_a_wheel_notch_up_while_a_reply_streams_stops_the_view_following(qtbot: 
     reading = bar.value()
     assert 0 < bar.maximum() - reading <= FOLLOW_SLACK_PX
     for n in range(3):  # later text, update after update, leaves the view where it is
-        view.add_text(f"\n\nLater {n}.")
+        add_text(view, f"\n\nLater {n}.")
         qtbot.waitUntil(lambda n=n: f"Later {n}." in view.toPlainText())
         qtbot.waitUntil(lambda: laid_out(view))
         assert bar.value() == reading
@@ -166,7 +167,7 @@ def test_a_new_chat_follows_its_reply_though_the_last_was_left_scrolled_up(qtbot
 
 
 def test_lines_keep_a_readable_length_and_a_message_tells_its_time(qtbot: Any) -> None:
-    from desktop.widgets.transcript_viewport import COLUMN_PX
+    from desktop.widgets.transcript.viewport import COLUMN_PX
 
     view = Transcript()
     qtbot.addWidget(view)
@@ -206,7 +207,7 @@ def test_the_scroll_bar_is_drawn_in_the_palettes_colours_and_follows_a_switch(
     view.resize(400, 200)
     view.show()
     view.begin_reply("question", "model")
-    view.add_text("".join(f"\n\nParagraph {i}." for i in range(60)))
+    add_text(view, "".join(f"\n\nParagraph {i}." for i in range(60)))
     qtbot.waitUntil(lambda: "Paragraph 59." in view.toPlainText())
     bar = view.verticalScrollBar()
     bar.setValue(0)  # the handle at the top: the groove's bottom pixel is background

@@ -2,11 +2,14 @@
 Regenerate and, for a reply that was stopped or cut, Continue; and ‹ 2/3 › between versions.
 
 They are links (`msg:ACTION/ID`) in the transcript's HTML: the transcript copies by itself
-and hands every other action to the window (`Transcript.message_action`)."""
+and hands every other action to the window (`Transcript.message_action`). Read back from the
+document, they say which message lies where, and what may be done with it."""
 
 from __future__ import annotations
 
 import html
+
+from PySide6.QtGui import QTextBlock, QTextDocument
 
 from server.types import FinishReason, MessageRole, Status, continuable
 
@@ -50,3 +53,54 @@ def parse_link(path: str) -> tuple[str, str] | None:
     action, _, message_id = path.partition("/")
     known = ("copy", "edit", "regenerate", "continue", "version")
     return (action, message_id) if action in known and message_id else None
+
+
+def last_actions(document: QTextDocument) -> dict[str, str]:
+    """The actions of the last message drawn (action -> message id)."""
+    block = document.lastBlock()
+    while block.isValid():
+        found = _block_actions(block)
+        if found:
+            return found
+        block = block.previous()
+    return {}
+
+
+def actions_at(document: QTextDocument, position: int) -> dict[str, str]:
+    """The actions of the message drawn at `position` (its actions line follows it)."""
+    block = document.findBlock(position)
+    while block.isValid():
+        found = _block_actions(block)
+        if found:
+            return found
+        block = block.next()
+    return {}
+
+
+def anchor_position(document: QTextDocument, href: str) -> int | None:
+    """Where the link to `href` is in the document (None: not there)."""
+    block = document.begin()
+    while block.isValid():
+        fragments = block.begin()
+        while not fragments.atEnd():
+            fragment = fragments.fragment()
+            if fragment.isValid() and fragment.charFormat().anchorHref() == href:
+                return int(fragment.position())
+            fragments += 1
+        block = block.next()
+    return None
+
+
+def _block_actions(block: QTextBlock) -> dict[str, str]:
+    """The `msg:` links of a block (an actions line): action -> message id."""
+    found: dict[str, str] = {}
+    fragments = block.begin()
+    while not fragments.atEnd():
+        fragment = fragments.fragment()
+        href = fragment.charFormat().anchorHref() if fragment.isValid() else ""
+        if href.startswith("msg:"):
+            link = parse_link(href[len("msg:") :])
+            if link is not None and link[0] != "version":
+                found.setdefault(link[0], link[1])
+        fragments += 1
+    return found

@@ -8,18 +8,14 @@ JOIN_MAX_CHARS), not the whole paragraph.
 The kept pieces wrap as one paragraph only at the width and in the font they were cut in: when
 either changes they are put back together (the window lays out everything again then anyway).
 Find joins them too (it matches within a block), and a copy gives the paragraph whole.
-
-A mixin of `Transcript` (desktop/widgets/transcript.py).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtGui import QTextCursor
 
-if TYPE_CHECKING:
-    from PySide6.QtGui import QTextDocument
+from desktop.widgets.transcript.document import Editor
+from desktop.widgets.transcript.growing_paragraph import SealedLines
 
 CONTINUED_STATE = 2  # a block's user state: its paragraph goes on in the next block
 NO_STATE = -1
@@ -30,57 +26,55 @@ PLAIN = str.maketrans({"\u2029": "\n", "\u2028": "\n", "\ufdd0": "\n", "\ufdd1":
 
 
 class LongParagraphs:
-    if TYPE_CHECKING:  # QTextBrowser's and TranscriptDocument's
+    """The paragraphs of the document kept in pieces."""
 
-        def document(self) -> QTextDocument: ...
+    def __init__(self, editor: Editor) -> None:
+        self._editor = editor
+        self.width: float | None = None  # of the lines pieces were kept at (None: none kept)
 
-        def _line_width(self) -> float: ...
-
-        def _unseal_unseen(self, edit: QTextCursor) -> int: ...
-
-    _seals: dict[int, float]  # TranscriptDocument's: where each sealed piece's block ends
-    _sealed_width: float
-    _kept_width: float | None = None  # the width of the lines pieces were kept at (None: none)
-
-    def _keep_pieces(self, edit: QTextCursor) -> None:
+    def keep_pieces(self, sealed: SealedLines, edit: QTextCursor) -> None:
         """The paragraph so far stays a block of its own for good: its sealed pieces but the
         live lines are put back together (unseen: at the width they were cut at they wrap as
         shown; one block, so Find and a copy are cut only there), and it is marked as going
         on in the next block. The paragraph may then grow by JOIN_MAX_CHARS again. `edit`:
         the update's edit, open."""
-        if not self._seals:
+        if not sealed.seals:
             return
-        cut = max(self._seals)  # kept: between the paragraph so far and its live lines
-        del self._seals[cut]
-        width = self._sealed_width
-        cut -= self._unseal_unseen(edit)
-        block = self.document().findBlock(cut)
+        cut = max(sealed.seals)  # kept: between the paragraph so far and its live lines
+        del sealed.seals[cut]
+        width = sealed.width
+        cut -= sealed.unseal_unseen(edit)
+        block = self._editor.document.findBlock(cut)
         piece = block.blockFormat()
-        if piece.bottomMargin():  # the paragraph's, set back by _unseal: none above the cut
+        if piece.bottomMargin():  # the paragraph's, set back by unseal: none above the cut
             piece.setBottomMargin(0)
             QTextCursor(block).setBlockFormat(piece)
         block.setUserState(CONTINUED_STATE)
-        self._kept_width = width
+        self.width = width
 
-    def _pieces_outdated(self) -> bool:
+    def outdated(self) -> bool:
         """Pieces kept at another width: they would no longer wrap as one paragraph."""
-        return self._kept_width is not None and self._line_width() != self._kept_width
+        return self.width is not None and self._editor.line_width() != self.width
 
-    def _join_kept_pieces(self) -> list[int]:
+    def forget(self) -> None:
+        """The document is drawn anew: no paragraph in pieces any more."""
+        self.width = None
+
+    def join(self) -> list[int]:
         """Put every paragraph kept in pieces back together, each one block again (as drawn
         whole). Returns where the block separators removed were, ascending."""
-        if self._kept_width is None:
+        if self.width is None:
             return []
-        self._kept_width = None
+        self.width = None
+        document = self._editor.document
         # Laid out to its end first: an edit above the part Qt has yet to lay out after a
         # change of width (it lays a long document out a part at a time) left the blocks
         # below that part never laid out, and so never painted.
-        layout = self.document().documentLayout()
-        layout.blockBoundingRect(self.document().lastBlock())
+        document.documentLayout().blockBoundingRect(document.lastBlock())
         removed: list[int] = []
-        cursor = QTextCursor(self.document())
+        cursor = QTextCursor(document)
         cursor.beginEditBlock()
-        block = self.document().lastBlock()
+        block = document.lastBlock()
         while block.isValid():
             before = block.previous()
             if block.userState() == CONTINUED_STATE:
@@ -100,14 +94,14 @@ class LongParagraphs:
         removed.reverse()
         return removed
 
-    def _copied_text(self, selection: QTextCursor) -> str | None:
+    def copied_text(self, selection: QTextCursor) -> str | None:
         """The plain text a copy of `selection` gives, with no line break where a paragraph
         was kept in pieces; None when no such cut lies in it (Qt's own text is right)."""
-        if self._kept_width is None or not selection.hasSelection():
+        if self.width is None or not selection.hasSelection():
             return None
         start, end = selection.selectionStart(), selection.selectionEnd()
         cuts = []
-        block = self.document().findBlock(start)
+        block = self._editor.document.findBlock(start)
         while block.isValid() and block.position() < end:
             separator = block.position() + block.length() - 1
             if block.userState() == CONTINUED_STATE and start <= separator < end:

@@ -7,7 +7,7 @@ would. Qt paints a paragraph's own background only behind its lines, not its mar
 table of one cell (how a question was drawn before) paints its padding but costs about three
 times as much to lay out: ~12 ms for a 600-word question, laid out on the window's thread at
 the moment it is sent (issue 16). In pieces of up to `CHUNK_CHARS`, a long question is laid
-out piece by piece, over several frames (desktop/widgets/transcript_question.py).
+out piece by piece, over several frames (live_question.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ QUESTION_STATE = 1
 PADDING_PX = 8
 # Above the padding: as much as the bottom margin of the header before it (Qt's paragraph
 # margin), so the header's own margin, kept when a chat is drawn whole and lost when a live
-# question is appended (TranscriptDocument._append_html), never decides where it lies.
+# question is appended (Editor.append_html), never decides where it lies.
 TOP_MARGIN_PX = 12
 # A piece of a question: whole lines, at most this many characters (or one line that is
 # longer). One piece is laid out in ~2 ms on the slow machine of issue 16.

@@ -1,0 +1,86 @@
+"""What the links in the transcript do: a cited source, a tool step's details, a code
+block's or a message's Copy, a message's actions, the earlier messages, a new chat's
+examples and pointers, and web links (which the window confirms); nothing else is
+followed. Holds what they point at (the steps, citations and messages' texts drawn), filled
+by whoever draws them and emptied when the document is drawn anew."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, QUrl, Signal
+from PySide6.QtGui import QGuiApplication
+
+from desktop.markdown_render import MarkdownRenderer
+from desktop.widgets.transcript.actions import parse_link
+from desktop.widgets.welcome import PANELS, example
+from server.types import CitationPartJSON, ToolPartJSON
+
+EARLIER_LINK = "more:earlier"
+
+
+class Links(QObject):
+    """Each signal is re-emitted by the transcript as its own (see Transcript)."""
+
+    link_clicked = Signal(QUrl)
+    link_hovered = Signal(str)
+    code_copied = Signal()
+    step_clicked = Signal(dict)
+    message_action = Signal(str, str)
+    citation_clicked = Signal(dict)
+    prompt_chosen = Signal(str)
+    panel_requested = Signal(str)
+    earlier_clicked = Signal()  # "Show the N earlier messages"
+
+    def __init__(self, renderer: MarkdownRenderer, parent: QObject) -> None:
+        super().__init__(parent)
+        self._renderer = renderer  # its code blocks, for their Copy links
+        self.steps: dict[str, ToolPartJSON] = {}  # by id, for their details links
+        self.texts: dict[str, str] = {}  # message id -> its text (Copy)
+        self._citations: dict[str, CitationPartJSON] = {}  # link number -> citation
+
+    def cite(self, citation: CitationPartJSON) -> str:
+        """The link to a cited source drawn."""
+        number = f"{len(self._citations)}"
+        self._citations[number] = citation
+        return f"cite:{number}"
+
+    def clear(self) -> None:
+        """Nothing is drawn any more."""
+        self._renderer.code_blocks.clear()
+        self.steps.clear()
+        self._citations.clear()
+        self.texts.clear()
+
+    def open(self, url: QUrl) -> None:
+        """Do what a click on this link does."""
+        if url.scheme() == "cite":
+            citation = self._citations.get(url.path())
+            if citation is not None:
+                self.citation_clicked.emit(dict(citation))
+        elif url.scheme() == "step":
+            step = self.steps.get(url.path())
+            if step is not None:
+                self.step_clicked.emit(dict(step))
+        elif url.scheme() == "copy":
+            code = self._renderer.code_blocks.get(url.path())
+            if code is not None:
+                QGuiApplication.clipboard().setText(code)
+                self.code_copied.emit()
+        elif url.toString() == EARLIER_LINK:
+            self.earlier_clicked.emit()
+        elif url.scheme() == "msg":
+            found = parse_link(url.path())
+            if found is not None and found[0] == "copy":
+                QGuiApplication.clipboard().setText(self.texts.get(found[1], ""))
+                self.code_copied.emit()
+            elif found is not None:
+                self.message_action.emit(*found)
+        elif url.scheme() == "prompt" and example(url.path()) is not None:
+            self.prompt_chosen.emit(example(url.path()))
+        elif url.scheme() == "open" and url.path() in PANELS:
+            self.panel_requested.emit(url.path())
+        elif url.scheme() in ("http", "https") and url.host():
+            self.link_clicked.emit(url)
+        # Any other scheme (file:, javascript:, a relative path...) is not followed.
+
+    def hovered(self, url: QUrl) -> None:
+        self.link_hovered.emit(url.toString() if url.scheme() in ("http", "https") else "")
