@@ -19,7 +19,7 @@ def tool_server(log: Path, trust: str | None = "allow", **env: str) -> dict[str,
     """An `mcpServers` entry that runs the tests' MCP server, logging to `log`.
 
     Trusted "allow" unless told otherwise: the tests of what tools do (not of asking first,
-    tests/server/test_tool_approval.py) run without the approval the default ("ask") needs.
+    tests/server/agent/test_approvals.py) run without the approval the default ("ask") needs.
     `trust=None` leaves the key out (the default)."""
     entry: dict[str, Any] = {
         "command": sys.executable,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.server.test_tool_approval import DANGER, approval_of, calls, decide
+from tests.server.agent.test_approvals import DANGER, approval_of, calls, decide
 from tests.server.tools.test_tool_servers import servers, wait_state
 from tests.support.parley import Parley
 from tests.support.tools import ToolLog, tool_server, write_config

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.server.test_transfer import chatgpt_export, import_json
+from tests.server.transfer.test_transfer import chatgpt_export, import_json
 from tests.support.parley import Parley
 
 

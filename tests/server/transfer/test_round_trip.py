@@ -27,8 +27,8 @@ import pytest
 
 from server.agent.steps import NOT_APPROVED_AT_CRASH
 from tests.server.library.test_library import add, indexed
-from tests.server.test_transfer import chatgpt_export
 from tests.server.transfer.chats import ECHO, Chats
+from tests.server.transfer.test_transfer import chatgpt_export
 from tests.support.client import Reply, request
 from tests.support.documents import topic_folder
 from tests.support.parley import Parley

@@ -256,7 +256,7 @@ def test_a_database_written_before_tool_steps_moves_forward_unchanged(tmp_path: 
     # Written by Parley as of 79e88e1 (migrations 0001-0002) through its own Store: a
     # completed reply, a stopped one, and one left streaming by a crash.
     path = tmp_path / "parley.sqlite3"
-    path.write_bytes((Path(__file__).parents[1] / "fixtures" / "parley-0002.sqlite3").read_bytes())
+    path.write_bytes((Path(__file__).parents[2] / "fixtures" / "parley-0002.sqlite3").read_bytes())
 
     async def scenario() -> None:
         store = Store(path)
@@ -337,7 +337,7 @@ def test_a_database_of_the_version_before_branches_opens_as_one_branch_per_chat(
     # two turns (the second stopped), one with a tool step and a citation and a reply left
     # streaming by a crash, and an empty one.
     path = tmp_path / "parley.sqlite3"
-    path.write_bytes((Path(__file__).parents[1] / "fixtures" / "parley-0004.sqlite3").read_bytes())
+    path.write_bytes((Path(__file__).parents[2] / "fixtures" / "parley-0004.sqlite3").read_bytes())
 
     async def scenario() -> None:
         store = Store(path)

@@ -15,8 +15,8 @@ import pytest
 
 from server.agent.steps import NEVER_ALLOWED
 from server.agent.untrusted import AGENT_NOTE
+from tests.server.agent.test_approvals import DANGER, approval_of, approvals, calls, decide
 from tests.server.library.test_library import add, indexed
-from tests.server.test_tool_approval import DANGER, approval_of, approvals, calls, decide
 from tests.support.parley import Parley
 from tests.support.tools import ToolLog, tool_server, untrusted_text, write_config
 from tests.support.upstream import Script, ScriptedUpstream
