@@ -114,6 +114,7 @@ class Limits:
     relay_pause: float | None = None
     # Each part's own bounds (below), so every number of the house is in this one module.
     tools: ToolLimits = field(default_factory=lambda: ToolLimits())
+    agents: AgentLimits = field(default_factory=lambda: AgentLimits())
     library: LibraryLimits = field(default_factory=lambda: LibraryLimits())
     models: ModelLimits = field(default_factory=lambda: ModelLimits())
     transfer: TransferLimits = field(default_factory=lambda: TransferLimits())
@@ -170,6 +171,16 @@ class ToolLimits:
     exit_poll: float = 0.05  # how often a stopping server's exit is looked for
     config_poll: float = 1.0  # how soon a hand edit of mcp.json is applied
     stop: StopTimes = field(default_factory=StopTimes)
+
+
+@dataclass(frozen=True)
+class AgentLimits:
+    """Sub-agents (server/agent/delegate.py): how many, how deep, how long."""
+
+    children_at_once: int = 4  # a reply's sub-agents that run at the same time; more wait
+    max_depth: int = 1  # sub-agents of sub-agents: none by default
+    max_steps: int = 6  # model calls of one sub-agent
+    update_interval: float = 0.1  # a running sub-agent's step is sent at most this often
 
 
 @dataclass(frozen=True)

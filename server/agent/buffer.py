@@ -26,7 +26,14 @@ CITE_LOOKBACK = 6
 
 
 class ReplyBuffer:
-    def __init__(self, max_chars: int, on_change: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        max_chars: int,
+        on_change: Callable[[], None],
+        forward: Callable[[FeedItem], None] | None = None,
+    ) -> None:
+        """`on_change`: every change (a checkpoint is due); `forward`: a sub-agent's buffer
+        has no followers of its own, its feed items go there (its parent's step)."""
         self.pieces: list[str] = []  # the reply's text, in pieces as they came
         self.parts = ReplyParts()  # which pieces and tool steps make up the reply, in order
         # What followers read, in order: text pieces (the same str objects) and FeedItems.
@@ -44,6 +51,7 @@ class ReplyBuffer:
         self._chars = 0  # text and tool-call arguments, against `max_chars`
         self._max_chars = max_chars
         self._on_change = on_change
+        self._forward = forward
 
     @property
     def text(self) -> str:
@@ -52,6 +60,10 @@ class ReplyBuffer:
     def json(self) -> list[PartJSON] | None:
         """The reply's parts as stored (None: text alone, its content)."""
         return self.parts.json(self.pieces)
+
+    def all_json(self) -> list[PartJSON]:
+        """The parts, text alone included (a sub-agent's, inside its step)."""
+        return self.parts.all_json(self.pieces)
 
     def resume(self, earlier: Earlier) -> None:
         """A continued reply starts from what it said: its text, steps and citations stay,
@@ -93,12 +105,14 @@ class ReplyBuffer:
             self.first_token_at = time.monotonic()
         self.parts.text_added(len(self.pieces))
         self.pieces.append(text)
-        self.feed.append(text)
+        if self._forward is None:
+            self.feed.append(text)
         if self.sources:
             window = self._tail + text
             self._find_citations(window)
             self._tail = window[-CITE_LOOKBACK:]
-        self.changed.set()
+        if self._forward is None:
+            self.changed.set()
         self._on_change()
         return self.over_limit is None
 
@@ -115,6 +129,9 @@ class ReplyBuffer:
         return False
 
     def publish(self, item: FeedItem) -> None:
+        if self._forward is not None:
+            self._forward(item)
+            return
         self.feed.append(item)
         self.changed.set()
 

@@ -18,8 +18,11 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.lowlevel
 
+from server.agent import delegate
 from server.agent.approvals import Approvals, ChatGrants
 from server.agent.buffer import ReplyBuffer
+from server.agent.children import Children, receipt, tree
+from server.agent.delegate import Delegation
 from server.agent.feed import ApprovalNeeded, ToolCallsMade
 from server.agent.steps import (
     NEVER_ALLOWED,
@@ -43,9 +46,11 @@ from server.settings import Limits
 from server.types import (
     ChatMessage,
     Decision,
+    EndedJSON,
     Remember,
     ToolCallJSON,
     ToolFunctionJSON,
+    Trust,
     Usage,
 )
 from server.types.chunks import ApprovalJSON
@@ -87,24 +92,41 @@ class AgentLoop:
         buffer: ReplyBuffer,
         limits: Limits,
         approvals: Approvals | None = None,
+        delegation: Delegation | None = None,
+        ids: set[str] | None = None,
     ) -> None:
+        """`delegation`: the loop may hand sub-tasks to children (server/agent/delegate.py);
+        `ids`: the call ids taken in the whole tree (a child shares its parent's)."""
         self.id = run_id
         self.model = model
         self.buffer = buffer
+        self.limits = limits
         self.stats = CallStats()
         self.tool_calls: list[ToolCallJSON] | None = None  # a stateless reply's calls
         self.stopping = False
-        # Calls waiting for the user's decision (a conversation turn's; server/agent/approvals.py)
-        self._approvals = approvals or Approvals(None, ChatGrants())
-        self._limits = limits
+        self.in_call = False  # a model call streams now
+        # Calls waiting for the user's decision (a conversation turn's; server/agent/approvals.py);
+        # shared with the children, so one decision route and one `close` serve the tree.
+        self.approvals = approvals or Approvals(None, ChatGrants())
+        self.children = Children(self, delegation)
+        self.ids: set[str] = set() if ids is None else ids
         self._signal = StopSignal()  # the current model call's
 
     def stop(self) -> None:
         """Synchronous: no decision runs anything from now, the model call's work is asked to
         end (the run's cancel scope ends the rest)."""
         self.stopping = True
-        self._approvals.close()  # a decision from now on is a 409 and runs nothing
+        self.approvals.close()  # a decision from now on is a 409 and runs nothing
         self._signal.request()  # a model call's own `finally` gives its slot back
+        self.children.stop()
+
+    def receipt(self) -> EndedJSON:
+        """What a stop now would end, in the whole tree (server/agent/children.py)."""
+        return receipt(self)
+
+    def child_limits(self) -> Limits:
+        """A sub-agent's: its own, shorter, number of steps."""
+        return dataclasses.replace(self.limits, max_steps=self.limits.agents.max_steps)
 
     async def run(self, request: ChatRequest, toolbox: ToolBox | None) -> StreamEnd | None:
         """Model call, tool calls, model call... until the model answers without calling a
@@ -113,10 +135,13 @@ class AgentLoop:
         offered: list[dict[str, object]] = []
         if toolbox is not None and self.model.backend.tools_unsupported is None:
             offered = list(toolbox.specs())
+            if offered and self.children.offered:  # only beside other tools (docs/api.md)
+                names = [spec["function"]["name"] for spec in toolbox.specs()]
+                offered.append(self.children.spec(names))
         messages = list(request.messages)
         if offered:  # the agent's instructions: what tools and documents say is data
             messages = with_agent_note(messages)
-        limit = self._limits.max_steps
+        limit = self.limits.max_steps
         for number in range(1, limit + 1):
             last = number == limit
             if toolbox is None:  # stateless: the client's own tools, passed through
@@ -174,6 +199,7 @@ class AgentLoop:
         finished: StreamEnd | None = None
         streamed = False
         await lease.acquire(self)
+        self.in_call = True
         try:
             self.stats.model_calls += 1
             if self.stats.started_at is None:
@@ -196,6 +222,7 @@ class AgentLoop:
             # Whatever ended this call (a stop, the size limit, a failure), its work must end
             # too; then the model's slot is given back, once that work has really stopped.
             # Shielded: a stop's cancellation must not skip it.
+            self.in_call = False
             signal.request()
             with anyio.CancelScope(shield=True):
                 await self._release_model(signal, streamed)
@@ -219,33 +246,36 @@ class AgentLoop:
         steps = []
         for call, arguments in zip(calls, parsed, strict=True):
             function = call["function"]["name"]
-            target = toolbox.target(function)
+            delegating = function == delegate.FUNCTION and self.children.offered
+            target = delegate.TARGET if delegating else toolbox.target(function)
             step = ToolStep(
                 id=call["id"],
                 function=function,
                 server=target.server if target else "",
                 name=target.tool if target else function,
                 arguments=call["function"]["arguments"],
+                read_only=target.read_only if target else False,
             )
             steps.append(step)
             self.buffer.step_added(step)
             if limited:
                 step.end(
                     "error",
-                    f"not run: the turn reached its limit of {self._limits.max_steps} steps",
+                    f"not run: the turn reached its limit of {self.limits.max_steps} steps",
                 )
             elif target is None:
                 step.end("error", f"there is no tool named {function!r}")
             elif isinstance(arguments, ValueError):
                 step.end("error", str(arguments))
             else:
-                trust = toolbox.trust(function)
-                verdict = self._approvals.verdict(step, trust)
+                # A sub-agent's own calls ask, each as its tool's trust says.
+                trust: Trust = "allow" if delegating else toolbox.trust(function)
+                verdict = self.approvals.verdict(step, trust)
                 if verdict == "refuse":
                     step.end("denied", NEVER_ALLOWED)
                 else:
                     if verdict == "ask":
-                        self._approvals.ask(step, trust)
+                        self.approvals.ask(step, trust)
                     runnable.append((step, arguments))
             self.buffer.step_changed(step)
             if step.status == "awaiting_approval":
@@ -260,7 +290,7 @@ class AgentLoop:
         self, toolbox: ToolBox, step: ToolStep, arguments: dict[str, object]
     ) -> None:
         try:
-            if step.status == "awaiting_approval" and not await self._approvals.wait(step):
+            if step.status == "awaiting_approval" and not await self.approvals.wait(step):
                 return  # denied: the decision ended the step and told the followers
             if self.stopping:
                 # Allowed, but the run was stopped before this task went on: nothing runs.
@@ -269,7 +299,11 @@ class AgentLoop:
                 self.buffer.step_changed(step)
                 return
             step.called = True
-            outcome = await toolbox.call(step.function, arguments, self._limits.tool_call_timeout)
+            if step.target_is(delegate.TARGET) and self.children.offered:
+                outcome = await self.children.run(step, arguments, toolbox)
+            else:
+                time_limit = self.limits.tool_call_timeout
+                outcome = await toolbox.call(step.function, arguments, time_limit)
         except anyio.get_cancelled_exc_class():
             # Stopped: the call was cancelled (the server told) and is no longer waited on;
             # whatever it answers later is dropped. A call still awaiting approval never ran.
@@ -300,7 +334,7 @@ class AgentLoop:
     def _unique_ids(self, calls: list[ToolCallJSON]) -> list[ToolCallJSON]:
         """The calls, each with a plain id no other step of the reply has: a decision names a
         call by its id (a model may repeat ids across steps, or within one)."""
-        taken = {step.id for step in self.buffer.parts.steps}
+        taken = self.ids  # the whole tree's: a decision names one call of it
         unique: list[ToolCallJSON] = []
         for index, call in enumerate(calls):
             wanted = call["id"]
@@ -318,15 +352,16 @@ class AgentLoop:
         """The user's decision on a call of this run that awaits approval (synchronous, on
         the run's loop): returns the step as it is now; None if this run has no such call.
         Raises ConflictError when it is not waiting (decided, or the run is stopping)."""
-        if not self._approvals.knows(call_id):
-            if any(step.id == call_id for step in self.buffer.parts.steps):
+        owners = {step.id: owner for owner, step in tree(self)}
+        if not self.approvals.knows(call_id):
+            if call_id in owners:
                 raise ConflictError(
                     "this call did not wait for a decision", code="not_awaiting_approval"
                 )
             return None
-        changed = self._approvals.decide(call_id, decision, remember)
+        changed = self.approvals.decide(call_id, decision, remember)
         for step in changed:
-            self.buffer.step_changed(step)
+            owners.get(step.id, self).buffer.step_changed(step)
         return changed[0]
 
     async def _release_model(self, signal: StopSignal, streamed: bool) -> None:
@@ -336,7 +371,7 @@ class AgentLoop:
         if not lease.held_by(self):
             return
         if streamed:
-            with anyio.move_on_after(self._limits.stop_timeout):
+            with anyio.move_on_after(self.limits.stop_timeout):
                 await signal.wait_stopped()
         if signal.stopped or not streamed:
             lease.release(self)
@@ -345,7 +380,7 @@ class AgentLoop:
             "run %s: the model's work did not stop within %.1fs; "
             "the model stays in use until it does",
             self.id,
-            self._limits.stop_timeout,
+            self.limits.stop_timeout,
         )
 
         def release_late() -> None:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from server.agent.toolbox import ToolTarget
 from server.agent.untrusted import untrusted
 from server.models.base import ToolCallDelta
 from server.types import (
@@ -20,6 +21,7 @@ from server.types import (
     NOT_APPROVED,
     NOT_APPROVED_AT_CRASH,
     NOT_STARTED,
+    AgentPartJSON,
     CitationPartJSON,
     PartJSON,
     ToolCallJSON,
@@ -30,6 +32,20 @@ from server.types import (
 __all__ = ["DENIED", "NEVER_ALLOWED", "NOT_APPROVED", "NOT_APPROVED_AT_CRASH", "NOT_STARTED"]
 # Statuses of a step that has not ended yet.
 OPEN_STATUSES: tuple[ToolStatus, ...] = ("running", "awaiting_approval")
+
+
+class AgentView(Protocol):
+    """A sub-agent as its step shows it (server/agent/delegate.py)."""
+
+    def json(self) -> AgentPartJSON: ...
+
+    def partial(self) -> str | None:
+        """What it said so far (None: nothing)."""
+        ...
+
+    def interrupt_running(self) -> None:
+        """Its own steps not ended yet were stopped."""
+        ...
 
 
 @dataclass
@@ -47,6 +63,8 @@ class ToolStep:
     ended_at: float | None = None
     from_tool: bool = False  # its result is the tool's own text (untrusted data)
     called: bool = False  # the call went to its tool (so it may have acted)
+    read_only: bool = False  # its tool says it changes nothing (MCP's readOnlyHint)
+    agent: AgentView | None = None  # the sub-agent it runs (the `delegate` tool)
 
     def end(self, status: ToolStatus, result: str | None) -> None:
         """Record how the call ended; a step already ended stays as it was (a late
@@ -55,11 +73,19 @@ class ToolStep:
             return
         self.status, self.result, self.ended_at = status, result, time.time()
 
+    def target_is(self, target: ToolTarget) -> bool:
+        return (self.server, self.name) == (target.server, target.tool)
+
     def interrupt(self) -> None:
         """The run was stopped before this step ended: the one place that says how (a call
-        that waited for the user never ran; one not sent yet never started)."""
+        that waited for the user never ran; one not sent yet never started; a sub-agent keeps
+        what it said)."""
+        if self.agent is not None:
+            self.agent.interrupt_running()
         if self.status == "awaiting_approval":
             self.end("interrupted", NOT_APPROVED)
+        elif self.agent is not None:
+            self.end("interrupted", self.agent.partial() if self.called else NOT_STARTED)
         else:
             self.end("interrupted", None if self.called else NOT_STARTED)
 
@@ -69,7 +95,7 @@ class ToolStep:
             self.status, self.started_at = "running", time.time()
 
     def json(self) -> ToolPartJSON:
-        return {
+        part: ToolPartJSON = {
             "type": "tool",
             "id": self.id,
             "server": self.server,
@@ -80,6 +106,11 @@ class ToolStep:
             "started_at": self.started_at,
             "ended_at": self.ended_at,
         }
+        if self.read_only:
+            part["read_only"] = True
+        if self.agent is not None:
+            part["agent"] = self.agent.json()
+        return part
 
     def for_model(self) -> str:
         """What the model is told about this call in its `tool` message."""
@@ -180,6 +211,10 @@ class ReplyParts:
         its content)."""
         if not self.steps and not self.citations and all(isinstance(i, list) for i in self._items):
             return None
+        return self.all_json(pieces)
+
+    def all_json(self, pieces: list[str]) -> list[PartJSON]:
+        """The parts (the citations last), text alone included."""
         parts: list[PartJSON] = []
         for item in self._items:
             if isinstance(item, ToolStep):

@@ -18,6 +18,7 @@ class ToolTarget:
 
     server: str
     tool: str
+    read_only: bool = False  # the tool says it changes nothing (MCP's readOnlyHint)
 
 
 @dataclass(frozen=True)

@@ -120,7 +120,7 @@ class DocumentsTool:
         return [SPEC]
 
     def target(self, function: str) -> ToolTarget | None:
-        return ToolTarget(SERVER, FUNCTION) if function == FUNCTION else None
+        return ToolTarget(SERVER, FUNCTION, read_only=True) if function == FUNCTION else None
 
     def trust(self, function: str) -> Trust:
         # Built in and read-only: it reads only the folders the user gave the library, and

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from server.agent.delegate import Delegation
 from server.agent.toolbox import CombinedToolBox, ToolBox
 from server.errors import BadRequestError, ConflictError, NotFoundError
 from server.http.jsonbody import JSONObject, check_text, number_field, read_object, text_field
@@ -272,6 +273,7 @@ async def _reply(request: Request, body: JSONObject, start: TurnStart) -> RunEve
         turn_tools(svc, numbers),
         documents,
         numbers,
+        Delegation(svc.models.resolve, svc.settings.limits.agents),
     )
     writer = ChunkWriter(f"chatcmpl-{run.id}", model.name)
     ids = TurnIds(conversation_id, turn.user_message_id, turn.message_id, turn.title)

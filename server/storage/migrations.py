@@ -263,6 +263,13 @@ def _index_imports_later(conn: sqlite3.Connection) -> None:
     )
 
 
+def _stop_receipts(conn: sqlite3.Connection) -> None:
+    """`messages.ended`: what a stop ended (issue 41), JSON (server.types.EndedJSON): the model
+    calls, tool calls, sub-agents and approval waits under way, and the calls that may have
+    acted. NULL for every reply before it, and for one that was not stopped."""
+    conn.execute("ALTER TABLE messages ADD COLUMN ended TEXT")
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_initial_schema", _initial_schema),
     ("0002_index_replies_once_settled", _index_replies_once_settled),
@@ -273,6 +280,7 @@ MIGRATIONS: list[Migration] = [
     ("0007_finish_reason", _finish_reason),
     ("0008_import_staging", _import_staging),
     ("0009_index_imports_later", _index_imports_later),
+    ("0010_stop_receipts", _stop_receipts),
 ]
 
 

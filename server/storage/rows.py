@@ -30,7 +30,7 @@ def message_json(row: sqlite3.Row) -> MessageJSON:
     parts: list[PartJSON] = (
         json.loads(stored) if stored else [{"type": "text", "text": row["content"]}]
     )
-    return {
+    found: MessageJSON = {
         "id": row["id"],
         "conversation_id": row["conversation_id"],
         "role": row["role"],
@@ -47,3 +47,7 @@ def message_json(row: sqlite3.Row) -> MessageJSON:
         "continued": row["continued"],
         "finish_reason": row["finish_reason"],
     }
+    ended = row["ended"]
+    if ended:
+        found["ended"] = json.loads(ended)
+    return found

@@ -20,7 +20,14 @@ from server.storage.readers import Readers, json_bytes
 from server.storage.rows import conversation_json, message_json
 from server.storage.transaction import transaction
 from server.storage.turn_rows import Ending, OpenedTurn, TurnStart
-from server.types import NOT_APPROVED_AT_CRASH, ChatParams, ConversationJSON, MessageJSON, PartJSON
+from server.types import (
+    MAX_AGENT_DEPTH,
+    NOT_APPROVED_AT_CRASH,
+    ChatParams,
+    ConversationJSON,
+    MessageJSON,
+    PartJSON,
+)
 
 __all__ = ["Ending", "OpenedTurn", "Store", "TurnStart"]
 
@@ -200,15 +207,23 @@ def _interrupt_steps(stored: str, ended_at: float) -> str:
         parts = json.loads(stored)
     except ValueError:
         return stored  # not ours to repair: left as it is
-    for part in parts if isinstance(parts, list) else []:
+    _interrupt(parts, ended_at)
+    return json.dumps(parts, ensure_ascii=False)
+
+
+def _interrupt(parts: object, ended_at: float, depth: int = 0) -> None:
+    """Mark open steps interrupted, a sub-agent's own steps (its `agent.parts`) too."""
+    for part in parts if isinstance(parts, list) and depth < MAX_AGENT_DEPTH else []:
         if not (isinstance(part, dict) and part.get("type") == "tool"):
             continue
+        agent = part.get("agent")
+        if isinstance(agent, dict):
+            _interrupt(agent.get("parts"), ended_at, depth + 1)
         if part.get("status") == "running":
             part["status"], part["ended_at"] = "interrupted", ended_at
         elif part.get("status") == "awaiting_approval":
             part["status"], part["ended_at"] = "interrupted", ended_at
             part["result"] = NOT_APPROVED_AT_CRASH
-    return json.dumps(parts, ensure_ascii=False)
 
 
 def _create_conversation(

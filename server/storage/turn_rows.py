@@ -25,6 +25,7 @@ from server.types import (
     ChatParams,
     Continued,
     EndedBy,
+    EndedJSON,
     FinishReason,
     MessageJSON,
     PartJSON,
@@ -92,6 +93,7 @@ class Ending:
     save_error: str | None = None
     parts: list[PartJSON] | None = None
     tool_calls: list[ToolCallJSON] | None = None
+    ended: EndedJSON | None = None  # a stopped reply: what the stop ended
 
 
 def open_turn(
@@ -212,7 +214,8 @@ def _reopen(
     conn.execute("INSERT INTO messages_fts(rowid, content) VALUES (?, '')", (row["seq"],))
     conn.execute(
         "UPDATE messages SET status = 'streaming', ended_by = NULL, error = NULL, "
-        "finish_reason = NULL, usage = NULL, completed_at = NULL, model = ?, continued = ?, "
+        "finish_reason = NULL, ended = NULL, usage = NULL, completed_at = NULL, model = ?, "
+        "continued = ?, "
         "updated_at = ? WHERE id = ?",
         (model, continued, now, row["id"]),
     )
@@ -266,10 +269,11 @@ def checkpoint(
 def finish(conn: sqlite3.Connection, message_id: str, ending: Ending) -> None:
     usage = json.dumps(ending.usage) if ending.usage is not None else None
     parts = json.dumps(ending.parts, ensure_ascii=False) if ending.parts is not None else None
+    ended = json.dumps(ending.ended, ensure_ascii=False) if ending.ended is not None else None
     with transaction(conn):
         cursor = conn.execute(
             "UPDATE messages SET content = ?, parts = ?, status = ?, ended_by = ?, error = ?, "
-            "usage = ?, finish_reason = ?, completed_at = ?, updated_at = ? "
+            "usage = ?, finish_reason = ?, ended = ?, completed_at = ?, updated_at = ? "
             "WHERE id = ? AND status = 'streaming'",
             (
                 ending.content,
@@ -279,6 +283,7 @@ def finish(conn: sqlite3.Connection, message_id: str, ending: Ending) -> None:
                 ending.error,
                 usage,
                 ending.finish_reason if ending.status == "completed" else None,
+                ended,
                 ending.completed_at,
                 ending.completed_at,
                 message_id,

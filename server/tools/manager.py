@@ -198,7 +198,11 @@ class TurnTools:
 
     def target(self, function: str) -> ToolTarget | None:
         found = self._tools.get(function)
-        return ToolTarget(found[0].name, found[1].name) if found else None
+        if found is None:
+            return None
+        server, tool = found
+        read_only = bool(tool.annotations and tool.annotations.read_only_hint)
+        return ToolTarget(server.name, tool.name, read_only)
 
     def trust(self, function: str) -> Trust:
         found = self._tools.get(function)

@@ -18,7 +18,7 @@ from typing import Any
 
 from server.errors import BadImport, ParleyError
 from server.storage import params as chat_params
-from server.types import NOT_APPROVED_AT_CRASH, ChatParams
+from server.types import MAX_AGENT_DEPTH, NOT_APPROVED_AT_CRASH, ChatParams
 
 ROLES = ("user", "assistant")
 STATUSES = ("streaming", "completed", "interrupted", "error")
@@ -46,6 +46,7 @@ class Message:
     usage: dict[str, Any] | None
     continued: str | None
     finish_reason: str | None = None
+    ended: dict[str, Any] | None = None  # a stopped reply: what the stop ended
 
 
 @dataclass
@@ -148,7 +149,29 @@ def _message(raw: object, where: str, max_chars: int) -> Message:
         usage=usage,
         continued=continued,
         finish_reason=finish_reason if status == "completed" else None,
+        ended=_ended(raw.get("ended"), f"{where}.ended", max_chars)
+        if status == "interrupted"
+        else None,
     )
+
+
+def _ended(value: object, where: str, max_chars: int) -> dict[str, Any] | None:
+    """A stop's receipt as the server writes it (server.types.EndedJSON)."""
+    if value is None:
+        return None
+    counts = ("model_calls", "tool_calls", "sub_agents", "approvals")
+    if not isinstance(value, dict) or not all(_whole(value.get(key)) for key in counts):
+        raise BadImport(where, f"must be null or an object with whole {', '.join(counts)}")
+    acted = value.get("may_have_acted")
+    if not isinstance(acted, list):
+        raise BadImport(f"{where}.may_have_acted", "must be a list")
+    for index, call in enumerate(acted):
+        if not isinstance(call, dict):
+            raise BadImport(f"{where}.may_have_acted[{index}]", "must be an object")
+        for key in ("server", "name", "arguments"):
+            _text(call, key, f"{where}.may_have_acted[{index}]", max_chars)
+    _encodable(value, where)
+    return value
 
 
 def _usage(value: object, where: str) -> dict[str, Any] | None:
@@ -179,10 +202,10 @@ def _parts(value: object, content: str, where: str, max_chars: int) -> list[dict
     return value
 
 
-def _part(part: object, where: str, max_chars: int) -> None:
+def _part(part: object, where: str, max_chars: int, depth: int = 0) -> None:
     """A part as the window draws it: every key it reads, of the right kind (more keys are
     kept as they are). A tool step left `running` or `awaiting_approval` is `interrupted`, as
-    after a crash."""
+    after a crash; a sub-agent's parts (`agent.parts`) are parts too, a few levels deep."""
     if not isinstance(part, dict) or part.get("type") not in PART_TYPES:
         raise BadImport(where, "must be an object of type text, tool or citation")
     if part["type"] == "text":
@@ -195,6 +218,8 @@ def _part(part: object, where: str, max_chars: int) -> None:
         _optional_text(part, "result", where, max_chars)
         _time(part, "started_at", where)
         _optional_time(part, "ended_at", where)
+        if part.get("agent") is not None:
+            _agent(part["agent"], f"{where}.agent", max_chars, depth)
         if part["status"] == "running":
             part["status"] = "interrupted"
         elif part["status"] == "awaiting_approval":  # never ran, and never will
@@ -210,6 +235,18 @@ def _part(part: object, where: str, max_chars: int) -> None:
             raise BadImport(f"{where}.lines", "must be null or [first, last]")
         _text(part, "path", where, max_chars)
         _text(part, "quote", where, max_chars)
+
+
+def _agent(agent: object, where: str, max_chars: int, depth: int) -> None:
+    if depth >= MAX_AGENT_DEPTH:
+        raise BadImport(where, f"sub-agents nest deeper than {MAX_AGENT_DEPTH} levels")
+    if not isinstance(agent, dict) or not isinstance(agent.get("parts"), list):
+        raise BadImport(where, "must be an object with a list of `parts`")
+    _text(agent, "task", where, max_chars)
+    _text(agent, "model", where, max_chars)
+    _optional_text(agent, "instructions", where, max_chars)
+    for index, part in enumerate(agent["parts"]):
+        _part(part, f"{where}.parts[{index}]", max_chars, depth + 1)
 
 
 def _encodable(part: dict[str, Any], where: str) -> None:

@@ -194,7 +194,8 @@ def _insert_messages(conn: sqlite3.Connection, cid: str, messages: list[Message]
     conn.executemany(
         "INSERT INTO messages (id, conversation_id, parent_id, role, content, parts, status, "
         "ended_by, error, model, created_at, updated_at, completed_at, usage, continued, "
-        "finish_reason, indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
+        "finish_reason, ended, indexed) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
         [
             (
                 m.id,
@@ -213,6 +214,7 @@ def _insert_messages(conn: sqlite3.Connection, cid: str, messages: list[Message]
                 json.dumps(m.usage) if m.usage is not None else None,
                 m.continued,
                 m.finish_reason,
+                json.dumps(m.ended, ensure_ascii=False) if m.ended is not None else None,
             )
             for m in messages
         ],

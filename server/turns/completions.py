@@ -152,4 +152,6 @@ def outcome(ending: Ending) -> OutcomeJSON:
         found["error"] = ending.error
     if ending.save_error is not None:
         found["save_error"] = ending.save_error
+    if ending.ended is not None:
+        found["ended"] = ending.ended
     return found

@@ -10,6 +10,7 @@ import anyio
 import anyio.abc
 
 from server.agent.approvals import Approvals, ChatGrants
+from server.agent.delegate import Delegation
 from server.agent.toolbox import ToolBox
 from server.errors import ConflictError, NotFoundError, UnavailableError
 from server.ids import new_id
@@ -94,6 +95,7 @@ class RunManager:
         tools: ToolBox | None = None,
         documents: PromptDocuments | None = None,
         numbers: SourceNumbers | None = None,
+        delegation: Delegation | None = None,
     ) -> tuple[Run, ConversationTurn]:
         """Start a run that opens the turn (both messages written before any generation),
         and return once it is open. Raises ConflictError, UnavailableError, and what opening
@@ -114,7 +116,7 @@ class RunManager:
                 f"no message with id {turn.message_id!r} in conversation {conversation_id!r}"
             )
         approvals = Approvals(conversation_id, self.grants)
-        run = self._start(turn.message_id, model, turn, approvals)
+        run = self._start(turn.message_id, model, turn, approvals, delegation)
         self._run_conversation[run.id] = conversation_id
         try:
             await run.wait_opened()
@@ -135,11 +137,16 @@ class RunManager:
             raise UnavailableError("the server is shutting down", code="shutting_down")
 
     def _start(
-        self, run_id: str, model: ModelEntry, sink: TurnSink, approvals: Approvals | None = None
+        self,
+        run_id: str,
+        model: ModelEntry,
+        sink: TurnSink,
+        approvals: Approvals | None = None,
+        delegation: Delegation | None = None,
     ) -> Run:
         if self._tg is None:
             raise UnavailableError("the server is shutting down", code="shutting_down")
-        run = Run(run_id, model, sink, self._limits, self._forget, approvals)
+        run = Run(run_id, model, sink, self._limits, self._forget, approvals, delegation)
         self._runs[run.id] = run
         self._tg.start_soon(run.life, name=f"run {run.id}")
         return run

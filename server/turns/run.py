@@ -30,6 +30,7 @@ import anyio.lowlevel
 
 from server.agent.approvals import Approvals
 from server.agent.buffer import ReplyBuffer
+from server.agent.delegate import Delegation
 from server.agent.feed import FeedItem
 from server.agent.loop import AgentLoop
 from server.errors import ParleyError, UnavailableError
@@ -39,7 +40,7 @@ from server.settings import Limits
 from server.storage.store import Ending
 from server.turns.ending import ending_of, failed_ending
 from server.turns.sinks import TurnSink
-from server.types import EndedBy
+from server.types import EndedBy, EndedJSON
 
 log = logging.getLogger(__name__)
 
@@ -58,12 +59,14 @@ class Run:
         limits: Limits,
         on_done: Callable[[Run], None],
         approvals: Approvals | None = None,
+        delegation: Delegation | None = None,
     ) -> None:
         self.id = run_id
         self.model = model
         self.buffer = ReplyBuffer(limits.max_reply_chars, self._schedule_checkpoint)
-        self.agent = AgentLoop(run_id, model, self.buffer, limits, approvals)
+        self.agent = AgentLoop(run_id, model, self.buffer, limits, approvals, delegation)
         self.stop_reason: EndedBy | None = None
+        self.receipt: EndedJSON | None = None  # what the stop ended, taken when it came
         self.ending: Ending | None = None
         self._sink = sink
         self._limits = limits
@@ -87,6 +90,7 @@ class Run:
         if self.ending is not None or self.stop_reason is not None:
             return
         self.stop_reason = reason
+        self.receipt = self.agent.receipt()  # before anything is stopped
         self.agent.stop()
         self._scope.cancel()
 
@@ -250,6 +254,8 @@ class Run:
                 self._timer = None
             try:
                 ending = ending_of(self.buffer, self.agent, self.stop_reason, finished, error)
+                if ending.status == "interrupted" and self.receipt is not None:
+                    ending = dataclasses.replace(ending, ended=self.receipt)
             except Exception:
                 log.exception("run %s: could not describe its ending", self.id)
                 ending = failed_ending(self.buffer, "internal error")

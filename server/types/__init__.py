@@ -89,6 +89,42 @@ class ToolPartJSON(TypedDict):
     result: str | None  # the result's text (capped), or what went wrong
     started_at: float
     ended_at: float | None
+    read_only: NotRequired[bool]  # the tool says it changes nothing (MCP's readOnlyHint)
+    agent: NotRequired[AgentPartJSON]  # the sub-agent this step ran (the `delegate` tool)
+
+
+# How deep a stored reply's sub-agents (a tool part's `agent.parts`) are read, at most.
+MAX_AGENT_DEPTH = 8
+
+
+class AgentPartJSON(TypedDict):
+    """A sub-agent a step handed a task to (issue 41): what it was asked and what it did.
+    Its text and steps are parts like a reply's; its result is the step's `result`."""
+
+    task: str
+    instructions: str | None
+    model: str
+    parts: list[PartJSON]
+
+
+class ActedJSON(TypedDict):
+    """A tool call a stop cut while it ran: it may have acted already."""
+
+    server: str
+    name: str
+    arguments: str
+
+
+class EndedJSON(TypedDict):
+    """What a stop ended (the receipt of a stopped reply; `parley.ended` on the wire): the
+    model calls, tool calls, sub-agents and approval waits that were under way, and the
+    calls that had started and may have acted (their tool does not say it is read-only)."""
+
+    model_calls: int
+    tool_calls: int
+    sub_agents: int
+    approvals: int
+    may_have_acted: list[ActedJSON]
 
 
 class CitationPartJSON(TypedDict):
@@ -126,6 +162,7 @@ class MessageJSON(TypedDict):
     # parent (itself included; other versions of it), in the order written, and its place.
     siblings: NotRequired[list[str]]
     sibling_index: NotRequired[int]
+    ended: NotRequired[EndedJSON]  # a stopped reply: what the stop ended (issue 41)
 
 
 class ChatParams(TypedDict, total=False):

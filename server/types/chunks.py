@@ -10,6 +10,7 @@ from server.types import (
     CitationPartJSON,
     Decision,
     EndedBy,
+    EndedJSON,
     FinishReason,
     Remember,
     Status,
@@ -73,6 +74,7 @@ class OutcomeJSON(TypedDict):
     ended_by: EndedBy | None
     error: NotRequired[str]
     save_error: NotRequired[str]
+    ended: NotRequired[EndedJSON]  # a stopped reply: what the stop ended (issue 41)
 
 
 class ErrorBodyJSON(TypedDict):

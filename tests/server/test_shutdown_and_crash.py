@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.client import SSEStream, request
+from tests.support.client import SSEStream, outcome, request
 from tests.support.database import write_lock_held
 from tests.support.parley import Parley
 from tests.support.process import ServerProcess
@@ -48,8 +48,10 @@ def test_graceful_stop_mid_reply_saves_it_as_shutdown(
     stream.read_all()  # the stream ends properly: a final chunk, then [DONE]
     stopper.join(20)
     assert not stopper.is_alive()
-    assert stream.final["parley"] == {"status": "interrupted", "ended_by": "shutdown"}
+    assert outcome(stream.final) == ("interrupted", "shutdown")
     assert stream.events[-1] == "[DONE]"
+    ended = stream.final["parley"]["ended"]  # what the stop ended: the reply's model call
+    assert (ended["model_calls"], ended["tool_calls"], ended["sub_agents"]) == (1, 0, 0)
     upstream.wait_hung_up()
 
     reopened = Parley(data_dir, upstream.base_url).start()
@@ -85,7 +87,7 @@ def test_shutdown_while_a_turn_opens_settles_what_it_wrote(
     # The client was told: its turn was written, then what it was saved as.
     assert streams and streams[0].status == 200
     streams[0].read_all()
-    assert streams[0].final["parley"] == {"status": "interrupted", "ended_by": "shutdown"}
+    assert outcome(streams[0].final) == ("interrupted", "shutdown")
 
     conn = sqlite3.connect(data_dir / "parley.sqlite3")
     try:

@@ -230,3 +230,9 @@ def raw_exchange(port: int, data: bytes, timeout: float = 5.0) -> tuple[int, byt
     head, _, body = received.partition(b"\r\n\r\n")
     status = int(head.split(b" ", 2)[1])
     return status, body
+
+
+def outcome(final: dict[str, Any]) -> tuple[str, str | None]:
+    """A final chunk's (status, ended_by): what Parley saved (its `parley.ended` aside)."""
+    parley = final["parley"]
+    return parley["status"], parley["ended_by"]

@@ -96,6 +96,9 @@ class ScriptedUpstream(ServedOnLoopback):
     def __init__(self) -> None:
         self.script = Script()
         self.queue: list[Script] = []  # scripts for the next requests, in order; then `script`
+        # Scripts for requests whose first user message contains the key (a sub-agent's task:
+        # children run at once, in no fixed order), in order; then the queue.
+        self.by_task: dict[str, list[Script]] = {}
         self.records: list[Record] = []
         self._lock = threading.Lock()
 
@@ -108,6 +111,14 @@ class ScriptedUpstream(ServedOnLoopback):
         return float(
             self.wait_for(lambda: len(self.records) > 0 and self.records[index].hung_up_at, timeout)
         )
+
+    def _script_for(self, body: dict[str, Any]) -> Script:
+        users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+        first = users[0].get("content", "") if users else ""
+        for key, scripts in self.by_task.items():
+            if scripts and isinstance(first, str) and key in first:
+                return scripts.pop(0)
+        return self.queue.pop(0) if self.queue else self.script
 
     # -- ASGI ----------------------------------------------------------------------------
 
@@ -132,10 +143,11 @@ class ScriptedUpstream(ServedOnLoopback):
         raw = await _read_body(receive)
         if raw is None:
             return  # hung up before the request was complete: nothing to answer
+        body = json.loads(raw)
         with self._lock:
-            script = self.queue.pop(0) if self.queue else self.script
+            script = self._script_for(body)
         record = Record(
-            body=json.loads(raw),
+            body=body,
             started=time.perf_counter(),
             headers={k.decode(): v.decode() for k, v in scope["headers"]},
         )

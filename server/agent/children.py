@@ -1,0 +1,164 @@
+"""The sub-agents of one agent loop (issue 41): started by its `delegate` calls, a few at a
+time, each a loop of the same kind inside the parent's step, and stopped with their parent.
+
+Also what the whole tree is asked at a stop: which of its steps is a call id's (a decision on
+a child's call), and what the stop ended (the receipt).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import anyio
+
+from server.agent import delegate
+from server.agent.buffer import ReplyBuffer
+from server.agent.delegate import Delegation, SubAgentView, SubsetToolBox
+from server.agent.feed import ApprovalNeeded, FeedItem
+from server.agent.steps import ToolStep
+from server.agent.toolbox import ToolBox, ToolOutcome, capped
+from server.errors import ApiError, ToolCallError
+from server.models.base import ChatRequest
+from server.types import ActedJSON, EndedJSON
+
+if TYPE_CHECKING:
+    from server.agent.loop import AgentLoop
+
+
+class Children:
+    def __init__(self, parent: AgentLoop, delegation: Delegation | None) -> None:
+        self.delegation = delegation
+        self.loops: list[AgentLoop] = []  # every child, running or ended, in the order started
+        self._parent = parent
+        self._slots: anyio.Semaphore | None = None  # made in the loop, on the first call
+        self._sent_at: dict[str, float] = {}  # a child's step: when it was last sent
+        self._due: set[str] = set()  # a child's step with a send scheduled
+
+    @property
+    def offered(self) -> bool:
+        return self.delegation is not None and self.delegation.offered
+
+    def spec(self, tool_names: list[str]) -> dict[str, object]:
+        return delegate.spec(tool_names)
+
+    def stop(self) -> None:
+        """Every child stops with its parent (synchronous, like the parent's stop)."""
+        for child in self.loops:
+            child.stop()
+
+    async def run(self, step: ToolStep, arguments: dict[str, object], box: ToolBox) -> ToolOutcome:
+        """Run one `delegate` call: a child loop on the task, its parts inside `step`;
+        its text is the result. Raises ToolCallError for a call that cannot run."""
+        assert self.delegation is not None  # offered, so set
+        names = [s["function"]["name"] for s in box.specs()]
+        asked = delegate.parse(arguments, names)
+        parent = self._parent
+        try:
+            model = parent.model if asked.model is None else self.delegation.resolve(asked.model)
+        except ApiError as exc:
+            raise ToolCallError(f"cannot use that model: {exc}") from exc
+        buffer = ReplyBuffer(
+            parent.limits.max_reply_chars,
+            on_change=lambda: self._changed(step),
+            forward=self._forward,
+        )
+        limits = parent.child_limits()
+        child = type(parent)(
+            f"{parent.id}/{step.id}",
+            model,
+            buffer,
+            limits,
+            parent.approvals,
+            delegation=self.delegation.child(),
+            ids=parent.ids,
+        )
+        step.agent = SubAgentView(asked, model.name, buffer)
+        tools: ToolBox = SubsetToolBox(box, asked.tools) if asked.tools is not None else box
+        if self._slots is None:
+            self._slots = anyio.Semaphore(limits.agents.children_at_once)
+        async with self._slots:
+            self.loops.append(child)
+            if parent.stopping:  # stopped while it waited for a slot
+                child.stop()
+            try:
+                request = ChatRequest(messages=delegate.messages(asked))
+                finished = await child.run(request, tools)
+            finally:
+                parent.stats.add(child.stats.summed)
+                parent.buffer.sources.update(buffer.sources)
+                self._send(step)
+        if finished is None and buffer.over_limit:
+            raise ToolCallError(f"the sub-agent stopped: {buffer.over_limit}")
+        return ToolOutcome(capped(buffer.text) or "(the sub-agent gave no answer)")
+
+    # -- a child's changes, sent up as its step's -----------------------------------------
+
+    def _forward(self, item: FeedItem) -> None:
+        """A child's feed item: its approval waits are the parent's to show at once; the rest
+        is in its step, sent with the step."""
+        if isinstance(item, ApprovalNeeded):
+            self._parent.buffer.publish(item)
+
+    def _changed(self, step: ToolStep) -> None:
+        """A child's text or steps changed: its step is sent (at most once per interval,
+        so a child's every token does not send the whole step again)."""
+        if step.id in self._due:
+            return
+        wait = self._sent_at.get(step.id, 0.0) + self._interval() - time.monotonic()
+        if wait <= 0:
+            self._send(step)
+            return
+        self._due.add(step.id)
+        asyncio.get_running_loop().call_later(wait, self._send, step)
+
+    def _send(self, step: ToolStep) -> None:
+        self._due.discard(step.id)
+        self._sent_at[step.id] = time.monotonic()
+        self._parent.buffer.step_changed(step)
+
+    def _interval(self) -> float:
+        return self._parent.limits.agents.update_interval
+
+
+def tree(loop: AgentLoop) -> Iterator[tuple[AgentLoop, ToolStep]]:
+    """Every step of a loop and of its children, depth first, with the loop that owns it."""
+    for step in loop.buffer.parts.steps:
+        yield loop, step
+    for child in loop.children.loops:
+        yield from tree(child)
+
+
+def receipt(loop: AgentLoop) -> EndedJSON:
+    """What stopping the tree now ends: model calls, tool calls, sub-agents and approval
+    waits under way, and the calls that started and may have acted."""
+    acted: list[ActedJSON] = []
+    tools = agents = approvals = 0
+    for _, step in tree(loop):
+        if step.status == "awaiting_approval":
+            approvals += 1
+        elif step.status != "running":
+            continue
+        elif step.agent is not None:
+            agents += 1
+        else:
+            tools += 1
+            if step.called and not step.read_only:
+                acted.append(
+                    {"server": step.server, "name": step.name, "arguments": step.arguments}
+                )
+    return {
+        "model_calls": sum(1 for each in loops(loop) if each.in_call),
+        "tool_calls": tools,
+        "sub_agents": agents,
+        "approvals": approvals,
+        "may_have_acted": acted,
+    }
+
+
+def loops(loop: AgentLoop) -> Iterator[AgentLoop]:
+    yield loop
+    for child in loop.children.loops:
+        yield from loops(child)
