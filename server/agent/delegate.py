@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from server.agent.buffer import ReplyBuffer
-from server.agent.toolbox import ToolBox, ToolOutcome, ToolTarget
+from server.agent.toolbox import Progress, ToolBox, ToolOutcome, ToolTarget
 from server.errors import ToolCallError
 from server.limits import AgentLimits
 from server.models.registry import ModelEntry
@@ -169,9 +169,12 @@ class SubsetToolBox:
     def trust(self, function: str) -> Trust:
         return self._box.trust(function) if function in self._names else "never"
 
+    def timeout(self, function: str) -> float | None:
+        return self._box.timeout(function)
+
     async def call(
-        self, function: str, arguments: dict[str, Any], time_limit: float
+        self, function: str, arguments: dict[str, Any], progress: Progress | None = None
     ) -> ToolOutcome:
         if function not in self._names:
             raise ToolCallError(f"there is no tool named {function!r}")
-        return await self._box.call(function, arguments, time_limit)
+        return await self._box.call(function, arguments, progress)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from server.types import CitationPartJSON, ToolCallJSON, ToolPartJSON
-from server.types.chunks import ApprovalJSON
+from server.types.chunks import ApprovalJSON, OverdueJSON
 
 
 @dataclass(frozen=True)
@@ -32,10 +32,17 @@ class ApprovalNeeded:
 
 
 @dataclass(frozen=True)
+class CallOverdue:
+    """A call has run for its timeout: the user is asked (`parley.overdue` on the wire)."""
+
+    overdue: OverdueJSON
+
+
+@dataclass(frozen=True)
 class Cited:
     """The reply cited a source as [n] for the first time (`parley.citation` on the wire)."""
 
     citation: CitationPartJSON
 
 
-FeedItem = ToolCallsMade | StepChanged | ApprovalNeeded | Cited
+FeedItem = ToolCallsMade | StepChanged | ApprovalNeeded | CallOverdue | Cited

@@ -18,21 +18,19 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.lowlevel
 
-from server.agent import delegate
 from server.agent.approvals import Approvals, ChatGrants
 from server.agent.buffer import ReplyBuffer
-from server.agent.children import Children, receipt, tree
+from server.agent.children import Children, loops, receipt, tree
 from server.agent.delegate import Delegation
-from server.agent.feed import ApprovalNeeded, ToolCallsMade
+from server.agent.feed import ToolCallsMade
 from server.agent.steps import (
-    NEVER_ALLOWED,
     CallBuilder,
     ToolStep,
-    parse_arguments,
 )
+from server.agent.tool_runs import OverdueAction, ToolRuns, parsed_arguments, well_formed
 from server.agent.toolbox import ToolBox
 from server.agent.untrusted import with_agent_note
-from server.errors import BackendError, ConflictError, ToolCallError
+from server.errors import BackendError, ConflictError
 from server.models.base import (
     ChatRequest,
     StopSignal,
@@ -44,16 +42,12 @@ from server.models.base import (
 from server.models.registry import ModelEntry
 from server.settings import Limits
 from server.types import (
-    ChatMessage,
     Decision,
     EndedJSON,
     Remember,
     ToolCallJSON,
-    ToolFunctionJSON,
-    Trust,
     Usage,
 )
-from server.types.chunks import ApprovalJSON
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +103,7 @@ class AgentLoop:
         # shared with the children, so one decision route and one `close` serve the tree.
         self.approvals = approvals or Approvals(None, ChatGrants())
         self.children = Children(self, delegation)
+        self.tools = ToolRuns(self)  # this loop's tool steps (server/agent/tool_runs.py)
         self.ids: set[str] = set() if ids is None else ids
         self._signal = StopSignal()  # the current model call's
 
@@ -171,12 +166,10 @@ class AgentLoop:
                 self.tool_calls = calls
                 return end
             said = "".join(self.buffer.pieces[first_piece:])
-            parsed = [_parsed(call) for call in calls]  # each call's arguments, parsed once
-            echoed = [
-                _well_formed(call, arguments) for call, arguments in zip(calls, parsed, strict=True)
-            ]
+            parsed = [parsed_arguments(call) for call in calls]  # parsed once, here
+            echoed = [well_formed(c, a) for c, a in zip(calls, parsed, strict=True)]
             messages.append({"role": "assistant", "content": said, "tool_calls": echoed})
-            messages.extend(await self._run_tools(toolbox, calls, parsed, limited=last))
+            messages.extend(await self.tools.run(toolbox, calls, parsed, limited=last))
             if last:
                 return end
         return None  # not reached: the last step returns
@@ -231,101 +224,6 @@ class AgentLoop:
         self.stats.add(finished.usage)
         return finished, builder.calls(f"call-{self.id[:8]}-{self.stats.model_calls}")
 
-    async def _run_tools(
-        self,
-        toolbox: ToolBox,
-        calls: list[ToolCallJSON],
-        parsed: list[dict[str, object] | ValueError],
-        *,
-        limited: bool,
-    ) -> list[ChatMessage]:
-        """Run the calls (at once, concurrently) as steps of the reply; return the `tool`
-        messages that tell the model their results. A call that needs the user's approval
-        waits for it (server/agent/approvals.py). A stop cancels every call and every wait."""
-        runnable: list[tuple[ToolStep, dict[str, object]]] = []
-        steps = []
-        for call, arguments in zip(calls, parsed, strict=True):
-            function = call["function"]["name"]
-            delegating = function == delegate.FUNCTION and self.children.offered
-            target = delegate.TARGET if delegating else toolbox.target(function)
-            step = ToolStep(
-                id=call["id"],
-                function=function,
-                server=target.server if target else "",
-                name=target.tool if target else function,
-                arguments=call["function"]["arguments"],
-                read_only=target.read_only if target else False,
-            )
-            steps.append(step)
-            self.buffer.step_added(step)
-            if limited:
-                step.end(
-                    "error",
-                    f"not run: the turn reached its limit of {self.limits.max_steps} steps",
-                )
-            elif target is None:
-                step.end("error", f"there is no tool named {function!r}")
-            elif isinstance(arguments, ValueError):
-                step.end("error", str(arguments))
-            else:
-                # A sub-agent's own calls ask, each as its tool's trust says.
-                trust: Trust = "allow" if delegating else toolbox.trust(function)
-                verdict = self.approvals.verdict(step, trust)
-                if verdict == "refuse":
-                    step.end("denied", NEVER_ALLOWED)
-                else:
-                    if verdict == "ask":
-                        self.approvals.ask(step, trust)
-                    runnable.append((step, arguments))
-            self.buffer.step_changed(step)
-            if step.status == "awaiting_approval":
-                self.buffer.publish(ApprovalNeeded(_approval(step)))
-        if runnable:
-            async with anyio.create_task_group() as tg:
-                for step, arguments in runnable:
-                    tg.start_soon(self._run_tool, toolbox, step, arguments)
-        return [{"role": "tool", "tool_call_id": s.id, "content": s.for_model()} for s in steps]
-
-    async def _run_tool(
-        self, toolbox: ToolBox, step: ToolStep, arguments: dict[str, object]
-    ) -> None:
-        try:
-            if step.status == "awaiting_approval" and not await self.approvals.wait(step):
-                return  # denied: the decision ended the step and told the followers
-            if self.stopping:
-                # Allowed, but the run was stopped before this task went on: nothing runs.
-                # (No await between this check and the call: a stop cannot slip in.)
-                step.interrupt()
-                self.buffer.step_changed(step)
-                return
-            step.called = True
-            if step.target_is(delegate.TARGET) and self.children.offered:
-                outcome = await self.children.run(step, arguments, toolbox)
-            else:
-                time_limit = self.limits.tool_call_timeout
-                outcome = await toolbox.call(step.function, arguments, time_limit)
-        except anyio.get_cancelled_exc_class():
-            # Stopped: the call was cancelled (the server told) and is no longer waited on;
-            # whatever it answers later is dropped. A call still awaiting approval never ran.
-            step.interrupt()
-            self.buffer.step_changed(step)
-            raise
-        except ToolCallError as exc:
-            step.end("error", str(exc))
-        except Exception as exc:
-            log.exception("run %s: tool %s failed", self.id, step.function)
-            step.end("error", f"internal error: {type(exc).__name__}")
-        else:
-            if self.stopping:
-                # Its result came in the very moment the run was stopped: not taken.
-                step.interrupt()
-            else:
-                step.from_tool = True
-                step.end("error" if outcome.is_error else "completed", outcome.text)
-                for source in outcome.sources:
-                    self.buffer.sources[source["n"]] = source
-        self.buffer.step_changed(step)
-
     def _add_call_piece(self, builder: CallBuilder, piece: ToolCallDelta) -> bool:
         """A piece of a tool call; False once the reply is over its size limit."""
         builder.add(piece)
@@ -364,6 +262,16 @@ class AgentLoop:
             owners.get(step.id, self).buffer.step_changed(step)
         return changed[0]
 
+    def answer_overdue(self, call_id: str, action: OverdueAction) -> ToolStep | None:
+        """The user's answer on a call of the tree that ran for its timeout: the step; None
+        if no call of this run has that id. ConflictError when it is not asked now."""
+        for each in loops(self):
+            if each.tools.asked(call_id):
+                return each.tools.answer(call_id, action)
+        if any(step.id == call_id for _, step in tree(self)):
+            raise ConflictError("this call is not waiting for an answer", code="not_overdue")
+        return None
+
     async def _release_model(self, signal: StopSignal, streamed: bool) -> None:
         """Give the model's slot back once the call's work has really stopped (bounded by
         `stop_timeout`; after that, the slot is given back when the work ends)."""
@@ -387,31 +295,3 @@ class AgentLoop:
             lease.release(self)
 
         signal.when_stopped(release_late)
-
-
-def _approval(step: ToolStep) -> ApprovalJSON:
-    return {
-        "call_id": step.id,
-        "server": step.server,
-        "tool": step.name,
-        "function": step.function,
-        "arguments": step.arguments,
-    }
-
-
-def _parsed(call: ToolCallJSON) -> dict[str, object] | ValueError:
-    """A call's arguments as an object, or what is wrong with them."""
-    try:
-        return parse_arguments(call["function"]["arguments"])
-    except ValueError as exc:
-        return exc
-
-
-def _well_formed(call: ToolCallJSON, arguments: dict[str, object] | ValueError) -> ToolCallJSON:
-    """A call as it goes back to the model in the history: a name and JSON-object arguments
-    even when the model wrote neither (strict upstreams refuse anything else; the step's
-    error result tells the model what was wrong)."""
-    name = call["function"]["name"]
-    text = "{}" if isinstance(arguments, ValueError) else call["function"]["arguments"]
-    function: ToolFunctionJSON = {"name": name or "unnamed_tool", "arguments": text}
-    return {"id": call["id"], "type": "function", "function": function}

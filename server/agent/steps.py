@@ -24,6 +24,7 @@ from server.types import (
     AgentPartJSON,
     CitationPartJSON,
     PartJSON,
+    ProgressJSON,
     ToolCallJSON,
     ToolPartJSON,
     ToolStatus,
@@ -65,6 +66,8 @@ class ToolStep:
     called: bool = False  # the call went to its tool (so it may have acted)
     read_only: bool = False  # its tool says it changes nothing (MCP's readOnlyHint)
     agent: AgentView | None = None  # the sub-agent it runs (the `delegate` tool)
+    progress: ProgressJSON | None = None  # what its tool last reported of a long call
+    overdue: float | None = None  # seconds run when the user was asked to keep waiting
 
     def end(self, status: ToolStatus, result: str | None) -> None:
         """Record how the call ended; a step already ended stays as it was (a late
@@ -108,6 +111,10 @@ class ToolStep:
         }
         if self.read_only:
             part["read_only"] = True
+        if self.progress is not None:
+            part["progress"] = self.progress
+        if self.overdue is not None and self.status == "running":
+            part["overdue"] = self.overdue
         if self.agent is not None:
             part["agent"] = self.agent.json()
         return part

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -31,6 +32,10 @@ class ToolOutcome:
     sources: tuple[CitationPartJSON, ...] = ()
 
 
+Progress = Callable[[float, float | None, str | None], None]
+"""A long call's progress as its tool reports it: (progress, total or None, message or None)."""
+
+
 class ToolBox(Protocol):
     """The tools offered in one turn, fixed when the turn opens."""
 
@@ -47,12 +52,17 @@ class ToolBox(Protocol):
         read at each call, so a change in Settings counts for the next call."""
         ...
 
+    def timeout(self, function: str) -> float | None:
+        """Seconds a call runs before the user is asked to keep waiting or stop it (None:
+        Parley's `--tool-timeout`). A call is never cut without asking."""
+        ...
+
     async def call(
-        self, function: str, arguments: dict[str, Any], time_limit: float
+        self, function: str, arguments: dict[str, Any], progress: Progress | None = None
     ) -> ToolOutcome:
-        """Run one call. Cancelling the caller cancels the call the way its protocol says
-        (MCP: `notifications/cancelled`) and stops waiting at once; a late result is dropped.
-        Raises ToolCallError."""
+        """Run one call; `progress` is told what the tool reports of a long call. Cancelling
+        the caller cancels the call the way its protocol says (MCP: `notifications/cancelled`)
+        and stops waiting at once; a late result is dropped. Raises ToolCallError."""
         ...
 
 
@@ -85,10 +95,16 @@ class CombinedToolBox:
                 return box.trust(function)
         return "never"
 
+    def timeout(self, function: str) -> float | None:
+        for box in self._boxes:
+            if box.target(function) is not None:
+                return box.timeout(function)
+        return None
+
     async def call(
-        self, function: str, arguments: dict[str, Any], time_limit: float
+        self, function: str, arguments: dict[str, Any], progress: Progress | None = None
     ) -> ToolOutcome:
         for box in self._boxes:
             if box.target(function) is not None:
-                return await box.call(function, arguments, time_limit)
+                return await box.call(function, arguments, progress)
         raise ToolCallError(f"there is no tool named {function!r}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.agent.toolbox import ToolOutcome, ToolTarget, capped
+from server.agent.toolbox import Progress, ToolOutcome, ToolTarget, capped
 from server.agent.untrusted import untrusted
 from server.errors import StorageError, ToolCallError
 from server.library.service import Library
@@ -127,8 +127,11 @@ class DocumentsTool:
         # its passages reach the model as untrusted data.
         return "allow"
 
+    def timeout(self, function: str) -> float | None:
+        return None  # a search of the index: its reads are bounded on their own
+
     async def call(
-        self, function: str, arguments: dict[str, Any], time_limit: float
+        self, function: str, arguments: dict[str, Any], progress: Progress | None = None
     ) -> ToolOutcome:
         query = arguments.get("query")
         k = arguments.get("k", DEFAULT_K)

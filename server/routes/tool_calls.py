@@ -5,6 +5,11 @@
          remember, step}; 400 a bad field (named); 404 an unknown conversation or call;
          409 a call that is not waiting (decided already, its turn ended, or it never asked)
 
+    POST /api/conversations/{id}/tool-calls/{call_id}/overdue
+         {"action": "wait" | "stop"}   → 200 {action, step}: a call that ran for its timeout
+         (`parley.overdue`) is waited for again, or stopped (the model is told the user
+         stopped it); 409 a call that is not asked about now (issue 41)
+
 The decision is taken synchronously by the run that waits (server/agent/approvals.py), on
 the server's loop, so it either reaches a waiting call or is a 409: a late decision never
 runs anything.
@@ -16,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from server.agent.tool_runs import OverdueAction
 from server.errors import BadRequestError, ConflictError, NotFoundError
 from server.http.jsonbody import JSONObject, read_object
 from server.routes.services import services
@@ -59,10 +65,34 @@ async def decide_tool_call(request: Request) -> JSONResponse:
     raise NotFoundError(f"no tool call with id {call_id!r} in conversation {conversation_id!r}")
 
 
+ACTIONS: tuple[OverdueAction, ...] = ("wait", "stop")
+
+
+async def answer_overdue(request: Request) -> JSONResponse:
+    svc = services(request)
+    conversation_id: str = request.path_params["conversation_id"]
+    call_id: str = request.path_params["call_id"]
+    action = (await read_object(request, svc.settings.limits)).get("action")
+    if action not in ACTIONS:
+        raise BadRequestError('\'action\' must be "wait" or "stop"', code="invalid_field")
+    for run in svc.runs.runs_of(conversation_id):
+        step = run.agent.answer_overdue(call_id, action)  # raises ConflictError
+        if step is not None:
+            return JSONResponse({"action": action, "step": step.json()})
+    if await svc.store.find_conversation(conversation_id) is None:
+        raise NotFoundError(f"no conversation with id {conversation_id!r}")
+    raise ConflictError("this call is not waiting for an answer", code="not_overdue")
+
+
 routes = [
     Route(
         "/api/conversations/{conversation_id}/tool-calls/{call_id}",
         decide_tool_call,
+        methods=["POST"],
+    ),
+    Route(
+        "/api/conversations/{conversation_id}/tool-calls/{call_id}/overdue",
+        answer_overdue,
         methods=["POST"],
     ),
 ]

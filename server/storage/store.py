@@ -379,7 +379,19 @@ def _has_tool_step(conn: sqlite3.Connection, cid: str, call_id: str) -> bool:
             parts = json.loads(stored)
         except ValueError:
             continue
-        for part in parts if isinstance(parts, list) else []:
-            if isinstance(part, dict) and part.get("type") == "tool" and part.get("id") == call_id:
-                return True
+        if _has_step(parts, call_id):
+            return True
+    return False
+
+
+def _has_step(parts: object, call_id: str, depth: int = 0) -> bool:
+    """A tool step with this id among `parts`, or among a sub-agent's parts."""
+    for part in parts if isinstance(parts, list) and depth < MAX_AGENT_DEPTH else []:
+        if not (isinstance(part, dict) and part.get("type") == "tool"):
+            continue
+        agent = part.get("agent")
+        if part.get("id") == call_id or (
+            isinstance(agent, dict) and _has_step(agent.get("parts"), call_id, depth + 1)
+        ):
+            return True
     return False

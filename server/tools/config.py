@@ -7,6 +7,8 @@
 true` keeps an entry without running it. `"trust": "ask"` (the default) or `"allow"`: whether
 a call to its tools waits for the user's approval; `"toolTrust": {"TOOL": "ask" | "chat" |
 "allow" | "never"}` overrides that per tool (Settings writes it; server/agent/approvals.py).
+`"timeout": SECONDS` and `"toolTimeout": {"TOOL": SECONDS}`: how long a call runs before the
+user is asked whether to keep waiting (else Parley's `--tool-timeout`).
 Other keys (of an entry or of the file) are kept as they are when Parley writes the file. An
 entry that is not valid is reported with why, and the others still run; a file that cannot be
 read at all runs no server at start, and is never written over (see McpConfigFile). Edits
@@ -90,6 +92,12 @@ class ServerEntry:
     def effective_trust(self, tool: str) -> Trust:
         return self.tool_trust(tool) or self.trust
 
+    def timeout(self, tool: str) -> float | None:
+        """Seconds a call of the tool runs before the user is asked (None: Parley's)."""
+        per_tool = self.config.get("toolTimeout")
+        found = per_tool.get(tool) if isinstance(per_tool, dict) else None
+        return found if _seconds(found) else (self.config.get("timeout") or None)
+
 
 def check_name(name: str) -> str:
     if not (0 < len(name) <= MAX_NAME_CHARS and NAME_PATTERN.match(name)):
@@ -123,8 +131,32 @@ def check_entry(value: object) -> ToolServerConfigJSON:
     if "trust" in entry and entry["trust"] not in SERVER_TRUSTS:
         raise ConfigEntryError(''''trust' must be "ask" or "allow"''')
     _tool_trusts(entry)
+    _timeouts(entry)
     _check_text(entry, "the entry")
     return cast(ToolServerConfigJSON, entry)
+
+
+MAX_TIMEOUT_S = 86_400.0
+
+
+def _seconds(value: object) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and 0 < value <= MAX_TIMEOUT_S
+    )
+
+
+def _timeouts(entry: dict[str, Any]) -> None:
+    if "timeout" in entry and not _seconds(entry["timeout"]):
+        raise ConfigEntryError(f"'timeout' must be seconds, above 0 and at most {MAX_TIMEOUT_S:g}")
+    value = entry.get("toolTimeout", {})
+    if not isinstance(value, dict):
+        raise ConfigEntryError("'toolTimeout' must be an object of tool names and seconds")
+    for tool, seconds in value.items():
+        check_tool_name(tool)
+        if not _seconds(seconds):
+            raise ConfigEntryError(f"'toolTimeout.{tool}' must be seconds, above 0")
 
 
 def _tool_trusts(entry: dict[str, Any]) -> None:

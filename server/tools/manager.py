@@ -18,7 +18,7 @@ import anyio.to_thread
 import mcp_types
 
 from server.agent.approvals import ChatGrants
-from server.agent.toolbox import ToolBox, ToolOutcome, ToolTarget
+from server.agent.toolbox import Progress, ToolBox, ToolOutcome, ToolTarget
 from server.errors import ToolCallError
 from server.limits import StopTimes, ToolLimits
 from server.tools.config import McpConfigFile, ServerEntry
@@ -27,7 +27,8 @@ from server.tools.names import function_name
 from server.types import ToolServerConfigJSON, ToolsJSON, ToolsSummaryJSON, Trust
 
 FILE_POLL_S = ToolLimits.config_poll  # server/limits.py
-TRUST_KEYS = ("trust", "toolTrust")  # an entry's keys a running server does not depend on
+# An entry's keys a running server does not depend on (a change restarts nothing).
+TRUST_KEYS = ("trust", "toolTrust", "timeout", "toolTimeout")
 
 
 class ToolManager:
@@ -211,11 +212,15 @@ class TurnTools:
         server, tool = found
         return server.entry.effective_trust(tool.name)  # the entry as it is now
 
+    def timeout(self, function: str) -> float | None:
+        found = self._tools.get(function)
+        return found[0].entry.timeout(found[1].name) if found else None
+
     async def call(
-        self, function: str, arguments: dict[str, Any], time_limit: float
+        self, function: str, arguments: dict[str, Any], progress: Progress | None = None
     ) -> ToolOutcome:
         found = self._tools.get(function)
         if found is None:
             raise ToolCallError(f"there is no tool named {function!r}")
         server, tool = found
-        return await server.call(tool.name, arguments, time_limit)
+        return await server.call(tool.name, arguments, progress)

@@ -25,7 +25,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from server.agent.toolbox import ToolOutcome, capped
+from server.agent.toolbox import Progress, ToolOutcome, capped
 from server.errors import ToolCallError
 from server.limits import StopTimes, ToolLimits
 from server.tools.config import ServerEntry
@@ -133,7 +133,17 @@ class McpServer:
         await self._stopped.wait()
 
     async def _serve(self) -> None:
-        async with self._connection() as (streams, closed), ClientSession(*streams) as session:
+        changed = anyio.Event()
+
+        async def on_message(message: object) -> None:
+            # Not awaited work: the session's own receive loop runs this.
+            if isinstance(message, mcp_types.ToolListChangedNotification):
+                changed.set()
+
+        async with (
+            self._connection() as (streams, closed),
+            ClientSession(*streams, message_handler=on_message) as session,
+        ):
             with anyio.fail_after(START_TIMEOUT_S):
                 await session.initialize()
                 tools = [tool for tool in await _list_tools(session) if self._usable(tool)]
@@ -141,7 +151,10 @@ class McpServer:
             self.state, self.error = "ready", None
             log.info("MCP server %r ready with %d tools", self.name, len(tools))
             try:
-                await closed.wait()  # a crash; a stop cancels this attempt's scope
+                async with anyio.create_task_group() as group:
+                    group.start_soon(self._follow_tool_list, session, changed)
+                    await closed.wait()  # a crash; a stop cancels this attempt's scope
+                    group.cancel_scope.cancel()
                 # Its exit code, for the reason shown.
                 with anyio.move_on_after(ToolLimits.exit_code_wait):
                     while getattr(self._process, "returncode", 0) is None:  # noqa: ASYNC110
@@ -173,6 +186,21 @@ class McpServer:
 
     _process: Any = None
 
+    async def _follow_tool_list(self, session: ClientSession, changed: anyio.Event) -> None:
+        """`notifications/tools/list_changed`: the tools are listed again; the next turn
+        offers them (a turn's tools are fixed when it opens)."""
+        while True:
+            await changed.wait()
+            changed = anyio.Event()
+            try:
+                with anyio.fail_after(START_TIMEOUT_S):
+                    listed = await _list_tools(session)
+            except (MCPError, TimeoutError, anyio.ClosedResourceError) as exc:
+                log.warning("MCP server %r: could not list its changed tools: %s", self.name, exc)
+                continue
+            self.tools = [tool for tool in listed if self._usable(tool)]
+            log.info("MCP server %r now has %d tools", self.name, len(self.tools))
+
     def _usable(self, tool: mcp_types.Tool) -> bool:
         """A tool whose schema is strict JSON (no NaN): any other cannot be sent to a model."""
         try:
@@ -193,16 +221,25 @@ class McpServer:
 
     # -- calls (from runs' tasks) ---------------------------------------------------------
 
-    async def call(self, tool: str, arguments: dict[str, Any], time_limit: float) -> ToolOutcome:
+    async def call(
+        self, tool: str, arguments: dict[str, Any], progress: Progress | None = None
+    ) -> ToolOutcome:
+        """One call, as long as it takes (the caller decides when to stop waiting: a
+        cancel tells the server); what the server reports of its progress goes to `progress`."""
         session = self._session
         if session is None or self.state != "ready":
             why = f": {self.error}" if self.error else ""
             raise ToolCallError(f"the tool server {self.name!r} is not running ({self.state}{why})")
+
+        tell = progress
+
+        async def reported(progress: float, total: float | None, message: str | None) -> None:
+            if tell is not None:
+                tell(progress, total, message)
+
         try:
-            result = await session.call_tool(tool, arguments, read_timeout_seconds=time_limit)
+            result = await session.call_tool(tool, arguments, progress_callback=reported)
         except MCPError as exc:
-            if exc.code == mcp_types.REQUEST_TIMEOUT:
-                raise ToolCallError(f"the call timed out after {time_limit:g} s") from exc
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 raise ToolCallError(self._stopped_during_call()) from exc
             raise ToolCallError(

@@ -11,7 +11,7 @@ from typing import Literal, NotRequired, TypedDict
 from server.errors import BadGatewayError
 from server.storage.store import Ending
 from server.types import CitationPartJSON, FinishReason, ToolCallJSON, ToolPartJSON, Usage
-from server.types.chunks import ApprovalJSON, ChunkJSON, DeltaJSON, OutcomeJSON
+from server.types.chunks import ApprovalJSON, ChunkJSON, DeltaJSON, OutcomeJSON, OverdueJSON
 
 DONE = b"data: [DONE]\n\n"
 
@@ -104,6 +104,13 @@ class ChunkWriter:
         chunk = self.chunk({})
         chunk["choices"] = []
         chunk["parley"] = {"approval": approval}
+        return chunk
+
+    def overdue(self, overdue: OverdueJSON) -> ChunkJSON:
+        """A call ran for its timeout: keep waiting or stop it? No choices, it under `parley`."""
+        chunk = self.chunk({})
+        chunk["choices"] = []
+        chunk["parley"] = {"overdue": overdue}
         return chunk
 
     def citation(self, part: CitationPartJSON) -> ChunkJSON:

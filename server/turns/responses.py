@@ -13,7 +13,7 @@ import anyio
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from server.agent.feed import ApprovalNeeded, Cited, StepChanged, ToolCallsMade
+from server.agent.feed import ApprovalNeeded, CallOverdue, Cited, StepChanged, ToolCallsMade
 from server.errors import ApiError, BadGatewayError, UnavailableError
 from server.http.error_response import ErrorResponse
 from server.turns.completions import DONE, ChunkWriter, TurnIds, encode
@@ -76,6 +76,8 @@ class RunEventStream(RunResponse):
                 body = encode(self.writer.step(item.step))
             elif isinstance(item, ApprovalNeeded):
                 body = encode(self.writer.approval(item.approval))
+            elif isinstance(item, CallOverdue):
+                body = encode(self.writer.overdue(item.overdue))
             elif isinstance(item, Cited):
                 body = encode(self.writer.citation(item.citation))
             else:

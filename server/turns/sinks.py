@@ -7,7 +7,7 @@ from __future__ import annotations
 import concurrent.futures
 from typing import Any, Protocol
 
-from server.agent.toolbox import ToolBox, ToolOutcome, ToolTarget
+from server.agent.toolbox import Progress, ToolBox, ToolOutcome, ToolTarget
 from server.errors import NotFoundError, ToolCallError
 from server.ids import new_id
 from server.library.tool import PromptDocuments, SourceNumbers
@@ -191,8 +191,11 @@ class _NoTools:
     def trust(self, function: str) -> Trust:
         return "never"
 
+    def timeout(self, function: str) -> float | None:
+        return None
+
     async def call(
-        self, function: str, arguments: dict[str, Any], time_limit: float
+        self, function: str, arguments: dict[str, Any], progress: Progress | None = None
     ) -> ToolOutcome:
         raise ToolCallError(f"there is no tool named {function!r}")
 

@@ -90,11 +90,21 @@ class ToolPartJSON(TypedDict):
     started_at: float
     ended_at: float | None
     read_only: NotRequired[bool]  # the tool says it changes nothing (MCP's readOnlyHint)
+    progress: NotRequired[ProgressJSON]  # what a long call's tool last reported
+    overdue: NotRequired[float]  # seconds it had run when the user was asked (while asked)
     agent: NotRequired[AgentPartJSON]  # the sub-agent this step ran (the `delegate` tool)
 
 
 # How deep a stored reply's sub-agents (a tool part's `agent.parts`) are read, at most.
 MAX_AGENT_DEPTH = 8
+
+
+class ProgressJSON(TypedDict):
+    """A long call's progress as its tool reports it (MCP progress notifications)."""
+
+    progress: float
+    total: float | None
+    message: str | None
 
 
 class AgentPartJSON(TypedDict):
@@ -289,6 +299,10 @@ class ToolServerConfigJSON(TypedDict, total=False):
     disabled: bool
     trust: Literal["ask", "allow"]  # the server's tools: ask before each call (default)
     toolTrust: dict[str, Trust]  # per tool, overriding `trust` (Settings)
+    # Seconds a call may run before the user is asked to keep waiting or stop it (issue 41):
+    # the server's, and per tool; else Parley's --tool-timeout.
+    timeout: float
+    toolTimeout: dict[str, float]
 
 
 class ToolInfoJSON(TypedDict):

@@ -50,12 +50,24 @@ class ApprovalJSON(TypedDict):
     arguments: str  # JSON text, as the model wrote it, whole
 
 
+class OverdueJSON(TypedDict):
+    """A call has run for its timeout (`parley.overdue` of a chunk): keep waiting, or stop it?
+    Answer with `POST /api/conversations/{id}/tool-calls/{call_id}/overdue`."""
+
+    call_id: str
+    server: str
+    tool: str
+    function: str
+    waited_s: float
+
+
 class StepEventJSON(TypedDict, total=False):
-    """A tool step began or changed, a call awaits approval, or the reply cited a source
-    (`parley` of a chunk that is not the last): one of the three."""
+    """A tool step began or changed, a call awaits approval or an answer on its wait, or the
+    reply cited a source (`parley` of a chunk that is not the last): one of the four."""
 
     step: ToolPartJSON
     approval: ApprovalJSON
+    overdue: OverdueJSON
     citation: CitationPartJSON
 
 

@@ -19,7 +19,7 @@ from server.library.sources import MAX_LINE_CHARS
 from server.types import CitationPartJSON
 from tests.desktop.conftest import GuiApp, run, with_tools
 from tests.desktop.test_markdown_render import block_tops
-from tests.support.tools import ToolLog
+from tests.support.tools import TOOL_COUNT, ToolLog
 from tests.support.upstream import Script, ScriptedUpstream
 
 pytestmark = pytest.mark.slow
@@ -142,12 +142,12 @@ def test_the_mcp_servers_dialog_shows_adds_and_removes_servers(
     dialog = gui.window.findChild(ToolsDialog)
     assert dialog is not None
     qtbot.waitUntil(lambda: dialog.table.rowCount() == 1, timeout=5_000)
-    assert dialog.table.item(0, 1).text() == "ready with 10 tools"
+    assert dialog.table.item(0, 1).text() == f"ready with {TOOL_COUNT} tools"
     dialog.table.selectRow(0)
     tools = dialog.tools_table
     assert [tools.item(row, 0).text() for row in range(tools.rowCount())][:1] == ["echo"]
     assert tools.item(0, 2).text() == "Say the text back."
-    assert "t: ready with 10 tools" in dialog.details.toPlainText()
+    assert f"t: ready with {TOOL_COUNT} tools" in dialog.details.toPlainText()
 
     dialog.new_button.click()
     dialog.name_edit.setText("second")

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication
 from desktop.widgets.tools_dialog import ToolsDialog
 from tests.desktop.conftest import GuiApp, run, with_tools
 from tests.desktop.test_accessibility import controls, spoken_name
-from tests.support.tools import ToolLog
+from tests.support.tools import TOOL_COUNT, ToolLog
 from tests.support.upstream import Script, ScriptedUpstream
 
 pytestmark = pytest.mark.slow
@@ -33,7 +33,7 @@ def open_dialog(gui: GuiApp, qtbot: Any) -> ToolsDialog:
     assert dialog is not None
     qtbot.waitUntil(lambda: dialog.table.rowCount() == 1, timeout=5_000)
     dialog.table.selectRow(0)
-    qtbot.waitUntil(lambda: dialog.tools_table.rowCount() == 10, timeout=5_000)
+    qtbot.waitUntil(lambda: dialog.tools_table.rowCount() == TOOL_COUNT, timeout=5_000)
     return dialog
 
 
@@ -160,7 +160,7 @@ def test_the_servers_trust_is_written_into_its_entry(
     assert json.loads(dialog.entry_edit.toPlainText())["trust"] == "allow"
     dialog.save_button.click()
     qtbot.waitUntil(lambda: dialog.table.item(0, 2).text() == "allowed", timeout=5_000)
-    qtbot.waitUntil(lambda: dialog.tools_table.rowCount() == 10, timeout=30_000)
+    qtbot.waitUntil(lambda: dialog.tools_table.rowCount() == TOOL_COUNT, timeout=30_000)
     assert dialog.tools_table.box_of("danger").currentText() == "Server default (allow)"
     assert json.loads(config_text(data_dir))["mcpServers"]["t"]["trust"] == "allow"
 

@@ -18,7 +18,8 @@ import sys
 import time
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import ToolAnnotations
 
 LOG = sys.argv[1] if len(sys.argv) > 1 else os.devnull
 server = MCPServer("parley-test-tools")
@@ -99,6 +100,48 @@ async def danger(target: str = "") -> str:
     """Does something the user must approve first (tests of approval record every call)."""
     record("call", tool="danger", target=target)
     return f"did something dangerous to {target!r}"
+
+
+@server.tool()
+async def progressing(steps: int, pause: float, ctx: Context, tag: str = "") -> str:
+    """Works in steps, reporting its progress after each; a cancellation is recorded."""
+    record("call", tool="progressing", tag=tag)
+    try:
+        for done in range(1, steps + 1):
+            await anyio.sleep(pause)
+            await ctx.report_progress(done, steps, f"step {done} of {steps}")
+            record("progress", tool="progressing", tag=tag, done=done)
+    except anyio.get_cancelled_exc_class():
+        record("cancelled", tool="progressing", tag=tag)
+        raise
+    record("done", tool="progressing", tag=tag)
+    return f"{steps} steps done"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+async def look(seconds: float, tag: str = "") -> str:
+    """Reads something (it says it changes nothing), slowly."""
+    record("call", tool="look", tag=tag)
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        record("cancelled", tool="look", tag=tag)
+        raise
+    return "looked"
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Adds the tool `grown` and tells the client its tool list changed."""
+
+    async def grown() -> str:
+        """A tool that did not exist when the server started."""
+        return "grown"
+
+    server.add_tool(grown)
+    await ctx.session.send_tool_list_changed()
+    record("grew")
+    return "added a tool"
 
 
 @server.tool()

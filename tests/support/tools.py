@@ -13,6 +13,7 @@ from typing import Any
 from tests.support.waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
+TOOL_COUNT = 13  # the tools tests/support/mcp_tools.py offers
 
 
 def tool_server(log: Path, trust: str | None = "allow", **env: str) -> dict[str, Any]:

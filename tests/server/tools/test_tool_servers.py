@@ -16,7 +16,7 @@ from tests.support.client import request
 from tests.support.database import stored_parts
 from tests.support.parley import Parley
 from tests.support.process import ServerProcess
-from tests.support.tools import ToolLog, tool_server, write_config
+from tests.support.tools import TOOL_COUNT, ToolLog, tool_server, write_config
 from tests.support.upstream import Script, ScriptedUpstream
 from tests.support.waiting import wait_for
 
@@ -95,7 +95,7 @@ def test_bad_entries_are_reported_each_with_its_reason(
         fails = wait_state(parley, "fails", "error")
         assert "exit" in fails["error"] or "Connection closed" in fails["error"]
         assert "cannot start: scripted failure" in fails["stderr_tail"]
-        assert parley.status()["tools"] == {"servers": 5, "ready": 1, "tools": 10}
+        assert parley.status()["tools"] == {"servers": 5, "ready": 1, "tools": TOOL_COUNT}
         assert {t["function"] for t in found["good"]["tools"]} >= {"good__echo", "good__slow"}
     finally:
         parley.stop()
@@ -241,7 +241,7 @@ def test_a_server_over_streamable_http_is_called_and_stopped(
         parley = Parley(data_dir, upstream.base_url).start()
         try:
             ready = wait_state(parley, "web", "ready")
-            assert ready["transport"] == "http" and len(ready["tools"]) == 10
+            assert ready["transport"] == "http" and len(ready["tools"]) == TOOL_COUNT
             echo = {"name": "web__echo", "arguments": '{"text": "over http"}'}
             slow = {"name": "web__slow", "arguments": '{"seconds": 30, "tag": "h"}'}
             upstream.queue = [Script(tokens=0, tool_calls=[echo]), Script(texts=["ok"])]

@@ -1,0 +1,275 @@
+"""The tool steps of one agent loop (server/agent/loop.py): the calls the model made, run at
+once as steps of the reply, each after the user's approval where its trust says so.
+
+A long call is never cut without asking (issue 41): what its tool reports of its progress is
+shown on its step as it comes, and once it has run for its timeout (the tool's, the
+server's, or Parley's `--tool-timeout`) the user is asked whether to keep waiting or stop it
+(`parley.overdue`); a stopped call's step tells the model the user stopped it. Nobody to ask
+(a turn no window follows): the call goes on. The run's stop cancels every call and wait.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+import anyio
+
+from server.agent import delegate
+from server.agent.feed import ApprovalNeeded, CallOverdue
+from server.agent.steps import NEVER_ALLOWED, ToolStep, parse_arguments
+from server.agent.toolbox import ToolBox, ToolOutcome
+from server.errors import ConflictError, ToolCallError
+from server.types import ChatMessage, ToolCallJSON, ToolFunctionJSON, Trust
+from server.types.chunks import ApprovalJSON, OverdueJSON
+
+if TYPE_CHECKING:
+    from server.agent.loop import AgentLoop
+
+log = logging.getLogger(__name__)
+
+OverdueAction = Literal["wait", "stop"]
+
+
+@dataclass
+class _Overdue:
+    step: ToolStep
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    action: OverdueAction = "wait"
+
+
+class ToolRuns:
+    def __init__(self, loop: AgentLoop) -> None:
+        self._loop = loop
+        self._overdue: dict[str, _Overdue] = {}  # calls whose user is asked now
+        self._progress_sent: dict[str, float] = {}
+
+    async def run(
+        self,
+        toolbox: ToolBox,
+        calls: list[ToolCallJSON],
+        parsed: list[dict[str, object] | ValueError],
+        *,
+        limited: bool,
+    ) -> list[ChatMessage]:
+        """Run the calls (at once, concurrently) as steps of the reply; return the `tool`
+        messages that tell the model their results. A call that needs the user's approval
+        waits for it (server/agent/approvals.py). A stop cancels every call and every wait."""
+        loop = self._loop
+        runnable: list[tuple[ToolStep, dict[str, object]]] = []
+        steps = []
+        for call, arguments in zip(calls, parsed, strict=True):
+            function = call["function"]["name"]
+            delegating = function == delegate.FUNCTION and loop.children.offered
+            target = delegate.TARGET if delegating else toolbox.target(function)
+            step = ToolStep(
+                id=call["id"],
+                function=function,
+                server=target.server if target else "",
+                name=target.tool if target else function,
+                arguments=call["function"]["arguments"],
+                read_only=target.read_only if target else False,
+            )
+            steps.append(step)
+            loop.buffer.step_added(step)
+            if limited:
+                step.end(
+                    "error",
+                    f"not run: the turn reached its limit of {loop.limits.max_steps} steps",
+                )
+            elif target is None:
+                step.end("error", f"there is no tool named {function!r}")
+            elif isinstance(arguments, ValueError):
+                step.end("error", str(arguments))
+            else:
+                # A sub-agent's own calls ask, each as its tool's trust says.
+                trust: Trust = "allow" if delegating else toolbox.trust(function)
+                verdict = loop.approvals.verdict(step, trust)
+                if verdict == "refuse":
+                    step.end("denied", NEVER_ALLOWED)
+                else:
+                    if verdict == "ask":
+                        loop.approvals.ask(step, trust)
+                    runnable.append((step, arguments))
+            loop.buffer.step_changed(step)
+            if step.status == "awaiting_approval":
+                loop.buffer.publish(ApprovalNeeded(_approval(step)))
+        if runnable:
+            async with anyio.create_task_group() as tg:
+                for step, arguments in runnable:
+                    tg.start_soon(self._run_one, toolbox, step, arguments)
+        return [{"role": "tool", "tool_call_id": s.id, "content": s.for_model()} for s in steps]
+
+    async def _run_one(
+        self, toolbox: ToolBox, step: ToolStep, arguments: dict[str, object]
+    ) -> None:
+        loop = self._loop
+        try:
+            if step.status == "awaiting_approval" and not await loop.approvals.wait(step):
+                return  # denied: the decision ended the step and told the followers
+            if loop.stopping:
+                # Allowed, but the run was stopped before this task went on: nothing runs.
+                # (No await between this check and the call: a stop cannot slip in.)
+                step.interrupt()
+                loop.buffer.step_changed(step)
+                return
+            step.called = True
+            if step.target_is(delegate.TARGET) and loop.children.offered:
+                outcome = await loop.children.run(step, arguments, toolbox)
+            else:
+                outcome = await self._call(toolbox, step, arguments)
+        except anyio.get_cancelled_exc_class():
+            # Stopped: the call was cancelled (the server told) and is no longer waited on;
+            # whatever it answers later is dropped. A call still awaiting approval never ran.
+            step.interrupt()
+            loop.buffer.step_changed(step)
+            raise
+        except ToolCallError as exc:
+            step.end("error", str(exc))
+        except Exception as exc:
+            log.exception("run %s: tool %s failed", loop.id, step.function)
+            step.end("error", f"internal error: {type(exc).__name__}")
+        else:
+            if loop.stopping:
+                # Its result came in the very moment the run was stopped: not taken.
+                step.interrupt()
+            else:
+                step.from_tool = True
+                step.end("error" if outcome.is_error else "completed", outcome.text)
+                for source in outcome.sources:
+                    loop.buffer.sources[source["n"]] = source
+        loop.buffer.step_changed(step)
+
+    # -- a long call -----------------------------------------------------------------------
+
+    async def _call(
+        self, toolbox: ToolBox, step: ToolStep, arguments: dict[str, object]
+    ) -> ToolOutcome:
+        """The call, with its progress shown and the user asked each time it has run for
+        its timeout. ToolCallError when it failed, or the user stopped it."""
+        loop = self._loop
+        timeout = toolbox.timeout(step.function) or loop.limits.tool_call_timeout
+        found: list[ToolOutcome] = []
+        failed: list[Exception] = []
+        done = anyio.Event()
+        began = time.monotonic()
+
+        def progress(done_: float, total: float | None, message: str | None) -> None:
+            step.progress = {"progress": done_, "total": total, "message": message}
+            self._progress_changed(step)
+
+        async def call() -> None:
+            try:
+                found.append(await toolbox.call(step.function, arguments, progress))
+            except Exception as exc:  # given to the caller as it is
+                failed.append(exc)
+            finally:
+                done.set()
+
+        stopped = False
+        async with anyio.create_task_group() as group:
+            group.start_soon(call)
+            while not done.is_set():
+                with anyio.move_on_after(timeout):
+                    await done.wait()
+                if done.is_set() or await self._ask_overdue(step, time.monotonic() - began):
+                    continue
+                stopped = True
+                group.cancel_scope.cancel()  # the tool's server is told (MCP: cancelled)
+                break
+        if stopped:  # raised out here: inside, the task group would wrap it in a group
+            waited = _duration(time.monotonic() - began)
+            raise ToolCallError(
+                f"Stopped by the user after {waited}: the call took longer than they wanted "
+                "to wait."
+            )
+        if failed:
+            raise failed[0]
+        return found[0]
+
+    async def _ask_overdue(self, step: ToolStep, waited: float) -> bool:
+        """Ask the user whether to keep waiting for a call; True: wait on. Nobody to ask (a
+        stateless turn): wait on."""
+        loop = self._loop
+        if loop.approvals.conversation_id is None:
+            return True
+        asked = _Overdue(step)
+        self._overdue[step.id] = asked
+        step.overdue = round(waited, 1)
+        loop.buffer.step_changed(step)
+        loop.buffer.publish(CallOverdue(_overdue(step, waited)))
+        try:
+            await asked.answered.wait()
+        finally:
+            self._overdue.pop(step.id, None)
+            step.overdue = None
+        loop.buffer.step_changed(step)
+        return asked.action == "wait"
+
+    def asked(self, call_id: str) -> bool:
+        return call_id in self._overdue
+
+    def answer(self, call_id: str, action: OverdueAction) -> ToolStep:
+        """The user's answer on an overdue call. ConflictError if it is not asked now."""
+        if self._loop.stopping or call_id not in self._overdue:
+            raise ConflictError(
+                "this call is not waiting for an answer (it ended, or was answered)",
+                code="not_overdue",
+            )
+        asked = self._overdue.pop(call_id)
+        asked.action = action
+        asked.answered.set()
+        return asked.step
+
+    def _progress_changed(self, step: ToolStep) -> None:
+        """A progress report: the step is sent at most once per interval (the last report
+        of a burst is sent with the next change, or the result)."""
+        now = time.monotonic()
+        if now - self._progress_sent.get(step.id, 0.0) >= self._loop.limits.agents.update_interval:
+            self._progress_sent[step.id] = now
+            self._loop.buffer.step_changed(step)
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+
+
+def _approval(step: ToolStep) -> ApprovalJSON:
+    return {
+        "call_id": step.id,
+        "server": step.server,
+        "tool": step.name,
+        "function": step.function,
+        "arguments": step.arguments,
+    }
+
+
+def _overdue(step: ToolStep, waited: float) -> OverdueJSON:
+    return {
+        "call_id": step.id,
+        "server": step.server,
+        "tool": step.name,
+        "function": step.function,
+        "waited_s": round(waited, 1),
+    }
+
+
+def parsed_arguments(call: ToolCallJSON) -> dict[str, object] | ValueError:
+    """A call's arguments as an object, or what is wrong with them."""
+    try:
+        return parse_arguments(call["function"]["arguments"])
+    except ValueError as exc:
+        return exc
+
+
+def well_formed(call: ToolCallJSON, arguments: dict[str, object] | ValueError) -> ToolCallJSON:
+    """A call as it goes back to the model in the history: a name and JSON-object arguments
+    even when the model wrote neither (strict upstreams refuse anything else; the step's
+    error result tells the model what was wrong)."""
+    name = call["function"]["name"]
+    text = "{}" if isinstance(arguments, ValueError) else call["function"]["arguments"]
+    function: ToolFunctionJSON = {"name": name or "unnamed_tool", "arguments": text}
+    return {"id": call["id"], "type": "function", "function": function}
