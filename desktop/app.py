@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QApplication
 
 from desktop import api_keys, config
 from desktop.client import ParleyClient
+from desktop.controller import Context
 from desktop.embedded import EmbeddedServer, launch_settings, setup_logging
 from desktop.errors import ClientError, LaunchError, ServerStartError
 from desktop.event_loop import WindowEventLoop
@@ -69,8 +70,9 @@ class App:
         restore(self.window, self.state)
         self.window.help.data_dir = base.data_dir
         self.server: EmbeddedServer | None = None
-        self.client: ParleyClient | None = None
-        self.tasks = Tasks(self.window.show_error)
+        # The app's own requests and its dialogs' (Models, Tools, Library): the client is
+        # set while the server is up.
+        self.context = Context(Tasks(self.window.show_error))
         self._done = asyncio.Event()
         self._shutting_down = False
         self._dialog: SettingsDialog | None = None
@@ -78,16 +80,20 @@ class App:
         self.window.close_requested.connect(self.request_close)
         self.window.reply_finished.connect(self._on_window_reply_finished)
         self.window.settings_requested.connect(self._on_window_settings_requested)
-        self.models = ModelsController(lambda: self.client, self.tasks, self.window)
+        self.models = ModelsController(self.context, self.window)
         self.window.models_requested.connect(self.models.open)
-        self.tools = ToolsController(lambda: self.client, self.tasks, self.window)
+        self.tools = ToolsController(self.context, self.window)
         self.window.tools_requested.connect(self.tools.open)
-        self.library = LibraryController(lambda: self.client, self.tasks, self.window)
+        self.library = LibraryController(self.context, self.window)
         self.window.library_requested.connect(self.library.open)
         self.window.conversation_opened.connect(self._on_window_conversation_opened)
-        self.window.zoom_changed.connect(self._save_window_state)
+        self.window.view.zoom_chosen.connect(self._save_window_state)
         self.window.menus.sidebar.toggled.connect(self._save_window_state)
         self.window.menus.theme_chosen.connect(self._on_menus_theme_chosen)
+
+    @property
+    def tasks(self) -> Tasks:
+        return self.context.tasks
 
     def _apply_config(self) -> None:
         self.theme.apply(self.config.theme)
@@ -123,12 +129,12 @@ class App:
             self.window.show_server_failed(exc.message)
             self.server = None
             return
-        self.client = ParleyClient(endpoint.url, endpoint.token)
+        client = self.context.client = ParleyClient(endpoint.url, endpoint.token)
         _timing("server_ready")
-        self.window.connect_client(self.client, reopen=self.state.conversation_id)
+        self.window.connect_client(client, reopen=self.state.conversation_id)
         freeze_startup_objects()
         if self.config.default_model:
-            self.tasks.spawn(self._move_default_model(self.client))
+            self.tasks.spawn(self._move_default_model(client))
 
     async def _move_default_model(self, client: ParleyClient) -> None:
         """The model an earlier version kept as the default for new chats (the last one
@@ -157,8 +163,8 @@ class App:
             self._done.set()
 
     async def _stop_server(self) -> None:
-        if self.client is not None:
-            client, self.client = self.client, None
+        if self.context.client is not None:
+            client, self.context.client = self.context.client, None
             await self._wait_settled(client)
             self.window.disconnect_client()
             await client.aclose()
@@ -221,11 +227,12 @@ class App:
         dialog = self._dialog
         if dialog is None:
             return
-        if self.client is None:
+        client = self.context.client
+        if client is None:
             dialog.show_found([], "Parley's server is not up")
             return
         try:
-            found = await self.client.detect_local_servers()
+            found = await client.detect_local_servers()
         except ClientError as exc:
             if dialog is self._dialog:
                 dialog.show_found([], exc.message)
@@ -235,11 +242,12 @@ class App:
 
     async def _check_backend(self, row: int, base_url: str, api_key: str) -> None:
         dialog = self._dialog
-        if self.client is None:
+        client = self.context.client
+        if client is None:
             found: BackendCheckJSON = {"reachable": False, "error": "Parley's server is not up"}
         else:
             try:
-                found = await self.client.check_backend(base_url, api_key)
+                found = await client.check_backend(base_url, api_key)
             except ClientError as exc:
                 found = {"reachable": False, "error": exc.message}
         if dialog is not None and dialog is self._dialog:

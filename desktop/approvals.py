@@ -6,34 +6,23 @@ has marked them never run, and a late decision would get 409)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import cast
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import Signal
 
-from desktop.client import ParleyClient
+from desktop.controller import Context, Controller
 from desktop.errors import ClientError
-from desktop.tasks import Tasks
 from desktop.widgets.approval_card import ApprovalCard
 from server.types import Decision, Remember, ToolPartJSON
 from server.types.chunks import ApprovalJSON
 
 
-class ApprovalController(QObject):
+class ApprovalController(Controller):
     failed = Signal(str)
 
-    def __init__(
-        self,
-        card: ApprovalCard,
-        client: Callable[[], ParleyClient | None],
-        current_id: Callable[[], str | None],
-        tasks: Tasks,
-    ) -> None:
-        super().__init__(card)
+    def __init__(self, context: Context, card: ApprovalCard) -> None:
+        super().__init__(context, card)
         self._card = card
-        self._client = client
-        self._current_id = current_id
-        self._tasks = tasks
         self._waiting: dict[str, list[ApprovalJSON]] = {}
         card.decided.connect(self._on_card_decided)
 
@@ -54,7 +43,7 @@ class ApprovalController(QObject):
 
     def show_current(self) -> None:
         """The card for the chat on screen (hidden when none of its calls waits)."""
-        calls = self._waiting.get(self._current_id() or "", [])
+        calls = self._waiting.get(self._context.current_id or "", [])
         shown = self._card.call
         if calls and shown is not None and shown["call_id"] == calls[0]["call_id"]:
             self._card.set_waiting(len(calls))
@@ -67,16 +56,14 @@ class ApprovalController(QObject):
         self.show_current()
 
     def _on_card_decided(self, call_id: str, decision: str, remember: str) -> None:
-        conversation_id = self._current_id()
+        conversation_id = self._context.current_id
         if conversation_id is not None:
-            self._tasks.spawn(self._decide(conversation_id, call_id, decision, remember))
+            self._context.tasks.spawn(self._decide(conversation_id, call_id, decision, remember))
 
     async def _decide(
         self, conversation_id: str, call_id: str, decision: str, remember: str
     ) -> None:
-        client = self._client()
-        if client is None:
-            raise ClientError("Parley's server is still starting")
+        client = self._context.require_client()
         try:
             answer = await client.decide_tool_call(
                 conversation_id, call_id, cast(Decision, decision), cast(Remember, remember)

@@ -3,37 +3,23 @@ value is refused by the server, which names it; the dialog shows that and stays 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QWidget
 
-from desktop.client import ParleyClient
+from desktop.controller import Context, Controller
 from desktop.errors import ClientError
-from desktop.tasks import Tasks
 from desktop.widgets.chat_settings_dialog import ChatSettingsDialog
 
 
-class ChatSettings(QObject):
-    def __init__(
-        self,
-        client: Callable[[], ParleyClient | None],
-        current_id: Callable[[], str | None],
-        tasks: Tasks,
-        parent: QWidget,
-    ) -> None:
-        super().__init__(parent)
-        self._client = client
-        self._current_id = current_id
-        self._tasks = tasks
-        self._parent = parent
+class ChatSettings(Controller):
+    def __init__(self, context: Context, parent: QWidget) -> None:
+        super().__init__(context, parent)
         self.dialog: ChatSettingsDialog | None = None
 
     def open(self) -> None:
-        self._tasks.spawn(self._open())
+        self._context.tasks.spawn(self._open())
 
     async def _open(self) -> None:
-        client, conversation_id = self._client(), self._current_id()
+        client, conversation_id = self._context.client, self._context.current_id
         if client is None or conversation_id is None:
             return
         conversation = await client.conversation(conversation_id, limit=1)  # its settings
@@ -41,7 +27,7 @@ class ChatSettings(QObject):
             self.dialog.close()
         dialog = ChatSettingsDialog(conversation, self._parent)
         dialog.save_requested.connect(
-            lambda body: self._tasks.spawn(self._save(dialog, conversation_id, body))
+            lambda body: self._context.tasks.spawn(self._save(dialog, conversation_id, body))
         )
         self.dialog = dialog
         dialog.open()
@@ -49,7 +35,7 @@ class ChatSettings(QObject):
     async def _save(
         self, dialog: ChatSettingsDialog, conversation_id: str, body: dict[str, object]
     ) -> None:
-        client = self._client()
+        client = self._context.client
         if client is None:
             dialog.show_error("Parley's server is restarting; try again in a moment.")
             return

@@ -6,41 +6,30 @@ another chat was opened meanwhile. A search hit or Find asks for all of them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from desktop.client import ParleyClient
+from desktop.controller import Context, Controller
 from desktop.errors import ClientError
-from desktop.tasks import Tasks
 from desktop.widgets.transcript import Transcript
 
 PAGE = 1_000  # messages loaded at once (~0.7 MB of JSON: ~15 ms to decode on the GUI thread)
 
 
-class EarlierMessages:
-    def __init__(
-        self,
-        transcript: Transcript,
-        client: Callable[[], ParleyClient | None],
-        current_id: Callable[[], str | None],
-        tasks: Tasks,
-    ) -> None:
+class EarlierMessages(Controller):
+    def __init__(self, context: Context, transcript: Transcript) -> None:
+        super().__init__(context, transcript)
         self._transcript = transcript
-        self._client = client
-        self._current_id = current_id
-        self._tasks = tasks
         self._asked: set[str] = set()  # first ids whose earlier messages are on their way
-        transcript.earlier_wanted.connect(self._wanted)
+        transcript.earlier_wanted.connect(self._on_transcript_earlier_wanted)
 
-    def _wanted(self, first_id: str, everything: bool) -> None:
-        conversation_id = self._current_id()
+    def _on_transcript_earlier_wanted(self, first_id: str, everything: bool) -> None:
+        conversation_id = self._context.current_id
         if conversation_id is None or first_id in self._asked:
             return
         self._asked.add(first_id)
-        self._tasks.spawn(self._load(conversation_id, first_id, everything))
+        self._context.tasks.spawn(self._load(conversation_id, first_id, everything))
 
     async def _load(self, conversation_id: str, first_id: str, everything: bool) -> None:
         try:
-            client = self._client()
+            client = self._context.client
             if client is None:
                 return
             try:
@@ -51,7 +40,7 @@ class EarlierMessages:
                 if exc.status in (400, 404):  # the chat or its branch changed meanwhile
                     return
                 raise
-            if self._current_id() == conversation_id:
+            if self._context.current_id == conversation_id:
                 self._transcript.add_earlier(
                     first_id, page.get("messages", []), page.get("earlier", 0), everything
                 )

@@ -20,13 +20,13 @@ class FoundController(DialogController[FoundDialog]):
 
     def _on_use_requested(self, path: str, name: str) -> None:
         done = f"{name} is a model now, used where it is (nothing was copied)."
-        self._tasks.spawn(self._act(done, lambda client: client.found.use(path, name)))
+        self._spawn_act(done, lambda client: client.found.use(path, name))
 
     def _on_folder_added(self, path: str) -> None:
-        self._tasks.spawn(self._act(f"Added {path}.", lambda c: c.found.add_folder(path)))
+        self._spawn_act(f"Added {path}.", lambda c: c.found.add_folder(path))
 
     def _on_folder_removed(self, path: str) -> None:
-        self._tasks.spawn(self._act(f"Removed {path}.", lambda c: c.found.remove_folder(path)))
+        self._spawn_act(f"Removed {path}.", lambda c: c.found.remove_folder(path))
 
     async def _refresh(self) -> None:
         dialog = self.dialog

@@ -22,12 +22,12 @@ class HelpWindows(QObject):
 
     def __init__(
         self,
-        shortcuts: Callable[[], list[tuple[str, str, str]]],
+        shortcuts: list[tuple[str, str, str]],
         models: Callable[[], list[str]],
         parent: QWidget,
     ) -> None:
         super().__init__(parent)
-        self._shortcuts = shortcuts
+        self._shortcuts = shortcuts  # (menu, command, keys), for the shortcuts window
         self._models = models
         self._parent = parent
         self.data_dir: Path | None = None  # the app sets the one it launched with
@@ -41,7 +41,7 @@ class HelpWindows(QObject):
         ]
 
     def show_shortcuts(self) -> None:
-        self._open(ShortcutsDialog(self._shortcuts(), self._parent))
+        self._open(ShortcutsDialog(self._shortcuts, self._parent))
 
     def show_about(self) -> None:
         self._open(AboutDialog(about_rows(self._models(), self.paths()), self._parent))

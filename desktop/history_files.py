@@ -11,15 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QFileDialog, QProgressDialog, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFileDialog, QProgressDialog
 
 from desktop.client import ParleyClient
+from desktop.controller import Controller
 from desktop.errors import ClientError
-from desktop.tasks import Tasks
 
 MARKDOWN = "Markdown (*.md)"
 JSON = "Parley JSON (*.json)"
@@ -28,51 +27,40 @@ PROGRESS_STEPS = 1000
 PROGRESS_POLL_SECONDS = 0.5
 
 
-class HistoryFiles(QObject):
+class HistoryFiles(Controller):
     done = Signal(str)  # what was exported or imported, for the status line and tests
     imported = Signal()  # new chats: the list needs refreshing
-
-    def __init__(
-        self,
-        client: Callable[[], ParleyClient | None],
-        current_id: Callable[[], str | None],
-        tasks: Tasks,
-        parent: QWidget,
-    ) -> None:
-        super().__init__(parent)
-        self._client = client
-        self._current_id = current_id
-        self._tasks = tasks
-        self._parent = parent
 
     # -- commands (menu actions) ----------------------------------------------------------
 
     def export_chat(self) -> None:
-        conversation_id = self._current_id()
+        conversation_id = self._context.current_id
         if conversation_id is None:
             return
         path, kind = QFileDialog.getSaveFileName(
             self._parent, "Export this chat", "chat.md", f"{MARKDOWN};;{JSON}"
         )
         if path:
-            self._tasks.spawn(self._export(conversation_id, "json" if kind == JSON else "md", path))
+            self._context.tasks.spawn(
+                self._export(conversation_id, "json" if kind == JSON else "md", path)
+            )
 
     def export_all(self) -> None:
         path, _ = QFileDialog.getSaveFileName(
             self._parent, "Export every chat", "parley-chats.json", JSON
         )
         if path:
-            self._tasks.spawn(self._export(None, "json", path))
+            self._context.tasks.spawn(self._export(None, "json", path))
 
     def import_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self._parent, "Import chats", "", IMPORTS)
         if path:
-            self._tasks.spawn(self._import(path))
+            self._context.tasks.spawn(self._import(path))
 
     # -- the work ---------------------------------------------------------------------------
 
     async def _export(self, conversation_id: str | None, kind: str, path: str) -> None:
-        client = self._need_client()
+        client = self._context.require_client()
         target = Path(path)
         partial = target.with_name(target.name + ".part")
         try:
@@ -88,7 +76,7 @@ class HistoryFiles(QObject):
         self.done.emit(f"Exported {written:,} bytes to {target}")
 
     async def _import(self, path: str) -> None:
-        client = self._need_client()
+        client = self._context.require_client()
         source = Path(path)
         try:
             raw = await asyncio.to_thread(source.read_bytes)
@@ -126,12 +114,6 @@ class HistoryFiles(QObject):
         )
         self.imported.emit()
         self.done.emit(message)
-
-    def _need_client(self) -> ParleyClient:
-        client = self._client()
-        if client is None:
-            raise ClientError("Parley's server is still starting")
-        return client
 
 
 async def _show_progress(client: ParleyClient, progress: QProgressDialog, name: str) -> None:

@@ -15,20 +15,20 @@ class HubController(DialogController[HubDialog]):
         dialog.files_requested.connect(self._on_files_requested)
         dialog.download_requested.connect(self._on_download_requested)
         dialog.pause_requested.connect(
-            lambda i: self._tasks.spawn(self._act("Paused.", lambda c: c.hub.pause(i)))
+            lambda i: self._spawn_act("Paused.", lambda c: c.hub.pause(i))
         )
         dialog.resume_requested.connect(
-            lambda i: self._tasks.spawn(self._act("Resumed.", lambda c: c.hub.resume(i)))
+            lambda i: self._spawn_act("Resumed.", lambda c: c.hub.resume(i))
         )
         dialog.cancel_requested.connect(
-            lambda i: self._tasks.spawn(
-                self._act("Cancelled: its partial file is deleted.", lambda c: c.hub.cancel(i))
+            lambda i: self._spawn_act(
+                "Cancelled: its partial file is deleted.", lambda c: c.hub.cancel(i)
             )
         )
         return dialog
 
     def _on_search_requested(self, query: str) -> None:
-        self._tasks.spawn(self._search(query))
+        self._context.tasks.spawn(self._search(query))
 
     async def _search(self, query: str) -> None:
         dialog = self.dialog
@@ -37,7 +37,7 @@ class HubController(DialogController[HubDialog]):
             dialog.show_repos(repos)
 
     def _on_files_requested(self, repo: str) -> None:
-        self._tasks.spawn(self._files(repo))
+        self._context.tasks.spawn(self._files(repo))
 
     async def _files(self, repo: str) -> None:
         dialog = self.dialog
@@ -48,7 +48,7 @@ class HubController(DialogController[HubDialog]):
 
     def _on_download_requested(self, repo: str, file: str, revision: str) -> None:
         done = f"Downloading {file}: it is added to your models when it is checked."
-        self._tasks.spawn(self._act(done, lambda c: c.hub.download(repo, file, revision)))
+        self._spawn_act(done, lambda c: c.hub.download(repo, file, revision))
 
     async def _refresh(self) -> None:
         downloads = await self._ask(lambda client: client.hub.downloads())

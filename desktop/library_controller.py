@@ -18,10 +18,10 @@ class LibraryController(DialogController[LibraryDialog]):
         return dialog
 
     def _on_dialog_add_requested(self, path: str) -> None:
-        self._tasks.spawn(self._add(path, confirm=False))
+        self._context.tasks.spawn(self._add(path, confirm=False))
 
     def _on_dialog_add_confirmed(self, path: str) -> None:
-        self._tasks.spawn(self._add(path, confirm=True))
+        self._context.tasks.spawn(self._add(path, confirm=True))
 
     async def _add(self, path: str, *, confirm: bool) -> None:
         """Add a folder; one that holds secrets is added only once the user confirms why."""
@@ -49,7 +49,7 @@ class LibraryController(DialogController[LibraryDialog]):
     def _on_dialog_remove_requested(self, folder_id: str) -> None:
         done = "Removed the folder and its index."
         action = self._act(done, lambda client: client.remove_library_folder(folder_id))
-        self._tasks.spawn(action)
+        self._context.tasks.spawn(action)
 
     async def _refresh(self) -> None:
         library = await self._ask(lambda client: client.library())

@@ -4,25 +4,20 @@ model…" and "On this computer…" open the dialogs `hub` and `found` run."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from PySide6.QtWidgets import QWidget
 
-from desktop.client import ParleyClient
+from desktop.controller import Context
 from desktop.dialog_controller import DialogController, Failed
 from desktop.found_controller import FoundController
 from desktop.hub_controller import HubController
-from desktop.tasks import Tasks
 from desktop.widgets.models_dialog import ModelsDialog
 
 
 class ModelsController(DialogController[ModelsDialog]):
-    def __init__(
-        self, client: Callable[[], ParleyClient | None], tasks: Tasks, parent: QWidget
-    ) -> None:
-        super().__init__(client, tasks, parent)
-        self.hub = HubController(client, tasks, parent)
-        self.found = FoundController(client, tasks, parent)
+    def __init__(self, context: Context, parent: QWidget) -> None:
+        super().__init__(context, parent)
+        self.hub = HubController(context, parent)
+        self.found = FoundController(context, parent)
 
     def _make_dialog(self) -> ModelsDialog:
         dialog = ModelsDialog(self._parent)
@@ -36,17 +31,17 @@ class ModelsController(DialogController[ModelsDialog]):
 
     def _on_dialog_default_requested(self, name: str) -> None:
         done = f"New chats use {name}."
-        self._tasks.spawn(self._act(done, lambda client: client.models.set_default(name)))
+        self._spawn_act(done, lambda client: client.models.set_default(name))
 
     def _on_dialog_add_requested(self, path: str) -> None:
-        self._tasks.spawn(self._act(f"Added {path}.", lambda c: c.models.add_local(path)))
+        self._spawn_act(f"Added {path}.", lambda c: c.models.add_local(path))
 
     def _on_dialog_remove_requested(self, name: str) -> None:
-        self._tasks.spawn(self._act(f"Removed {name}.", lambda c: c.models.remove_local(name)))
+        self._spawn_act(f"Removed {name}.", lambda c: c.models.remove_local(name))
 
     def _on_dialog_settings_requested(self, name: str, settings: dict[str, int]) -> None:
         done = f"{name} starts with these settings on its next use."
-        self._tasks.spawn(self._act(done, lambda client: client.models.configure(name, settings)))
+        self._spawn_act(done, lambda client: client.models.configure(name, settings))
 
     async def _refresh(self) -> None:
         models = await self._ask(lambda client: client.models.all())

@@ -19,14 +19,14 @@ class ToolsController(DialogController[ToolsDialog]):
 
     def _on_dialog_save_requested(self, name: str, entry: dict[str, object]) -> None:
         done = f"Saved {name}; it is starting."
-        self._tasks.spawn(self._act(done, lambda client: client.put_tool_server(name, entry)))
+        self._spawn_act(done, lambda client: client.put_tool_server(name, entry))
 
     def _on_dialog_remove_requested(self, name: str) -> None:
         done = f"Removed {name}."
-        self._tasks.spawn(self._act(done, lambda client: client.remove_tool_server(name)))
+        self._spawn_act(done, lambda client: client.remove_tool_server(name))
 
     def _on_dialog_trust_requested(self, server: str, tool: str, trust: object) -> None:
-        self._tasks.spawn(self._set_trust(server, tool, as_trust(trust)))
+        self._context.tasks.spawn(self._set_trust(server, tool, as_trust(trust)))
 
     async def _set_trust(self, server: str, tool: str, trust: Trust | None) -> None:
         """Save one tool's trust; on a failure (shown) its stored value is shown again."""

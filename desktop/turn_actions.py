@@ -6,60 +6,81 @@ closing the window end it the same way."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 
-from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QWidget
 
-from desktop.client import ParleyClient, TurnKind
+from desktop.client import TurnKind
+from desktop.controller import Context, Controller
 from desktop.earlier_messages import PAGE
 from desktop.errors import ClientError
 from desktop.reply import ReplyController
-from desktop.tasks import Tasks
 from desktop.widgets.composer import Composer
 from desktop.widgets.transcript import Transcript
 
 
-class TurnActions(QObject):
+@dataclass(frozen=True)
+class TurnAsked:
+    """What a turn is asked with, as chosen when the user acts: the model picked for the
+    chat, the longest reply the settings allow (None: no limit), and for a message that
+    creates a chat, its system prompt and switches."""
+
+    model: str | None
+    max_tokens: int | None
+    system_prompt: str | None = None
+    tools: bool = True
+    documents: bool = False
+
+
+class TurnActions(Controller):
     def __init__(
         self,
+        context: Context,
         reply: ReplyController,
         composer: Composer,
         transcript: Transcript,
-        tasks: Tasks,
-        current_id: Callable[[], str | None],
-        model: Callable[[], str | None],
-        max_tokens: Callable[[], int | None],
-        client: Callable[[], ParleyClient | None],
-        parent: QObject | None = None,
+        parent: QWidget,
     ) -> None:
-        super().__init__(parent)
+        super().__init__(context, parent)
         self._reply = reply
         self._composer = composer
         self._transcript = transcript
-        self._tasks = tasks
-        self._current_id = current_id
-        self._model = model
-        self._max_tokens = max_tokens
-        self._client = client
         self.editing: str | None = None  # the question being edited, in the composer
         composer.editing_cancelled.connect(self.cancel_edit)
 
-    def handle(self, action: str, message_id: str) -> None:
+    def handle(self, action: str, message_id: str, asked: TurnAsked) -> None:
         """A click on a message's action (Copy is the transcript's own)."""
         if action == "edit":
             self._start_edit(message_id)
         elif action in ("regenerate", "continue"):
             kind: TurnKind = "regenerate" if action == "regenerate" else "continue"
-            self._tasks.spawn(self._turn(kind, message_id, ""))
+            self._context.tasks.spawn(self._turn(kind, message_id, "", asked))
         elif action == "version":
-            self._tasks.spawn(self._select(message_id))
+            self._context.tasks.spawn(self._select(message_id))
 
-    def submit_edit(self, text: str) -> bool:
-        """Send the composer's text as the new version of the question being edited; False
-        when no edit is under way (the text is a new message)."""
-        if self.editing is None:
+    def act_on_last(self, action: str, asked: TurnAsked) -> None:
+        """Regenerate or Continue the last reply shown, as its own link does."""
+        if self._reply.busy_in(self._context.current_id):
+            return
+        message_id = self._transcript.last_actions().get(action)
+        if message_id is not None:
+            self.handle(action, message_id, asked)
+
+    def send(self, text: str, asked: TurnAsked) -> bool:
+        """Send the composer's text to the chat on screen (a new one if none), or as the new
+        version of the question being edited. False if that chat's reply is still in
+        flight (its button says Stop)."""
+        if self.editing is not None:
+            self._context.tasks.spawn(self._turn("edit", self.editing, text, asked))
+            return True
+        # The conversation it was typed in, even if another is opened while it is sent.
+        sending = self._reply.submit(
+            self._context.current_id, text, asked.model, asked.system_prompt, asked.max_tokens,
+            tools=asked.tools, documents=asked.documents,
+        )  # fmt: skip
+        if sending is None:
             return False
-        self._tasks.spawn(self._turn("edit", self.editing, text))
+        self._context.tasks.spawn(sending)
         return True
 
     def cancel_edit(self, keep_text: bool = False) -> None:
@@ -77,8 +98,8 @@ class TurnActions(QObject):
         self._composer.set_editing(True)
         self._composer.focus()
 
-    async def _turn(self, kind: TurnKind, target: str, text: str) -> None:
-        client, conversation_id = self._client(), self._current_id()
+    async def _turn(self, kind: TurnKind, target: str, text: str, asked: TurnAsked) -> None:
+        client, conversation_id = self._context.client, self._context.current_id
         if client is None or conversation_id is None or self._reply.busy_in(conversation_id):
             return
         # The branch as stored now (the window may show a reply it streamed itself).
@@ -87,13 +108,13 @@ class TurnActions(QObject):
         if at is None:  # a message of a long chat, before its newest page
             messages = (await client.conversation(conversation_id))["messages"]
             at = next((i for i, m in enumerate(messages) if m["id"] == target), None)
-        if at is None or self._current_id() != conversation_id:
+        if at is None or self._context.current_id != conversation_id:
             return
         # Above the new reply: the branch before the edited question or the regenerated
         # reply; a continued reply is drawn again from its saved text as it grows.
         before = messages[: at + 1] if kind == "continue" else messages[:at]
         sending = self._reply.submit(
-            conversation_id, text, self._model(), None, self._max_tokens(),
+            conversation_id, text, asked.model, None, asked.max_tokens,
             kind=kind, target=target, before=before,
         )  # fmt: skip
         if sending is None:
@@ -103,7 +124,7 @@ class TurnActions(QObject):
         await sending
 
     async def _select(self, message_id: str) -> None:
-        client, conversation_id = self._client(), self._current_id()
+        client, conversation_id = self._context.client, self._context.current_id
         if client is None or conversation_id is None or self._reply.busy_in(conversation_id):
             return
         try:
@@ -111,5 +132,5 @@ class TurnActions(QObject):
         except ClientError as exc:
             self._reply.error_reported.emit(f"Could not show that version: {exc}")
             return
-        if self._current_id() == conversation_id:
+        if self._context.current_id == conversation_id:
             self._reply.show(conversation)

@@ -47,8 +47,8 @@ def restore(window: MainWindow, state: WindowState) -> None:
             placed = on_screen(frame, screens)
             if placed != frame:
                 window.move(placed.topLeft())
-    window.set_sidebar_shown(state.sidebar_shown)
-    window.set_zoom(state.zoom)
+    window.view.set_sidebar_shown(state.sidebar_shown)
+    window.view.set_zoom(state.zoom)
 
 
 def restore_sidebar_width(window: MainWindow, state: WindowState) -> None:
@@ -65,4 +65,4 @@ def capture(window: MainWindow, state: WindowState) -> None:
     state.sidebar_shown = not window.sidebar.isHidden()
     if state.sidebar_shown and window.splitter.sizes()[0] > 0:
         state.sidebar_width = window.splitter.sizes()[0]
-    state.zoom = window.zoom_level
+    state.zoom = window.view.zoom_level

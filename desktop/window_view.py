@@ -1,91 +1,87 @@
-"""The window's view of itself: the sidebar shown or hidden, the text's zoom (View menu),
-and a new chat's welcome page (desktop/widgets/welcome.py) with what its links open.
-
-A mixin of `MainWindow` (desktop/main_window.py): these are the window's own methods; what
-they use of it is declared here.
-"""
+"""The window's view of itself: its layout (the sidebar beside the chat's column), the focus
+ring of its fields, and the View menu's choices: the sidebar shown or hidden, and the text's
+zoom, in steps of 10 % from the system font's size."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QFont, QPalette
+from PySide6.QtWidgets import QApplication, QMainWindow, QSplitter, QVBoxLayout, QWidget
 
-from PySide6.QtCore import SignalInstance
-from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QApplication, QSplitter
-
-from desktop.client import ParleyClient
-from desktop.widgets.welcome import welcome_html
-
-if TYPE_CHECKING:
-    from desktop.help_windows import HelpWindows
-    from desktop.menus import Menus
-    from desktop.widgets.composer import Composer
-    from desktop.widgets.conversation_list import ConversationList
-    from desktop.widgets.model_picker import ModelPicker
-    from desktop.widgets.transcript import Transcript
+from desktop import style
+from desktop.widgets.composer import Composer
+from desktop.widgets.conversation_list import ConversationList
 
 ZOOM_STEP = 1.1  # each zoom step, as a factor of the text's size
 ZOOM_MIN, ZOOM_MAX = -4, 8
 
 
-class WindowView:
-    client: ParleyClient | None
-    current_id: str | None
-    sidebar: ConversationList
-    splitter: QSplitter
-    composer: Composer
-    transcript: Transcript
-    model_picker: ModelPicker
-    menus: Menus
-    help: HelpWindows
-    zoom_level: int
-    zoom_changed: SignalInstance
-    settings_requested: SignalInstance
-    models_requested: SignalInstance
-    library_requested: SignalInstance
+def lay_out(
+    window: QMainWindow, sidebar: QWidget, column: list[QWidget], stretched: QWidget
+) -> QSplitter:
+    """The window's central widget: the sidebar beside the widgets of `column`, top to
+    bottom (`stretched` takes the height the others leave)."""
+    right = QWidget(window)
+    layout = QVBoxLayout(right)
+    for widget in column:
+        layout.addWidget(widget, 1 if widget is stretched else 0)
+    splitter = QSplitter(Qt.Orientation.Horizontal, window)
+    splitter.addWidget(sidebar)
+    splitter.addWidget(right)
+    splitter.setSizes([280, 820])
+    splitter.setCollapsible(1, False)
+    # A bigger window widens the chat, not the list.
+    splitter.setStretchFactor(0, 0)
+    splitter.setStretchFactor(1, 1)
+    window.setCentralWidget(splitter)
+    return splitter
 
-    if TYPE_CHECKING:  # the window's (a stub here would hide them)
 
-        def _on_composer_message_submitted(self, text: str) -> None: ...
+def style_fields(fields: list[QWidget], palette: QPalette) -> None:
+    """The focus ring, on the fields only: a style sheet on the window would stop the
+    transcript from following a switch of the system's palette. Set again when the
+    palette changes, which a widget with a style sheet no longer follows by itself."""
+    for field in fields:
+        field.setStyleSheet("")
+        field.setPalette(palette)
+        field.setStyleSheet(style.FOCUS)
+
+
+class WindowView(QObject):
+    zoom_chosen = Signal(int)  # the zoom level the user chose
+    zoom_shown = Signal(int)  # the zoom level the text has now (chosen or restored)
+    sidebar_shown = Signal(bool)
+
+    def __init__(self, splitter: QSplitter, sidebar: ConversationList, composer: Composer) -> None:
+        super().__init__(splitter)
+        self._splitter = splitter  # its font is every text's in the window
+        self._sidebar = sidebar
+        self._composer = composer
+        self.zoom_level = 0
 
     def set_sidebar_shown(self, shown: bool) -> None:
-        self.sidebar.setVisible(shown)
-        self.menus.sidebar.setChecked(shown)
+        self._sidebar.setVisible(shown)
+        self.sidebar_shown.emit(shown)
         focus = QApplication.focusWidget()
-        if not shown and focus is not None and self.sidebar.isAncestorOf(focus):
-            self.composer.focus()
+        if not shown and focus is not None and self._sidebar.isAncestorOf(focus):
+            self._composer.focus()
 
     def zoom(self, step: int) -> None:
         """Text a step larger (+1) or smaller (-1), or back to the system's size (0)."""
         level = 0 if step == 0 else self.zoom_level + step
         self.set_zoom(level)
-        self.zoom_changed.emit(self.zoom_level)
+        self.zoom_chosen.emit(self.zoom_level)
 
     def set_zoom(self, level: int) -> None:
-        """The size of all text in the window, in steps of 10 % from the system font's."""
+        """The size of all text in the window, `level` steps from the system font's."""
         self.zoom_level = max(ZOOM_MIN, min(ZOOM_MAX, level))
         base = QApplication.font().pointSizeF()
-        font = QFont(self.splitter.font())
+        font = QFont(self._splitter.font())
         font.setPointSizeF(round(base * ZOOM_STEP**self.zoom_level, 1))
-        self.splitter.setFont(font)
-        self.menus.zoom_in.setEnabled(self.zoom_level < ZOOM_MAX)
-        self.menus.zoom_out.setEnabled(self.zoom_level > ZOOM_MIN)
+        self._splitter.setFont(font)
+        self.zoom_shown.emit(self.zoom_level)
 
-    def _on_transcript_prompt_chosen(self, prompt: str) -> None:
-        self.composer.set_text(prompt)
-        self._on_composer_message_submitted(prompt)
-
-    def _on_transcript_panel_requested(self, panel: str) -> None:
-        {
-            "settings": self.settings_requested.emit,
-            "models": self.models_requested.emit,
-            "library": self.library_requested.emit,
-            "shortcuts": self.help.show_shortcuts,
-        }[panel]()
-
-    def show_welcome(self) -> None:
-        """On a new chat with nothing in it yet: which model answers, examples, pointers."""
-        if self.current_id is None:
-            model = self.model_picker.current()
-            state = self.model_picker.state.text() if self.client else ""
-            self.transcript.show_welcome(welcome_html(model, state, self.transcript.muted))
+    @staticmethod
+    def can_zoom(level: int) -> tuple[bool, bool]:
+        """Whether text at `level` can be made larger, and smaller."""
+        return level < ZOOM_MAX, level > ZOOM_MIN

@@ -47,7 +47,7 @@ def test_a_long_chat_is_loaded_a_page_at_a_time(gui: GuiApp) -> None:
     clicks = 0
     while not view.drawn_whole:
         before = len(view._history.messages), view._history.first_drawn
-        view._on_anchor_clicked(QUrl(EARLIER_LINK))
+        view.open_link(QUrl(EARLIER_LINK))
         clicks += 1
         qtbot.waitUntil(
             lambda b=before: (len(view._history.messages), view._history.first_drawn) != b

@@ -85,11 +85,11 @@ def test_the_view_keys_act(gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any) 
     size = window.transcript.font().pointSizeF()
     press(qtbot, gui, "Ctrl+=")
     press(qtbot, gui, "Ctrl+=")
-    assert window.zoom_level == 2 and window.transcript.font().pointSizeF() > size * 1.15
+    assert window.view.zoom_level == 2 and window.transcript.font().pointSizeF() > size * 1.15
     press(qtbot, gui, "Ctrl+-")
-    assert window.zoom_level == 1
+    assert window.view.zoom_level == 1
     press(qtbot, gui, "Ctrl+0")
-    assert window.zoom_level == 0 and window.transcript.font().pointSizeF() == size
+    assert window.view.zoom_level == 0 and window.transcript.font().pointSizeF() == size
     press(qtbot, gui, "Ctrl+B")
     assert window.sidebar.isHidden() and not window.menus.sidebar.isChecked()
     press(qtbot, gui, "Ctrl+B")

@@ -12,9 +12,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMenu, QMessageBox
 
-from desktop.main_window import LIST_AFTER_START_MS
+from desktop.chat_list import LIST_AFTER_START_MS, TOP_ROWS
 from desktop.widgets.search_result import SNIPPET_ROLE
-from desktop.window_requests import TOP_ROWS
 from tests.desktop.conftest import GuiApp, run
 from tests.support.upstream import Script, ScriptedUpstream
 
@@ -75,7 +74,7 @@ def test_a_reply_start_moves_its_chat_to_the_top_without_asking_for_the_list(
     client = gui.window.client
     assert client is not None
     older = [run(qtbot, client.create_conversation())["id"] for _ in range(TOP_ROWS + 5)]
-    run(qtbot, gui.window._refresh_list())
+    run(qtbot, gui.window.chat_list.refresh())
     asked: list[int | None] = []
     whole = client.conversations
 
@@ -86,16 +85,16 @@ def test_a_reply_start_moves_its_chat_to_the_top_without_asking_for_the_list(
     client.conversations = spied  # type: ignore[method-assign]
     # While a whole list is on its way, the top is asked for whole too: the rows kept below
     # the top would be the ones from before that list.
-    both = asyncio.gather(gui.window._refresh_list(), gui.window._refresh_list(top=True))
+    both = asyncio.gather(gui.window.chat_list.refresh(), gui.window.chat_list.refresh(top=True))
     qtbot.waitUntil(both.done, timeout=5_000)
     assert asked == [None, None]
     asked.clear()
     # A title edited in place and not stored yet: the rows below the top may be wrong too.
     gui.window.sidebar.list.rows.forget(older[0])
-    run(qtbot, gui.window._refresh_list(top=True))
+    run(qtbot, gui.window.chat_list.refresh(top=True))
     assert asked == [None]
     asked.clear()
-    run(qtbot, gui.window._refresh_list())  # the rows are the whole list again
+    run(qtbot, gui.window.chat_list.refresh())  # the rows are the whole list again
     asked.clear()
     upstream.script = Script(tokens=200, rate=100.0)
     gui.send("About quinces")
@@ -134,7 +133,7 @@ def test_a_list_asked_for_before_a_chat_moved_up_does_not_move_it_back(
     client = gui.window.client
     assert client is not None
     older, newer = (run(qtbot, client.create_conversation())["id"] for _ in range(2))
-    run(qtbot, gui.window._refresh_list())
+    run(qtbot, gui.window.chat_list.refresh())
     before = run(qtbot, client.conversations(None, TOP_ROWS))  # newer, older
     release = asyncio.Event()
     asked = client.conversations
@@ -146,11 +145,10 @@ def test_a_list_asked_for_before_a_chat_moved_up_does_not_move_it_back(
         return before
 
     client.conversations = late  # type: ignore[method-assign]
-    pending = asyncio.ensure_future(gui.window._refresh_list(top=True))
+    pending = asyncio.ensure_future(gui.window.chat_list.refresh(top=True))
     qtbot.waitUntil(lambda: bool(waiting))  # the request is on its way
-    gui.window._started[older] = "Moved up"
-    gui.window._catch_up_list()
-    assert titles(gui) == ["Moved up", "New chat"]
+    gui.window.chat_list.reply_started(older, "Moved up")  # moved up a moment later
+    qtbot.waitUntil(lambda: titles(gui) == ["Moved up", "New chat"], timeout=5_000)
     release.set()
     qtbot.waitUntil(pending.done, timeout=5_000)
     client.conversations = asked  # type: ignore[method-assign]

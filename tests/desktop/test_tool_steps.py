@@ -75,7 +75,7 @@ def test_steps_are_drawn_as_they_run_and_again_when_the_chat_is_reopened(
 
     # Its details: the full arguments and result.
     step_id = reply["parts"][1]["id"]
-    gui.window.transcript._on_anchor_clicked(QUrl(f"step:{step_id}"))
+    gui.window.transcript.open_link(QUrl(f"step:{step_id}"))
     dialog = gui.window.findChild(StepDetailsDialog)
     assert dialog is not None and dialog.isVisible()
     details = dialog.text.toPlainText()
@@ -199,7 +199,7 @@ def test_a_reply_lists_the_documents_it_cited(
     # A click on the citation shows the cited lines; from there the file or its folder opens.
     from desktop.widgets.source_dialog import SourceDialog
 
-    gui.window.transcript._on_anchor_clicked(QUrl("cite:0"))
+    gui.window.transcript.open_link(QUrl("cite:0"))
     dialog = gui.window.findChild(SourceDialog)
     assert dialog is not None and dialog.isVisible()
     # The server reads the file (it is in the library): then it may be opened.

@@ -32,12 +32,12 @@ def test_size_place_sidebar_and_zoom_survive_a_restart(gui_factory: Any, qtbot: 
     assert abs(again.x() - 10) <= 20 and abs(again.y() - 10) <= 20
     assert again.splitter.sizes()[0] == 125 and not again.sidebar.isHidden()
     # The zoom, and a hidden sidebar, too.
-    again.zoom(+1)
-    again.zoom(+1)
-    again.set_sidebar_shown(False)
+    again.view.zoom(+1)
+    again.view.zoom(+1)
+    again.view.set_sidebar_shown(False)
     second.close()
     third = gui_factory().window
-    assert third.zoom_level == 2 and third.sidebar.isHidden()
+    assert third.view.zoom_level == 2 and third.sidebar.isHidden()
     assert third.transcript.font().pointSizeF() > QApplication.font().pointSizeF() * 1.15
 
 

@@ -71,7 +71,10 @@ class ReplyEnding:
         if end.parts is not None or reply.parts.has_steps:
             # With tool steps: drawn whole from its parts, each step as it ended (as
             # saved, when the ending was read from the store).
-            parts = end.parts or reply.parts.as_parts(unseen)
+            # (Its parts hold all it received, also what came after Stop, undrawn.)
+            received = reply.parts.text
+            beyond = content[len(received) :] if content.startswith(received) else ""
+            parts = end.parts or reply.parts.as_parts(beyond)
             reply.group_start = None
             self._editor.insert_whole(reply.reply_start - 1, self._parts.render(parts))
         elif (

@@ -47,7 +47,7 @@ def test_a_long_chat_shows_its_newest_messages_then_the_rest_on_request(qtbot: A
     bar.setValue(bar.maximum() // 2)
     in_view = view.cursorForPosition(view.viewport().rect().center()).position()
     shown = view.document().findBlock(in_view).text()
-    view._on_anchor_clicked(QUrl(EARLIER_LINK))
+    view.open_link(QUrl(EARLIER_LINK))
     text = view.toPlainText()
     assert "message number 800 " in text and "message number 799 " not in text
     assert "Show the 800 earlier messages" in text
@@ -55,7 +55,7 @@ def test_a_long_chat_shows_its_newest_messages_then_the_rest_on_request(qtbot: A
     assert view.document().findBlock(centre).text() == shown
     clicks = 1
     while not view.drawn_whole:
-        view._on_anchor_clicked(QUrl(EARLIER_LINK))
+        view.open_link(QUrl(EARLIER_LINK))
         clicks += 1
     assert clicks == 9 and "earlier messages" not in view.toPlainText()
     # Drawn in pages, it is the very same as drawn at once.
@@ -120,7 +120,7 @@ def test_earlier_messages_drawn_while_a_reply_streams_leave_the_reply_whole(
     qtbot.waitUntil(lambda: bool(sizes) and sizes[-1] == half)
     add_text(view, " ")
     qtbot.waitUntil(lambda: sizes[-1] == half + 1)
-    view._on_anchor_clicked(QUrl(EARLIER_LINK))  # a page drawn above the reply
+    view.open_link(QUrl(EARLIER_LINK))  # a page drawn above the reply
     view.show_everything()
     for start in range(half, len(words), 50):
         add_text(view, words[start : start + 50])

@@ -16,9 +16,15 @@ from desktop.widgets.transcript import Transcript
 from desktop.widgets.transcript.growing_paragraph import JOIN_MAX_CHARS
 from desktop.widgets.transcript.long_paragraph import CONTINUED_STATE
 from server.types import ToolPartJSON
-from tests.desktop.test_growing_paragraph import blocks, drawn_whole, lines, stream, streaming
 from tests.desktop.test_markdown_render import reopened
 from tests.desktop.widgets.transcript.replies import add_step, add_text
+from tests.desktop.widgets.transcript.test_growing_paragraph import (
+    blocks,
+    drawn_whole,
+    lines,
+    stream,
+    streaming,
+)
 from tests.support.drawn import laid_out, undrawn_blocks
 
 ENDLESS = " ".join(f"w{n}" for n in range(1_200))  # one paragraph, ~6,000 characters
