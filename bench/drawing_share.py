@@ -34,8 +34,8 @@ from desktop.widgets.transcript import Transcript
 SIDES = ("drawn", "not drawn")
 
 
-def _drop_text(_text: str) -> None:
-    """The transcript's add_text while a reply is not drawn."""
+def _not_grown() -> None:
+    """The transcript's reply_grew while a reply is not drawn (the reply still holds it)."""
 
 
 def _not_drawn(transcript: Transcript) -> None:
@@ -45,7 +45,7 @@ def _not_drawn(transcript: Transcript) -> None:
     def ended(_end: ReplyEnd | None, _note: str = "") -> None:
         transcript.reply_ended.emit()
 
-    transcript.add_text = _drop_text  # type: ignore[method-assign,assignment]
+    transcript.reply_grew = _not_grown  # type: ignore[method-assign]
     transcript.end_reply = ended  # type: ignore[method-assign,assignment]
 
 
@@ -65,7 +65,7 @@ async def _one_reply(
         stall = await desktop_bench.stream_and_measure(app, upstream, tokens, None, quiet=True)
     finally:
         if not drawn:
-            del transcript.add_text, transcript.end_reply
+            del transcript.reply_grew, transcript.end_reply
     spent = since(before)
     if desktop_bench.PAUSES:
         return desktop_bench.P99_UNPAUSED[-1], desktop_bench.UNPAUSED[-1], spent

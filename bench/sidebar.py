@@ -19,7 +19,7 @@ from bench.gui_ticker import Ticker
 from bench.harness import show, summary
 from bench.history import history
 from desktop.app import App
-from desktop.main_window import LIST_AFTER_START_MS
+from desktop.chat_list import LIST_AFTER_START_MS
 
 CHATS = 1000
 ROUNDS = 8
@@ -52,7 +52,7 @@ async def replies_beside_history(app: App, upstream: Any) -> None:
     client = app.window.client
     assert client is not None
     await client.import_history(json.dumps(history(CHATS, CHATS * 2)).encode())
-    await app.window._refresh_list()
+    await app.window.chat_list.refresh()
     await asyncio.sleep(0.5)
     label = f"{CHATS:,} chats in the sidebar, a 300-token reply"
     for new_chat, where in ((True, "in a new chat"), (False, "in the same chat")):
