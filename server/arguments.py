@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from server.errors import UsageError
+from server.limits import AgentLimits
 from server.settings import (
     Limits,
     LocalSettings,
@@ -72,7 +73,19 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
         "--tool-timeout",
         type=float,
         metavar="SECONDS",
-        help=f"cancel a tool call after this long (default {Limits.tool_call_timeout:g})",
+        help=(
+            "ask whether to keep waiting for a tool call after this long (default "
+            f"{Limits.tool_call_timeout:g}; an MCP server's entry may set its own)"
+        ),
+    )
+    parser.add_argument(
+        "--sub-agents",
+        type=int,
+        metavar="N",
+        help=(
+            "sub-agents of a reply that run at once (default "
+            f"{AgentLimits.children_at_once}; 0: the model may not hand tasks to sub-agents)"
+        ),
     )
 
 
@@ -136,6 +149,12 @@ def _limits_from_args(args: argparse.Namespace) -> Limits:
         if not 0 < timeout <= 86_400:
             raise UsageError(f"--tool-timeout must be above 0 and at most a day, got {timeout:g}")
         changes["tool_call_timeout"] = timeout
+    children: int | None = getattr(args, "sub_agents", None)
+    if children is not None:
+        if not 0 <= children <= 32:
+            raise UsageError(f"--sub-agents must be 0 to 32, got {children}")
+        agents = AgentLimits(children_at_once=max(children, 1), max_depth=min(children, 1))
+        changes["agents"] = agents
     return Limits(**changes)  # type: ignore[arg-type]
 
 

@@ -211,6 +211,14 @@ def test_settings_from_args_is_the_one_path_for_both_commands(tmp_path: Path) ->
     with pytest.raises(UsageError, match="not a folder"):
         settings_from_args(parser.parse_args(["--models-dir", str(gguf)]), token=token)
 
+    # Sub-agents: how many at once; 0 offers no `delegate` at all.
+    agents = settings_from_args(parser.parse_args(["--sub-agents", "2"]), token=token)
+    assert (agents.limits.agents.children_at_once, agents.limits.agents.max_depth) == (2, 1)
+    off = settings_from_args(parser.parse_args(["--sub-agents", "0"]), token=token)
+    assert off.limits.agents.max_depth == 0
+    with pytest.raises(UsageError, match="--sub-agents"):
+        settings_from_args(parser.parse_args(["--sub-agents", "-1"]), token=token)
+
 
 @pytest.mark.parametrize("token", ["a", " " * 20, "short-token", " padded-token-here "])
 def test_a_short_or_blank_token_is_refused(

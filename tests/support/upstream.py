@@ -184,9 +184,14 @@ class ScriptedUpstream(ServedOnLoopback):
         if scope["path"] == "/_script":
             fields = json.loads(await _read_body(receive) or b"{}")
             queue = [Script(**script) for script in fields.pop("queue", [])]
+            by_task = {
+                key: [Script(**script) for script in scripts]
+                for key, scripts in fields.pop("by_task", {}).items()
+            }
             self.script = Script(**fields)
             with self._lock:
                 self.queue = queue
+                self.by_task = by_task
                 self.records.clear()
             await _send_json(send, 200, {"ok": True})
             return

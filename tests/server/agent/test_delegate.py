@@ -270,3 +270,23 @@ def test_children_beyond_the_bound_wait_for_a_running_one_to_end(
         assert results == ["one done", "two done"]
     finally:
         server.stop()
+
+
+def test_with_sub_agents_off_no_delegate_is_offered(
+    data_dir: Path, upstream: ScriptedUpstream, tool_log: ToolLog
+) -> None:
+    write_config(data_dir / "mcp.json", {"t": tool_server(tool_log.path)})
+    limits = Limits(agents=AgentLimits(max_depth=0))  # --sub-agents 0
+    server = Parley(data_dir, upstream.base_url, limits=limits).start()
+    try:
+        server.wait_for(lambda: server.status()["tools"]["ready"] == 1, timeout=30)
+        upstream.queue = [Script(tokens=0, tool_calls=[call("delegate", task="x")]), Script()]
+        cid = server.new_conversation()
+        stream = server.send(cid, "go")
+        stream.read_all()
+        offered = {t["function"]["name"] for t in upstream.records[0].body["tools"]}
+        assert "t__echo" in offered and "delegate" not in offered
+        (step,) = steps(server.message(cid, stream.first["message_id"])["parts"])
+        assert step["status"] == "error" and "no tool named 'delegate'" in step["result"]
+    finally:
+        server.stop()
