@@ -133,7 +133,7 @@ def _models_dir_from_args(args: argparse.Namespace) -> Path | None:
 
 
 def _limits_from_args(args: argparse.Namespace) -> Limits:
-    changes: dict[str, int | float] = {}
+    changes: dict[str, int | float | AgentLimits] = {}
     chars: int | None = getattr(args, "max_reply_chars", None)
     if chars is not None:
         if chars < 1:

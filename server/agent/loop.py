@@ -23,6 +23,7 @@ from server.agent.buffer import ReplyBuffer
 from server.agent.children import Children, loops, receipt, tree
 from server.agent.delegate import Delegation
 from server.agent.feed import ToolCallsMade
+from server.agent.history import with_tool_history
 from server.agent.steps import (
     CallBuilder,
     ToolStep,
@@ -133,7 +134,7 @@ class AgentLoop:
             if offered and self.children.offered:  # only beside other tools (docs/api.md)
                 names = [spec["function"]["name"] for spec in toolbox.specs()]
                 offered.append(self.children.spec(names))
-        messages = list(request.messages)
+        messages = with_tool_history(list(request.messages), tools_ok=bool(offered))
         if offered:  # the agent's instructions: what tools and documents say is data
             messages = with_agent_note(messages)
         limit = self.limits.max_steps

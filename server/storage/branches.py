@@ -12,6 +12,7 @@ when they write.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 from server.types import ChatMessage
@@ -72,9 +73,16 @@ def has_children(conn: sqlite3.Connection, message_id: str) -> bool:
 
 def history(system: str | None, rows: list[sqlite3.Row]) -> list[ChatMessage]:
     """What the model sees of a branch: the system prompt, then each message's text. A reply
-    that ended with nothing (an error before the first token) is left out."""
+    that ended with nothing (an error before the first token) is left out; one with tool
+    steps keeps its parts (server/agent/history.py gives them to the model)."""
     prompt: list[ChatMessage] = []
     if system:
         prompt.append({"role": "system", "content": system})
-    prompt.extend({"role": r["role"], "content": r["content"]} for r in rows if r["content"])
+    for row in rows:
+        stored = row["parts"] if row["role"] == "assistant" else None
+        parts = json.loads(stored) if stored else None
+        if parts and any(isinstance(p, dict) and p.get("type") == "tool" for p in parts):
+            prompt.append({"role": "assistant", "content": row["content"], "parts": parts})
+        elif row["content"]:
+            prompt.append({"role": row["role"], "content": row["content"]})
     return prompt

@@ -18,12 +18,12 @@ import anyio.to_thread
 import mcp_types
 
 from server.agent.approvals import ChatGrants
+from server.agent.names import function_name
 from server.agent.toolbox import Progress, ToolBox, ToolOutcome, ToolTarget
 from server.errors import ToolCallError
 from server.limits import StopTimes, ToolLimits
 from server.tools.config import McpConfigFile, ServerEntry
 from server.tools.mcp_server import McpServer
-from server.tools.names import function_name
 from server.types import ToolServerConfigJSON, ToolsJSON, ToolsSummaryJSON, Trust
 
 FILE_POLL_S = ToolLimits.config_poll  # server/limits.py

@@ -25,11 +25,11 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from server.agent.names import function_name
 from server.agent.toolbox import Progress, ToolOutcome, capped
 from server.errors import ToolCallError
 from server.limits import StopTimes, ToolLimits
 from server.tools.config import ServerEntry
-from server.tools.names import function_name
 from server.tools.results import result_text
 from server.tools.stdio import stdio_server
 from server.types import ToolServerJSON, ToolServerState

@@ -70,6 +70,9 @@ class ChatMessage(TypedDict):
     content: str
     tool_calls: NotRequired[list[ToolCallJSON]]  # assistant: the calls it made
     tool_call_id: NotRequired[str]  # tool: the call this message answers
+    # A stored reply's parts, when it has tool steps: Parley's own, turned into its calls and
+    # their results (or dropped) before any backend sees the message (server/agent/history.py).
+    parts: NotRequired[list[PartJSON]]
 
 
 class TextPartJSON(TypedDict):
