@@ -149,3 +149,9 @@ class FindBar(QWidget):
             self.count.setText(f"{self._current + 1} of {len(self._matches)}")
         else:
             self.count.setText("No matches" if self.field.text() else "")
+            # The last match shown was selected in the view: with none now, no word
+            # stays marked there as if it were one (issue 43).
+            cursor = self.view.textCursor()
+            if cursor.hasSelection():
+                cursor.clearSelection()
+                self.view.setTextCursor(cursor)
