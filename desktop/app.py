@@ -51,6 +51,7 @@ SIGNAL_PUMP_MS = 200
 # each time it needs the GIL, several times per frame: max-rate stalls of 18-35 ms, 8-21 at 1 ms,
 # 3-11 ms at 0.2 ms (issue 16, docs/benchmarks.md), at ~5 % of the relay's speed.
 GIL_SWITCH_INTERVAL_S = 0.0002
+BACKENDS_LATER = "The new backends apply when the current reply ends."
 
 
 class App:
@@ -263,7 +264,7 @@ class App:
         # Backends are fixed for a server's life: restart it, once no reply is in flight.
         if self.window.reply_in_flight:
             self._restart_pending = True
-            self.window.show_error("The new backends apply when the current reply ends.")
+            self.window.show_error(BACKENDS_LATER)
         else:
             self.tasks.spawn(self._restart_server())
 
@@ -275,6 +276,8 @@ class App:
     async def _restart_server(self) -> None:
         await self._stop_server()
         await self._start_server()
+        if self.window.banner.text() == BACKENDS_LATER:
+            self.window.clear_error()  # they apply now: no longer "when the reply ends"
 
 
 def _timing(event: str) -> None:

@@ -266,3 +266,22 @@ def test_what_save_said_of_a_row_goes_once_the_row_is_mended(qtbot: Any) -> None
     assert dialog.error.text() == "Row 1: the base URL must start with http(s)://."
     qtbot.keyClicks(dialog.table.url_edit(row), "x")  # typed into: no longer what was said
     assert dialog.error.text() == ""
+
+
+def test_the_note_that_new_backends_wait_for_the_reply_goes_once_they_apply(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any, memory_keyring: MemoryKeyring
+) -> None:
+    upstream.script = Script(tokens=100, stall_after=3)
+    gui.send("Tell me a long story")
+    qtbot.waitUntil(lambda: "t2" in gui.transcript_text(), timeout=10_000)
+    dialog = add_backend(gui, upstream, "")
+    old_client = gui.window.client
+    save(dialog)
+    assert gui.window.banner.text() == "The new backends apply when the current reply ends."
+    assert gui.window.banner.isVisible()
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.window.stop_reply()
+    # The reply ended: the server restarts with them, and the note is no longer true.
+    qtbot.waitUntil(lambda: gui.window.client not in (None, old_client), timeout=20_000)
+    qtbot.waitUntil(lambda: not gui.app._restart_pending and not gui.app.tasks, timeout=10_000)
+    assert not gui.window.banner.isVisible()
