@@ -15,17 +15,19 @@ class ChatSettings(Controller):
         super().__init__(context, parent)
         self.dialog: ChatSettingsDialog | None = None
 
-    def open(self) -> None:
-        self._context.tasks.spawn(self._open())
+    def open(self, max_tokens: int | None) -> None:
+        """`max_tokens`: Settings' longest reply (None: no limit), what a chat without its
+        own sends, shown as such."""
+        self._context.tasks.spawn(self._open(max_tokens))
 
-    async def _open(self) -> None:
+    async def _open(self, max_tokens: int | None) -> None:
         client, conversation_id = self._context.client, self._context.current_id
         if client is None or conversation_id is None:
             return
         conversation = await client.conversation(conversation_id, limit=1)  # its settings
         if self.dialog is not None:
             self.dialog.close()
-        dialog = ChatSettingsDialog(conversation, self._parent)
+        dialog = ChatSettingsDialog(conversation, max_tokens, self._parent)
         dialog.save_requested.connect(
             lambda body: self._context.tasks.spawn(self._save(dialog, conversation_id, body))
         )

@@ -114,6 +114,7 @@ class MainWindow(QMainWindow):
         view = self.view
         self.sidebar.new_requested.connect(self.new_chat)
         self.sidebar.conversation_selected.connect(self._on_sidebar_conversation_selected)
+        self.sidebar.hit_chosen.connect(self._on_sidebar_hit_chosen)
         self.sidebar.delete_confirmed.connect(lambda id_: self.tasks.spawn(self._delete(id_)))
         self.composer.message_submitted.connect(self._on_composer_message_submitted)
         self.composer.stop_requested.connect(self.stop_reply)
@@ -138,7 +139,7 @@ class MainWindow(QMainWindow):
         self.help.failed.connect(self.show_error)
         self.view.zoom_shown.connect(lambda level: self.menus.show_zoom(*view.can_zoom(level)))
         self.view.sidebar_shown.connect(self.menus.sidebar.setChecked)
-        self.chat_settings_button.clicked.connect(self.chat_settings.open)
+        self.chat_settings_button.clicked.connect(self._open_chat_settings)
         self.settings_button.clicked.connect(self.settings_requested)
         self.models_button.clicked.connect(self.models_requested)
         self.tools_button.clicked.connect(self.tools_requested)
@@ -158,13 +159,17 @@ class MainWindow(QMainWindow):
             (menus.tools, self.tools_requested.emit),
             (menus.library, self.library_requested.emit),
             (menus.sidebar, lambda: view.set_sidebar_shown(menus.sidebar.isChecked())),
+            (menus.next_chat, lambda: view.go_to_chat(+1)),
+            (menus.previous_chat, lambda: view.go_to_chat(-1)),
+            (menus.search_chats, view.focus_search),
+            (menus.type_message, self.composer.focus),
             (menus.zoom_in, lambda: view.zoom(+1)),
             (menus.zoom_out, lambda: view.zoom(-1)),
             (menus.zoom_reset, lambda: view.zoom(0)),
             (menus.stop, self.stop_reply),
             (menus.regenerate, lambda: self.turn_actions.act_on_last("regenerate", self._asked())),
             (menus.continue_, lambda: self.turn_actions.act_on_last("continue", self._asked())),
-            (menus.chat_settings, self.chat_settings.open),
+            (menus.chat_settings, self._open_chat_settings),
             (menus.rename, self.sidebar.start_rename),
             (menus.delete, self.sidebar.ask_delete),
             (menus.shortcuts, help_.show_shortcuts),
@@ -339,6 +344,15 @@ class MainWindow(QMainWindow):
         if conversation is not None:  # else another was opened, in the new colours already
             self.reply.show(conversation)
             self._refresh_menus()
+
+    def _open_chat_settings(self) -> None:
+        self.chat_settings.open(self.max_tokens)  # unticked, its longest reply is this
+
+    def _on_sidebar_hit_chosen(self, conversation_id: str) -> None:
+        # A search hit in the chat on screen: no new chat to open, only the words to show.
+        if conversation_id == self.context.current_id:
+            hit = self.sidebar.hit(conversation_id)
+            self.transcript.reveal(self.sidebar.query(), hit)
 
     def _on_sidebar_conversation_selected(self, conversation_id: str) -> None:
         if conversation_id != self.context.current_id:

@@ -56,6 +56,11 @@ class Menus(QObject):
         self.sidebar = self._add(view, "Show &sidebar", "Ctrl+B")
         self.sidebar.setCheckable(True)
         self.sidebar.setChecked(True)
+        # Moving about without the mouse (issue 43): the browser's keys for the next tab.
+        self.next_chat = self._add(view, "&Next chat", "Ctrl+PgDown", "Ctrl+Tab")
+        self.previous_chat = self._add(view, "&Previous chat", "Ctrl+PgUp", "Ctrl+Shift+Tab")
+        self.search_chats = self._add(view, "Searc&h chats", "Ctrl+K")
+        self.type_message = self._add(view, "&Type a message", "Ctrl+L")
         view.addSeparator()
         self.zoom_in = self._add(
             view, "Zoom &in", QKeySequence.StandardKey.ZoomIn, "Ctrl+=", "Ctrl++"

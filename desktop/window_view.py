@@ -1,6 +1,7 @@
 """The window's view of itself: its layout (the sidebar beside the chat's column), the focus
 ring of its fields, and the View menu's choices: the sidebar shown or hidden, and the text's
-zoom, in steps of 10 % from the system font's size."""
+zoom, in steps of 10 % from the system font's size; and moving to the next or previous
+chat, or to the search, from the keyboard."""
 
 from __future__ import annotations
 
@@ -65,6 +66,19 @@ class WindowView(QObject):
         focus = QApplication.focusWidget()
         if not shown and focus is not None and self._sidebar.isAncestorOf(focus):
             self._composer.focus()
+
+    def go_to_chat(self, step: int) -> None:
+        """The next chat in the list (+1) or the previous (-1), the list shown for it."""
+        self._show_sidebar()
+        self._sidebar.select_neighbour(step)
+
+    def focus_search(self) -> None:
+        self._show_sidebar()
+        self._sidebar.focus_search()
+
+    def _show_sidebar(self) -> None:
+        if self._sidebar.isHidden():
+            self.set_sidebar_shown(True)
 
     def zoom(self, step: int) -> None:
         """Text a step larger (+1) or smaller (-1), or back to the system's size (0)."""

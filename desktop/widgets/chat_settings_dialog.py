@@ -1,6 +1,7 @@
 """This chat's own settings: its system prompt and sampling parameters (temperature, top-p,
 longest reply, seed), used by every later reply in it. A parameter left unticked is the
-model's default. The model itself is chosen above the chat, as for any message."""
+model's default; the longest reply unticked is Settings' (what is sent with each message),
+shown as it is. The model itself is chosen above the chat, as for any message."""
 
 from __future__ import annotations
 
@@ -19,15 +20,24 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.config import DEFAULT_MAX_TOKENS, MAX_TOKENS
 from server.types import ChatParams, ConversationJSON
 
 INT32 = 2**31 - 1  # a spin box's own range
+SETTINGS_NO_LIMIT = "no limit (Settings)"
 
 
 class ChatSettingsDialog(QDialog):
     save_requested = Signal(dict)  # the PATCH body: {"system", "params"}
 
-    def __init__(self, conversation: ConversationJSON, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        conversation: ConversationJSON,
+        max_tokens: int | None,
+        parent: QWidget | None = None,
+    ) -> None:
+        """`max_tokens`: Settings' longest reply, sent unless the chat has its own (None:
+        no limit)."""
         super().__init__(parent)
         self.setWindowTitle(f"Chat settings — {conversation['title'] or 'New chat'}")
         self.setObjectName("chat-settings")
@@ -41,7 +51,7 @@ class ChatSettingsDialog(QDialog):
         self.rows = {
             "temperature": _number(QDoubleSpinBox(self), 0, 2, 0.1, params.get("temperature"), 0.7),
             "top_p": _number(QDoubleSpinBox(self), 0, 1, 0.05, params.get("top_p"), 0.95),
-            "max_tokens": _number(QSpinBox(self), 1, 1_000_000, 64, params.get("max_tokens"), 1024),
+            "max_tokens": _longest(QSpinBox(self), params.get("max_tokens"), max_tokens),
             "seed": _number(QSpinBox(self), -INT32, INT32, 1, params.get("seed"), 0),
         }
         form = QFormLayout()
@@ -82,6 +92,26 @@ class ChatSettingsDialog(QDialog):
     def _on_save(self) -> None:
         self.message.setText("Saving…")
         self.save_requested.emit(self.body())
+
+
+def _longest(
+    box: QSpinBox, value: int | None, settings: int | None
+) -> tuple[QCheckBox, QSpinBox | QDoubleSpinBox]:
+    """The longest reply: unticked, Settings' (its one source, desktop/config.py), or "no
+    limit" when Settings has none; ticked, this chat's own."""
+    check, _ = _number(box, 1, MAX_TOKENS, 64, value, settings or 0)
+    box.setSpecialValueText(SETTINGS_NO_LIMIT)  # shown at 0 only: unticked, no limit
+
+    def toggled(on: bool) -> None:
+        box.setMinimum(1 if on else 0)
+        if not on:
+            box.setValue(settings or 0)
+        elif box.value() <= 1 and settings is None:
+            box.setValue(DEFAULT_MAX_TOKENS)  # a starting point for the chat's own
+
+    toggled(check.isChecked())
+    check.toggled.connect(toggled)
+    return check, box
 
 
 def _number(

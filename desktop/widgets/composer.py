@@ -110,6 +110,7 @@ class Composer(QWidget):
         if not self._editing:
             self._aside = self.text
         self.set_text(text)
+        self.editor.moveCursor(QTextCursor.MoveOperation.End)  # to go on typing, as after a draft
 
     def set_streaming(self, streaming: bool) -> None:
         self._streaming = streaming

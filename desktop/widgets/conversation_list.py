@@ -8,156 +8,37 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QPoint, QRect, QSignalBlocker, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import (
-    QAccessible,
-    QColor,
-    QHelpEvent,
-    QIcon,
-    QKeyEvent,
-    QPainter,
-    QPaintEvent,
-    QPalette,
-    QPixmap,
-)
+from PySide6.QtCore import QPoint, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
     QLineEdit,
-    QListWidget,
     QListWidgetItem,
     QMenu,
     QMessageBox,
     QPushButton,
-    QStyle,
-    QStyleOptionViewItem,
-    QToolTip,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop import style
+from desktop.widgets.chat_rows import ChatRows
 from desktop.widgets.conversation_rows import (
     HIT_ROLE,
     ID_ROLE,
     TITLE_ROLE,
     UNTITLED,
     Row,
-    ShownRows,
     row_of,
 )
 from desktop.widgets.search_result import OneLineDelegate, SearchResultDelegate
 from server.types import ConversationJSON
 
 SEARCH_DELAY_MS = 200
-BUSY_TIP = "Replying…"
-DOT_PX = 12  # the busy dot's box, kept free on every row
-
-
-class _List(QListWidget):
-    """The rows. A chat whose reply is in flight gets a dot, drawn over its row rather than
-    set as its icon: any change to an item lays out and repaints every row (issue 16)."""
-
-    delete_pressed = Signal()
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.rows = ShownRows(self, _blank_icon())
-        self.busy: set[str] = set()
-        self._described: set[str] = set()  # the rows told "Replying…" for a screen reader
-        self.setIconSize(QSize(DOT_PX, DOT_PX))
-        # Flat, as the transcript's: Fusion's repaints its gradients with every row moved.
-        self.verticalScrollBar().setStyleSheet(style.scroll_bar_in(self.palette()))
-
-    def changeEvent(self, event: QEvent) -> None:
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange:
-            self.verticalScrollBar().setStyleSheet(style.scroll_bar_in(self.palette()))
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() == Qt.Key.Key_Delete:
-            self.delete_pressed.emit()
-            return
-        super().keyPressEvent(event)
-
-    def set_busy(self, conversation_ids: set[str]) -> None:
-        changed = self.busy ^ conversation_ids
-        self.busy = set(conversation_ids)
-        for conversation_id in changed:
-            item = self.rows.item(conversation_id)
-            if item is not None:
-                self.viewport().update(self.visualItemRect(item))
-        self.describe_busy()
-
-    def describe_busy(self) -> None:
-        """ "Replying…" in the busy rows' descriptions for a screen reader, and in no other
-        row; only while one is active: writing it is an item edit, which lays every row out."""
-        if not QAccessible.isActive():
-            return
-        role = Qt.ItemDataRole.AccessibleDescriptionRole
-        with QSignalBlocker(self):
-            for conversation_id in self.busy | self._described:
-                item = self.rows.item(conversation_id)
-                wanted = BUSY_TIP if conversation_id in self.busy else ""
-                if item is not None and (item.data(role) or "") != wanted:
-                    item.setData(role, wanted)
-        self._described = set(self.busy)
-
-    def dot_rect(self, item: QListWidgetItem) -> QRect:
-        """Where a row's dot is drawn: its icon's place."""
-        option = QStyleOptionViewItem()
-        self.initViewItemOption(option)
-        option.rect = self.visualItemRect(item)
-        option.features |= (
-            QStyleOptionViewItem.ViewItemFeature.HasDecoration
-            | QStyleOptionViewItem.ViewItemFeature.HasDisplay
-        )
-        option.decorationSize = self.iconSize()
-        option.icon = item.icon()
-        option.text = item.text()
-        return self.style().subElementRect(
-            QStyle.SubElement.SE_ItemViewItemDecoration, option, self
-        )
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        super().paintEvent(event)
-        if not self.busy:
-            return
-        painter = QPainter(self.viewport())
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setPen(Qt.PenStyle.NoPen)
-        for conversation_id in self.busy:
-            item = self.rows.item(conversation_id)
-            if item is not None and self.visualItemRect(item).intersects(event.rect()):
-                # On a selected row, the highlight is its background: the dot takes its text's.
-                on_highlight = item.isSelected()
-                roles = (QPalette.ColorRole.Highlight, QPalette.ColorRole.HighlightedText)
-                painter.setBrush(self.palette().color(roles[on_highlight]))
-                box = self.dot_rect(item)
-                side = min(box.width(), box.height()) - 4
-                painter.drawEllipse(
-                    box.center().x() - side // 2, box.center().y() - side // 2, side, side
-                )
-        painter.end()
-
-    def viewportEvent(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
-            item = self.itemAt(event.pos())
-            if item is not None and item.data(ID_ROLE) in self.busy:
-                tip = f"{item.data(TITLE_ROLE)} — {BUSY_TIP}"
-                QToolTip.showText(event.globalPos(), tip, self.viewport())
-                return True
-        return super().viewportEvent(event)
-
-
-def _blank_icon() -> QIcon:
-    pixmap = QPixmap(DOT_PX, DOT_PX)
-    pixmap.fill(QColor(0, 0, 0, 0))
-    return QIcon(pixmap)
 
 
 class ConversationList(QWidget):
     conversation_selected = Signal(str)
+    hit_chosen = Signal(str)  # a search's row clicked or activated (the chat open too)
     new_requested = Signal()
     rename_requested = Signal(str, str)
     delete_confirmed = Signal(str)
@@ -170,7 +51,7 @@ class ConversationList(QWidget):
         self.search.setPlaceholderText("Search conversations")
         self.search.setClearButtonEnabled(True)
         self.search.setAccessibleName("Search conversations")
-        self.list = _List(self)
+        self.list = ChatRows(self)
         self.list.setAccessibleName("Conversations")
         # One line a title (the whole of it in its tooltip), the same height every row: a
         # change lays the rows out without measuring each (issue 16). A search's rows are two
@@ -200,6 +81,8 @@ class ConversationList(QWidget):
         self.new_button.clicked.connect(self.new_requested)
         self.search.textChanged.connect(self._on_search_text_changed)
         self.list.currentItemChanged.connect(self._on_list_current_changed)
+        self.list.itemClicked.connect(self._on_list_item_chosen)
+        self.list.itemActivated.connect(self._on_list_item_chosen)
         self.list.itemChanged.connect(self._on_list_item_changed)
         self.list.delete_pressed.connect(self.ask_delete)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -290,6 +173,22 @@ class ConversationList(QWidget):
         elif self.list.currentItem() is not item:
             self.list.setCurrentItem(item)
 
+    def select_neighbour(self, step: int) -> None:
+        """Open the chat `step` rows below the selected one (above if negative), as a
+        click on it does; from a new chat, the first (or the last)."""
+        count = self.list.count()
+        if not count:
+            return
+        row = self.list.currentRow()
+        first = 0 if step > 0 else count - 1
+        row = first if row < 0 else max(0, min(count - 1, row + step))
+        self.list.setCurrentRow(row)
+        self.list.scrollToItem(self.list.item(row))
+
+    def focus_search(self) -> None:
+        self.search.setFocus()
+        self.search.selectAll()
+
     def start_rename(self, item: QListWidgetItem | None = None) -> None:
         """Edit the title of `item` (the selected chat by default) in place."""
         item = item or self.list.currentItem()
@@ -368,6 +267,12 @@ class ConversationList(QWidget):
     def _on_list_current_changed(self, current: QListWidgetItem | None, _previous: object) -> None:
         if current is not None:
             self.conversation_selected.emit(str(current.data(ID_ROLE)))
+
+    def _on_list_item_chosen(self, item: QListWidgetItem) -> None:
+        # Clicking the chat already open changes no selection: a search's hit in it is
+        # still wanted (shown at the words found).
+        if self.query():
+            self.hit_chosen.emit(str(item.data(ID_ROLE)))
 
     def _on_list_item_changed(self, item: QListWidgetItem) -> None:
         conversation_id = str(item.data(ID_ROLE))
