@@ -70,6 +70,7 @@ class App:
         self._apply_config()
         restore(self.window, self.state)
         self.window.help.data_dir = base.data_dir
+        self.window.history_files.folder = self.state.export_folder
         self.server: EmbeddedServer | None = None
         # The app's own requests and its dialogs' (Models, Tools, Library): the client is
         # set while the server is up.
@@ -91,6 +92,7 @@ class App:
         self.window.view.zoom_chosen.connect(self._save_window_state)
         self.window.menus.sidebar.toggled.connect(self._save_window_state)
         self.window.menus.theme_chosen.connect(self._on_menus_theme_chosen)
+        self.window.history_files.folder_chosen.connect(self._on_history_files_folder_chosen)
 
     @property
     def tasks(self) -> Tasks:
@@ -189,6 +191,10 @@ class App:
         if (conversation_id or None) != self.state.conversation_id:
             self.state.conversation_id = conversation_id or None
             self.state.save()
+
+    def _on_history_files_folder_chosen(self, folder: str) -> None:
+        self.state.export_folder = folder
+        self.state.save()
 
     def _save_window_state(self) -> None:
         capture(self.window, self.state)

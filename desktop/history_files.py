@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFileDialog, QProgressDialog
+from PySide6.QtWidgets import QFileDialog, QProgressDialog, QWidget
 
 from desktop.client import ParleyClient
-from desktop.controller import Controller
+from desktop.controller import Context, Controller
 from desktop.errors import ClientError
 
 MARKDOWN = "Markdown (*.md)"
@@ -25,36 +26,76 @@ JSON = "Parley JSON (*.json)"
 IMPORTS = "Parley or ChatGPT export (*.json);;All files (*)"
 PROGRESS_STEPS = 1000
 PROGRESS_POLL_SECONDS = 0.5
+MAX_NAME_CHARS = 80  # of a file name made from a chat's title
+# Not in a file name on any system Parley runs on (Windows refuses these; "/" everywhere).
+UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]+')
+RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)),
+            *(f"lpt{i}" for i in range(10))}  # fmt: skip
+
+
+def file_name_for(title: str | None) -> str:
+    """A chat's title as a file name (no extension): no separators, control characters or
+    characters another system refuses, no leading dot (hidden) or trailing dot or space,
+    at most MAX_NAME_CHARS; "chat" if nothing is left."""
+    name = " ".join(UNSAFE.sub(" ", title or "").split())
+    name = name[:MAX_NAME_CHARS].strip(" .")
+    if not name or name.casefold() in RESERVED:
+        return "chat"
+    return name
 
 
 class HistoryFiles(Controller):
+    """The file dialogs open in `folder`, the one last chosen (the app remembers it across
+    launches: `folder_chosen`)."""
+
     done = Signal(str)  # what was exported or imported, for the status line and tests
     imported = Signal()  # new chats: the list needs refreshing
+    folder_chosen = Signal(str)  # the folder of a file chosen to export to or import from
+
+    def __init__(self, context: Context, parent: QWidget) -> None:
+        super().__init__(context, parent)
+        self.folder = ""  # "": the dialogs' own start (the current directory)
+
+    def _in_folder(self, name: str) -> str:
+        return str(Path(self.folder) / name) if self.folder else name
+
+    def _chosen(self, path: str) -> None:
+        folder = str(Path(path).parent)
+        if folder != self.folder:
+            self.folder = folder
+            self.folder_chosen.emit(folder)
 
     # -- commands (menu actions) ----------------------------------------------------------
 
-    def export_chat(self) -> None:
+    def export_chat(self, title: str | None) -> None:
+        """Export the chat on screen; `title`: its title, the file's name to start from."""
         conversation_id = self._context.current_id
         if conversation_id is None:
             return
         path, kind = QFileDialog.getSaveFileName(
-            self._parent, "Export this chat", "chat.md", f"{MARKDOWN};;{JSON}"
+            self._parent,
+            "Export this chat",
+            self._in_folder(f"{file_name_for(title)}.md"),
+            f"{MARKDOWN};;{JSON}",
         )
         if path:
+            self._chosen(path)
             self._context.tasks.spawn(
                 self._export(conversation_id, "json" if kind == JSON else "md", path)
             )
 
     def export_all(self) -> None:
         path, _ = QFileDialog.getSaveFileName(
-            self._parent, "Export every chat", "parley-chats.json", JSON
+            self._parent, "Export every chat", self._in_folder("parley-chats.json"), JSON
         )
         if path:
+            self._chosen(path)
             self._context.tasks.spawn(self._export(None, "json", path))
 
     def import_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self._parent, "Import chats", "", IMPORTS)
+        path, _ = QFileDialog.getOpenFileName(self._parent, "Import chats", self.folder, IMPORTS)
         if path:
+            self._chosen(path)
             self._context.tasks.spawn(self._import(path))
 
     # -- the work ---------------------------------------------------------------------------

@@ -150,7 +150,7 @@ class MainWindow(QMainWindow):
         for action, command in (
             (menus.new_chat, self.new_chat),
             (menus.import_chats, files.import_file),
-            (menus.export_chat, files.export_chat),
+            (menus.export_chat, lambda: files.export_chat(self._title())),
             (menus.export_all, files.export_all),
             (menus.quit, self.close),
             (menus.find, self.find_bar.open),
@@ -279,9 +279,13 @@ class MainWindow(QMainWindow):
         self._update_title()
         self.conversation_opened.emit(conversation_id or "")
 
-    def _update_title(self) -> None:
+    def _title(self) -> str | None:
+        """The title of the chat on screen, as the list shows it."""
         current = self.context.current_id
-        title = self.sidebar.title_of(current) if current else None
+        return self.sidebar.title_of(current) if current else None
+
+    def _update_title(self) -> None:
+        title = self._title()
         self.setWindowTitle(f"{title} — Parley" if title else "Parley")
 
     def _refresh_menus(self) -> None:

@@ -1,6 +1,6 @@
 """What the window restores at the next launch: the conversation that was open, the window's
-size and place (or that it was maximized), the sidebar's width and whether it is shown, and
-the text's zoom.
+size and place (or that it was maximized), the sidebar's width and whether it is shown, the
+text's zoom, and the folder exports and imports last went to.
 
 A small JSON file beside the desktop config, written atomically whenever the chat or a view
 choice changes and at quit (so a crash keeps all but the last moves). Unreadable or missing:
@@ -32,6 +32,7 @@ class WindowState:
     sidebar_width: int = 280
     sidebar_shown: bool = True
     zoom: int = 0
+    export_folder: str = ""  # where File → Export and Import last went ("": not yet)
 
     @classmethod
     def load(cls, path: Path | None = None) -> WindowState:
