@@ -18,8 +18,15 @@ class ToolsController(DialogController[ToolsDialog]):
         return dialog
 
     def _on_dialog_save_requested(self, name: str, entry: dict[str, object]) -> None:
-        done = f"Saved {name}; it is starting."
-        self._spawn_act(done, lambda client: client.put_tool_server(name, entry))
+        self._context.tasks.spawn(self._save(name, entry))
+
+    async def _save(self, name: str, entry: dict[str, object]) -> None:
+        dialog = self.dialog
+        saved = await self._ask(lambda client: client.put_tool_server(name, entry))
+        if isinstance(saved, Failed) or dialog is None or dialog is not self.dialog:
+            return
+        dialog.show_saved(saved)  # then followed by the refreshes until it has started
+        await self._refresh()
 
     def _on_dialog_remove_requested(self, name: str) -> None:
         done = f"Removed {name}."

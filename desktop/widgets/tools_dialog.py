@@ -88,6 +88,7 @@ class ToolsDialog(ServerDialog):
         self.setObjectName("tools-dialog")
         self.resize(860, 720)
         self._servers: list[ToolServerJSON] = []
+        self._starting: str | None = None  # a server just saved: its start is told here
         self.config_line = QLabel(self)
         self.config_line.setWordWrap(True)
         self.config_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -142,8 +143,16 @@ class ToolsDialog(ServerDialog):
         self.entry_edit.textChanged.connect(self._on_entry_edit_text_changed)
         self.server_trust.chosen.connect(self._on_server_trust_chosen)
 
+    def show_saved(self, server: ToolServerJSON) -> None:
+        """A server's entry was saved: it is chosen (its tools listed as they come), and the
+        message follows its start until it is ready or failed."""
+        self._starting = server["name"]
+        self._servers = [s for s in self._servers if s["name"] != server["name"]] + [server]
+        self.show_note(f"Saved {server['name']}; it is starting.")
+        self._follow_start()
+
     def show_tools(self, tools: ToolsJSON) -> None:
-        chosen = self.selected()
+        chosen = self.selected() or self._starting
         where = f"Configuration: {tools['config_path']}"
         if tools["config_error"]:
             where += f"\nIt cannot be read, so no server runs: {tools['config_error']}"
@@ -165,6 +174,19 @@ class ToolsDialog(ServerDialog):
             if server["name"] == chosen:
                 self.table.selectRow(row)
         self._show_details()
+        self._follow_start()
+
+    def _follow_start(self) -> None:
+        server = self._server(self._starting)
+        if server is None or server["state"] == "starting":
+            return
+        self._starting = None
+        if server["state"] == "error":
+            self.show_error(f"{server['name']} did not start: {server['error']}")
+        elif server["state"] == "ready":
+            self.show_note(f"{server['name']} is {describe_state(server)}.")
+        else:
+            self.show_note(f"Saved {server['name']}; it is disabled, so it does not run.")
 
     def show_trust_saved(self, server: ToolServerJSON, tool: str) -> None:
         """A tool's choice was saved: the server as it is now."""
