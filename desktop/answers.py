@@ -16,6 +16,8 @@ MODEL_KEYS = ("name", "kind", "state", "slots", "slots_busy", "queue_length", "r
 CITATION_KEYS = ("n", "path", "page", "lines", "quote")
 APPROVAL_KEYS = ("call_id", "server", "tool", "function", "arguments")
 DECISION_KEYS = ("decision", "remember", "step")
+OVERDUE_KEYS = ("call_id", "server", "tool", "function", "waited_s")
+OVERDUE_ANSWER_KEYS = ("action", "step")
 STEP_KEYS = ("id", "server", "name", "arguments", "status", "result", "started_at", "ended_at")
 MESSAGE_KEYS = ("id", "conversation_id", "role", "content", "status", "ended_by", "error",
                 "model", "created_at", "completed_at", "usage")  # fmt: skip

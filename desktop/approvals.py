@@ -12,6 +12,7 @@ from PySide6.QtCore import Signal
 
 from desktop.controller import Context, Controller
 from desktop.errors import ClientError
+from desktop.reply_events import with_inner_steps
 from desktop.widgets.approval_card import ApprovalCard
 from server.types import Decision, Remember, ToolPartJSON
 from server.types.chunks import ApprovalJSON
@@ -34,8 +35,10 @@ class ApprovalController(Controller):
         self.show_current()
 
     def step_changed(self, conversation_id: str, step: ToolPartJSON) -> None:
-        if step["status"] != "awaiting_approval":
-            self._drop(conversation_id, step["id"])
+        """A step changed (a sub-agent's steps are inside its own)."""
+        for inner in with_inner_steps(step):
+            if inner["status"] != "awaiting_approval":
+                self._drop(conversation_id, inner["id"])
 
     def reply_ended(self, conversation_id: str) -> None:
         self._waiting.pop(conversation_id, None)

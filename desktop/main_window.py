@@ -24,6 +24,7 @@ from desktop.earlier_messages import EarlierMessages
 from desktop.help_windows import HelpWindows
 from desktop.history_files import HistoryFiles
 from desktop.menus import Menus, shortcut_rows, when_triggered
+from desktop.overdue import OverdueController
 from desktop.reply import ReplyController
 from desktop.tasks import Tasks
 from desktop.transcript_links import TranscriptLinks
@@ -34,6 +35,7 @@ from desktop.widgets.chat_bar import ChatBar
 from desktop.widgets.composer import Composer
 from desktop.widgets.conversation_list import ConversationList
 from desktop.widgets.find_bar import FindBar
+from desktop.widgets.overdue_card import OverdueCard
 from desktop.widgets.transcript import Transcript
 from desktop.widgets.welcome import welcome_html
 from desktop.window_view import WindowView, lay_out, style_fields
@@ -67,7 +69,7 @@ class MainWindow(QMainWindow):
         self.sidebar = ConversationList(self)
         self.transcript = Transcript(self)
         self.composer = Composer(self)
-        self.reply = ReplyController(self.transcript, self.composer, self._is_shown, self)
+        self.reply = ReplyController(self.context, self.transcript, self.composer, self)
         self.banner = Banner(self)
         self.chat_bar = ChatBar(self)
         # Its controls, by their own names.
@@ -81,8 +83,9 @@ class MainWindow(QMainWindow):
         self.library_button = self.chat_bar.library_button
         self.find_bar = FindBar(self.transcript, self, self.transcript.show_all_to_find)
         self.approval_card = ApprovalCard(self)
+        self.overdue_card = OverdueCard(self)  # a long call: keep waiting, or stop it?
         column = [self.chat_bar, self.banner, self.find_bar, self.transcript,
-                  self.approval_card, self.composer]  # fmt: skip
+                  self.approval_card, self.overdue_card, self.composer]  # fmt: skip
         self.splitter = lay_out(self, self.sidebar, column, self.transcript)
         # There from the start: one made when a link is first hovered (its target shown) or a
         # notice first given moved the composer up by its height.
@@ -93,10 +96,9 @@ class MainWindow(QMainWindow):
         self.chat_list = ChatList(self.context, self.sidebar)
         self.opening = ChatOpening(self.context, self)
         self.bar = ChatBarController(self.context, self.chat_bar)
-        self.links = TranscriptLinks(
-            self, self.transcript, self.show_error, lambda: self.context.client, self.tasks
-        )
+        self.links = TranscriptLinks(self.context, self, self.transcript, self.show_error)
         self.approvals = ApprovalController(self.context, self.approval_card)
+        self.overdue = OverdueController(self.context, self.overdue_card)
         self.turn_actions = TurnActions(
             self.context, self.reply, self.composer, self.transcript, self
         )
@@ -132,6 +134,10 @@ class MainWindow(QMainWindow):
         self.reply.step_updated.connect(self.approvals.step_changed)
         self.reply.reply_gone.connect(self.approvals.reply_ended)
         self.approvals.failed.connect(self.show_error)
+        self.reply.overdue_asked.connect(self.overdue.requested)
+        self.reply.step_updated.connect(self.overdue.step_changed)
+        self.reply.reply_gone.connect(self.overdue.reply_ended)
+        self.overdue.failed.connect(self.show_error)
         self.chat_list.shown.connect(self._on_chat_list_shown)
         self.bar.status_shown.connect(self.show_welcome)
         self.history_files.done.connect(self.links.notice)
@@ -192,7 +198,6 @@ class MainWindow(QMainWindow):
     def connect_client(self, client: ParleyClient, reopen: str | None = None) -> None:
         """The server is up: show the list, the status, and `reopen` if it still exists."""
         self.context.client = client
-        self.reply.client = client
         self.bar.start()
         self.tasks.spawn(self.chat_list.refresh())
         if reopen is not None and self.context.current_id is None:
@@ -207,7 +212,6 @@ class MainWindow(QMainWindow):
         """The server is going away (restart, quit): no more requests on its client."""
         self.bar.stop()
         self.context.client = None
-        self.reply.client = None
 
     def show_error(self, message: str) -> None:
         self.banner.show_message(message)
@@ -263,9 +267,6 @@ class MainWindow(QMainWindow):
 
     # -- the chat on screen ----------------------------------------------------------------
 
-    def _is_shown(self, conversation_id: str | None) -> bool:
-        return conversation_id == self.context.current_id
-
     def _set_current(self, conversation_id: str | None, *, named: bool = False) -> None:
         """Show `conversation_id`'s controls (`named`: the new chat shown got its id)."""
         if conversation_id != self.context.current_id:
@@ -274,6 +275,7 @@ class MainWindow(QMainWindow):
                 self.composer.switch_chat(self.context.current_id, conversation_id)
         self.context.current_id = conversation_id
         self.approvals.show_current()
+        self.overdue.show_current()
         self.bar.show_current()
         self._on_reply_busy_changed()
         self._update_title()

@@ -17,19 +17,21 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QWidget
 
 from desktop.client import (
-    ParleyClient,
     ReplyApproval,
     ReplyEnd,
+    ReplyOverdue,
     ReplyStep,
     ReplyStream,
     ReplyText,
     TurnKind,
 )
+from desktop.controller import Context, Controller
 from desktop.earlier_messages import PAGE
 from desktop.errors import ClientError
 from desktop.reply_events import ReplyParts
@@ -44,6 +46,9 @@ def _stopping_note(step: ToolPartJSON | None) -> str:
     """What the view says while a stopped reply is being saved: which tool, if one ran."""
     if step is None:
         return STOPPING_NOTE
+    agent = step.get("agent")
+    if agent is not None:
+        return f"Stopped during the sub-agent {agent['task'][:60]!r} — saving…"
     where = f"{step['server']} · {step['name']}" if step["server"] else step["name"]
     if step["status"] == "awaiting_approval":
         return f"Stopped before {where} was allowed to run — saving…"
@@ -90,8 +95,9 @@ class Reply:
         self.ending: ReplyEnd | None = None  # known, and being drawn
 
 
-class ReplyController(QObject):
-    """Owns the replies in flight; draws the one of the chat on screen."""
+class ReplyController(Controller):
+    """Owns the replies in flight; draws the one of the chat on screen (the context's
+    `current_id`), asking through the context's client."""
 
     conversation_created = Signal(str)  # a message typed in a new chat created this one
     # The message is stored, its reply began: the conversation's id and title.
@@ -100,21 +106,16 @@ class ReplyController(QObject):
     busy_changed = Signal()  # a chat began or finished a reply (Send/Stop, the sidebar)
     error_reported = Signal(str)  # for the user; the reply itself is saved regardless
     approval_requested = Signal(str, dict)  # conversation id, ApprovalJSON: a call waits
+    overdue_asked = Signal(str, dict)  # conversation id, OverdueJSON: wait on, or stop it?
     step_updated = Signal(str, dict)  # conversation id, ToolPartJSON: a step changed
     reply_gone = Signal(str)  # conversation id: its reply is over (nothing waits in it)
 
     def __init__(
-        self,
-        transcript: Transcript,
-        composer: Composer,
-        is_shown: Callable[[str | None], bool],
-        parent: QObject | None = None,
+        self, context: Context, transcript: Transcript, composer: Composer, parent: QWidget
     ) -> None:
-        super().__init__(parent)
-        self.client: ParleyClient | None = None
+        super().__init__(context, parent)
         self._transcript = transcript
         self._composer = composer
-        self._is_shown = is_shown  # whether a chat (None: the new one) is on screen
         self._replies: list[Reply] = []
 
     # -- what is in flight ------------------------------------------------------------------
@@ -214,10 +215,9 @@ class ReplyController(QObject):
         reply.before = [m for m in reply.before or [] if m["id"] != reply.target]
         reply.parts.add_saved(earlier["parts"])
 
-    def _client(self) -> ParleyClient:
-        if self.client is None:
-            raise ClientError("Parley's server is still starting")
-        return self.client
+    def _is_shown(self, conversation_id: str | None) -> bool:
+        """Whether this chat (None: the new one) is on screen."""
+        return conversation_id == self._context.current_id
 
     async def _run(self, reply: Reply, system: str | None) -> None:
         try:
@@ -233,7 +233,7 @@ class ReplyController(QObject):
                 self.reply_gone.emit(reply.conversation_id)
 
     async def _send(self, reply: Reply, system: str | None) -> None:
-        client = self._client()
+        client = self._context.require_client()
         if reply.conversation_id is None:
             created = await client.create_conversation(
                 reply.model, system, reply.tools, reply.documents
@@ -272,6 +272,9 @@ class ReplyController(QObject):
                 if isinstance(event, ReplyApproval):
                     self.approval_requested.emit(conversation_id, dict(event.approval))
                     continue
+                if isinstance(event, ReplyOverdue):
+                    self.overdue_asked.emit(conversation_id, dict(event.overdue))
+                    continue
                 if isinstance(event, ReplyText):
                     reply.parts.add_text(event.text)
                 elif isinstance(event, ReplyStep):
@@ -295,11 +298,13 @@ class ReplyController(QObject):
             end = await self._saved(stream)
         if end is not None and end.save_error:
             self.error_reported.emit(f"The reply could not be saved: {end.save_error}")
+        stored = False  # the chat read again and drawn as stored (once at most)
         if not self._is_shown(conversation_id):
             pass  # another chat is on screen: this one shows the reply when opened
         elif not self._transcript.showing_reply:
             # Shown again meanwhile without its live reply: show it as stored now.
             await self._show_stored(conversation_id)
+            stored = True
         elif end is not None:
             reply.ending = end  # drawn again if the chat is redrawn meanwhile
             ended = asyncio.Event()
@@ -312,13 +317,13 @@ class ReplyController(QObject):
         # Its ending is on screen: the next message may go.
         self._forget(reply)
         self.reply_finished.emit(stream.message_id)
-        if reply.kind != "send" and self._is_shown(conversation_id):
+        if reply.kind != "send" and not stored and self._is_shown(conversation_id):
             await self._show_stored(conversation_id)  # its versions' ‹ n/m ›
 
     async def _saved(self, stream: ReplyStream) -> ReplyEnd | None:
         """The reply as stored once settled; None if its conversation was deleted."""
         try:
-            message = await self._client().settled_message(
+            message = await self._context.require_client().settled_message(
                 stream.conversation_id, stream.message_id
             )
         except ClientError as exc:
@@ -329,7 +334,9 @@ class ReplyController(QObject):
 
     async def _show_stored(self, conversation_id: str) -> None:
         try:
-            conversation = await self._client().conversation(conversation_id, limit=PAGE)
+            conversation = await self._context.require_client().conversation(
+                conversation_id, limit=PAGE
+            )
         except ClientError as exc:
             if exc.status == 404:
                 return  # deleted meanwhile: nothing to show

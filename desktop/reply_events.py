@@ -1,5 +1,6 @@
-"""What a reply's stream brings, as the window sees it: text, tool steps, calls awaiting the
-user's approval, citations, and one ending (how the server saved the reply). Plain values, no
+"""What a reply's stream brings, as the window sees it: text, tool steps (a sub-agent's steps
+inside its own), calls awaiting the user's approval or an answer on a long wait, citations,
+and one ending (how the server saved the reply). Plain values, no
 HTTP: desktop/client/ makes them from the server's events. `ReplyParts` holds what a reply
 brought so far, once (desktop/reply.py holds it; the transcript draws from it)."""
 
@@ -7,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Literal
 
 from server.types import (
     CitationPartJSON,
     EndedBy,
+    EndedJSON,
     FinishReason,
     MessageJSON,
     PartJSON,
@@ -18,7 +21,7 @@ from server.types import (
     ToolPartJSON,
     Usage,
 )
-from server.types.chunks import ApprovalJSON, ChunkJSON, OutcomeJSON
+from server.types.chunks import ApprovalJSON, ChunkJSON, OutcomeJSON, OverdueJSON
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,8 @@ class ReplyEnd:
     parts: list[PartJSON] | None = None
     # Why a completed reply's model stopped ("length": cut at its token limit).
     finish_reason: FinishReason | None = None
+    # A stopped reply: what the stop ended (its receipt, issue 41).
+    ended: EndedJSON | None = None
 
     @classmethod
     def from_message(cls, message: MessageJSON) -> ReplyEnd:
@@ -56,6 +61,7 @@ class ReplyEnd:
             content=message["content"],
             parts=message["parts"] if has_steps(message.get("parts", [])) else None,
             finish_reason=message.get("finish_reason"),
+            ended=message.get("ended"),
         )
 
     @classmethod
@@ -67,6 +73,7 @@ class ReplyEnd:
             usage=chunk.get("usage"),
             save_error=outcome.get("save_error"),
             finish_reason=chunk["choices"][0]["finish_reason"] if chunk["choices"] else None,
+            ended=outcome.get("ended"),
         )
 
 
@@ -86,6 +93,20 @@ class ReplyApproval:
     approval: ApprovalJSON
 
 
+# The answer on a call asked about (server/agent/tool_runs.py's OverdueAction; not in
+# server.types yet).
+OverdueAction = Literal["wait", "stop"]
+
+
+@dataclass(frozen=True)
+class ReplyOverdue:
+    """A call has run for its timeout: keep waiting, or stop it? (answer with
+    `ParleyClient.answer_overdue`). Its step came just before, with `overdue` set; the
+    step's next change without it says the question is over."""
+
+    overdue: OverdueJSON
+
+
 @dataclass(frozen=True)
 class ReplyCitation:
     """The reply cited a source as [n] for the first time."""
@@ -93,7 +114,7 @@ class ReplyCitation:
     part: CitationPartJSON
 
 
-ReplyEvent = ReplyText | ReplyStep | ReplyApproval | ReplyCitation | ReplyEnd
+ReplyEvent = ReplyText | ReplyStep | ReplyApproval | ReplyOverdue | ReplyCitation | ReplyEnd
 
 
 class ReplyParts:
@@ -154,10 +175,12 @@ class ReplyParts:
         return len(self._pieces) < len(self.items)
 
     def running_step(self) -> ToolPartJSON | None:
-        """The last tool step still running or waiting for approval."""
+        """The last tool step still running or waiting for approval (a sub-agent's, rather
+        than the sub-agent's own step, when one of its steps runs)."""
         for _, step in reversed(list(self.steps())):
-            if step["status"] in ("running", "awaiting_approval"):
-                return step
+            for inner in reversed(list(with_inner_steps(step))):
+                if inner["status"] in ("running", "awaiting_approval"):
+                    return inner
         return None
 
     def as_parts(self, unseen: str = "") -> list[PartJSON]:
@@ -181,3 +204,12 @@ class ReplyParts:
 def has_steps(parts: list[PartJSON]) -> bool:
     """The reply has more than text (tool steps, citations): it is drawn from its parts."""
     return any(part["type"] != "text" for part in parts)
+
+
+def with_inner_steps(step: ToolPartJSON) -> Iterator[ToolPartJSON]:
+    """The step, then the steps of the sub-agent it ran (theirs too), in order."""
+    yield step
+    agent = step.get("agent")
+    for part in agent["parts"] if agent is not None else []:
+        if part["type"] == "tool":
+            yield from with_inner_steps(part)

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QUrl
+from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QDialog, QMainWindow, QMessageBox
 
-from desktop.client import ParleyClient
+from desktop.controller import Context, Controller
 from desktop.errors import ClientError
-from desktop.tasks import Tasks
 from desktop.widgets.source_dialog import SourceDialog
 from desktop.widgets.step_details import StepDetailsDialog
 from desktop.widgets.transcript import Transcript
@@ -21,20 +20,17 @@ from server.types import CitationPartJSON, ToolPartJSON
 NOTICE_MS = 2500
 
 
-class TranscriptLinks(QObject):
+class TranscriptLinks(Controller):
     def __init__(
         self,
+        context: Context,
         window: QMainWindow,
         transcript: Transcript,
         show_error: Callable[[str], None],
-        client: Callable[[], ParleyClient | None],
-        tasks: Tasks,
     ) -> None:
-        super().__init__(window)
+        super().__init__(context, window)
         self._window = window
         self._show_error = show_error
-        self._client = client
-        self._tasks = tasks
         self._details: QDialog | None = None  # the step or source shown (one at a time)
         transcript.link_clicked.connect(self._on_link_clicked)
         transcript.link_hovered.connect(self._on_link_hovered)
@@ -51,13 +47,12 @@ class TranscriptLinks(QObject):
         dialog = SourceDialog(citation, self._window)
         dialog.open_requested.connect(self._open_local)
         self._show_details(dialog)
-        self._tasks.spawn(self._read_source(dialog))
+        self._context.tasks.spawn(self._read_source(dialog))
 
     async def _read_source(self, dialog: SourceDialog) -> None:
-        client, citation = self._client(), dialog.citation
+        citation = dialog.citation
         try:
-            if client is None:
-                raise ClientError("Parley's server is not up.")
+            client = self._context.require_client()
             lines = citation["lines"]
             found = await client.library_source(citation["path"], lines)
         except ClientError as exc:

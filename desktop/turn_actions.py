@@ -1,4 +1,4 @@
-"""What the actions under a message do (desktop/widgets/message_actions.py draws them):
+"""What the actions under a message do (desktop/widgets/transcript/actions.py draws them):
 Edit puts a question back in the composer, and sending it makes a new version; Regenerate
 asks for a new version of a reply; Continue lets a stopped reply go on; ‹ › shows another
 version. Each turn goes through the reply controller like a message sent, so Stop and

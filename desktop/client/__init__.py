@@ -18,6 +18,8 @@ from desktop.answers import (
     CONVERSATION_KEYS,
     DECISION_KEYS,
     MESSAGE_KEYS,
+    OVERDUE_ANSWER_KEYS,
+    STEP_KEYS,
     error_from,
     shaped,
 )
@@ -28,10 +30,12 @@ from desktop.client.paths import segment
 from desktop.client.stream import ReplyStream, first_chunk
 from desktop.errors import ClientError
 from desktop.reply_events import (
+    OverdueAction,
     ReplyApproval,
     ReplyCitation,
     ReplyEnd,
     ReplyEvent,
+    ReplyOverdue,
     ReplyStep,
     ReplyText,
     has_steps,
@@ -48,6 +52,7 @@ from server.types import (
     Remember,
     SourceJSON,
     StatusJSON,
+    ToolPartJSON,
     ToolServerJSON,
     ToolsJSON,
     TurnKind,
@@ -58,11 +63,13 @@ T = TypeVar("T")
 
 
 __all__ = [
+    "OverdueAction",
     "ParleyClient",
     "ReplyApproval",
     "ReplyCitation",
     "ReplyEnd",
     "ReplyEvent",
+    "ReplyOverdue",
     "ReplyStep",
     "ReplyStream",
     "ReplyText",
@@ -304,6 +311,18 @@ class ParleyClient:
         path = f"/api/conversations/{segment(conversation_id)}/tool-calls/{segment(call_id)}"
         body = {"decision": decision, "remember": remember}
         return await self._object(DecisionJSON, DECISION_KEYS, "POST", path, body)
+
+    async def answer_overdue(
+        self, conversation_id: str, call_id: str, action: OverdueAction
+    ) -> ToolPartJSON:
+        """The user's answer on a call that has run for its timeout (a ReplyOverdue): "wait"
+        for it (asked again a timeout later) or "stop" it (its step ends as an error the
+        model reads; the turn goes on). Returns the step as it is now. ClientError with
+        status 409 when the call is no longer asked about (it ended, or was answered)."""
+        conversation, call = segment(conversation_id), segment(call_id)
+        path = f"/api/conversations/{conversation}/tool-calls/{call}/overdue"
+        answer = await self._object(dict, OVERDUE_ANSWER_KEYS, "POST", path, {"action": action})
+        return shaped(ToolPartJSON, STEP_KEYS, answer["step"])
 
     async def detect_local_servers(self) -> list[FoundServerJSON]:
         """Ollama or LM Studio running here now, with their models (offered, never added)."""

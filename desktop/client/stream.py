@@ -11,18 +11,19 @@ from typing import cast
 
 import httpx
 
-from desktop.answers import APPROVAL_KEYS, CITATION_KEYS, STEP_KEYS, shaped
+from desktop.answers import APPROVAL_KEYS, CITATION_KEYS, OVERDUE_KEYS, STEP_KEYS, shaped
 from desktop.errors import ClientError
 from desktop.reply_events import (
     ReplyApproval,
     ReplyCitation,
     ReplyEnd,
     ReplyEvent,
+    ReplyOverdue,
     ReplyStep,
     ReplyText,
 )
 from server.types import CitationPartJSON, ToolPartJSON
-from server.types.chunks import ApprovalJSON, ChunkJSON, OutcomeJSON
+from server.types.chunks import ApprovalJSON, ChunkJSON, OutcomeJSON, OverdueJSON
 
 YIELD_EVERY_LINES = 32
 
@@ -63,6 +64,8 @@ class ReplyStream:
                     yield ReplyStep(shaped(ToolPartJSON, STEP_KEYS, outcome["step"]))
                 elif outcome is not None and "approval" in outcome:
                     yield ReplyApproval(shaped(ApprovalJSON, APPROVAL_KEYS, outcome["approval"]))
+                elif outcome is not None and "overdue" in outcome:
+                    yield ReplyOverdue(shaped(OverdueJSON, OVERDUE_KEYS, outcome["overdue"]))
                 elif outcome is not None and "citation" in outcome:
                     cited = shaped(CitationPartJSON, CITATION_KEYS, outcome["citation"])
                     yield ReplyCitation(cited)

@@ -1,18 +1,40 @@
-"""A reply's tool steps as compact lines: the tool, its arguments in short, how it went.
+"""A reply's tool steps as compact lines: the tool, its arguments in short, how it went (a
+running call: what its tool last said of its progress, and for how long it has run).
 
 Each line links to `step:<id>`; the transcript turns a click into `step_clicked`, and the
-window shows that step's full arguments and result.
+window shows that step's full arguments and result. A sub-agent's step is drawn by
+sub_agent_lines.py, with its own steps as these lines, indented.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import time
 from urllib.parse import quote
 
 from server.types import CitationPartJSON, ToolPartJSON
 
 SHORT_ARGUMENTS_CHARS = 60
+INDENT_PX = 22  # a sub-agent's lines, under its own
+
+
+def duration(seconds: float) -> str:
+    """`2 min 5 s`, `12 s`: how long something has run."""
+    minutes, rest = divmod(max(0, round(seconds)), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+
+
+def progress_text(part: ToolPartJSON) -> str:
+    """What a long call's tool last said of its progress: its message, and how far in
+    percent when it knows its total (`step 2 of 3 · 67%`); "" when it said nothing."""
+    progress = part.get("progress")
+    if progress is None:
+        return ""
+    pieces = [progress["message"]] if progress["message"] else []
+    if progress["total"]:
+        pieces.append(f"{min(100, 100 * progress['progress'] / progress['total']):.0f}%")
+    return " · ".join(pieces)
 
 
 def short_arguments(arguments: str) -> str:
@@ -30,11 +52,16 @@ def short_arguments(arguments: str) -> str:
     return text
 
 
-def step_state(part: ToolPartJSON) -> str:
-    """How the step went, in a few words."""
+def step_state(part: ToolPartJSON, now: float | None = None) -> str:
+    """How the step went, in a few words; a running step, with for how long it has run at
+    `now` (time.time(); None: not said)."""
     status = part["status"]
     if status == "running":
-        return "running…"
+        ran = "" if now is None else duration(now - part["started_at"])
+        if part.get("overdue") is not None:
+            return f"waiting for you · running {ran}".rstrip()  # keep waiting, or stop it?
+        said = progress_text(part)
+        return f"running… {ran}".rstrip() + (f" · {said}" if said else "")
     if status == "awaiting_approval":
         return "awaiting approval…"
     took = ""
@@ -51,30 +78,60 @@ def step_state(part: ToolPartJSON) -> str:
     return f"error: {reason[:80]}"
 
 
-def step_line(part: ToolPartJSON, muted: str, error: str, warning: str) -> str:
-    status = part["status"]
-    colour = {"error": error, "interrupted": warning, "denied": warning}.get(status, muted)
+def state_colour(part: ToolPartJSON, muted: str, error: str, warning: str) -> str:
+    if part.get("overdue") is not None:
+        return warning  # the user is asked
+    return {"error": error, "interrupted": warning, "denied": warning}.get(part["status"], muted)
+
+
+def line_start(depth: int) -> str:
+    """A step's paragraph, indented `depth` levels (a sub-agent's steps: 1)."""
+    indent = f"margin-left:{depth * INDENT_PX}px;" if depth else ""
+    return f'<p style="margin-top:2px;margin-bottom:2px;{indent}">'
+
+
+def details_link(part: ToolPartJSON) -> str:
+    return f'<a href="step:{quote(part["id"], safe="")}">details</a>'
+
+
+def step_line(
+    part: ToolPartJSON,
+    muted: str,
+    error: str,
+    warning: str,
+    *,
+    depth: int = 0,
+    now: float | None = None,
+) -> str:
+    """The step's line; `now`: the time a running step's line says how long it ran at."""
+    colour = state_colour(part, muted, error, warning)
     server = f"{html.escape(part['server'])} · " if part["server"] else ""
     arguments = html.escape(short_arguments(part["arguments"]))
-    link = f"step:{quote(part['id'], safe='')}"
+    state = step_state(part, time.time() if now is None else now)
     return (
-        f'<p style="margin:2px 0;">'
+        f"{line_start(depth)}"
         f'<span style="color:{muted};">⚙ {server}</span><b>{html.escape(part["name"])}</b>'
         f'<span style="color:{muted};">({arguments})</span> '
-        f'<span style="color:{colour};">— {html.escape(step_state(part))}</span> '
-        f'<a href="{link}">details</a></p>'
+        f'<span style="color:{colour};">— {html.escape(state)}</span> '
+        f"{details_link(part)}</p>"
     )
+
+
+def readable_arguments(arguments: str) -> str:
+    """The arguments as the model wrote them, indented when they are JSON."""
+    try:
+        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+    except ValueError:
+        return arguments
 
 
 def step_details(part: ToolPartJSON) -> str:
     """The full step as plain text (the details window)."""
-    try:
-        arguments = json.dumps(json.loads(part["arguments"]), indent=2, ensure_ascii=False)
-    except ValueError:
-        arguments = part["arguments"]
+    arguments = readable_arguments(part["arguments"])
     where = f"{part['server']} · {part['name']}" if part["server"] else part["name"]
     result = part["result"] if part["result"] is not None else "(no result)"
-    return f"{where} — {step_state(part)}\n\nArguments:\n{arguments}\n\nResult:\n{result}\n"
+    state = step_state(part, time.time())
+    return f"{where} — {state}\n\nArguments:\n{arguments}\n\nResult:\n{result}\n"
 
 
 def citation_line(citation: CitationPartJSON, muted: str, link: str) -> str:

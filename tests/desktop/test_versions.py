@@ -15,7 +15,7 @@ from tests.support.upstream import Script, ScriptedUpstream
 
 
 def click(gui: GuiApp, action: str, message_id: str) -> None:
-    gui.window.transcript._on_anchor_clicked(QUrl(f"msg:{action}/{message_id}"))
+    gui.window.transcript.open_link(QUrl(f"msg:{action}/{message_id}"))
 
 
 def links(gui: GuiApp) -> str:

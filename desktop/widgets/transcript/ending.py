@@ -76,7 +76,8 @@ class ReplyEnding:
             beyond = content[len(received) :] if content.startswith(received) else ""
             parts = end.parts or reply.parts.as_parts(beyond)
             reply.group_start = None
-            self._editor.insert_whole(reply.reply_start - 1, self._parts.render(parts))
+            html_text = self._parts.render(parts, reply.model)
+            self._editor.insert_whole(reply.reply_start - 1, html_text)
         elif (
             is_structured(shown)
             or (reply.joined and has_inline_markup(shown))

@@ -4,8 +4,11 @@ A reply that streams is only ever appended to: what it brings is coalesced (16 m
 budget at a time (pacing.py); the part that can no longer change is rendered once and frozen,
 and only the short live tail is re-rendered (live_text.py). So the cost of an update stays
 flat as the reply grows, where re-rendering the whole reply costs ~90 ms at 10,000+ tokens.
-Its tool steps are drawn as lines as they run; at its end it is drawn whole where need be,
-with its footer (ending.py).
+Its tool steps are drawn as lines as they run: a step's first line at once (in its place
+among the text), its changes (progress, a sub-agent's growing parts, sent every 100 ms) at
+most every STEP_REDRAW_MS, and while one runs its time ticks each second; each of these redraws
+only the lines of the steps at the reply's end, never the reply or the transcript. At its end
+it is drawn whole where need be, with its footer (ending.py).
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ from desktop.widgets.transcript.pacing import (
 from desktop.widgets.transcript.parts import PartsHtml
 from desktop.widgets.transcript.viewport import Following
 from server.types import ToolPartJSON
+
+STEP_REDRAW_MS = 100  # the most often the steps' lines are drawn again as they change
+TICK_MS = 1000  # a running step's time, drawn again
 
 
 class GrowingReply(QObject):
@@ -68,12 +74,27 @@ class GrowingReply(QObject):
         self._timer.setSingleShot(True)
         self._timer.setInterval(COALESCE_MS)
         self._timer.timeout.connect(self._flush)
+        self._steps_timer = QTimer(self)  # the steps' changes, coalesced
+        self._steps_timer.setSingleShot(True)
+        self._steps_timer.setInterval(STEP_REDRAW_MS)
+        self._steps_timer.timeout.connect(self._redraw_steps)
+        self._tick = QTimer(self)  # while a step runs
+        self._tick.setInterval(TICK_MS)
+        self._tick.timeout.connect(self._redraw_steps)
 
-    def begin(self, ids: tuple[str, str] | None, parts: ReplyParts, live_start: int) -> None:
-        """Draw the reply `parts` from `live_start` on (what it holds already at once)."""
+    def begin(
+        self,
+        ids: tuple[str, str] | None,
+        parts: ReplyParts,
+        live_start: int,
+        model: str | None = None,
+    ) -> None:
+        """Draw the reply `parts` from `live_start` on (what it holds already at once);
+        `model`: the one answering."""
         self.reply = LiveReply(
             parts=parts,
             ids=ids,
+            model=model,
             reply_start=live_start,
             live_start=live_start,
             streaming=True,
@@ -88,7 +109,14 @@ class GrowingReply(QObject):
             return
         for at, step in reply.parts.steps():
             if at < reply.taken and step is not self._links.steps.get(step["id"]):
-                self._draw_step(step)  # a step drawn before changed
+                # A step drawn before changed: its line drawn again soon, with any other
+                # change by then (or, when text came after it, at once below that text).
+                if reply.group_start is not None and step["id"] in reply.group:
+                    self._links.steps[step["id"]] = step
+                    if not self._steps_timer.isActive():
+                        self._steps_timer.start()
+                else:
+                    self._draw_step(step)
         items = reply.parts.items
         text_came = False
         while reply.taken < len(items):
@@ -119,6 +147,7 @@ class GrowingReply(QObject):
     def abandon(self) -> None:
         """The view is about to show something else: drop any reply in progress here."""
         self._timer.stop()
+        self._stop_steps()
         abandoned = self.reply.ending is not None
         self.reply = LiveReply()
         self.sealed.forget()
@@ -145,11 +174,32 @@ class GrowingReply(QObject):
             reply.group = []
         if step["id"] not in reply.group:
             reply.group.append(step["id"])
-        lines = "".join(self._parts.step(self._links.steps[i]) for i in reply.group)
+        self._redraw_steps()
+
+    def _redraw_steps(self) -> None:
+        """The lines of the steps at the reply's end, drawn again as they are now (a
+        running one's time too); the clock ticks while one of them runs."""
+        self._steps_timer.stop()
+        reply = self.reply
+        if reply.group_start is None or not reply.streaming:
+            self._tick.stop()
+            return
+        steps = [self._links.steps[i] for i in reply.group]
+        lines = "".join(self._parts.step(step, reply.model) for step in steps)
         self._editor.replace_from(reply.group_start, lines)
         self._following.keep_at_bottom()
+        if not any(step["status"] == "running" for step in steps):
+            self._tick.stop()
+        elif not self._tick.isActive():
+            self._tick.start()
+
+    def _stop_steps(self) -> None:
+        self._steps_timer.stop()
+        self._tick.stop()
 
     def _flush(self) -> None:
+        if self._steps_timer.isActive():
+            self._redraw_steps()  # their last change, before text goes below them
         started = time.perf_counter()
         reply = self.reply
         if reply.keep_due:
@@ -194,6 +244,7 @@ class GrowingReply(QObject):
         reply.ending = None
         reply.keep_due = False
         self._timer.stop()
+        self._stop_steps()
         reply.streaming = False
         # One edit: the document laid out once, not after each step (the last paragraph put
         # back together, the footer's block, its HTML): p50 2.6-4.8 ms -> 1.9-2.6 (issue 16).

@@ -158,7 +158,7 @@ class StoredMessages:
         if message["role"] == "assistant":
             stored = message.get("parts", [])
             if has_steps(stored):
-                parts.append(self._parts.render(stored))
+                parts.append(self._parts.render(stored, message["model"]))
             else:
                 parts.append(self._renderer.render(message["content"]))
             if message["status"] != "streaming":

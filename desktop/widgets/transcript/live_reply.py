@@ -16,6 +16,7 @@ class LiveReply:
     # What the reply brought so far, held by its owner (desktop/reply.py): read, not written.
     parts: ReplyParts = field(default_factory=ReplyParts)
     ids: tuple[str, str] | None = None  # its question's and its own (their actions)
+    model: str | None = None  # the model answering (a sub-agent's is named when it differs)
     taken: int = 0  # items of `parts` taken in
     told: int = 0  # characters of its text taken in (to draw)
     frozen_len: int = 0  # drawn for good

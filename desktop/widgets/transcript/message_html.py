@@ -8,7 +8,7 @@ import html
 import time
 
 from desktop.reply_events import ReplyEnd
-from desktop.widgets.badges import badge_for, stats_for
+from desktop.widgets.badges import acted_text, badge_for, stats_for
 from desktop.widgets.transcript.colours import Colours
 from desktop.widgets.transcript.question_tint import question_html
 
@@ -47,7 +47,11 @@ def footer(colours: Colours, end: ReplyEnd) -> str:
     if stats:
         pieces.append(f'<span style="color:{colours.muted};">{html.escape(stats)}</span>')
     line = " &nbsp; ".join(pieces)
-    return f'<p style="margin-bottom:{FOOTER_LINE_GAP:g}px;">{line}</p>' if pieces else ""
+    acted = acted_text(end.ended) if end.status == "interrupted" else ""
+    if acted:
+        # In the same paragraph (one block, as when the chat is drawn whole).
+        line += f'<br><span style="color:{colours.warning};">⚠ {html.escape(acted)}</span>'
+    return f'<p style="margin-bottom:{FOOTER_LINE_GAP:g}px;">{line}</p>' if line else ""
 
 
 def note(colours: Colours, text: str) -> str:

@@ -1,10 +1,13 @@
 """A reply drawn whole from its parts (server/types PartJSON): its text, its tool steps as
-compact lines (desktop/widgets/step_lines.py), the sources it cited."""
+compact lines (desktop/widgets/step_lines.py; a sub-agent's, with its own steps beneath:
+sub_agent_lines.py), the sources it cited."""
 
 from __future__ import annotations
 
 from desktop.markdown_render import MarkdownRenderer
-from desktop.widgets.step_lines import citation_line, step_line
+from desktop.reply_events import with_inner_steps
+from desktop.widgets.step_lines import citation_line
+from desktop.widgets.sub_agent_lines import tool_step_html
 from desktop.widgets.transcript.colours import Colours
 from desktop.widgets.transcript.links import Links
 from server.types import PartJSON, ToolPartJSON
@@ -16,12 +19,15 @@ class PartsHtml:
         self._colours = colours
         self._links = links  # each step and citation drawn, for its link
 
-    def step(self, step: ToolPartJSON) -> str:
-        """A tool step's line."""
+    def step(self, step: ToolPartJSON, model: str | None = None) -> str:
+        """A tool step's lines (`model`: the reply's, to say when a sub-agent's differs).
+        Its sub-agent's steps are drawn too, each with its details link."""
+        for inner in with_inner_steps(step):
+            self._links.steps[inner["id"]] = inner
         colours = self._colours
-        return step_line(step, colours.muted, colours.error, colours.warning)
+        return tool_step_html(step, colours.muted, colours.error, colours.warning, model=model)
 
-    def render(self, parts: list[PartJSON]) -> str:
+    def render(self, parts: list[PartJSON], model: str | None = None) -> str:
         """A reply drawn whole from its parts: text, and its tool steps as lines."""
         pieces = []
         for part in parts:
@@ -29,8 +35,7 @@ class PartsHtml:
                 if part["text"].strip():
                     pieces.append(self._renderer.render(part["text"]))
             elif part["type"] == "tool":
-                self._links.steps[part["id"]] = part
-                pieces.append(self.step(part))
+                pieces.append(self.step(part, model))
             else:
                 link = self._links.cite(part)
                 pieces.append(citation_line(part, self._colours.muted, link))

@@ -294,7 +294,7 @@ class Transcript(QTextBrowser):
             assistant = header(colours, "assistant", model)
             self._editor.append_html(assistant, top_margin=HEADER_GAP)
             live_start = self._editor.open_block(TEXT_GAP)
-        self._growing.begin(ids, parts or ReplyParts(), live_start)
+        self._growing.begin(ids, parts or ReplyParts(), live_start, model)
 
     @property
     def showing_reply(self) -> bool:

@@ -1,0 +1,190 @@
+"""Sub-agents in the window (issue 41): drawn under their step as they run and when the chat is
+reopened (a "Sub-agent: <task>" line, its own steps indented beneath, an excerpt of what it
+said; all of it in the step's details); a stopped reply's footer says what the stop ended and
+which calls may have acted, in this session and the next."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QTextCursor
+
+from desktop.widgets.step_details import StepDetailsDialog
+from tests.desktop.conftest import GuiApp, run, with_tools
+from tests.desktop.test_markdown_render import block_tops
+from tests.support.tools import ToolLog
+from tests.support.upstream import Script, ScriptedUpstream
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def tools_gui(gui_factory: Any, data_dir: Path, tool_log: ToolLog, qtbot: Any) -> GuiApp:
+    return with_tools(gui_factory, data_dir, tool_log, qtbot, trust="allow")
+
+
+def call(name: str, **arguments: Any) -> dict[str, str]:
+    return {"name": name, "arguments": json.dumps(arguments)}
+
+
+def tool(name: str, **arguments: Any) -> dict[str, str]:
+    return call(f"t__{name}", **arguments)
+
+
+def stored_reply(gui: GuiApp, qtbot: Any) -> dict[str, Any]:
+    client = gui.window.client
+    assert client is not None and gui.window.current_id is not None
+    reply: dict[str, Any] = run(qtbot, client.conversation(gui.window.current_id))["messages"][-1]
+    return reply
+
+
+def indent_of(gui: GuiApp, words: str) -> float:
+    """The left margin of the transcript's line holding `words`."""
+    document = gui.window.transcript.document()
+    found = document.find(words)
+    assert not found.isNull(), words
+    return float(found.block().blockFormat().leftMargin())
+
+
+def reopen(gui: GuiApp, qtbot: Any, words: str) -> None:
+    """A new chat, then the chat that was on screen again, from the list."""
+    conversation_id = gui.window.current_id
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert words not in gui.transcript_text()
+    sidebar = gui.window.sidebar
+    qtbot.waitUntil(lambda: sidebar.list.count() >= 1, timeout=5_000)
+    sidebar.list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: gui.window.current_id == conversation_id, timeout=5_000)
+    qtbot.waitUntil(lambda: words in gui.transcript_text(), timeout=5_000)
+
+
+def test_a_sub_agent_is_drawn_under_its_step_as_it_runs_and_when_reopened(
+    tools_gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    gui = tools_gui
+    upstream.queue = [
+        Script(texts=["Asking a helper. "], tool_calls=[call("delegate", task="ECHO-TASK: hi")]),
+        Script(texts=["The helper said hi."]),
+    ]
+    upstream.by_task["ECHO-TASK"] = [
+        Script(texts=["Checking first. "], tool_calls=[tool("slow", seconds=1.5, tag="c")]),
+        Script(texts=["It said hi, after a wait."]),
+    ]
+    finished: list[str] = []
+    gui.window.reply_finished.connect(finished.append)
+    gui.send("ask a helper")
+    # Live: the sub-agent's line, and its own running step indented beneath it.
+    qtbot.waitUntil(lambda: "slow(seconds=1.5" in gui.transcript_text(), timeout=15_000)
+    text = gui.transcript_text()
+    assert not finished
+    assert "↳ Sub-agent: ECHO-TASK: hi — running…" in text
+    assert text.index("Sub-agent: ECHO-TASK") < text.index("slow(seconds=1.5")
+    assert indent_of(gui, "slow(seconds=1.5") > indent_of(gui, "Sub-agent: ECHO-TASK") == 0
+    assert "“Checking first.”" in text  # what it said so far
+    qtbot.waitUntil(lambda: bool(finished), timeout=15_000)
+
+    text = gui.transcript_text()
+    assert "Sub-agent: ECHO-TASK: hi — done in" in text
+    assert 't · slow(seconds=1.5, tag="c") — done in' in text
+    assert "“It said hi, after a wait.”" in text  # an excerpt of its last words
+    assert text.index("Asking a helper.") < text.index("Sub-agent:")
+    assert text.index("“It said hi") < text.index("The helper said hi.")
+    drawn_live = block_tops(gui.window.transcript)
+
+    reopen(gui, qtbot, "Sub-agent: ECHO-TASK")
+    assert block_tops(gui.window.transcript) == drawn_live
+    assert indent_of(gui, "slow(seconds=1.5") > 0
+
+    # Its details: the task, its steps in full, all it said.
+    reply = stored_reply(gui, qtbot)
+    step = next(p for p in reply["parts"] if p["type"] == "tool")
+    gui.window.transcript.open_link(QUrl(f"step:{step['id']}"))
+    dialog = gui.window.findChild(StepDetailsDialog)
+    assert dialog is not None and dialog.isVisible()
+    assert dialog.windowTitle() == "Sub-agent — ECHO-TASK: hi"
+    details = dialog.text.toPlainText()
+    assert "Task:\nECHO-TASK: hi" in details and "slept 1.5 s" in details
+    assert "What it said:\nChecking first. \n\nIt said hi, after a wait." in details
+    dialog.close()
+    # Its own step's details link works too.
+    inner = next(p for p in step["agent"]["parts"] if p["type"] == "tool")
+    gui.window.transcript.open_link(QUrl(f"step:{inner['id']}"))
+    (dialog,) = [d for d in gui.window.findChildren(StepDetailsDialog) if d.isVisible()]
+    assert "slept 1.5 s" in dialog.text.toPlainText()
+    assert dialog.windowTitle() == "Tool step — slow"
+    dialog.close()
+
+
+def two_children_mid_call(
+    gui: GuiApp, upstream: ScriptedUpstream, log: ToolLog, qtbot: Any
+) -> None:
+    """A reply whose two sub-agents each wait in a long call of the tests' MCP server."""
+    upstream.queue = [
+        Script(tokens=0, tool_calls=[call("delegate", task="CHILD-A wait"),
+                                     call("delegate", task="CHILD-B wait")]),
+    ]  # fmt: skip
+    upstream.script = Script(texts=["never said"])
+    for key, tag in (("CHILD-A", "a"), ("CHILD-B", "b")):
+        upstream.by_task[key] = [
+            Script(texts=[f"{key} starts. "], tool_calls=[tool("slow", seconds=30, tag=tag)])
+        ]
+    gui.send("two helpers")
+    qtbot.waitUntil(
+        lambda: bool(log.find("call", tag="a") and log.find("call", tag="b")), timeout=15_000
+    )
+    qtbot.waitUntil(lambda: gui.transcript_text().count("slow(") == 2, timeout=5_000)
+
+
+RECEIPT = "Stopped · ended 2 tool calls, 2 sub-agents"
+ACTED = tuple(
+    "May have acted: " + "; ".join(f'slow(seconds=30, tag="{tag}") on t' for tag in tags)
+    for tags in ("ab", "ba")
+)
+
+
+def test_stop_ends_both_sub_agents_and_the_footer_says_what_it_ended(
+    tools_gui: GuiApp, upstream: ScriptedUpstream, tool_log: ToolLog, qtbot: Any
+) -> None:
+    gui = tools_gui
+    two_children_mid_call(gui, upstream, tool_log, qtbot)
+    notes = gui.ending_notes()
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.window.menus.stop.trigger()
+    assert notes[0] == "Stopped during the tool t · slow — saving…"
+    text = gui.transcript_text()
+    assert text.count("— stopped") == 4  # two sub-agents, and each one's call
+    assert "“CHILD-A starts.”" in text and "“CHILD-B starts.”" in text  # kept
+    assert RECEIPT in text
+    assert any(acted in text for acted in ACTED)
+    assert text.index(RECEIPT) < text.index("May have acted")
+
+    reopen(gui, qtbot, "Sub-agent: CHILD-A")
+    text = gui.transcript_text()
+    assert RECEIPT in text and any(acted in text for acted in ACTED)
+
+
+def test_a_reply_stopped_in_an_earlier_session_keeps_its_receipt(
+    gui_factory: Any,
+    data_dir: Path,
+    upstream: ScriptedUpstream,
+    tool_log: ToolLog,
+    qtbot: Any,
+) -> None:
+    first = with_tools(gui_factory, data_dir, tool_log, qtbot, trust="allow")
+    two_children_mid_call(first, upstream, tool_log, qtbot)
+    with qtbot.waitSignal(first.window.reply_finished, timeout=10_000):
+        first.window.menus.stop.trigger()
+    first.close()
+
+    second: GuiApp = gui_factory()  # reopens the chat it showed
+    qtbot.waitUntil(lambda: "Sub-agent: CHILD-B" in second.transcript_text(), timeout=10_000)
+    text = second.transcript_text()
+    assert RECEIPT in text and any(acted in text for acted in ACTED)
+    # The receipt is the reply's footer, above its actions.
+    cursor = second.window.transcript.document().find("May have acted")
+    cursor.movePosition(QTextCursor.MoveOperation.NextBlock)
+    assert "Copy" in cursor.block().text()
