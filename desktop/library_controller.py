@@ -7,6 +7,7 @@ from desktop.client import ParleyClient
 from desktop.dialog_controller import DialogController, Failed
 from desktop.errors import ClientError
 from desktop.widgets.library_dialog import LibraryDialog
+from server.types import FolderJSON
 
 
 class LibraryController(DialogController[LibraryDialog]):
@@ -27,7 +28,7 @@ class LibraryController(DialogController[LibraryDialog]):
         """Add a folder; one that holds secrets is added only once the user confirms why."""
         warned: list[str] = []
 
-        async def add(client: ParleyClient) -> object:
+        async def add(client: ParleyClient) -> FolderJSON | None:
             try:
                 return await client.add_library_folder(path, confirm=confirm)
             except ClientError as exc:
@@ -43,7 +44,8 @@ class LibraryController(DialogController[LibraryDialog]):
         if warned:
             dialog.confirm_sensitive(path, warned[0])
             return
-        dialog.show_note(f"Added {path}; it is being indexed.")
+        if added is not None:
+            dialog.show_added(added)
         await self._refresh()
 
     def _on_dialog_remove_requested(self, folder_id: str) -> None:

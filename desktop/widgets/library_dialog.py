@@ -27,9 +27,12 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.widgets.server_dialog import MessageLine, ServerDialog, rows_table
-from server.types import FolderJSON, LibraryJSON
+from server.types import FolderJSON, LibraryJSON, LibraryProgressJSON
 
 COLUMNS = ("Folder", "Files", "Passages", "Skipped")
+# A folder just added is queued for the indexer: a list that shows it idle this many times,
+# with nothing in it, was indexed in between (an empty folder), or has not begun yet.
+IDLE_LISTS_TO_SETTLE = 2
 ABOUT = (
     "The model can search these folders (when it can call tools) or be given their best "
     "passages (\u201cUse my documents\u201d), and cites what it uses as [n]. Markdown, text, "
@@ -58,6 +61,8 @@ class LibraryDialog(ServerDialog):
         self.setObjectName("library-dialog")
         self.resize(820, 560)
         self._folders: list[FolderJSON] = []
+        # Folders added here and not seen indexed yet: path -> lists showing them idle.
+        self._adding: dict[str, int] = {}
         about = QLabel(ABOUT, self)
         about.setWordWrap(True)
         self.table = rows_table(COLUMNS, "Library folders", self)
@@ -114,8 +119,21 @@ class LibraryDialog(ServerDialog):
                 self.table.setItem(row, column, item)
             if folder["id"] == chosen:
                 self.table.selectRow(row)
-        progress = library["progress"]
+        self._show_progress(library["progress"])
+        self._on_table_selection_changed()
+
+    def show_added(self, folder: FolderJSON) -> None:
+        """A folder was added: said until the indexer has been through it."""
+        self._adding[folder["path"]] = 0
+        self.show_note(f"Added {folder['path']}; it is being indexed.")
+
+    def _show_progress(self, progress: LibraryProgressJSON) -> None:
+        """How far indexing has got: no bar without a folder, nor "Up to date." while a
+        folder just added waits for its turn (issue 43)."""
+        self.progress.setVisible(bool(self._folders))
         if progress["state"] == "indexing":
+            if progress["folder"] in self._adding:
+                self._adding[progress["folder"]] = -1  # under way: done at the next idle
             self.progress.setRange(0, max(1, progress["total"]))
             self.progress.setValue(progress["done"])
             current = Path(progress["current"]).name if progress["current"] else ""
@@ -123,11 +141,31 @@ class LibraryDialog(ServerDialog):
                 f"Indexing {progress['folder']}: {progress['done']:,} of "
                 f"{progress['total']:,} files" + (f" — {current}" if current else "")
             )
-        else:
-            self.progress.setRange(0, 1)
-            self.progress.setValue(1)
-            self.progress_label.setText("Up to date." if self._folders else "No folder yet.")
-        self._on_table_selection_changed()
+            return
+        waiting = self._still_waiting()
+        if waiting:
+            self.progress.setRange(0, 0)  # busy: its turn comes
+            self.progress_label.setText(f"{waiting} will be indexed in a moment.")
+            return
+        self.progress.setRange(0, 1)
+        self.progress.setValue(1)
+        self.progress_label.setText("Up to date." if self._folders else "No folder yet.")
+
+    def _still_waiting(self) -> str | None:
+        """The first folder added here that the indexer has not been through; the others
+        are told as indexed."""
+        for path, idle in list(self._adding.items()):
+            folder = next((f for f in self._folders if f["path"] == path), None)
+            looked_at = folder is not None and (folder["files"] or folder["skipped"])
+            if folder is None or idle < 0 or looked_at or idle + 1 >= IDLE_LISTS_TO_SETTLE:
+                del self._adding[path]
+                if folder is not None:
+                    files, passages = folder["files"], folder["chunks"]
+                    self.show_note(f"Indexed {path}: {files:,} files, {passages:,} passages.")
+            else:
+                self._adding[path] = idle + 1
+                return path
+        return None
 
     def selected(self) -> str | None:
         items = self.table.selectedItems()
