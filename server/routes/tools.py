@@ -5,6 +5,10 @@
     DELETE /api/tools/servers/{name}   remove a server (204); unknown → 404
     PUT    /api/tools/servers/{name}/tools/{tool}   {"trust": "ask"|"chat"|"allow"|"never"|null}
                                        one tool's trust (null: its server's); 200 the server
+    GET    /api/tools/found            the servers other apps (Claude Desktop, Cursor, VS Code,
+                                       Windsurf) are set up with, secrets masked
+    POST   /api/tools/found            {"path", "name", "as"}: add that app's entry `name` as
+                                       Parley's server `as`, read again from its file; 200
 
 Changes are written to the configuration file (server/tools/config.py) and take effect at
 once: the server is (re)started or stopped in the background; a turn already running keeps
@@ -13,13 +17,24 @@ the tools it opened with, and a call to a server stopped meanwhile ends as an er
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from server.errors import BadRequestError, ConfigEntryError, NotFoundError, StorageError
+from server.errors import (
+    BadRequestError,
+    ConfigEntryError,
+    NotFoundError,
+    StorageError,
+    UnavailableError,
+)
 from server.http.jsonbody import read_object
 from server.routes.services import services
+from server.tools import importing
 from server.tools.config import TOOL_TRUSTS, check_entry, check_name
 
 
@@ -83,9 +98,51 @@ async def put_tool_trust(request: Request) -> JSONResponse:
     return JSONResponse(server.json())
 
 
+async def found_servers(request: Request) -> JSONResponse:
+    limits = services(request).settings.limits.tools
+    # Other programs' files: read on a worker thread, each read within its own bounds; an
+    # open that hangs (a stale network mount) is left behind, not waited for.
+    try:
+        with anyio.fail_after(limits.import_read * 2):
+            found = await anyio.to_thread.run_sync(
+                importing.find_all, Path.home(), limits, abandon_on_cancel=True
+            )
+    except TimeoutError as exc:
+        raise UnavailableError("other apps' configuration files took too long to read") from exc
+    return JSONResponse(found)
+
+
+async def add_found_server(request: Request) -> JSONResponse:
+    """Add another app's entry: read again from its file here (the list's secrets were
+    masked), checked as any entry, saved under the name the user chose."""
+    svc = services(request)
+    body = await read_object(request, svc.settings.limits)
+    fields = [body.get(key) for key in ("path", "name", "as")]
+    if not all(isinstance(value, str) and value for value in fields):
+        raise BadRequestError("'path', 'name' and 'as' are required strings", code="missing_field")
+    path, name, as_name = (str(value) for value in fields)
+    limits = svc.settings.limits.tools
+    try:
+        check_name(as_name)
+        config = await anyio.to_thread.run_sync(
+            importing.entry_to_add, Path.home(), path, name, limits
+        )
+        server = await svc.tools.put(as_name, config)
+    except LookupError as exc:
+        raise NotFoundError(str(exc)) from exc
+    except ConfigEntryError as exc:
+        raise BadRequestError(f"{name}: {exc}", code="invalid_field") from exc
+    except OSError as exc:
+        where = svc.tools.config.path
+        raise StorageError(f"could not write the MCP configuration {where}: {exc}") from exc
+    return JSONResponse(server.json())
+
+
 routes = [
     Route("/api/tools", list_tools, methods=["GET"]),
     Route("/api/tools/servers/{name}", put_server, methods=["PUT"]),
     Route("/api/tools/servers/{name}", delete_server, methods=["DELETE"]),
     Route("/api/tools/servers/{name}/tools/{tool}", put_tool_trust, methods=["PUT"]),
+    Route("/api/tools/found", found_servers, methods=["GET"]),
+    Route("/api/tools/found", add_found_server, methods=["POST"]),
 ]

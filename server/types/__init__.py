@@ -341,6 +341,28 @@ class ToolsJSON(TypedDict):
     servers: list[ToolServerJSON]
 
 
+class FoundToolServerJSON(TypedDict):
+    """An MCP server another app is set up with (`GET /api/tools/found`), in Parley's form,
+    its environment and header values masked."""
+
+    name: str  # as that app names it
+    suggested_name: str  # a name Parley takes for it
+    config: ToolServerConfigJSON
+    error: str | None  # why it cannot be added as it is
+
+
+class FoundToolAppJSON(TypedDict):
+    app: str  # "Claude Desktop", "Cursor", "VS Code", "Windsurf"
+    path: str  # its file (POST /api/tools/found adds an entry of it by name)
+    error: str | None  # why the file cannot be read: none of its servers is listed
+    servers: list[FoundToolServerJSON]
+
+
+class FoundToolsJSON(TypedDict):
+    apps: list[FoundToolAppJSON]  # the files found
+    looked_in: list[str]  # every place looked in
+
+
 class ToolsSummaryJSON(TypedDict):
     servers: int
     ready: int
