@@ -24,6 +24,7 @@ from server.models.openai_compat import OpenAICompatBackend
 from server.models.registered import RegisteredModels
 from server.models.registry import ModelRegistry
 from server.routes import backends as backend_routes
+from server.routes import context as context_routes
 from server.routes import conversations, found_models, openai, status, tool_calls, transfer
 from server.routes import hub as hub_routes
 from server.routes import library as library_routes
@@ -109,6 +110,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
         routes=[
             *status.routes,
             *conversations.routes,
+            *context_routes.routes,
             *tool_calls.routes,
             *transfer.routes,
             *model_routes.routes,

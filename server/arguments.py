@@ -39,6 +39,12 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--upstream", metavar="BASE_URL", help="OpenAI-compatible base URL (…/v1)")
     parser.add_argument("--upstream-model", metavar="NAME", help="model name at the upstream")
     parser.add_argument(
+        "--upstream-context",
+        type=int,
+        metavar="TOKENS",
+        help="the upstream model's context length (the context meter; compaction begins near it)",
+    )
+    parser.add_argument(
         "--upstream-key-env",
         metavar="VAR",
         help="environment variable holding the upstream API key",
@@ -180,7 +186,14 @@ def _upstream_from_args(args: argparse.Namespace) -> tuple[UpstreamSettings, ...
         key = os.environ.get(args.upstream_key_env)
         if not key:
             raise UsageError(f"the environment variable {args.upstream_key_env} is not set")
-    return (UpstreamSettings(base_url=args.upstream, model=args.upstream_model, api_key=key),)
+    context: int | None = getattr(args, "upstream_context", None)
+    if context is not None and not 256 <= context <= 10_000_000:
+        raise UsageError(f"--upstream-context must be 256 to 10,000,000 tokens, got {context}")
+    return (
+        UpstreamSettings(
+            base_url=args.upstream, model=args.upstream_model, api_key=key, context=context
+        ),
+    )
 
 
 def _local_from_args(args: argparse.Namespace) -> LocalSettings:

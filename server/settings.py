@@ -59,6 +59,9 @@ class UpstreamSettings:
     base_url: str
     model: str
     api_key: str | None = None
+    # Tokens the model sees at once (the context meter's limit, and when compaction begins);
+    # None: not known (an upstream does not say it in OpenAI's API).
+    context: int | None = None
 
     def __post_init__(self) -> None:
         keep_secret(self.api_key)

@@ -8,6 +8,7 @@ a child's call), and what the stop ended (the receipt).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -43,6 +44,19 @@ class Children:
 
     def spec(self, tool_names: list[str]) -> dict[str, object]:
         return delegate.spec(tool_names)
+
+    def adopt(self, buffer: ReplyBuffer, loop_id: str, steps: int) -> AgentLoop:
+        """A loop of the tree that is not a `delegate` call's (compaction's summarising):
+        the parent's model and approvals, at most `steps` model calls, stopped with the tree."""
+        parent = self._parent
+        limits = dataclasses.replace(parent.limits, max_steps=steps)
+        child = type(parent)(
+            loop_id, parent.model, buffer, limits, parent.approvals, ids=parent.ids
+        )
+        self.loops.append(child)
+        if parent.stopping:
+            child.stop()
+        return child
 
     def stop(self) -> None:
         """Every child stops with its parent (synchronous, like the parent's stop)."""

@@ -5,8 +5,9 @@ as plain `str` pieces (the hot path)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
-from server.types import CitationPartJSON, ToolCallJSON, ToolPartJSON
+from server.types import CitationPartJSON, SummaryJSON, ToolCallJSON, ToolPartJSON
 from server.types.chunks import ApprovalJSON, OverdueJSON
 
 
@@ -39,10 +40,19 @@ class CallOverdue:
 
 
 @dataclass(frozen=True)
+class Compaction:
+    """Earlier messages are being summarised ("running"), or were ("done", the summary):
+    `parley.compaction` on the wire (issue 42)."""
+
+    state: Literal["running", "done"]
+    summary: SummaryJSON | None
+
+
+@dataclass(frozen=True)
 class Cited:
     """The reply cited a source as [n] for the first time (`parley.citation` on the wire)."""
 
     citation: CitationPartJSON
 
 
-FeedItem = ToolCallsMade | StepChanged | ApprovalNeeded | CallOverdue | Cited
+FeedItem = ToolCallsMade | StepChanged | ApprovalNeeded | CallOverdue | Compaction | Cited

@@ -21,6 +21,7 @@ import anyio.lowlevel
 from server.agent.approvals import Approvals, ChatGrants
 from server.agent.buffer import ReplyBuffer
 from server.agent.children import Children, loops, receipt, tree
+from server.agent.compaction import Compactor, History
 from server.agent.delegate import Delegation
 from server.agent.feed import ToolCallsMade
 from server.agent.history import with_tool_history
@@ -124,16 +125,21 @@ class AgentLoop:
         """A sub-agent's: its own, shorter, number of steps."""
         return dataclasses.replace(self.limits, max_steps=self.limits.agents.max_steps)
 
-    async def run(self, request: ChatRequest, toolbox: ToolBox | None) -> StreamEnd | None:
+    async def run(
+        self, request: ChatRequest, toolbox: ToolBox | None, history: History | None = None
+    ) -> StreamEnd | None:
         """Model call, tool calls, model call... until the model answers without calling a
         tool. Returns how the last model call finished; None when the reply was cut at the
-        size limit or its stream ended because the run is stopping."""
+        size limit or its stream ended because the run is stopping. `history`: a stored
+        turn's, compacted first if the prompt would not fit (server/agent/compaction.py)."""
         offered: list[dict[str, object]] = []
         if toolbox is not None and self.model.backend.tools_unsupported is None:
             offered = list(toolbox.specs())
             if offered and self.children.offered:  # only beside other tools (docs/api.md)
                 names = [spec["function"]["name"] for spec in toolbox.specs()]
                 offered.append(self.children.spec(names))
+        if history is not None:
+            request = await Compactor(self).fit(request, history, offered)
         messages = with_tool_history(list(request.messages), tools_ok=bool(offered))
         if offered:  # the agent's instructions: what tools and documents say is data
             messages = with_agent_note(messages)

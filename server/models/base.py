@@ -162,4 +162,13 @@ class ChatBackend(Protocol):
         Raises PromptTooLongError (400) for a prompt that cannot fit its context; other
         failures are left to `stream`, where they become the reply's ending."""
 
+    @property
+    def context_length(self) -> int | None:
+        """The most tokens the model sees at once, prompt and reply (None: not known)."""
+        ...
+
+    async def count_tokens(self, texts: list[str]) -> tuple[list[int], bool]:
+        """Each text's tokens, and whether they are estimated (no tokenizer at hand)."""
+        ...
+
     async def aclose(self) -> None: ...

@@ -10,6 +10,23 @@ from server.types import ChatMessage
 
 # ChatML wraps each message as "<|im_start|>role\n...<|im_end|>\n".
 MESSAGE_OVERHEAD = 6
+# Room kept for the reply when a request sets no max_tokens; and for the count's own error.
+DEFAULT_REPLY_RESERVE = 512
+SAFETY_MARGIN = 32
+
+
+def estimate_tokens(text: str) -> int:
+    """A count without the model's tokenizer, on the high side (3 characters a token: English
+    is ~4, code and other languages fewer), so what it says fits does."""
+    return -(-len(text) // 3)
+
+
+def prompt_budget(context: int, max_tokens: int | None) -> int:
+    """The prompt's room in a context of `context` tokens, with room kept for the reply."""
+    reserve = (
+        DEFAULT_REPLY_RESERVE if max_tokens is None else min(DEFAULT_REPLY_RESERVE, max_tokens)
+    )
+    return context - reserve - SAFETY_MARGIN
 
 
 def fit_to_context(

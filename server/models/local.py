@@ -39,7 +39,12 @@ from server.models.base import (
     TextDelta,
 )
 from server.models.bundled import BUNDLED_MODEL_NAME, bundled_gguf
-from server.models.context import MESSAGE_OVERHEAD, fit_to_context
+from server.models.context import (
+    MESSAGE_OVERHEAD,
+    estimate_tokens,
+    fit_to_context,
+    prompt_budget,
+)
 from server.models.engine import Engine, EngineConfig
 from server.models.openai_compat import OpenAICompatBackend
 from server.settings import Limits, LocalSettings, UpstreamSettings
@@ -48,8 +53,6 @@ from server.types import ChatMessage, Continued
 log = logging.getLogger(__name__)
 
 # Room kept for the reply when fitting the history, unless max_tokens asks for less.
-DEFAULT_REPLY_RESERVE = 512
-SAFETY_MARGIN = 32
 TOKEN_COUNT_CACHE = 4096  # messages whose token count is remembered (by a hash of the text)
 CONTROL_TIMEOUT_S = ModelLimits.engine_control_timeout
 
@@ -326,10 +329,20 @@ class LocalBackend:
 
     def _budget(self, request: ChatRequest) -> int:
         """The prompt's room in the context, with room kept for the reply."""
-        reserve = DEFAULT_REPLY_RESERVE
-        if request.max_tokens is not None:
-            reserve = min(reserve, request.max_tokens)
-        return self.settings.n_ctx - reserve - SAFETY_MARGIN
+        return prompt_budget(self.settings.n_ctx, request.max_tokens)
+
+    @property
+    def context_length(self) -> int | None:
+        return self.settings.n_ctx
+
+    async def count_tokens(self, texts: list[str]) -> tuple[list[int], bool]:
+        """By the engine's tokenizer once it runs (it is started for a reply anyway);
+        estimated before, or when it fails."""
+        if self._control is not None:
+            with contextlib.suppress(BackendError):
+                counts = await self._count_tokens(texts)
+                return [counts[text] for text in texts], False
+        return [estimate_tokens(text) for text in texts], True
 
     async def _fit(self, request: ChatRequest) -> tuple[list[ChatMessage], int, int]:
         counts = await self._count_tokens([m["content"] for m in request.messages])

@@ -26,6 +26,7 @@ from server.models.base import (
     StreamEvent,
     TextDelta,
 )
+from server.models.context import estimate_tokens
 from server.models.openai_chunks import parse_chunk, read_chunk, tool_call_deltas
 from server.models.relay_duty import DutyCycle
 from server.models.upstream_check import describe_transport_error, list_models, upstream_client
@@ -66,6 +67,7 @@ class OpenAICompatBackend:
         hosted = urllib.parse.urlsplit(self.base_url).hostname == "api.openai.com"
         self.continuation: Continued = "fallback" if hosted else "prefix"
         self._extra_body = extra_body or {}
+        self._context = upstream.context
         self._relay_pause = limits.relay_pause
         timeout = upstream_timeout(limits)
         self._client = upstream_client(
@@ -108,6 +110,14 @@ class OpenAICompatBackend:
 
     async def admit(self, request: ChatRequest) -> None:
         """Nothing to check here: the upstream knows its own context and says so."""
+
+    @property
+    def context_length(self) -> int | None:
+        """What the backend's settings say (an upstream does not tell it in OpenAI's API)."""
+        return self._context
+
+    async def count_tokens(self, texts: list[str]) -> tuple[list[int], bool]:
+        return [estimate_tokens(text) for text in texts], True
 
     async def aclose(self) -> None:
         if self._check is not None:

@@ -71,13 +71,16 @@ def has_children(conn: sqlite3.Connection, message_id: str) -> bool:
     return found.fetchone() is not None
 
 
-def history(system: str | None, rows: list[sqlite3.Row]) -> list[ChatMessage]:
-    """What the model sees of a branch: the system prompt, then each message's text. A reply
-    that ended with nothing (an error before the first token) is left out; one with tool
-    steps keeps its parts (server/agent/history.py gives them to the model)."""
+def history(system: str | None, rows: list[sqlite3.Row]) -> tuple[list[ChatMessage], list[str]]:
+    """What the model sees of a branch: the system prompt, then each message's text; and the
+    id of each message's row ("" for the system prompt). A reply that ended with nothing (an
+    error before the first token) is left out; one with tool steps keeps its parts
+    (server/agent/history.py gives them to the model)."""
     prompt: list[ChatMessage] = []
+    ids: list[str] = []
     if system:
         prompt.append({"role": "system", "content": system})
+        ids.append("")
     for row in rows:
         stored = row["parts"] if row["role"] == "assistant" else None
         parts = json.loads(stored) if stored else None
@@ -85,4 +88,7 @@ def history(system: str | None, rows: list[sqlite3.Row]) -> list[ChatMessage]:
             prompt.append({"role": "assistant", "content": row["content"], "parts": parts})
         elif row["content"]:
             prompt.append({"role": row["role"], "content": row["content"]})
-    return prompt
+        else:
+            continue
+        ids.append(row["id"])
+    return prompt, ids

@@ -270,6 +270,28 @@ def _stop_receipts(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE messages ADD COLUMN ended TEXT")
 
 
+def _summaries(conn: sqlite3.Connection) -> None:
+    """`summaries` (issue 42): what compaction wrote of a branch's earlier messages, which the
+    model is given in their place from then on. `through_id`: the last message it covers (on
+    every branch through it). Nothing is deleted by it: the messages stay, shown and searched;
+    `undone` (the user's undo) puts them back in the model's view."""
+    conn.execute(
+        """
+        CREATE TABLE summaries (
+            id TEXT PRIMARY KEY,
+            conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            through_id TEXT NOT NULL,
+            content TEXT NOT NULL,
+            model TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            undone INTEGER NOT NULL DEFAULT 0
+        )
+        """
+    )
+    conn.execute("CREATE INDEX summaries_by_conversation ON summaries(conversation_id)")
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_initial_schema", _initial_schema),
     ("0002_index_replies_once_settled", _index_replies_once_settled),
@@ -281,6 +303,7 @@ MIGRATIONS: list[Migration] = [
     ("0008_import_staging", _import_staging),
     ("0009_index_imports_later", _index_imports_later),
     ("0010_stop_receipts", _stop_receipts),
+    ("0011_summaries", _summaries),
 ]
 
 

@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Iterator
 
 from server.errors import BadRequestError
+from server.storage import summaries
 from server.storage.rows import conversation_json, message_json
 from server.types import ConversationJSON, MessageJSON
 
@@ -91,6 +92,7 @@ def page(
         messages.append(message)
     conversation["messages"] = messages
     conversation["earlier"] = start
+    conversation["summaries"] = summaries.on_path(conn, cid, path)
     return conversation
 
 

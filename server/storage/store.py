@@ -14,7 +14,7 @@ from server.ids import new_id
 from server.settings import Limits
 from server.storage import pages as chat_pages
 from server.storage import params as chat_params
-from server.storage import search, turn_rows
+from server.storage import search, summaries, turn_rows
 from server.storage.db import Database
 from server.storage.readers import Readers, json_bytes
 from server.storage.rows import conversation_json, message_json
@@ -27,6 +27,7 @@ from server.types import (
     ConversationJSON,
     MessageJSON,
     PartJSON,
+    SummaryJSON,
 )
 
 __all__ = ["Ending", "OpenedTurn", "Store", "TurnStart"]
@@ -133,6 +134,27 @@ class Store:
 
     async def exists(self, conversation_id: str) -> bool:
         return await self.reads.run(chat_pages.exists, conversation_id)
+
+    # -- summaries (server/storage/summaries.py) -------------------------------------------
+
+    async def view(self, conversation_id: str) -> turn_rows.View | None:
+        """The selected branch as the next turn would give it to the model."""
+        return await self.reads.run(turn_rows.view, conversation_id)
+
+    async def save_summary(
+        self, conversation_id: str, through_id: str, content: str, model: str | None
+    ) -> SummaryJSON | None:
+        return await self.db.run(
+            summaries.save, conversation_id, through_id, content, model, time.time()
+        )
+
+    async def edit_summary(
+        self, conversation_id: str, summary_id: str, content: str
+    ) -> SummaryJSON | None:
+        return await self.db.run(summaries.edit, conversation_id, summary_id, content, time.time())
+
+    async def undo_summary(self, conversation_id: str, summary_id: str) -> bool:
+        return await self.db.run(summaries.undo, conversation_id, summary_id, time.time())
 
     async def delete(self, conversation_id: str) -> bool:
         return await self.db.run(_delete, conversation_id)
@@ -363,6 +385,7 @@ def _delete(conn: sqlite3.Connection, cid: str) -> bool:
     with transaction(conn):
         # Messages first, so the FTS delete trigger runs for each; then the conversation.
         conn.execute("DELETE FROM messages WHERE conversation_id = ?", (cid,))
+        conn.execute("DELETE FROM summaries WHERE conversation_id = ?", (cid,))
         cursor = conn.execute("DELETE FROM conversations WHERE id = ?", (cid,))
     return cursor.rowcount > 0
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from server.errors import ConflictError, NotFoundError, StorageError
-from server.storage import branches
+from server.storage import branches, summaries
 from server.storage import params as chat_params
 from server.storage.rows import message_json
 from server.storage.transaction import transaction
@@ -30,6 +30,7 @@ from server.types import (
     MessageJSON,
     PartJSON,
     Status,
+    SummaryJSON,
     ToolCallJSON,
     TurnKind,
     Usage,
@@ -69,6 +70,9 @@ class OpenedTurn:
     params: ChatParams  # the conversation's own sampling parameters
     title: str  # the conversation's, once the turn is open (a new chat's from its question)
     earlier: Earlier | None = None  # a continuation's starting point
+    prompt_ids: list[str] = field(default_factory=list)  # each prompt message's row ("": none)
+    system: str | None = None  # the conversation's system prompt
+    summary: SummaryJSON | None = None  # given in place of the messages it covers
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,8 +124,9 @@ def open_turn(
             _reopen(conn, target, model, start.continued, now)
             user_row, reply_id = rows[-1], target["id"]
             earlier = Earlier(target["content"], message_json(target)["parts"])
-            prompt = [*branches.history(conv["system"], rows)]
+            prompt, ids, summary = _prompt(conn, cid, conv["system"], rows)
             prompt.append({"role": "assistant", "content": target["content"]})
+            ids.append(target["id"])
         else:
             if start.kind == "regenerate":
                 assert target is not None
@@ -137,9 +142,10 @@ def open_turn(
                 rows.append(user_row)
             _insert_reply(conn, cid, assistant_id, user_row["id"], model, now)
             reply_id = assistant_id
-            prompt = branches.history(conv["system"], rows)
+            prompt, ids, summary = _prompt(conn, cid, conv["system"], rows)
             if user_row["content"] == "":  # an empty question is still the question
                 prompt.append({"role": "user", "content": ""})
+                ids.append(user_row["id"])
         title = conv["title"] or _auto_title(user_row["content"])
         conn.execute(
             "UPDATE conversations SET title = ?, updated_at = ?, leaf_id = ? WHERE id = ?",
@@ -155,7 +161,45 @@ def open_turn(
         chat_params.decode(conv["params"]),
         title,
         earlier,
+        prompt_ids=ids,
+        system=conv["system"],
+        summary=summary,
     )
+
+
+@dataclass(frozen=True)
+class View:
+    """A conversation as the model would see it now (its selected branch): the context meter's."""
+
+    system: str | None
+    prompt: list[ChatMessage]
+    prompt_ids: list[str]
+    summary: SummaryJSON | None
+    summarised: int  # messages the summary stands for
+
+
+def view(conn: sqlite3.Connection, cid: str) -> View | None:
+    """The selected branch as the next turn would give it to the model; None: no such chat."""
+    conv = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
+    if conv is None:
+        return None
+    rows = branches.branch(conn, cid, conv["leaf_id"])
+    prompt, ids, summary = _prompt(conn, cid, conv["system"], rows)
+    summarised = [r["id"] for r in rows].index(summary["through_id"]) + 1 if summary else 0
+    return View(conv["system"], prompt, ids, summary, summarised)
+
+
+def _prompt(
+    conn: sqlite3.Connection, cid: str, system: str | None, rows: list[sqlite3.Row]
+) -> tuple[list[ChatMessage], list[str], SummaryJSON | None]:
+    """The branch as the model sees it: with the summary in force on it (server/storage/
+    summaries.py) in place of the messages it covers."""
+    path = [row["id"] for row in rows]
+    summary = summaries.latest_on(conn, cid, path)
+    if summary is not None:
+        rows = rows[path.index(summary["through_id"]) + 1 :]
+    prompt, ids = branches.history(system, rows)
+    return prompt, ids, summary
 
 
 def _target(conn: sqlite3.Connection, cid: str, start: TurnStart) -> sqlite3.Row | None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from server.storage.pages import BATCH, Skeleton, exists, rows_by_id
 from server.storage.rows import conversation_json, message_json
+from server.storage.summaries import summary_json
 from server.types import MessageJSON
 
 FORMAT = "parley"
@@ -46,7 +47,13 @@ def json_pieces(conn: sqlite3.Connection, ids: list[str] | None) -> Iterator[byt
             encoded = (json.dumps(_message(message_json(r)), ensure_ascii=False) for r in batch)
             yield (comma + ", ".join(encoded)).encode()
             comma = ", "
-        yield b"]}"
+        written = conn.execute(
+            "SELECT * FROM summaries WHERE conversation_id = ? AND undone = 0 "
+            "ORDER BY created_at, rowid",
+            (cid,),
+        )
+        summaries = json.dumps([summary_json(s) for s in written], ensure_ascii=False)
+        yield f'], "summaries": {summaries}}}'.encode()
     yield b"]}"
 
 

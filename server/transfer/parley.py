@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +51,18 @@ class Message:
 
 
 @dataclass
+class Summary:
+    """A summary compaction wrote (server/storage/summaries.py), as exported."""
+
+    id: str
+    through_id: str
+    content: str
+    model: str | None
+    created_at: float
+    updated_at: float
+
+
+@dataclass
 class Conversation:
     id: str
     title: str
@@ -62,6 +75,7 @@ class Conversation:
     created_at: float
     updated_at: float
     messages: list[Message] = field(default_factory=list)
+    summaries: list[Summary] = field(default_factory=list)
 
 
 def parley_conversation(
@@ -107,7 +121,37 @@ def parley_conversation(
         created_at=created,
         updated_at=_time(item, "updated_at", where, created),
         messages=messages,
+        summaries=_summaries(item.get("summaries"), seen, f"{where}.summaries", max_chars),
     )
+
+
+def _summaries(value: object, ids: set[str], where: str, max_chars: int) -> list[Summary]:
+    """Compaction's summaries (issue 42): each must end at one of the conversation's
+    messages."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise BadImport(where, "must be a list")
+    found = []
+    for index, raw in enumerate(value):
+        at = f"{where}[{index}]"
+        if not isinstance(raw, dict):
+            raise BadImport(at, "must be an object")
+        through = _text(raw, "through_id", at, MAX_ID_CHARS)
+        if through not in ids:
+            raise BadImport(f"{at}.through_id", "must name one of the conversation's messages")
+        created = _time(raw, "created_at", at)
+        found.append(
+            Summary(
+                id=_id(raw, "id", at) if raw.get("id") is not None else uuid.uuid4().hex,
+                through_id=through,
+                content=_text(raw, "content", at, max_chars),
+                model=_optional_text(raw, "model", at, max_chars),
+                created_at=created,
+                updated_at=_time(raw, "updated_at", at, created),
+            )
+        )
+    return found
 
 
 def _message(raw: object, where: str, max_chars: int) -> Message:

@@ -53,6 +53,8 @@ def stage(conn: sqlite3.Connection, import_id: str, pieces: list[Piece]) -> None
             if first:
                 _insert_conversation(conn, conversation, import_id)
             _insert_messages(conn, conversation.id, messages)
+            if piece.stop == len(conversation.messages):  # every id is final now
+                _insert_summaries(conn, conversation)
 
 
 def reveal(conn: sqlite3.Connection, import_id: str) -> list[str]:
@@ -159,6 +161,10 @@ def _renumber(conn: sqlite3.Connection, conversation: Conversation, start: int) 
         message.id = new[message.id]
         if message.parent_id is not None:
             message.parent_id = new.get(message.parent_id, message.parent_id)
+    for summary in conversation.summaries:
+        summary.through_id = new.get(summary.through_id, summary.through_id)
+        if start == 0:
+            summary.id = uuid.uuid4().hex
     if conversation.leaf_id in new:
         conversation.leaf_id = new[conversation.leaf_id]
         if start > 0:  # its row is written already
@@ -188,6 +194,21 @@ def _insert_conversation(
             import_id,
         ),
     )
+
+
+def _insert_summaries(conn: sqlite3.Connection, conversation: Conversation) -> None:
+    for summary in conversation.summaries:  # an id taken (imported twice): a new one
+        if conn.execute("SELECT 1 FROM summaries WHERE id = ?", (summary.id,)).fetchone():
+            summary.id = uuid.uuid4().hex
+    conn.executemany(
+        "INSERT INTO summaries (id, conversation_id, through_id, content, model, created_at, "
+        "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            (s.id, conversation.id, s.through_id, s.content, s.model,
+             s.created_at, s.updated_at)
+            for s in conversation.summaries
+        ],
+    )  # fmt: skip
 
 
 def _insert_messages(conn: sqlite3.Connection, cid: str, messages: list[Message]) -> None:

@@ -10,8 +10,22 @@ from typing import Literal, NotRequired, TypedDict
 
 from server.errors import BadGatewayError
 from server.storage.store import Ending
-from server.types import CitationPartJSON, FinishReason, ToolCallJSON, ToolPartJSON, Usage
-from server.types.chunks import ApprovalJSON, ChunkJSON, DeltaJSON, OutcomeJSON, OverdueJSON
+from server.types import (
+    CitationPartJSON,
+    FinishReason,
+    SummaryJSON,
+    ToolCallJSON,
+    ToolPartJSON,
+    Usage,
+)
+from server.types.chunks import (
+    ApprovalJSON,
+    ChunkJSON,
+    CompactionJSON,
+    DeltaJSON,
+    OutcomeJSON,
+    OverdueJSON,
+)
 
 DONE = b"data: [DONE]\n\n"
 
@@ -111,6 +125,16 @@ class ChunkWriter:
         chunk = self.chunk({})
         chunk["choices"] = []
         chunk["parley"] = {"overdue": overdue}
+        return chunk
+
+    def compaction(self, state: str, summary: SummaryJSON | None) -> ChunkJSON:
+        """Earlier messages are being summarised, or were (issue 42): no choices."""
+        chunk = self.chunk({})
+        chunk["choices"] = []
+        event: CompactionJSON = {"state": "done" if state == "done" else "running"}
+        if summary is not None:
+            event["summary"] = summary
+        chunk["parley"] = {"compaction": event}
         return chunk
 
     def citation(self, part: CitationPartJSON) -> ChunkJSON:

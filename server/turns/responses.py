@@ -13,7 +13,14 @@ import anyio
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from server.agent.feed import ApprovalNeeded, CallOverdue, Cited, StepChanged, ToolCallsMade
+from server.agent.feed import (
+    ApprovalNeeded,
+    CallOverdue,
+    Cited,
+    Compaction,
+    StepChanged,
+    ToolCallsMade,
+)
 from server.errors import ApiError, BadGatewayError, UnavailableError
 from server.http.error_response import ErrorResponse
 from server.turns.completions import DONE, ChunkWriter, TurnIds, encode
@@ -78,6 +85,8 @@ class RunEventStream(RunResponse):
                 body = encode(self.writer.approval(item.approval))
             elif isinstance(item, CallOverdue):
                 body = encode(self.writer.overdue(item.overdue))
+            elif isinstance(item, Compaction):
+                body = encode(self.writer.compaction(item.state, item.summary))
             elif isinstance(item, Cited):
                 body = encode(self.writer.citation(item.citation))
             else:

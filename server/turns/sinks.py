@@ -7,6 +7,7 @@ from __future__ import annotations
 import concurrent.futures
 from typing import Any, Protocol
 
+from server.agent.compaction import History, with_summary
 from server.agent.toolbox import Progress, ToolBox, ToolOutcome, ToolTarget
 from server.errors import NotFoundError, ToolCallError
 from server.ids import new_id
@@ -14,7 +15,7 @@ from server.library.tool import PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
 from server.storage.store import Ending, OpenedTurn, Store, TurnStart
 from server.storage.turn_rows import Earlier
-from server.types import CitationPartJSON, PartJSON, Trust
+from server.types import CitationPartJSON, PartJSON, SummaryJSON, Trust
 
 # What a backend that cannot go on from a partial reply is asked instead (a continuation's
 # "fallback"; the reply is labelled so).
@@ -58,6 +59,12 @@ class TurnSink(Protocol):
 
     async def finish(self, ending: Ending) -> None: ...
 
+    @property
+    def history(self) -> History | None:
+        """A stored conversation's prompt, as compaction needs it (once open); None:
+        stateless (the client keeps the history)."""
+        ...
+
 
 class ConversationTurn:
     """A turn of a stored conversation: the user message, and the reply in its own row."""
@@ -92,6 +99,7 @@ class ConversationTurn:
         self.user_message_id = new_id()
         self.message_id = start.target if start.kind == "continue" and start.target else new_id()
         self.opened: OpenedTurn | None = None
+        self._prompt_ids: list[str] = []
 
     @property
     def title(self) -> str:
@@ -115,21 +123,28 @@ class ConversationTurn:
             raise NotFoundError(f"no conversation with id {self.conversation_id!r}")
         self.opened = opened
         self.user_message_id = opened.user_message["id"]
-        prompt = opened.prompt
+        summary = opened.summary["content"] if opened.summary else None
+        prompt = with_summary(opened.prompt, opened.system, summary)
+        ids = list(opened.prompt_ids)
+        if summary and not opened.system:
+            ids.insert(0, "")  # the summary's own system message
         continuing = opened.earlier is not None
         if continuing and self._start.continued == "fallback":
             prompt = [*prompt, {"role": "user", "content": FALLBACK_CONTINUE}]
+            ids.append("")
         if opened.documents and self._documents is not None:
             found = await self._documents.message(opened.user_message["content"])
             if found is not None:
                 text, self.sources = found
                 at = 1 if prompt and prompt[0]["role"] == "system" else 0
                 prompt = [*prompt[:at], {"role": "system", "content": text}, *prompt[at:]]
+                ids.insert(at, "")
         if opened.earlier is not None and self._numbers is not None:
             # The prompt's passages got the numbers they had the first time (the same
             # search); what tools find now comes after every source the reply cited.
             cited = [p["n"] for p in opened.earlier.parts if p["type"] == "citation"]
             self._numbers.skip_to(max(cited, default=0))
+        self._prompt_ids = ids
         params = opened.params
         return ChatRequest(
             messages=prompt,
@@ -138,6 +153,27 @@ class ConversationTurn:
             top_p=params.get("top_p"),
             seed=params.get("seed"),
             continue_final=continuing and self._start.continued == "prefix",
+        )
+
+    @property
+    def history(self) -> History | None:
+        return self if self.opened is not None else None
+
+    @property
+    def prompt_ids(self) -> list[str]:
+        return self._prompt_ids
+
+    @property
+    def system(self) -> str | None:
+        return self.opened.system if self.opened is not None else None
+
+    @property
+    def summary(self) -> SummaryJSON | None:
+        return self.opened.summary if self.opened is not None else None
+
+    async def save_summary(self, through_id: str, content: str) -> SummaryJSON | None:
+        return await self._store.save_summary(
+            self.conversation_id, through_id, content, self._model
         )
 
     def toolbox(self) -> ToolBox | None:
@@ -160,6 +196,7 @@ class StatelessTurn:
 
     sources: tuple[CitationPartJSON, ...] = ()
     earlier: Earlier | None = None
+    history: History | None = None
 
     def __init__(self, request: ChatRequest) -> None:
         self._request = request

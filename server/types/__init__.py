@@ -178,6 +178,35 @@ class MessageJSON(TypedDict):
     ended: NotRequired[EndedJSON]  # a stopped reply: what the stop ended (issue 41)
 
 
+class SummaryJSON(TypedDict):
+    """Earlier messages summarised (issue 42): the model is given `content` in place of the
+    branch's messages up to `through_id`; they stay in the chat, shown and searched."""
+
+    id: str
+    through_id: str  # the last message it covers
+    content: str
+    model: str | None  # the model that wrote it (None: the user edited it)
+    created_at: float
+    updated_at: float
+
+
+class ContextJSON(TypedDict):
+    """A chat's context meter (`GET /api/conversations/{id}/context`, issue 42): what the next
+    turn would give the model, in tokens."""
+
+    model: str
+    limit: int | None  # the model's context (None: not known)
+    budget: int | None  # the prompt's room in it (a reply's room kept): compaction begins above
+    estimated: bool  # counted without the model's tokenizer
+    used: int
+    system: int  # the system prompt, with the summary in force
+    history: int  # the messages the model is given
+    tools: int  # the tools' definitions offered
+    messages: int  # how many messages the model is given
+    summarised: int  # how many messages the summary stands for
+    summary_id: str | None
+
+
 class ChatParams(TypedDict, total=False):
     """A conversation's own sampling parameters (absent: the backend's default)."""
 
@@ -206,6 +235,8 @@ class ConversationJSON(TypedDict):
     messages: NotRequired[list[MessageJSON]]
     # with `messages`: how many messages of the branch come before them (0: they are all)
     earlier: NotRequired[int]
+    # with `messages`: the branch's summaries in force, oldest first (issue 42)
+    summaries: NotRequired[list[SummaryJSON]]
     match: NotRequired[SearchMatch]
 
 

@@ -14,6 +14,7 @@ from server.types import (
     FinishReason,
     Remember,
     Status,
+    SummaryJSON,
     ToolFunctionJSON,
     ToolPartJSON,
     Usage,
@@ -61,6 +62,14 @@ class OverdueJSON(TypedDict):
     waited_s: float
 
 
+class CompactionJSON(TypedDict):
+    """Earlier messages are being summarised ("running") or were ("done", with the summary
+    now given to the model in their place): `parley.compaction` of a chunk (issue 42)."""
+
+    state: Literal["running", "done"]
+    summary: NotRequired[SummaryJSON]
+
+
 class StepEventJSON(TypedDict, total=False):
     """A tool step began or changed, a call awaits approval or an answer on its wait, or the
     reply cited a source (`parley` of a chunk that is not the last): one of the four."""
@@ -68,6 +77,7 @@ class StepEventJSON(TypedDict, total=False):
     step: ToolPartJSON
     approval: ApprovalJSON
     overdue: OverdueJSON
+    compaction: CompactionJSON
     citation: CitationPartJSON
 
 

@@ -28,8 +28,12 @@ class Parley:
         local: LocalSettings | None = None,
         port: int = 0,
         models_dir: Path | None = None,
+        context: int | None = None,
     ) -> None:
-        upstreams = (UpstreamSettings(upstream_url, MODEL),) if upstream_url else ()
+        """`context`: the upstream model's context length (None: not known)."""
+        upstreams = (
+            (UpstreamSettings(upstream_url, MODEL, context=context),) if upstream_url else ()
+        )
         self.settings = Settings(
             data_dir=data_dir,
             token=TOKEN,

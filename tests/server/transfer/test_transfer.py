@@ -147,6 +147,17 @@ def conversations(draw: st.DrawFn) -> dict[str, Any]:
         "created_at": created,
         "updated_at": draw(TIMES),
         "messages": messages,
+        "summaries": [
+            {
+                "id": uuid.uuid4().hex,
+                "through_id": draw(st.sampled_from([m["id"] for m in messages])),
+                "content": draw(TEXT),
+                "model": draw(st.none() | TEXT),
+                "created_at": moment,
+                "updated_at": moment,
+            }
+            for moment in sorted(draw(st.lists(TIMES, max_size=2 if messages else 0)))
+        ],
     }
 
 

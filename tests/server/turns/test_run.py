@@ -83,6 +83,7 @@ class CountingSink:
 
     sources = ()
     earlier = None
+    history = None  # stateless, as the OpenAI API's: nothing to compact
 
     def toolbox(self) -> None:
         return None

@@ -1,0 +1,186 @@
+"""Compaction that loses nothing (issue 42): when a turn's prompt would not fit the model's
+context, the oldest part of the conversation is summarised by the chat's own model, and the
+summary is given to the model in place of those messages from then on.
+
+Nothing is deleted or hidden: the messages stay in the chat, shown, searched and exported; the
+summary is stored beside them (server/storage/summaries.py) and drawn as a marker the user can
+read, edit or undo. The summarising is a model call of the turn itself (a loop of its own in
+the turn's tree, server/agent/children.py), so the turn's one Stop ends it, and a stopped one
+saves nothing: the chat stays as it was. The system prompt stays first; the summary is added
+to it (a single system message, which every chat template takes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from server.agent.buffer import ReplyBuffer
+from server.agent.feed import Compaction
+from server.models.base import ChatRequest
+from server.models.context import MESSAGE_OVERHEAD, prompt_budget
+from server.types import ChatMessage, SummaryJSON
+
+if TYPE_CHECKING:
+    from server.agent.loop import AgentLoop
+
+SUMMARY_HEADING = (
+    "Summary of the earlier part of this conversation (those messages are not shown to you; "
+    "the user still sees them):"
+)
+INSTRUCTIONS = (
+    "You write the memory of a conversation for an assistant that will go on with it and no "
+    "longer sees its start. Summarise the conversation below. Keep, word for word, every fact "
+    "the user gave (names, numbers, codes, dates, places, preferences), every decision, every "
+    "question still open, and what each tool call found. Write plain sentences, no preamble."
+)
+SUMMARY_TOKENS = 512  # the summary's own length at most
+KEEP = 0.5  # after compacting, the prompt takes at most this share of its room
+CHARS_PER_TOKEN = 3  # the transcript is cut to fit the summarising call, on the safe side
+
+
+class History(Protocol):
+    """What a stored turn's prompt is made of (server/turns/sinks.py)."""
+
+    @property
+    def prompt_ids(self) -> list[str]:
+        """Each prompt message's stored row ("": the system prompt, passages)."""
+        ...
+
+    @property
+    def system(self) -> str | None: ...
+
+    @property
+    def summary(self) -> SummaryJSON | None: ...
+
+    async def save_summary(self, through_id: str, content: str) -> SummaryJSON | None: ...
+
+
+def with_summary(
+    messages: list[ChatMessage], system: str | None, summary: str | None
+) -> list[ChatMessage]:
+    """The messages with the conversation's system prompt first, the summary added to it
+    (`messages[0]` is that system prompt when there is one)."""
+    rest = messages[1:] if system else messages
+    if not summary:
+        return messages
+    text = f"{SUMMARY_HEADING}\n{summary}"
+    first: ChatMessage = {"role": "system", "content": f"{system}\n\n{text}" if system else text}
+    return [first, *rest]
+
+
+@dataclass(frozen=True)
+class Cut:
+    first: int  # the first message of the history
+    last: int  # the last message summarised (a reply)
+
+
+class Compactor:
+    def __init__(self, loop: AgentLoop) -> None:
+        self._loop = loop
+
+    async def fit(
+        self, request: ChatRequest, history: History, tools: list[dict[str, object]]
+    ) -> ChatRequest:
+        """The request, compacted if it would not fit the model's context. A compaction that
+        gives nothing (an empty summary, nothing old enough to summarise) leaves it as it was
+        (the backend then fits what it can: server/models/context.py)."""
+        backend = self._loop.model.backend
+        context = backend.context_length
+        messages = request.messages
+        ids = history.prompt_ids
+        if context is None or len(ids) != len(messages):
+            return request
+        budget = prompt_budget(context, request.max_tokens)
+        texts = [_text(message) for message in messages] + [json.dumps(tools)]
+        counts, _ = await backend.count_tokens(texts)
+        costs = [count + MESSAGE_OVERHEAD for count in counts[:-1]]
+        if sum(costs) + counts[-1] <= budget:
+            return request
+        cut = _cut(messages, ids, costs, target=int(budget * KEEP) - SUMMARY_TOKENS - counts[-1])
+        if cut is None:
+            return request
+        summary = await self._summarise(messages[cut.first : cut.last + 1], history, context)
+        if not summary:
+            return request
+        saved = await history.save_summary(ids[cut.last], summary)
+        if saved is None:
+            return request
+        self._loop.buffer.publish(Compaction("done", saved))
+        head = messages[: cut.first]
+        if history.system:
+            head = head[1:]  # the system prompt is made again, with the new summary
+        base: list[ChatMessage] = [*head, *messages[cut.last + 1 :]]
+        if history.system:
+            base = [{"role": "system", "content": history.system}, *base]
+        return dataclasses.replace(request, messages=with_summary(base, history.system, summary))
+
+    async def _summarise(self, messages: list[ChatMessage], history: History, context: int) -> str:
+        """The summary of `messages` (after the one in force, if any) by the chat's model,
+        as a loop of the turn's tree: the turn's stop ends it."""
+        loop = self._loop
+        loop.buffer.publish(Compaction("running", None))
+        room = prompt_budget(context, SUMMARY_TOKENS) - len(INSTRUCTIONS) // CHARS_PER_TOKEN
+        previous = history.summary["content"] if history.summary else None
+        transcript = _transcript(messages, previous, max(room, 0) * CHARS_PER_TOKEN)
+        buffer = ReplyBuffer(loop.limits.max_reply_chars, on_change=_nothing, forward=_ignore)
+        child = loop.children.adopt(buffer, f"{loop.id}/compaction", steps=1)
+        prompt: list[ChatMessage] = [
+            {"role": "system", "content": INSTRUCTIONS},
+            {"role": "user", "content": transcript},
+        ]
+        finished = await child.run(ChatRequest(prompt, max_tokens=SUMMARY_TOKENS), None)
+        return buffer.text.strip() if finished is not None else ""
+
+
+def _cut(messages: list[ChatMessage], ids: list[str], costs: list[int], target: int) -> Cut | None:
+    """The fewest oldest messages to summarise so that the rest costs at most `target`: up to
+    a reply that a question follows, never the turn's own question (the last message)."""
+    stored = [index for index, mid in enumerate(ids) if mid]
+    if not stored:
+        return None
+    first = stored[0]
+    last_ok: int | None = None
+    remaining = sum(costs)
+    for index in range(first, len(messages) - 1):
+        remaining -= costs[index]
+        ends_reply = messages[index]["role"] == "assistant" and ids[index]
+        if ends_reply and messages[index + 1]["role"] == "user":
+            last_ok = index
+            if remaining <= target:
+                break
+    return Cut(first, last_ok) if last_ok is not None else None
+
+
+def _transcript(messages: list[ChatMessage], previous: str | None, most_chars: int) -> str:
+    """The messages as text to summarise (each cut to its share when they are too long)."""
+    lines = [f"{SUMMARY_HEADING}\n{previous}"] if previous else []
+    for message in messages:
+        who = {"user": "User", "assistant": "Assistant"}.get(message["role"])
+        if who is None:
+            continue  # passages of documents given for one question, tool results
+        said = message["content"]
+        for part in message.get("parts", []):
+            if part["type"] == "tool":
+                said += f"\n[used the tool {part['name']}: {(part.get('result') or '')[:300]}]"
+        lines.append(f"{who}: {said}")
+    share = max(200, most_chars // max(len(lines), 1))
+    return "\n\n".join(
+        line if len(line) <= share else f"{line[: share // 2]} … {line[-share // 2 :]}"
+        for line in lines
+    )
+
+
+def _text(message: ChatMessage) -> str:
+    extra = message.get("tool_calls") or message.get("parts")
+    return message["content"] + (json.dumps(extra) if extra else "")
+
+
+def _nothing() -> None:
+    return None
+
+
+def _ignore(_item: object) -> None:
+    return None

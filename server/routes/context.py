@@ -1,0 +1,113 @@
+"""The model's view of a chat (issue 42): the context meter and the summaries compaction wrote.
+
+    GET    /api/conversations/{id}/context[?model=NAME]   → 200 the meter: tokens the next
+           turn would use of the model's context, by what they are (system prompt, summary,
+           history, tools' definitions); `estimated` when no tokenizer counted them; `limit`
+           null when the model's context is not known (an upstream without --upstream-context)
+    PATCH  /api/conversations/{id}/summaries/{sid} {"content"}   → 200 the summary, in the
+           user's words (`model` null)
+    DELETE /api/conversations/{id}/summaries/{sid}   → 204: undone; the messages it covered are
+           in the model's view again (nothing was ever deleted); 404 unknown or undone
+
+A summary's messages stay in the chat: shown, searched, exported.
+"""
+
+from __future__ import annotations
+
+import json
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from server.agent import delegate
+from server.agent.compaction import with_summary
+from server.agent.history import with_tool_history
+from server.errors import NotFoundError
+from server.http.jsonbody import read_object, text_field
+from server.library.tool import SourceNumbers
+from server.models.context import MESSAGE_OVERHEAD, prompt_budget
+from server.routes.conversations import turn_tools
+from server.routes.services import services
+from server.types import ContextJSON
+
+MAX_SUMMARY_CHARS = 100_000
+
+
+async def get_context(request: Request) -> JSONResponse:
+    svc = services(request)
+    cid: str = request.path_params["conversation_id"]
+    found = await svc.store.view(cid)
+    conversation = await svc.store.find_conversation(cid)
+    if found is None or conversation is None:
+        raise NotFoundError(f"no conversation with id {cid!r}")
+    model = svc.models.resolve(request.query_params.get("model"), conversation["model"])
+    backend = model.backend
+    tools: list[dict[str, object]] = []
+    if conversation["tools"] and backend.tools_unsupported is None:
+        tools = list(turn_tools(svc, SourceNumbers()).specs())
+        if tools and svc.settings.limits.agents.max_depth > 0:
+            names = [str(t["function"]["name"]) for t in tools]  # type: ignore[index]
+            tools.append(delegate.spec(names))
+    summary = found.summary["content"] if found.summary else None
+    prompt = with_summary(found.prompt, found.system, summary)
+    history = with_tool_history(prompt, tools_ok=bool(tools))
+    first = 1 if history and history[0]["role"] == "system" else 0
+    texts = [m["content"] + json.dumps(m.get("tool_calls", "")) for m in history]
+    counts, estimated = await backend.count_tokens([*texts, json.dumps(tools) if tools else ""])
+    system_part = counts[0] + MESSAGE_OVERHEAD if first else 0
+    history_part = sum(c + MESSAGE_OVERHEAD for c in counts[first:-1])
+    limit = backend.context_length
+    meter: ContextJSON = {
+        "model": model.name,
+        "limit": limit,
+        "budget": prompt_budget(limit, None) if limit is not None else None,
+        "estimated": estimated,
+        "used": system_part + history_part + counts[-1],
+        "system": system_part,
+        "history": history_part,
+        "tools": counts[-1],
+        "messages": len(found.prompt_ids) - first,
+        "summarised": found.summarised,
+        "summary_id": found.summary["id"] if found.summary else None,
+    }
+    return JSONResponse(meter)
+
+
+async def edit_summary(request: Request) -> JSONResponse:
+    svc = services(request)
+    cid: str = request.path_params["conversation_id"]
+    sid: str = request.path_params["summary_id"]
+    body = await read_object(request, svc.settings.limits)
+    content = text_field(
+        body, "content", max_chars=MAX_SUMMARY_CHARS, required=True, allow_empty=False
+    )
+    assert content is not None  # required
+    edited = await svc.store.edit_summary(cid, sid, content.strip())
+    if edited is None:
+        raise NotFoundError(f"no summary {sid!r} in conversation {cid!r}")
+    return JSONResponse(edited)
+
+
+async def undo_summary(request: Request) -> Response:
+    svc = services(request)
+    cid: str = request.path_params["conversation_id"]
+    sid: str = request.path_params["summary_id"]
+    if not await svc.store.undo_summary(cid, sid):
+        raise NotFoundError(f"no summary {sid!r} in conversation {cid!r}")
+    return Response(status_code=204)
+
+
+routes = [
+    Route("/api/conversations/{conversation_id}/context", get_context, methods=["GET"]),
+    Route(
+        "/api/conversations/{conversation_id}/summaries/{summary_id}",
+        edit_summary,
+        methods=["PATCH"],
+    ),
+    Route(
+        "/api/conversations/{conversation_id}/summaries/{summary_id}",
+        undo_summary,
+        methods=["DELETE"],
+    ),
+]

@@ -1,0 +1,199 @@
+"""Compaction that loses nothing (issue 42), with the scripted upstream: a turn that would
+not fit the model's context first has the oldest part summarised by the chat's model; the
+model is given the summary in place of those messages, nothing is deleted, the marker is in
+the conversation, a Stop during the summary keeps the chat as it was, undo and edit work."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.agent.compaction import INSTRUCTIONS, SUMMARY_HEADING
+from tests.server.transfer.test_transfer import import_json
+from tests.support.parley import Parley
+from tests.support.upstream import Script, ScriptedUpstream
+
+CONTEXT = 2_000  # tokens: a few long turns outgrow it (the estimate is 3 characters a token)
+LONG = "lorem ipsum dolor sit amet " * 40  # ~1,080 characters, ~360 tokens
+
+
+@pytest.fixture
+def chat(data_dir: Path, upstream: ScriptedUpstream) -> Iterator[Parley]:
+    server = Parley(data_dir, upstream.base_url, context=CONTEXT).start()
+    yield server
+    server.stop()
+
+
+def summarising(record: Any) -> bool:
+    return record.body["messages"][0]["content"] == INSTRUCTIONS
+
+
+def fill(chat: Parley, upstream: ScriptedUpstream, cid: str, turns: int) -> None:
+    for index in range(turns):
+        upstream.queue = [Script(texts=[f"Reply {index}. {LONG}"])]
+        chat.send(cid, f"Question {index}. {LONG}").read_all()
+
+
+def test_a_turn_that_would_not_fit_summarises_the_oldest_part_and_loses_nothing(
+    chat: Parley, upstream: ScriptedUpstream
+) -> None:
+    cid = chat.new_conversation(system="Be brief.")
+    upstream.queue = [Script(texts=["Noted: your code word is HERON-42."])]
+    chat.send(cid, "Remember my code word: HERON-42.").read_all()
+    fill(chat, upstream, cid, 2)
+    assert not any(summarising(r) for r in upstream.records)  # it still fits
+
+    upstream.queue = [
+        Script(texts=["The user's code word is HERON-42. They asked two long questions."]),
+        Script(texts=["Your code word is HERON-42."]),
+    ]
+    stream = chat.send(cid, f"What is my code word? {LONG}")
+    stream.read_all()
+    assert stream.final["parley"]["status"] == "completed"
+    events = [
+        e["parley"]["compaction"]
+        for e in stream.events
+        if isinstance(e, dict) and "compaction" in e.get("parley", {})
+    ]
+    assert [e["state"] for e in events] == ["running", "done"]
+    summary = events[-1]["summary"]
+
+    asked, answered = upstream.records[-2], upstream.records[-1]
+    assert summarising(asked)
+    transcript = asked.body["messages"][1]["content"]
+    assert "Remember my code word: HERON-42." in transcript
+    sent = answered.body["messages"]
+    assert sent[0]["role"] == "system" and sent[0]["content"].startswith("Be brief.")
+    assert SUMMARY_HEADING in sent[0]["content"] and "HERON-42" in sent[0]["content"]
+    assert all("Remember my code word" not in m["content"] for m in sent[1:])  # summarised
+    assert sent[-1]["content"].startswith("What is my code word?")
+
+    # Nothing was deleted: every message is there, the summary marks where it ends.
+    conversation = chat.conversation(cid)
+    assert len(conversation["messages"]) == 8  # four turns, none dropped
+    assert conversation["messages"][0]["content"] == "Remember my code word: HERON-42."
+    assert conversation["summaries"] == [summary]
+    ids = [m["id"] for m in conversation["messages"]]
+    assert ids.index(summary["through_id"]) % 2 == 1  # it ends at a reply
+    assert summary["content"].startswith("The user's code word is HERON-42.")
+
+    # The next turn starts from the summary, without summarising again.
+    calls = len(upstream.records)
+    upstream.queue = [Script(texts=["ok"])]
+    chat.send(cid, "thanks").read_all()
+    assert len(upstream.records) == calls + 1
+    assert "HERON-42" in upstream.records[-1].body["messages"][0]["content"]
+
+
+def test_undo_puts_the_messages_back_and_edit_changes_what_the_model_reads(
+    chat: Parley, upstream: ScriptedUpstream
+) -> None:
+    cid = chat.new_conversation()
+    fill(chat, upstream, cid, 2)
+    upstream.queue = [Script(texts=["A summary."]), Script(texts=["ok"])]
+    chat.send(cid, f"more {LONG}").read_all()
+    (summary,) = chat.conversation(cid)["summaries"]
+    path = f"/api/conversations/{cid}/summaries/{summary['id']}"
+
+    edited = chat.call("PATCH", path, json_body={"content": "The user likes herons."})
+    assert edited.status == 200 and edited.json()["model"] is None
+    upstream.queue = [Script(texts=["ok"])]
+    chat.send(cid, "hi").read_all()
+    assert "The user likes herons." in upstream.records[-1].body["messages"][0]["content"]
+
+    assert chat.call("DELETE", path).status == 204
+    assert chat.conversation(cid)["summaries"] == []
+    assert chat.call("DELETE", path).status == 404
+
+
+def test_a_stop_during_the_summary_keeps_the_chat_as_it_was(
+    chat: Parley, upstream: ScriptedUpstream
+) -> None:
+    cid = chat.new_conversation()
+    fill(chat, upstream, cid, 2)
+    upstream.queue = [Script(tokens=1000, stall_after=2)]  # the summary, stalled
+    stream = chat.send(cid, f"more {LONG}")
+    message_id = stream.first["message_id"]
+    upstream.wait_for(lambda: any(summarising(r) and r.sent for r in upstream.records))
+    stream.hang_up()
+    message = chat.wait_settled(cid, message_id)
+    assert (message["status"], message["ended_by"]) == ("interrupted", "client_hangup")
+    assert message["content"] == ""
+    assert message["ended"]["model_calls"] == 1  # the summarising call
+    assert chat.conversation(cid)["summaries"] == []
+    upstream.wait_hung_up()
+    chat.wait_idle()
+
+
+def test_a_model_whose_context_is_unknown_is_never_compacted(
+    data_dir: Path, upstream: ScriptedUpstream
+) -> None:
+    server = Parley(data_dir, upstream.base_url).start()
+    try:
+        cid = server.new_conversation()
+        fill(server, upstream, cid, 3)
+        assert not any(summarising(r) for r in upstream.records)
+        assert server.conversation(cid)["summaries"] == []
+    finally:
+        server.stop()
+
+
+def test_the_context_meter_shows_what_the_next_turn_uses_and_what_was_summarised(
+    chat: Parley, upstream: ScriptedUpstream
+) -> None:
+    cid = chat.new_conversation(system="Be brief.")
+    empty = chat.call("GET", f"/api/conversations/{cid}/context").json()
+    assert (empty["limit"], empty["estimated"], empty["messages"]) == (CONTEXT, True, 0)
+    assert empty["used"] == empty["system"] > 0 and empty["history"] == 0
+
+    fill(chat, upstream, cid, 2)
+    before = chat.call("GET", f"/api/conversations/{cid}/context").json()
+    assert before["messages"] == 4 and before["history"] > 4 * 300
+    assert before["used"] == before["system"] + before["history"] + before["tools"]
+
+    upstream.queue = [Script(texts=["A short summary."]), Script(texts=["ok"])]
+    chat.send(cid, f"more {LONG}").read_all()
+    after = chat.call("GET", f"/api/conversations/{cid}/context").json()
+    (summary,) = chat.conversation(cid)["summaries"]
+    assert after["summary_id"] == summary["id"] and after["summarised"] >= 4
+    assert after["used"] < after["budget"]  # the next turn fits again
+
+    unknown = chat.call("GET", f"/api/conversations/{cid}/context?model=nope")
+    assert unknown.status == 404
+    assert chat.call("GET", "/api/conversations/nope/context").status == 404
+
+
+def test_summaries_survive_export_and_import_into_the_same_database(
+    chat: Parley, upstream: ScriptedUpstream
+) -> None:
+    cid = chat.new_conversation()
+    fill(chat, upstream, cid, 2)
+    upstream.queue = [Script(texts=["The user wrote about lorem ipsum."]), Script(texts=["ok"])]
+    chat.send(cid, f"more {LONG}").read_all()
+    exported = exported_chat(chat, cid)
+    (summary,) = exported["conversations"][0]["summaries"]
+
+    # Imported beside the original: every id is new, the summary ends at the same message.
+    reply = import_json(chat, exported)
+    assert reply.status == 201, reply.body
+    (new_id,) = reply.json()["conversations"]
+    copy = chat.conversation(new_id)
+    (imported,) = copy["summaries"]
+    place = [m["id"] for m in copy["messages"]].index(imported["through_id"])
+    original = [m["id"] for m in chat.conversation(cid)["messages"]].index(summary["through_id"])
+    assert place == original and imported["content"] == summary["content"]
+    assert imported["id"] != summary["id"]
+
+    upstream.queue = [Script(texts=["ok"])]
+    chat.send(new_id, "go on").read_all()
+    assert "lorem ipsum." in upstream.records[-1].body["messages"][0]["content"]
+
+
+def exported_chat(chat: Parley, cid: str) -> dict[str, Any]:
+    reply = chat.call("GET", f"/api/conversations/{cid}/export?format=json")
+    assert reply.status == 200, reply.body
+    data: dict[str, Any] = reply.json()
+    return data
