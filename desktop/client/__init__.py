@@ -28,6 +28,7 @@ from desktop.client.hub import HubApi
 from desktop.client.models import ModelsApi
 from desktop.client.paths import segment
 from desktop.client.stream import ReplyStream, first_chunk
+from desktop.client.tool_servers import ToolServersApi
 from desktop.errors import ClientError
 from desktop.reply_events import (
     OverdueAction,
@@ -97,6 +98,7 @@ class ParleyClient:
         self.models = ModelsApi(self._call)  # the models: list, add, configure, default
         self.hub = HubApi(self._call)  # Hugging Face: the catalog and downloads
         self.found = FoundApi(self._call)  # models already on this disk
+        self.tool_servers = ToolServersApi(self._call)  # other apps' MCP servers
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -1,9 +1,12 @@
 """Tools: the MCP servers the model may call, how each is doing, and their entries to add,
 change or remove (Settings → MCP servers).
 
-An entry is edited as the JSON the ecosystem uses (`{"command": ..., "args": [...], "env":
-{...}}` or `{"url": ...}`), so one copied from another app's instructions works as it is;
-its `"trust"` ("ask" or "allow") is also offered as a choice, written into the JSON. Each
+An entry is edited in a form (server_entry_form.py) or as the JSON the ecosystem uses
+(`{"command": ..., "args": [...], "env": {...}}` or `{"url": ...}`), side by side and kept in
+step, so one copied from another app's instructions works as it is; "Import from other
+apps…" offers the servers Claude Desktop, Cursor, VS Code and Windsurf are set up with
+(import_servers_dialog.py). Its `"trust"` ("ask" or "allow") is also offered as a choice,
+written into the JSON. Each
 tool's own trust is chosen in the table of the selected server's tools (tool_trust.py) and
 saved at once, without restarting the server. The dialog only shows and asks: its controller
 calls the server and answers with `show_tools`, `show_trust_saved`, `undo_trust`,
@@ -30,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.widgets.server_dialog import MessageLine, ServerDialog, rows_table
+from desktop.widgets.server_entry_form import ServerEntryForm
 from desktop.widgets.tool_trust import ServerTrustBox, ToolTrustTable
 from server.types import ToolServerJSON, ToolsJSON
 
@@ -81,14 +85,16 @@ class ToolsDialog(ServerDialog):
     save_requested = Signal(str, dict)  # a server's name, its entry
     remove_requested = Signal(str)  # a server's name
     trust_requested = Signal(str, str, object)  # a server's name, a tool's, its trust or None
+    import_requested = Signal()  # "Import from other apps…"
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Tools — MCP servers")
         self.setObjectName("tools-dialog")
-        self.resize(860, 720)
+        self.resize(940, 860)
         self._servers: list[ToolServerJSON] = []
         self._starting: str | None = None  # a server just saved: its start is told here
+        self._from_form = False  # the JSON is being written from the form
         self.config_line = QLabel(self)
         self.config_line.setWordWrap(True)
         self.config_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -104,22 +110,32 @@ class ToolsDialog(ServerDialog):
         self.name_edit = QLineEdit(self)
         self.name_edit.setAccessibleName("Server name")
         self.name_edit.setPlaceholderText("e.g. files")
+        self.form = ServerEntryForm(self)
         self.entry_edit = QPlainTextEdit(self)
         self.entry_edit.setAccessibleName("Server entry (JSON)")
         self.entry_edit.setPlainText(NEW_ENTRY)
+        self.form.show_entry(json.loads(NEW_ENTRY))
         self.server_trust = ServerTrustBox(self)
         self.save_button = QPushButton("Save server", self)
         self.new_button = QPushButton("New", self)
         self.remove_button = QPushButton("Remove", self)
         self.remove_button.setEnabled(False)
+        self.import_button = QPushButton("Import from other apps…", self)
+        self.import_button.setToolTip(
+            "The MCP servers of Claude Desktop, Cursor, VS Code, Windsurf"
+        )
         editor = QGroupBox("Add or change a server", self)
         form = QFormLayout(editor)
         form.addRow("Name", self.name_edit)
-        form.addRow("Entry", self.entry_edit)
+        entry = QHBoxLayout()
+        entry.addWidget(self.form, 3)
+        entry.addWidget(self.entry_edit, 2)
+        form.addRow("Entry", entry)
         form.addRow("Its tools", self.server_trust)
         row = QHBoxLayout()
         row.addWidget(self.new_button)
         row.addWidget(self.save_button)
+        row.addWidget(self.import_button)
         row.addStretch(1)
         row.addWidget(self.remove_button)
         form.addRow(row)
@@ -142,6 +158,8 @@ class ToolsDialog(ServerDialog):
         self.tools_table.trust_chosen.connect(self._on_tools_table_trust_chosen)
         self.entry_edit.textChanged.connect(self._on_entry_edit_text_changed)
         self.server_trust.chosen.connect(self._on_server_trust_chosen)
+        self.form.edited.connect(self._on_form_edited)
+        self.import_button.clicked.connect(self.import_requested)
 
     def show_saved(self, server: ToolServerJSON) -> None:
         """A server's entry was saved: it is chosen (its tools listed as they come), and the
@@ -203,6 +221,10 @@ class ToolsDialog(ServerDialog):
         items = self.table.selectedItems()
         return str(items[0].data(Qt.ItemDataRole.UserRole)) if items else None
 
+    def names(self) -> set[str]:
+        """The servers Parley has, by name."""
+        return {s["name"] for s in self._servers}
+
     def _server(self, name: str | None) -> ToolServerJSON | None:
         return next((s for s in self._servers if s["name"] == name), None)
 
@@ -252,9 +274,25 @@ class ToolsDialog(ServerDialog):
         try:
             entry = json.loads(self.entry_edit.toPlainText())
         except ValueError:
-            return  # being typed: the choice stays as it was
+            return  # being typed: the choice and the form stay as they were
         if isinstance(entry, dict):
             self.server_trust.show_trust(entry.get("trust"))
+            if not self._from_form:
+                self.form.show_entry(entry)
+
+    def _on_form_edited(self) -> None:
+        """The form changed: the JSON written from it, its other keys kept (the JSON as it
+        was last readable)."""
+        try:
+            base = json.loads(self.entry_edit.toPlainText())
+        except ValueError:
+            base = {}
+        entry = self.form.entry(base if isinstance(base, dict) else {})
+        self._from_form = True
+        try:
+            self.entry_edit.setPlainText(json.dumps(entry, indent=2))
+        finally:
+            self._from_form = False
 
     def _on_server_trust_chosen(self, trust: str) -> None:
         entry = self._entry()
