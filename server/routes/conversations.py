@@ -85,6 +85,9 @@ async def create_conversation(request: Request) -> JSONResponse:
     return JSONResponse(conversation, status_code=201)
 
 
+MAX_TOOL_SERVERS = 100
+
+
 def _switches(body: dict[str, object]) -> dict[Switch, bool]:
     found: dict[Switch, bool] = {}
     for name in SWITCHES:
@@ -92,6 +95,23 @@ def _switches(body: dict[str, object]) -> dict[Switch, bool]:
         if value is not None:
             found[name] = value
     return found
+
+
+def _server_names(value: object) -> list[str] | None:
+    """`tool_servers`: a list of MCP servers' names (null: every server)."""
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list)
+        or len(value) > MAX_TOOL_SERVERS
+        or not all(isinstance(name, str) and 0 < len(name) <= 64 for name in value)
+    ):
+        raise BadRequestError(
+            "'tool_servers' must be null or a list of MCP servers' names", code="invalid_field"
+        )
+    for name in value:
+        check_text(name, "tool_servers")
+    return list(dict.fromkeys(value))
 
 
 def _bool_field(body: dict[str, object], name: str) -> bool | None:
@@ -134,12 +154,13 @@ async def update_conversation(request: Request) -> JSONResponse:
         if name in body and not (value or "").strip():
             raise BadRequestError(f"'{name}' must be a non-empty string", code="invalid_field")
     # null is a value for these two: no system prompt, no parameters of the chat's own.
-    fields = ("title", "model", "system", "params", "tools", "documents")
+    fields = ("title", "model", "system", "params", "tools", "documents", "tool_servers")
     if not any(name in body for name in fields):
         raise BadRequestError(
-            "give a 'title', 'model', 'system', 'params', 'tools' or 'documents'",
+            "give a 'title', 'model', 'system', 'params', 'tools', 'documents' or 'tool_servers'",
             code="invalid_field",
         )
+    servers = _server_names(body.get("tool_servers"))
     if model:
         svc.models.resolve(model)  # 404 model_not_found, before anything is changed
     params = None
@@ -163,7 +184,9 @@ async def update_conversation(request: Request) -> JSONResponse:
         conversation = await svc.store.set_model(_id(request), model)
         if conversation is None:
             raise _no_conversation(_id(request))
-    if title:
+    if "tool_servers" in body:
+        conversation = await svc.store.set_tool_servers(_id(request), servers)
+    if title and conversation is not None:
         conversation = await svc.store.rename(_id(request), title.strip())
     if conversation is None:  # deleted meanwhile
         raise _no_conversation(_id(request))
@@ -270,7 +293,7 @@ async def _reply(request: Request, body: JSONObject, start: TurnStart) -> RunEve
         start,
         model,
         reply_tokens,
-        turn_tools(svc, numbers),
+        turn_tools(svc, numbers, conversation["tool_servers"]),
         documents,
         numbers,
         Delegation(svc.models.resolve, svc.settings.limits.agents),
@@ -280,10 +303,10 @@ async def _reply(request: Request, body: JSONObject, start: TurnStart) -> RunEve
     return RunEventStream(run, writer, ids, pace=(pace_ms or 0) / 1000)
 
 
-def turn_tools(svc: Services, numbers: SourceNumbers) -> ToolBox:
-    """What a turn may call: the MCP servers' tools, and the search of the user's documents
-    once the library has a folder."""
-    boxes: list[ToolBox] = [svc.tools.toolbox()]
+def turn_tools(svc: Services, numbers: SourceNumbers, servers: list[str] | None = None) -> ToolBox:
+    """What a turn may call: the MCP servers' tools (of `servers` alone, when the chat
+    chose), and the search of the user's documents once the library has a folder."""
+    boxes: list[ToolBox] = [svc.tools.toolbox(None if servers is None else set(servers))]
     if svc.library.has_folders:
         boxes.append(DocumentsTool(svc.library, numbers))
     return CombinedToolBox(boxes)

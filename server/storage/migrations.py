@@ -292,6 +292,12 @@ def _summaries(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX summaries_by_conversation ON summaries(conversation_id)")
 
 
+def _tool_servers(conn: sqlite3.Connection) -> None:
+    """`conversations.tool_servers` (issue 42): the MCP servers whose tools a chat offers the
+    model, as a JSON list of names; NULL: every server (as before)."""
+    conn.execute("ALTER TABLE conversations ADD COLUMN tool_servers TEXT")
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_initial_schema", _initial_schema),
     ("0002_index_replies_once_settled", _index_replies_once_settled),
@@ -304,6 +310,7 @@ MIGRATIONS: list[Migration] = [
     ("0009_index_imports_later", _index_imports_later),
     ("0010_stop_receipts", _stop_receipts),
     ("0011_summaries", _summaries),
+    ("0012_tool_servers", _tool_servers),
 ]
 
 

@@ -16,6 +16,7 @@ def conversation_json(row: sqlite3.Row) -> ConversationJSON:
         "model": row["model"],
         "system": row["system"],
         "tools": bool(row["tools"]),
+        "tool_servers": json.loads(row["tool_servers"]) if row["tool_servers"] else None,
         "documents": bool(row["documents"]),
         "params": chat_params.decode(row["params"]),
         "leaf_id": row["leaf_id"],

@@ -156,6 +156,12 @@ class Store:
     async def undo_summary(self, conversation_id: str, summary_id: str) -> bool:
         return await self.db.run(summaries.undo, conversation_id, summary_id, time.time())
 
+    async def set_tool_servers(
+        self, conversation_id: str, names: list[str] | None
+    ) -> ConversationJSON | None:
+        """The MCP servers whose tools the chat offers (None: every one)."""
+        return await self.db.run(_set_tool_servers, conversation_id, names)
+
     async def delete(self, conversation_id: str) -> bool:
         return await self.db.run(_delete, conversation_id)
 
@@ -375,6 +381,20 @@ def _set_switch(
     column = {"tools": "tools", "documents": "documents"}[switch]  # never the caller's text
     with transaction(conn):
         cursor = conn.execute(f"UPDATE conversations SET {column} = ? WHERE id = ?", (enabled, cid))
+        if cursor.rowcount == 0:
+            return None
+        row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
+    return conversation_json(row)
+
+
+def _set_tool_servers(
+    conn: sqlite3.Connection, cid: str, names: list[str] | None
+) -> ConversationJSON | None:
+    encoded = json.dumps(names, ensure_ascii=False) if names is not None else None
+    with transaction(conn):
+        cursor = conn.execute(
+            "UPDATE conversations SET tool_servers = ? WHERE id = ?", (encoded, cid)
+        )
         if cursor.rowcount == 0:
             return None
         row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()

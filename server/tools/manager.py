@@ -159,11 +159,11 @@ class ToolManager:
 
     # -- a turn's tools ------------------------------------------------------------------
 
-    def toolbox(self) -> ToolBox:
-        """The tools of the servers ready now, for one turn."""
+    def toolbox(self, only: set[str] | None = None) -> ToolBox:
+        """The tools of the servers ready now (of `only`, when given), for one turn."""
         found: dict[str, tuple[McpServer, mcp_types.Tool]] = {}
         for server in self.servers.values():
-            if server.state != "ready":
+            if server.state != "ready" or (only is not None and server.name not in only):
                 continue
             for tool in server.tools:
                 name = function_name(server.name, tool.name)
@@ -185,17 +185,7 @@ class TurnTools:
         self._tools = tools
 
     def specs(self) -> list[dict[str, Any]]:
-        return [
-            {
-                "type": "function",
-                "function": {
-                    "name": function,
-                    "description": tool.description or f"{tool.name} (from {server.name})",
-                    "parameters": tool.input_schema,
-                },
-            }
-            for function, (server, tool) in self._tools.items()
-        ]
+        return [server.spec(tool) for server, tool in self._tools.values()]
 
     def target(self, function: str) -> ToolTarget | None:
         found = self._tools.get(function)

@@ -29,6 +29,7 @@ from server.agent.names import function_name
 from server.agent.toolbox import Progress, ToolOutcome, capped
 from server.errors import ToolCallError
 from server.limits import StopTimes, ToolLimits
+from server.models.context import estimate_tokens
 from server.tools.config import ServerEntry
 from server.tools.results import result_text
 from server.tools.stdio import stdio_server
@@ -87,6 +88,19 @@ class McpServer:
             "error": self.error,
             "stderr_tail": list(self.stderr),
             "restarts": self.restarts,
+            # What its tools' definitions cost a turn's prompt (estimated: issue 42).
+            "definition_tokens": estimate_tokens(json.dumps([self.spec(t) for t in self.tools])),
+        }
+
+    def spec(self, tool: mcp_types.Tool) -> dict[str, Any]:
+        """A tool as the model is offered it (OpenAI's `tools` format)."""
+        return {
+            "type": "function",
+            "function": {
+                "name": function_name(self.name, tool.name),
+                "description": tool.description or f"{tool.name} (from {self.name})",
+                "parameters": tool.input_schema,
+            },
         }
 
     # -- the owner task -------------------------------------------------------------------

@@ -72,6 +72,7 @@ def conversation(item: object, where: str, max_chars: int) -> Conversation:
         tools=True,
         documents=False,
         params={},
+        tool_servers=None,
         leaf_id=leaf or (messages[-1].id if messages else None),
         created_at=created,
         updated_at=_time(item.get("update_time"), created),

@@ -71,6 +71,7 @@ class Conversation:
     tools: bool
     documents: bool
     params: ChatParams
+    tool_servers: list[str] | None
     leaf_id: str | None
     created_at: float
     updated_at: float
@@ -117,12 +118,23 @@ def parley_conversation(
         tools=_bool(item, "tools", where, True),
         documents=_bool(item, "documents", where, False),
         params=params,
+        tool_servers=_names(item.get("tool_servers"), f"{where}.tool_servers"),
         leaf_id=leaf if leaf is not None else (messages[-1].id if messages else None),
         created_at=created,
         updated_at=_time(item, "updated_at", where, created),
         messages=messages,
         summaries=_summaries(item.get("summaries"), seen, f"{where}.summaries", max_chars),
     )
+
+
+def _names(value: object, where: str) -> list[str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(
+        isinstance(name, str) and 0 < len(name) <= 64 for name in value
+    ):
+        raise BadImport(where, "must be null or a list of MCP servers' names")
+    return list(value)
 
 
 def _summaries(value: object, ids: set[str], where: str, max_chars: int) -> list[Summary]:

@@ -179,7 +179,8 @@ def _insert_conversation(
 ) -> None:
     conn.execute(
         "INSERT INTO conversations (id, title, model, system, tools, documents, params, "
-        "leaf_id, created_at, updated_at, import_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "leaf_id, created_at, updated_at, import_id, tool_servers) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             conversation.id,
             conversation.title,
@@ -192,6 +193,9 @@ def _insert_conversation(
             conversation.created_at,
             conversation.updated_at,
             import_id,
+            json.dumps(conversation.tool_servers)
+            if conversation.tool_servers is not None
+            else None,
         ),
     )
 

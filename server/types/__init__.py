@@ -227,6 +227,7 @@ class ConversationJSON(TypedDict):
     model: str | None
     system: str | None
     tools: bool  # the model may call the configured tools in this conversation
+    tool_servers: list[str] | None  # the MCP servers whose tools it offers (None: every one)
     documents: bool  # passages of the user's documents go into its prompt ("Use my documents")
     params: ChatParams
     leaf_id: str | None  # the last message of the selected branch
@@ -362,6 +363,7 @@ class ToolServerJSON(TypedDict):
     error: str | None  # why it is not ready (invalid entry, failed start, crash)
     stderr_tail: list[str]  # its last lines on stderr (stdio)
     restarts: int  # restarts after crashes since Parley started
+    definition_tokens: int  # what its tools' definitions take of a turn's prompt (estimated)
 
 
 class ToolsJSON(TypedDict):

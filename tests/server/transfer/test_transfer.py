@@ -138,6 +138,7 @@ def conversations(draw: st.DrawFn) -> dict[str, Any]:
         "system": draw(st.none() | TEXT),
         "tools": draw(st.booleans()),
         "documents": draw(st.booleans()),
+        "tool_servers": draw(st.none() | st.lists(st.sampled_from(["files", "web"]), unique=True)),
         "params": draw(
             st.fixed_dictionaries(
                 {}, optional={"temperature": st.floats(0, 2), "seed": st.integers(0, 99)}
