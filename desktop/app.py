@@ -2,7 +2,9 @@
 
 Closing the window, SIGTERM and Ctrl+C all take the same path: hang up the reply in flight
 (exactly what Stop does), wait (bounded) until the server reports no active turn, stop the
-server gracefully and join its thread, then close the window and quit.
+server gracefully and join its thread, then close the window and quit. Whatever arrives
+meanwhile (a second SIGTERM, a close while the server is still starting) joins that one
+path; and nothing of the app's is left running when the loop ends (issue 43).
 """
 
 from __future__ import annotations
@@ -117,7 +119,9 @@ class App:
         self.window.show()  # maximized again if it was (restored with its geometry)
         restore_sidebar_width(self.window, self.state)
         QTimer.singleShot(0, self._on_first_iteration)
-        await self._start_server()
+        # One of the app's tasks, so that a close while it starts stops it on the quit path
+        # (the start cancelled, what it launched stopped) instead of finishing it after.
+        self.tasks.spawn(self._start_server())
         await self._done.wait()
         return 0
 
@@ -129,7 +133,8 @@ class App:
         try:
             endpoint = await self.server.start()
         except ServerStartError as exc:
-            self.window.show_server_failed(exc.message)
+            if not self._shutting_down:  # (else stopped on purpose: the app is closing)
+                self.window.show_server_failed(exc.message)
             self.server = None
             return
         client = self.context.client = ParleyClient(endpoint.url, endpoint.token)
@@ -316,7 +321,10 @@ def main(argv: list[str] | None = None) -> int:
     app = App(base, config.DesktopConfig.load())
 
     def on_signal(_signum: int, _frame: object) -> None:
-        loop.call_soon_threadsafe(app.request_close)
+        # Any number of them: the first starts the quit path, the others join it; one that
+        # comes once the loop is closed (the window being torn down) has nothing to do.
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(app.request_close)
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
@@ -326,11 +334,23 @@ def main(argv: list[str] | None = None) -> int:
     pump.timeout.connect(lambda: None)
     with loop:
         code: int = loop.run_until_complete(app.run())
+        # Nothing pending when the loop closes ("Task was destroyed but it is pending!").
+        loop.run_until_complete(finish_tasks())
         # Finalize async generators (cancelled HTTP reads) while the loop still runs.
         loop.run_until_complete(loop.shutdown_asyncgens())
     pump.stop()
     finish_qt(qapp, app)
     return code
+
+
+async def finish_tasks() -> None:
+    """Cancel whatever still runs on the loop (the app's own tasks are done by now) and wait
+    until it has unwound."""
+    current = asyncio.current_task()
+    others = [task for task in asyncio.all_tasks() if task is not current]
+    for task in others:
+        task.cancel()
+    await asyncio.gather(*others, return_exceptions=True)
 
 
 def finish_qt(qapp: QApplication, app: App) -> None:

@@ -100,6 +100,7 @@ class EmbeddedServer:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._server: BackgroundServer | None = None
+        self._stopped = False  # stop() was called (a start under way gives up)
         self.runtime_file = runtime_dir() / f"server-{os.getpid()}.json"
 
     async def start(self) -> Endpoint:
@@ -109,15 +110,22 @@ class EmbeddedServer:
         handed back through qasync's executor was seen, rarely, never to wake the loop.
         """
         wait = self.settings.limits.server_start_wait
+        self._stopped = False
         try:
             create_app = await _server_app()
+            if self._stopped:  # stopped while the server's modules were imported
+                raise ServerStartError("the server was stopped while it started")
             sock = bind(self.settings.host, self.settings.port)
-            self._server = BackgroundServer(create_app(self.settings), sock)
-            self._server.launch()
+            # Kept in `_server` as soon as it runs: a stop (the quit path) joins it, also
+            # when this start is cancelled or stopped meanwhile.
+            server = self._server = BackgroundServer(create_app(self.settings), sock)
+            server.launch()
             async with asyncio.timeout(wait):
-                while not self._server.serving():  # noqa: ASYNC110 - a thread's state
+                while not server.serving():
+                    if self._server is not server:
+                        raise ServerStartError("the server was stopped while it started")
                     await asyncio.sleep(POLL_S)
-            endpoint = Endpoint(f"http://127.0.0.1:{self._server.port}", self.settings.token)
+            endpoint = Endpoint(f"http://127.0.0.1:{server.port}", self.settings.token)
             self._write_runtime_file(endpoint)
         except TimeoutError:
             raise ServerStartError(f"the server did not start within {wait:.0f}s") from None
@@ -127,6 +135,7 @@ class EmbeddedServer:
 
     async def stop(self) -> bool:
         """Stop gracefully (runs settle as "shutdown"), wait for the thread, remove the file."""
+        self._stopped = True
         self.runtime_file.unlink(missing_ok=True)
         server, self._server = self._server, None
         if server is None:

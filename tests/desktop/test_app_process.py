@@ -188,3 +188,57 @@ def test_after_sigkill_mid_reply_the_next_launch_reopens_it_with_the_crash_badge
     assert "Tell me a story" in text
     assert "Interrupted: Parley quit unexpectedly" in text
     qtbot.waitUntil(lambda: relaunched.window.sidebar.list.currentRow() == 0, timeout=5_000)
+
+
+def assert_orderly(code: int, stderr: str, runtime: Path) -> None:
+    assert code == 0, stderr
+    for sign in ("Traceback", "RuntimeError", "Task was destroyed", "never retrieved"):
+        assert sign not in stderr, stderr
+    assert not list(runtime.glob("server-*.json")), "the token's file was left behind"
+
+
+def test_closing_while_the_server_starts_then_sigterm_quits_in_order(
+    display: str, tmp_path: Path
+) -> None:
+    """The window is up before the embedded server (its modules import on a thread): a close
+    then, and a SIGTERM while that close is under way, end the start (what it launched is
+    stopped), write no token file, and leave nothing running to fail after the loop."""
+    runtime = tmp_path / "runtime"
+    env = {
+        **os.environ,
+        "DISPLAY": display,
+        "QT_QPA_PLATFORM": "xcb",
+        "PARLEY_RUNTIME_DIR": str(runtime),
+        "PARLEY_CONFIG_DIR": str(tmp_path / "config"),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "desktop", "--data-dir", str(tmp_path / "data")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        window = int(xdotool(display, "search", "--sync", "--name", "^Parley$").split()[0])
+        request_close(display, window)
+        process.send_signal(signal.SIGTERM)
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=SIGTERM_BOUND_S * 3)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert_orderly(process.returncode, stderr, runtime)
+
+
+def test_two_sigterms_mid_reply_take_the_one_quit_path(
+    display: str, tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    app = AppProcess(display, tmp_path, upstream)
+    try:
+        app.process.send_signal(signal.SIGTERM)
+        app.process.send_signal(signal.SIGTERM)
+        code, elapsed = app.wait_exit(SIGTERM_BOUND_S)
+    finally:
+        app.finish()
+    assert elapsed < SIGTERM_BOUND_S
+    assert_saved_as_stopped(app, code)
+    assert_orderly(code, app.stderr, app.runtime)
