@@ -39,6 +39,7 @@ INSTRUCTIONS = (
 SUMMARY_TOKENS = 512  # the summary's own length at most
 KEEP = 0.5  # after compacting, the prompt takes at most this share of its room
 CHARS_PER_TOKEN = 3  # the transcript is cut to fit the summarising call, on the safe side
+UNKNOWN_CONTEXT = 8_192  # what "Compact now" assumes of a model whose context is not known
 
 
 class History(Protocol):
@@ -82,7 +83,12 @@ class Compactor:
         self._loop = loop
 
     async def fit(
-        self, request: ChatRequest, history: History, tools: list[dict[str, object]]
+        self,
+        request: ChatRequest,
+        history: History,
+        tools: list[dict[str, object]],
+        *,
+        force: bool = False,
     ) -> ChatRequest:
         """The request, compacted if it would not fit the model's context. A compaction that
         gives nothing (an empty summary, nothing old enough to summarise) leaves it as it was
@@ -91,15 +97,17 @@ class Compactor:
         context = backend.context_length
         messages = request.messages
         ids = history.prompt_ids
-        if context is None or len(ids) != len(messages):
+        if (context is None and not force) or len(ids) != len(messages):
             return request
+        context = context or UNKNOWN_CONTEXT
         budget = prompt_budget(context, request.max_tokens)
         texts = [_text(message) for message in messages] + [json.dumps(tools)]
         counts, _ = await backend.count_tokens(texts)
         costs = [count + MESSAGE_OVERHEAD for count in counts[:-1]]
-        if sum(costs) + counts[-1] <= budget:
+        if sum(costs) + counts[-1] <= budget and not force:
             return request
-        cut = _cut(messages, ids, costs, target=int(budget * KEEP) - SUMMARY_TOKENS - counts[-1])
+        target = -1 if force else int(budget * KEEP) - SUMMARY_TOKENS - counts[-1]
+        cut = _cut(messages, ids, costs, target)
         if cut is None:
             return request
         summary = await self._summarise(messages[cut.first : cut.last + 1], history, context)

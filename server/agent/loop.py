@@ -117,6 +117,13 @@ class AgentLoop:
         self._signal.request()  # a model call's own `finally` gives its slot back
         self.children.stop()
 
+    async def compact(self, request: ChatRequest, history: History) -> StreamEnd | None:
+        """ "Compact now": the earlier messages summarised even if the next turn would fit
+        (all but the last exchange). Finishes ("stop") whether or not there was anything to
+        summarise; None when stopped."""
+        await Compactor(self).fit(request, history, [], force=True)
+        return StreamEnd("stop")
+
     def receipt(self) -> EndedJSON:
         """What a stop now would end, in the whole tree (server/agent/children.py)."""
         return receipt(self)

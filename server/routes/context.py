@@ -4,6 +4,10 @@
            turn would use of the model's context, by what they are (system prompt, summary,
            history, tools' definitions); `estimated` when no tokenizer counted them; `limit`
            null when the model's context is not known (an upstream without --upstream-context)
+    POST   /api/conversations/{id}/compact[?model=NAME]   → a stream like a turn's: the
+           earlier messages (all but the last exchange) summarised now ("Compact now");
+           `parley.compaction` events, then the final chunk; no message is written; a hang-up
+           (Stop) saves nothing; 409 while a reply of the chat streams
     PATCH  /api/conversations/{id}/summaries/{sid} {"content"}   → 200 the summary, in the
            user's words (`model` null)
     DELETE /api/conversations/{id}/summaries/{sid}   → 204: undone; the messages it covered are
@@ -29,6 +33,8 @@ from server.library.tool import SourceNumbers
 from server.models.context import MESSAGE_OVERHEAD, prompt_budget
 from server.routes.conversations import turn_tools
 from server.routes.services import services
+from server.turns.completions import ChunkWriter
+from server.turns.responses import RunEventStream
 from server.types import ContextJSON
 
 MAX_SUMMARY_CHARS = 100_000
@@ -75,6 +81,20 @@ async def get_context(request: Request) -> JSONResponse:
     return JSONResponse(meter)
 
 
+async def compact_now(request: Request) -> Response:
+    """Summarise the earlier messages now (all but the last exchange), streamed like a turn:
+    `parley.compaction` events, then a final chunk; no message is written. Hanging up (Stop)
+    ends it and saves nothing."""
+    svc = services(request)
+    cid: str = request.path_params["conversation_id"]
+    conversation = await svc.store.find_conversation(cid)
+    if conversation is None:
+        raise NotFoundError(f"no conversation with id {cid!r}")
+    model = svc.models.resolve(request.query_params.get("model"), conversation["model"])
+    run = svc.runs.start_compaction(cid, model)
+    return RunEventStream(run, ChunkWriter(f"chatcmpl-{run.id}", model.name))
+
+
 async def edit_summary(request: Request) -> JSONResponse:
     svc = services(request)
     cid: str = request.path_params["conversation_id"]
@@ -101,6 +121,7 @@ async def undo_summary(request: Request) -> Response:
 
 routes = [
     Route("/api/conversations/{conversation_id}/context", get_context, methods=["GET"]),
+    Route("/api/conversations/{conversation_id}/compact", compact_now, methods=["POST"]),
     Route(
         "/api/conversations/{conversation_id}/summaries/{summary_id}",
         edit_summary,

@@ -20,7 +20,7 @@ from server.models.registry import ModelEntry
 from server.settings import Limits
 from server.storage.store import Store, TurnStart
 from server.turns.run import Run
-from server.turns.sinks import ConversationTurn, StatelessTurn, TurnSink
+from server.turns.sinks import CompactionTurn, ConversationTurn, StatelessTurn, TurnSink
 
 
 class RunManager:
@@ -126,6 +126,22 @@ class RunManager:
             run.stop("client_hangup")
             raise
         return run, turn
+
+    def start_compaction(self, conversation_id: str, model: ModelEntry) -> Run:
+        """ "Compact now": a run that summarises the conversation's earlier messages and
+        writes no reply (server/agent/compaction.py). Raises ConflictError while a reply of
+        the conversation streams (and the other way round)."""
+        self._check_open()
+        if self.runs_of(conversation_id):
+            raise ConflictError(
+                "this conversation's reply is still streaming; stop it or wait for it",
+                code="reply_in_progress",
+            )
+        sink = CompactionTurn(self._store, conversation_id, model.name)
+        approvals = Approvals(conversation_id, self.grants)
+        run = self._start(f"compact-{new_id()}", model, sink, approvals)
+        self._run_conversation[run.id] = conversation_id
+        return run
 
     def start_stateless(self, model: ModelEntry, request: ChatRequest) -> Run:
         """A run that saves nothing (the client sent the whole history), same path otherwise."""

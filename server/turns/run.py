@@ -164,7 +164,11 @@ class Run:
                 if self._sink.earlier is not None:
                     self.buffer.resume(self._sink.earlier)
                 self.buffer.sources.update((s["n"], s) for s in self._sink.sources)
-                finished = await self.agent.run(request, self._sink.toolbox(), self._sink.history)
+                sink = self._sink
+                if sink.compact_only and sink.history is not None:
+                    finished = await self.agent.compact(request, sink.history)
+                else:
+                    finished = await self.agent.run(request, sink.toolbox(), sink.history)
         except ParleyError as exc:
             # A backend that failed, or a turn that could not open (then nothing was written
             # and the settle writes nothing). An error raised while the run was already being

@@ -14,7 +14,7 @@ from server.ids import new_id
 from server.library.tool import PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
 from server.storage.store import Ending, OpenedTurn, Store, TurnStart
-from server.storage.turn_rows import Earlier
+from server.storage.turn_rows import Earlier, View
 from server.types import CitationPartJSON, PartJSON, SummaryJSON, Trust
 
 # What a backend that cannot go on from a partial reply is asked instead (a continuation's
@@ -65,9 +65,16 @@ class TurnSink(Protocol):
         stateless (the client keeps the history)."""
         ...
 
+    @property
+    def compact_only(self) -> bool:
+        """The run only compacts the conversation ("Compact now"): no reply is written."""
+        ...
+
 
 class ConversationTurn:
     """A turn of a stored conversation: the user message, and the reply in its own row."""
+
+    compact_only = False
 
     def __init__(
         self,
@@ -197,12 +204,70 @@ class StatelessTurn:
     sources: tuple[CitationPartJSON, ...] = ()
     earlier: Earlier | None = None
     history: History | None = None
+    compact_only = False
 
     def __init__(self, request: ChatRequest) -> None:
         self._request = request
 
     async def open(self) -> ChatRequest:
         return self._request
+
+    def toolbox(self) -> ToolBox | None:
+        return None
+
+    def checkpoint(
+        self, text: str, parts: list[PartJSON] | None
+    ) -> concurrent.futures.Future[object] | None:
+        return None
+
+    async def finish(self, ending: Ending) -> None:
+        pass
+
+
+class CompactionTurn:
+    """ "Compact now" (issue 42): the conversation's earlier messages summarised, whether or
+    not the next turn needs it; no message is written, only the summary."""
+
+    sources: tuple[CitationPartJSON, ...] = ()
+    earlier: Earlier | None = None
+    compact_only = True
+
+    def __init__(self, store: Store, conversation_id: str, model: str) -> None:
+        self._store = store
+        self.conversation_id = conversation_id
+        self._model = model
+        self._view: View | None = None
+        self._prompt_ids: list[str] = []
+
+    async def open(self) -> ChatRequest:
+        view = await self._store.view(self.conversation_id)
+        if view is None:
+            raise NotFoundError(f"no conversation with id {self.conversation_id!r}")
+        self._view = view
+        summary = view.summary["content"] if view.summary else None
+        prompt = with_summary(view.prompt, view.system, summary)
+        self._prompt_ids = ([""] if summary and not view.system else []) + list(view.prompt_ids)
+        return ChatRequest(messages=prompt)
+
+    @property
+    def history(self) -> History | None:
+        return self if self._view is not None else None
+
+    @property
+    def prompt_ids(self) -> list[str]:
+        return self._prompt_ids
+
+    @property
+    def system(self) -> str | None:
+        return self._view.system if self._view is not None else None
+
+    @property
+    def summary(self) -> SummaryJSON | None:
+        return self._view.summary if self._view is not None else None
+
+    async def save_summary(self, through_id: str, content: str) -> SummaryJSON | None:
+        store, cid = self._store, self.conversation_id
+        return await store.save_summary(cid, through_id, content, self._model)
 
     def toolbox(self) -> ToolBox | None:
         return None

@@ -13,6 +13,7 @@ import pytest
 
 from server.agent.compaction import INSTRUCTIONS, SUMMARY_HEADING
 from tests.server.transfer.test_transfer import import_json
+from tests.support.client import SSEStream
 from tests.support.parley import Parley
 from tests.support.upstream import Script, ScriptedUpstream
 
@@ -197,3 +198,45 @@ def exported_chat(chat: Parley, cid: str) -> dict[str, Any]:
     assert reply.status == 200, reply.body
     data: dict[str, Any] = reply.json()
     return data
+
+
+def test_compact_now_summarises_all_but_the_last_exchange_and_writes_no_message(
+    data_dir: Path, upstream: ScriptedUpstream
+) -> None:
+    server = Parley(data_dir, upstream.base_url).start()  # context not known: asked anyway
+    try:
+        cid = server.new_conversation()
+        fill(server, upstream, cid, 2)
+        upstream.queue = [Script(texts=["Two long questions about lorem ipsum."])]
+        stream = SSEStream(server.port, f"/api/conversations/{cid}/compact", {}, server.token)
+        stream.read_all()
+        assert stream.final["parley"]["status"] == "completed"
+        assert summarising(upstream.records[-1])
+        conversation = server.conversation(cid)
+        assert len(conversation["messages"]) == 4  # no message written
+        (summary,) = conversation["summaries"]
+        assert summary["through_id"] == conversation["messages"][1]["id"]  # the first reply
+
+        busy_upstream = [Script(tokens=1000, stall_after=2)]
+        upstream.queue = busy_upstream
+        going = server.send(cid, "more")
+        going.read_until(lambda text: text)
+        path = f"/api/conversations/{cid}/compact"
+        assert server.call("POST", path).status == 409  # not while a reply streams
+        going.hang_up()
+        server.wait_idle()
+    finally:
+        server.stop()
+
+
+def test_a_stopped_compact_now_saves_nothing(chat: Parley, upstream: ScriptedUpstream) -> None:
+    cid = chat.new_conversation()
+    fill(chat, upstream, cid, 2)
+    upstream.queue = [Script(tokens=1000, stall_after=2)]
+    stream = SSEStream(chat.port, f"/api/conversations/{cid}/compact", {}, chat.token)
+    stream.first  # noqa: B018
+    upstream.wait_for(lambda: any(summarising(r) and r.sent for r in upstream.records))
+    stream.hang_up()
+    upstream.wait_hung_up()
+    chat.wait_idle()
+    assert chat.conversation(cid)["summaries"] == []
