@@ -1,12 +1,17 @@
 """The bar above the chat: the model of its next replies, its two switches ("Use tools", "Use
 my documents"), and small icon buttons that open Chat settings, Models, MCP servers, the
 Library and Settings (each also in the menus, with its name as tooltip and accessible name).
-It only holds the controls; the window connects them."""
+It only holds the controls; the window connects them.
+
+Where the chat is narrow (a window of 645-700 px, issue 43), the model and its status take a
+line of their own above the switches and buttons, so the status stays readable.
+"""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QSize
-from PySide6.QtWidgets import QCheckBox, QFrame, QHBoxLayout, QToolButton, QWidget
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QCheckBox, QFrame, QGridLayout, QHBoxLayout, QToolButton, QWidget
 
 from desktop.icons import icon
 from desktop.widgets.model_picker import ModelPicker
@@ -46,9 +51,10 @@ class ChatBar(QWidget):
         line = QFrame(self)
         line.setFrameShape(QFrame.Shape.VLine)
         line.setFrameShadow(QFrame.Shadow.Sunken)
-        row = QHBoxLayout(self)
+        self.controls = QWidget(self)  # the switches and buttons, beside or below the model
+        row = QHBoxLayout(self.controls)
         row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.model_picker, 1)
+        row.addStretch(1)  # (on their own line: at its right)
         for control in (
             self.tools_switch,
             self.documents_switch,
@@ -60,7 +66,39 @@ class ChatBar(QWidget):
             self.settings_button,
         ):
             row.addWidget(control)
+        self._grid = QGridLayout(self)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setVerticalSpacing(2)
+        self.two_lines = True
+        self._lay_out(two_lines=False)
         self._paint_icons()
+
+    def minimumSizeHint(self) -> QSize:
+        """As narrow as the switches and buttons: the model goes above them where the bar
+        has no room for both on one line."""
+        below = self.controls.minimumSizeHint()
+        picker = self.model_picker.minimumSizeHint()
+        return QSize(max(below.width(), picker.width()), picker.height() + below.height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._lay_out(event.size().width() < self._one_line_width())
+
+    def _one_line_width(self) -> int:
+        """The width the model, its readable status, and the controls need on one line."""
+        spacing = max(self._grid.horizontalSpacing(), 0)
+        return self.model_picker.readable_width() + spacing + self.controls.sizeHint().width()
+
+    def _lay_out(self, two_lines: bool) -> None:
+        if two_lines == self.two_lines:
+            return
+        self.two_lines = two_lines
+        self._grid.removeWidget(self.model_picker)
+        self._grid.removeWidget(self.controls)
+        self._grid.addWidget(self.model_picker, 0, 0)
+        self._grid.addWidget(self.controls, 1 if two_lines else 0, 0 if two_lines else 1)
+        self._grid.setColumnStretch(0, 1)
+        self._grid.setColumnStretch(1, 0)
 
     def _button(self, icon_name: str, name: str, what: str) -> QToolButton:
         button = QToolButton(self)

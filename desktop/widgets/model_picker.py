@@ -16,6 +16,9 @@ from desktop.widgets.elided_label import ElidedLabel
 from server.types import ModelStatusJSON, StatusJSON
 
 STATES = {"ready": "ready", "loading": "loading…", "unloaded": "loads on first use"}
+# The status shown whole where it can be (a narrow window elides the model's name first).
+READABLE_STATUS = "ready · replying (1 of 2)"
+MODEL_NAME_CHARS = 28  # a longer name is cut in the list's box (whole in its list and tip)
 # An upstream has nothing to load: its states say whether it was reached.
 UPSTREAM_STATES = {"ready": "ready", "loading": "checking…", "unloaded": "not checked yet"}
 
@@ -43,9 +46,15 @@ class ModelPicker(QWidget):
         super().__init__(parent)
         self.combo = QComboBox(self)
         self.combo.setObjectName("model-picker")
-        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        # As wide as its name up to MODEL_NAME_CHARS: a long name would leave the status no
+        # room (issue 43); the list that drops down shows every name whole.
+        self.combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.combo.setMinimumContentsLength(12)
         self.combo.setAccessibleName("Model")
         self.state = ElidedLabel("starting…", self)
+        self.state.setMinimumWidth(self.fontMetrics().horizontalAdvance(READABLE_STATUS))
         self.default_button = QToolButton(self)
         self.default_button.setText("★")  # narrow: the chat bar fits a 760 px window
         self.default_button.setAccessibleName("Set as default")
@@ -63,8 +72,23 @@ class ModelPicker(QWidget):
         self._wanted: str | None = None  # asked for before the list had it
         self._following = True  # a new chat's page, no model picked: the default, as it changes
         self.combo.activated.connect(self._on_combo_activated)
-        self.combo.currentTextChanged.connect(lambda _text: self._show_default_button())
+        self.combo.currentTextChanged.connect(self._on_combo_current_text_changed)
         self.default_button.clicked.connect(self._on_default_button_clicked)
+
+    def readable_width(self) -> int:
+        """The width that shows the model's name (up to MODEL_NAME_CHARS) and a readable
+        status."""
+        return self.sizeHint().width() - self.state.sizeHint().width() + self.state.minimumWidth()
+
+    def _on_combo_current_text_changed(self, text: str) -> None:
+        metrics = self.combo.fontMetrics()
+        shown = min(len(text), MODEL_NAME_CHARS)
+        self.combo.setMinimumContentsLength(max(12, shown))
+        self.combo.setMaximumWidth(
+            self.combo.sizeHint().width() + metrics.horizontalAdvance("M") * 2
+        )
+        self.combo.setToolTip(text)
+        self._show_default_button()
 
     def current(self) -> str | None:
         return self.combo.currentText() or None

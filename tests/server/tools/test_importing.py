@@ -51,10 +51,14 @@ def test_each_apps_servers_are_listed_in_parleys_form_with_secrets_masked(tmp_pa
     write(tmp_path, CLAUDE, json.dumps(claude))
     write(tmp_path, CURSOR, json.dumps({"mcpServers": {"web": {
         "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer sk-secret-2"}}}}))  # fmt: skip
-    write(tmp_path, CODE_MCP, json.dumps({"servers": {"gh": {"type": "stdio", "command": "gh-mcp"}}}))
+    write(
+        tmp_path, CODE_MCP, json.dumps({"servers": {"gh": {"type": "stdio", "command": "gh-mcp"}}})
+    )
     write(tmp_path, CODE_SETTINGS, '{\n  // my settings\n  "editor.fontSize": 14,\n  "mcp": {'
           '"servers": {"db": {"type": "http", "url": "http://localhost:9000/mcp",},},},\n}')  # fmt: skip
-    write(tmp_path, WINDSURF, json.dumps({"mcpServers": {"remote": {"serverUrl": "https://w.io/m"}}}))
+    write(
+        tmp_path, WINDSURF, json.dumps({"mcpServers": {"remote": {"serverUrl": "https://w.io/m"}}})
+    )
 
     found = apps(tmp_path)
     assert set(found) == {CLAUDE, CURSOR, CODE_MCP, CODE_SETTINGS, WINDSURF}
@@ -111,7 +115,9 @@ def test_links_fifos_and_big_files_are_refused_without_reading_them(tmp_path: Pa
     (tmp_path / ".cursor").mkdir()
     (tmp_path / ".cursor" / "mcp.json").symlink_to(secret)  # the file a link
     (tmp_path / "elsewhere" / "Claude").mkdir(parents=True)
-    (tmp_path / "elsewhere" / "Claude" / "claude_desktop_config.json").write_text(secret.read_text())
+    (tmp_path / "elsewhere" / "Claude" / "claude_desktop_config.json").write_text(
+        secret.read_text()
+    )
     (tmp_path / ".config").mkdir()
     (tmp_path / ".config" / "Claude").symlink_to(tmp_path / "elsewhere" / "Claude")  # a folder
     os.mkfifo(tmp_path / ".config" / "fifo-target")
