@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
 
 from server.types import FoundToolServerJSON, FoundToolsJSON
 
-COLUMNS = ("Server", "Name in Parley", "Runs", "")
-NAME, AS, RUNS, NOTE = range(4)
+COLUMNS = ("Server", "Name in Parley", "", "Runs")
+NAME, AS, NOTE, RUNS = range(4)  # the note (why not, a name taken) before the long command
 SOURCE_ROLE = Qt.ItemDataRole.UserRole  # (file, name in that app)
 
 Chosen = tuple[str, str, str]  # the file, the name in that app, the name in Parley
@@ -101,7 +101,7 @@ class ImportServersDialog(QDialog):
     def _show(self, found: FoundToolsJSON, taken: set[str]) -> None:
         given = set(taken)
         for app in found["apps"]:
-            top = QTreeWidgetItem(self.tree, [app["app"], "", app["path"], app["error"] or ""])
+            top = QTreeWidgetItem(self.tree, [app["app"], "", "", app["path"]])
             top.setToolTip(RUNS, app["path"])
             top.setExpanded(True)
             if app["error"]:
@@ -118,7 +118,7 @@ class ImportServersDialog(QDialog):
         self, top: QTreeWidgetItem, path: str, server: FoundToolServerJSON, taken: set[str]
     ) -> str:
         name = free_name(server["suggested_name"], taken)
-        item = QTreeWidgetItem(top, [server["name"], name, describe_found(server), ""])
+        item = QTreeWidgetItem(top, [server["name"], name, "", describe_found(server)])
         item.setData(NAME, SOURCE_ROLE, (path, server["name"]))
         item.setToolTip(RUNS, describe_found(server))
         if server["error"]:

@@ -49,6 +49,7 @@ class Rows(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         self.table.setMinimumHeight(72)
         self.add_button = QPushButton("Add", self)
         self.add_button.setAccessibleName(f"Add to {name.lower()}")

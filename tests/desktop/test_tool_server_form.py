@@ -109,14 +109,14 @@ def test_servers_of_another_app_are_listed_masked_and_added_when_ticked(
     assert offer is not None
     items = {item.text(0): item for item in offer.items()}
     assert set(items) == {"My tools", "broken", "t"}
-    assert "SECRET_TOKEN=" + MASK in items["My tools"].text(2)
-    assert "sk-do-not-show" not in json.dumps([i.text(2) for i in items.values()])
+    assert "SECRET_TOKEN=" + MASK in items["My tools"].text(3)
+    assert "sk-do-not-show" not in json.dumps([i.text(3) for i in items.values()])
     assert items["My tools"].text(1) == "My-tools"
     assert items["t"].text(1) == "t-2"  # Parley has a "t"
     assert not items["broken"].flags() & Qt.ItemFlag.ItemIsEnabled  # says why, not tickable
-    assert "'command'" in items["broken"].text(3)
+    assert "'command'" in items["broken"].text(2)
     top = offer.tree.topLevelItem(1)
-    assert top is not None and "Cannot be read" in top.text(3)  # Cursor's file
+    assert top is not None and "Cannot be read" in top.text(2)  # Cursor's file
     assert not offer.add_button.isEnabled()
 
     items["My tools"].setCheckState(0, Qt.CheckState.Checked)
