@@ -49,13 +49,16 @@ def test_each_apps_servers_are_listed_in_parleys_form_with_secrets_masked(tmp_pa
         "globalShortcut": "Ctrl+Space",
     }  # fmt: skip
     write(tmp_path, CLAUDE, json.dumps(claude))
-    write(tmp_path, CURSOR, json.dumps({"mcpServers": {"web": {
-        "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer sk-secret-2"}}}}))  # fmt: skip
+    web = {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer sk-secret-2"}}
+    write(tmp_path, CURSOR, json.dumps({"mcpServers": {"web": web}}))
     write(
         tmp_path, CODE_MCP, json.dumps({"servers": {"gh": {"type": "stdio", "command": "gh-mcp"}}})
     )
-    write(tmp_path, CODE_SETTINGS, '{\n  // my settings\n  "editor.fontSize": 14,\n  "mcp": {'
-          '"servers": {"db": {"type": "http", "url": "http://localhost:9000/mcp",},},},\n}')  # fmt: skip
+    settings = (
+        '{\n  // my settings\n  "editor.fontSize": 14,\n  /* a block */ "mcp": {'
+        '"servers": {"db": {"type": "http", "url": "http://localhost:9000/mcp",},},},\n}'
+    )
+    write(tmp_path, CODE_SETTINGS, settings)
     write(
         tmp_path, WINDSURF, json.dumps({"mcpServers": {"remote": {"serverUrl": "https://w.io/m"}}})
     )
@@ -68,8 +71,7 @@ def test_each_apps_servers_are_listed_in_parleys_form_with_secrets_masked(tmp_pa
                                "env": {"API_KEY": MASK}}  # fmt: skip
     assert notes["name"] == "My notes" and notes["suggested_name"] == "My-notes"
     assert notes["config"] == {"command": "notes-mcp"}  # only the keys Parley runs by
-    web = found[CURSOR]["servers"][0]
-    assert web["config"]["headers"] == {"Authorization": MASK}
+    assert found[CURSOR]["servers"][0]["config"]["headers"] == {"Authorization": MASK}
     assert found[CODE_MCP]["servers"][0]["config"] == {"command": "gh-mcp"}
     assert found[CODE_SETTINGS]["servers"][0]["config"] == {"url": "http://localhost:9000/mcp"}
     assert found[WINDSURF]["servers"][0]["config"] == {"url": "https://w.io/m"}
