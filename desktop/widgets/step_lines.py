@@ -17,6 +17,13 @@ from server.types import CitationPartJSON, ToolPartJSON
 
 SHORT_ARGUMENTS_CHARS = 60
 INDENT_PX = 22  # a sub-agent's lines, under its own
+# A call the user stopped after its timeout ends as an error the model reads, its result
+# beginning with these words (server/agent/tool_runs.py): the user's choice, not a failure.
+STOPPED_BY_USER = "Stopped by the user after "
+
+
+def stopped_by_user(part: ToolPartJSON) -> bool:
+    return part["status"] == "error" and (part["result"] or "").startswith(STOPPED_BY_USER)
 
 
 def duration(seconds: float) -> str:
@@ -73,14 +80,17 @@ def step_state(part: ToolPartJSON, now: float | None = None) -> str:
         return "stopped"
     if status == "denied":
         return "denied"
+    if stopped_by_user(part):
+        waited = (part["result"] or "")[len(STOPPED_BY_USER) :].split(":")[0]
+        return f"stopped by you after {waited}"
     first_line = (part["result"] or "").strip().splitlines()[:1]
     reason = first_line[0] if first_line else "failed"
     return f"error: {reason[:80]}"
 
 
 def state_colour(part: ToolPartJSON, muted: str, error: str, warning: str) -> str:
-    if part.get("overdue") is not None:
-        return warning  # the user is asked
+    if part.get("overdue") is not None or stopped_by_user(part):
+        return warning  # the user is asked, or chose to stop it
     return {"error": error, "interrupted": warning, "denied": warning}.get(part["status"], muted)
 
 

@@ -28,6 +28,8 @@ def test_a_running_step_says_its_progress_and_for_how_long_it_has_run() -> None:
     unknown = step(progress={"progress": 7, "total": None, "message": None})
     assert step_state(unknown, now=101) == "running… 1 s"
     assert step_state(step(overdue=125.0), now=230) == "waiting for you · running 2 min 10 s"
+    stopped = step(status="error", result="Stopped by the user after 2 min 5 s: took long.")
+    assert step_state(stopped) == "stopped by you after 2 min 5 s"
 
 
 def sub_agent(model: str, parts: list[object]) -> ToolPartJSON:
