@@ -10,13 +10,14 @@ from PySide6.QtCore import QByteArray, QRect
 from PySide6.QtGui import QGuiApplication
 
 from desktop.window_state import WindowState
+from desktop.window_view import SIDEBAR_MIN_PX
 
 if TYPE_CHECKING:
     from desktop.main_window import MainWindow
 
 # How much of the window's title bar must be on a screen for the user to grab it.
 GRIP_WIDTH, GRIP_HEIGHT = 120, 40
-MIN_SIDEBAR = 120
+MIN_SIDEBAR = SIDEBAR_MIN_PX
 
 
 def on_screen(frame: QRect, screens: list[QRect]) -> QRect:

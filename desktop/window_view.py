@@ -15,7 +15,7 @@ from desktop.widgets.conversation_list import ConversationList
 
 ZOOM_STEP = 1.1  # each zoom step, as a factor of the text's size
 ZOOM_MIN, ZOOM_MAX = -4, 8
-SIDEBAR_MIN_PX = 170
+SIDEBAR_MIN_PX = 120
 
 
 def lay_out(
@@ -27,8 +27,9 @@ def lay_out(
     layout = QVBoxLayout(right)
     for widget in column:
         layout.addWidget(widget, 1 if widget is stretched else 0)
-    # Titles stay readable in a narrow window (at 645 px they all read "What …"): the chat's
-    # column gives up width first (its bar goes to two lines), then the list, down to this.
+    # Titles stay readable in a narrow window (at 645 px they all read "What …", the list
+    # squeezed to 80 px): the chat's column gives up width first (its bar goes to two
+    # lines), then the list, down to this (also the least a restored width is given).
     sidebar.setMinimumWidth(SIDEBAR_MIN_PX)
     splitter = QSplitter(Qt.Orientation.Horizontal, window)
     splitter.addWidget(sidebar)

@@ -60,7 +60,7 @@ def test_a_narrow_window_keeps_the_status_and_the_titles_readable(
     combo = gui.window.model_picker.combo
     assert combo.width() < bar.width() // 2 and combo.toolTip() == LONG_MODEL
     rows = gui.window.sidebar.list
-    assert rows.width() >= SIDEBAR_MIN_PX - 10
+    assert rows.width() >= SIDEBAR_MIN_PX  # was 80 px: the chat bar's width took the rest
     titles = [rows.item(i).text() for i in range(rows.count())]
     assert "What makes basalt dark?" in titles
     item = rows.item(titles.index("What makes basalt dark?"))
