@@ -14,17 +14,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from server.agent.buffer import ReplyBuffer
 from server.agent.feed import Compaction
+from server.errors import ParleyError
 from server.models.base import ChatRequest
 from server.models.context import MESSAGE_OVERHEAD, prompt_budget
 from server.types import ChatMessage, SummaryJSON
 
 if TYPE_CHECKING:
     from server.agent.loop import AgentLoop
+
+log = logging.getLogger(__name__)
 
 SUMMARY_HEADING = (
     "Summary of the earlier part of this conversation (those messages are not shown to you; "
@@ -37,6 +41,9 @@ INSTRUCTIONS = (
     "question still open, and what each tool call found. Write plain sentences, no preamble."
 )
 SUMMARY_TOKENS = 512  # the summary's own length at most
+OPENING_HEADING = "How the conversation began, word for word:"
+LATER_HEADING = "What followed, summarised:"
+OPENING_CHARS = 1_500  # of the first question and of the first reply
 KEEP = 0.5  # after compacting, the prompt takes at most this share of its room
 CHARS_PER_TOKEN = 3  # the transcript is cut to fit the summarising call, on the safe side
 UNKNOWN_CONTEXT = 8_192  # what "Compact now" assumes of a model whose context is not known
@@ -110,8 +117,19 @@ class Compactor:
         cut = _cut(messages, ids, costs, target)
         if cut is None:
             return request
-        summary = await self._summarise(messages[cut.first : cut.last + 1], history, context)
+        summarised = messages[cut.first : cut.last + 1]
+        opening, later = _split(history.summary["content"] if history.summary else None)
+        if opening is None:  # the first compaction: the opening is kept word for word
+            opening, taken = _opening(summarised)
+            summarised = summarised[taken:]
+        try:
+            said = await self._summarise(summarised, later, context) if summarised else ""
+        except ParleyError as exc:  # the turn goes on: the backend fits what it can
+            log.warning("run %s: could not summarise earlier messages: %s", self._loop.id, exc)
+            said = ""
+        summary = _joined(opening, said) if said or not summarised else ""
         if not summary:
+            self._loop.buffer.publish(Compaction("failed", None))
             return request
         saved = await history.save_summary(ids[cut.last], summary)
         if saved is None:
@@ -125,22 +143,68 @@ class Compactor:
             base = [{"role": "system", "content": history.system}, *base]
         return dataclasses.replace(request, messages=with_summary(base, history.system, summary))
 
-    async def _summarise(self, messages: list[ChatMessage], history: History, context: int) -> str:
-        """The summary of `messages` (after the one in force, if any) by the chat's model,
-        as a loop of the turn's tree: the turn's stop ends it."""
+    async def _summarise(
+        self, messages: list[ChatMessage], previous: str | None, context: int
+    ) -> str:
+        """The summary of `messages` (after `previous`, the summary in force, if any) by the
+        chat's model, as a loop of the turn's tree: the turn's stop ends it."""
         loop = self._loop
         loop.buffer.publish(Compaction("running", None))
+        backend = loop.model.backend
         room = prompt_budget(context, SUMMARY_TOKENS) - len(INSTRUCTIONS) // CHARS_PER_TOKEN
-        previous = history.summary["content"] if history.summary else None
-        transcript = _transcript(messages, previous, max(room, 0) * CHARS_PER_TOKEN)
+        most = max(room, 0) * CHARS_PER_TOKEN
+        for _ in range(3):  # cut to fit the summarising call, counted by the model's tokenizer
+            transcript = _transcript(messages, previous, most)
+            (tokens,), _ = await backend.count_tokens([transcript])
+            if tokens <= room:
+                break
+            most = int(most * room / tokens * 0.9)
         buffer = ReplyBuffer(loop.limits.max_reply_chars, on_change=_nothing, forward=_ignore)
         child = loop.children.adopt(buffer, f"{loop.id}/compaction", steps=1)
         prompt: list[ChatMessage] = [
             {"role": "system", "content": INSTRUCTIONS},
             {"role": "user", "content": transcript},
         ]
-        finished = await child.run(ChatRequest(prompt, max_tokens=SUMMARY_TOKENS), None)
+        summary_request = ChatRequest(prompt, max_tokens=SUMMARY_TOKENS, temperature=0.0)
+        finished = await child.run(summary_request, None)
         return buffer.text.strip() if finished is not None else ""
+
+
+def _opening(messages: list[ChatMessage]) -> tuple[str, int]:
+    """The conversation's first question and reply, word for word (each up to OPENING_CHARS):
+    what a chat sets up at its start (who, what, the task) is kept as it was said, as an
+    engine keeps a context's first tokens. Returns it, and how many messages it took."""
+    lines: list[str] = []
+    taken = 0
+    for message in messages[:2]:
+        who = {"user": "User", "assistant": "Assistant"}.get(message["role"])
+        if who is None or (taken == 1 and message["role"] != "assistant"):
+            break
+        said = message["content"]
+        if len(said) > OPENING_CHARS:
+            said = said[:OPENING_CHARS] + " …"
+        lines.append(f"{who}: {said}")
+        taken += 1
+    return "\n".join(lines), taken
+
+
+def _split(content: str | None) -> tuple[str | None, str | None]:
+    """A summary in force as (its opening, the rest); (None, all of it) when it has no
+    opening (edited by the user into their own words)."""
+    if not content:
+        return None, None
+    if not content.startswith(OPENING_HEADING + "\n"):
+        return None, content
+    body = content[len(OPENING_HEADING) + 1 :]
+    opening, _, later = body.partition(f"\n\n{LATER_HEADING}\n")
+    return opening, later or None
+
+
+def _joined(opening: str, later: str) -> str:
+    parts = [f"{OPENING_HEADING}\n{opening}"] if opening else []
+    if later:
+        parts.append(f"{LATER_HEADING}\n{later}")
+    return "\n\n".join(parts)
 
 
 def _cut(messages: list[ChatMessage], ids: list[str], costs: list[int], target: int) -> Cut | None:
@@ -164,7 +228,7 @@ def _cut(messages: list[ChatMessage], ids: list[str], costs: list[int], target: 
 
 def _transcript(messages: list[ChatMessage], previous: str | None, most_chars: int) -> str:
     """The messages as text to summarise (each cut to its share when they are too long)."""
-    lines = [f"{SUMMARY_HEADING}\n{previous}"] if previous else []
+    lines = [f"Summary of what came before:\n{previous}"] if previous else []
     for message in messages:
         who = {"user": "User", "assistant": "Assistant"}.get(message["role"])
         if who is None:
@@ -174,7 +238,7 @@ def _transcript(messages: list[ChatMessage], previous: str | None, most_chars: i
             if part["type"] == "tool":
                 said += f"\n[used the tool {part['name']}: {(part.get('result') or '')[:300]}]"
         lines.append(f"{who}: {said}")
-    share = max(200, most_chars // max(len(lines), 1))
+    share = max(40, most_chars // max(len(lines), 1))
     return "\n\n".join(
         line if len(line) <= share else f"{line[: share // 2]} … {line[-share // 2 :]}"
         for line in lines

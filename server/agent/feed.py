@@ -41,10 +41,10 @@ class CallOverdue:
 
 @dataclass(frozen=True)
 class Compaction:
-    """Earlier messages are being summarised ("running"), or were ("done", the summary):
-    `parley.compaction` on the wire (issue 42)."""
+    """Earlier messages are being summarised ("running"), or were ("done", the summary), or
+    could not be ("failed": the turn goes on without): `parley.compaction` (issue 42)."""
 
-    state: Literal["running", "done"]
+    state: Literal["running", "done", "failed"]
     summary: SummaryJSON | None
 
 

@@ -127,11 +127,13 @@ class ChunkWriter:
         chunk["parley"] = {"overdue": overdue}
         return chunk
 
-    def compaction(self, state: str, summary: SummaryJSON | None) -> ChunkJSON:
+    def compaction(
+        self, state: Literal["running", "done", "failed"], summary: SummaryJSON | None
+    ) -> ChunkJSON:
         """Earlier messages are being summarised, or were (issue 42): no choices."""
         chunk = self.chunk({})
         chunk["choices"] = []
-        event: CompactionJSON = {"state": "done" if state == "done" else "running"}
+        event: CompactionJSON = {"state": state}
         if summary is not None:
             event["summary"] = summary
         chunk["parley"] = {"compaction": event}

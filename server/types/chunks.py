@@ -66,7 +66,7 @@ class CompactionJSON(TypedDict):
     """Earlier messages are being summarised ("running") or were ("done", with the summary
     now given to the model in their place): `parley.compaction` of a chunk (issue 42)."""
 
-    state: Literal["running", "done"]
+    state: Literal["running", "done", "failed"]  # failed: the turn goes on without it
     summary: NotRequired[SummaryJSON]
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from server.agent.compaction import INSTRUCTIONS, SUMMARY_HEADING
+from server.agent.compaction import INSTRUCTIONS, LATER_HEADING, OPENING_HEADING, SUMMARY_HEADING
 from tests.server.transfer.test_transfer import import_json
 from tests.support.client import SSEStream
 from tests.support.parley import Parley
@@ -65,7 +65,13 @@ def test_a_turn_that_would_not_fit_summarises_the_oldest_part_and_loses_nothing(
     asked, answered = upstream.records[-2], upstream.records[-1]
     assert summarising(asked)
     transcript = asked.body["messages"][1]["content"]
-    assert "Remember my code word: HERON-42." in transcript
+    # The opening is kept word for word; what followed it is summarised.
+    assert "HERON-42" not in transcript and transcript.startswith("User: Question 0.")
+    assert summary["content"].startswith(
+        f"{OPENING_HEADING}\nUser: Remember my code word: HERON-42.\n"
+        "Assistant: Noted: your code word is HERON-42."
+    )
+    assert f"{LATER_HEADING}\nThe user's code word is HERON-42." in summary["content"]
     sent = answered.body["messages"]
     assert sent[0]["role"] == "system" and sent[0]["content"].startswith("Be brief.")
     assert SUMMARY_HEADING in sent[0]["content"] and "HERON-42" in sent[0]["content"]
@@ -79,7 +85,6 @@ def test_a_turn_that_would_not_fit_summarises_the_oldest_part_and_loses_nothing(
     assert conversation["summaries"] == [summary]
     ids = [m["id"] for m in conversation["messages"]]
     assert ids.index(summary["through_id"]) % 2 == 1  # it ends at a reply
-    assert summary["content"].startswith("The user's code word is HERON-42.")
 
     # The next turn starts from the summary, without summarising again.
     calls = len(upstream.records)
@@ -206,16 +211,17 @@ def test_compact_now_summarises_all_but_the_last_exchange_and_writes_no_message(
     server = Parley(data_dir, upstream.base_url).start()  # context not known: asked anyway
     try:
         cid = server.new_conversation()
-        fill(server, upstream, cid, 2)
+        fill(server, upstream, cid, 3)
         upstream.queue = [Script(texts=["Two long questions about lorem ipsum."])]
         stream = SSEStream(server.port, f"/api/conversations/{cid}/compact", {}, server.token)
         stream.read_all()
         assert stream.final["parley"]["status"] == "completed"
         assert summarising(upstream.records[-1])
         conversation = server.conversation(cid)
-        assert len(conversation["messages"]) == 4  # no message written
+        assert len(conversation["messages"]) == 6  # no message written
         (summary,) = conversation["summaries"]
-        assert summary["through_id"] == conversation["messages"][1]["id"]  # the first reply
+        assert summary["through_id"] == conversation["messages"][3]["id"]  # all but the last
+        assert "Question 0." in summary["content"]  # the opening, word for word
 
         busy_upstream = [Script(tokens=1000, stall_after=2)]
         upstream.queue = busy_upstream
@@ -229,14 +235,18 @@ def test_compact_now_summarises_all_but_the_last_exchange_and_writes_no_message(
         server.stop()
 
 
-def test_a_stopped_compact_now_saves_nothing(chat: Parley, upstream: ScriptedUpstream) -> None:
-    cid = chat.new_conversation()
-    fill(chat, upstream, cid, 2)
-    upstream.queue = [Script(tokens=1000, stall_after=2)]
-    stream = SSEStream(chat.port, f"/api/conversations/{cid}/compact", {}, chat.token)
-    stream.first  # noqa: B018
-    upstream.wait_for(lambda: any(summarising(r) and r.sent for r in upstream.records))
-    stream.hang_up()
-    upstream.wait_hung_up()
-    chat.wait_idle()
-    assert chat.conversation(cid)["summaries"] == []
+def test_a_stopped_compact_now_saves_nothing(data_dir: Path, upstream: ScriptedUpstream) -> None:
+    server = Parley(data_dir, upstream.base_url).start()
+    try:
+        cid = server.new_conversation()
+        fill(server, upstream, cid, 3)
+        upstream.queue = [Script(tokens=1000, stall_after=2)]
+        stream = SSEStream(server.port, f"/api/conversations/{cid}/compact", {}, server.token)
+        stream.first  # noqa: B018
+        upstream.wait_for(lambda: any(summarising(r) and r.sent for r in upstream.records))
+        stream.hang_up()
+        upstream.wait_hung_up()
+        server.wait_idle()
+        assert server.conversation(cid)["summaries"] == []
+    finally:
+        server.stop()

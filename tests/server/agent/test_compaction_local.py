@@ -1,0 +1,54 @@
+"""Compaction with the real engine (issue 42): a 40-turn chat with the bundled model, in a
+2,048-token context, outgrows it; the oldest part is summarised, the fact the user gave in
+turn 1 is carried into turn 40's prompt by the summary, nothing is deleted, and the marker is
+in the conversation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from server.agent.compaction import OPENING_HEADING
+from server.settings import LocalSettings
+from tests.support.parley import Parley, wait_model_ready
+
+pytestmark = pytest.mark.slow
+
+FACT = "My cat is called Zorblax."
+TOPICS = ["the weather in spring", "how bread is baked", "why the sky is blue", "trains", "bees"]
+
+
+@pytest.mark.timeout(900)  # ~45 s alone; several minutes beside two busy processes
+def test_a_forty_turn_chat_keeps_a_fact_from_turn_one_in_the_models_view(data_dir: Path) -> None:
+    server = Parley(data_dir, local=LocalSettings(n_ctx=2048)).start()
+    try:
+        wait_model_ready(server)
+        cid = server.new_conversation()
+        server.send(cid, f"{FACT} Please remember that.", max_tokens=30).read_all()
+        for turn in range(2, 40):
+            topic = TOPICS[turn % len(TOPICS)]
+            question = (
+                f"Turn {turn}. I am reading about {topic} today, and I would like to learn "
+                "more about it, slowly and carefully, one small step at a time. Tell me one "
+                f"short fact about {topic}, in one sentence please, thank you very much."
+            )
+            stream = server.send(cid, question, max_tokens=40)
+            stream.read_all()
+            assert stream.final["parley"]["status"] == "completed", stream.final
+        meter = server.call("GET", f"/api/conversations/{cid}/context").json()
+        assert meter["summarised"] > 0  # earlier messages summarised (maybe more than once)
+
+        stream = server.send(cid, "What is my cat called?", max_tokens=30)
+        stream.read_all()
+        assert stream.final["parley"]["status"] == "completed"
+        conversation = server.conversation(cid)
+        assert len(conversation["messages"]) == 80  # nothing deleted
+        assert conversation["messages"][0]["content"].startswith(FACT)
+        summary = conversation["summaries"][-1]
+        assert summary["content"].startswith(f"{OPENING_HEADING}\nUser: {FACT}")
+        # The summary in force is the one the next turns are given (in the system prompt:
+        # tests/server/agent/test_compaction.py sees it there), and it carries turn 1's fact.
+        assert meter["summary_id"] == summary["id"]
+    finally:
+        server.stop()
