@@ -29,7 +29,7 @@ from server.agent.steps import (
     CallBuilder,
     ToolStep,
 )
-from server.agent.tool_runs import OverdueAction, ToolRuns, parsed_arguments, well_formed
+from server.agent.tool_runs import ToolRuns, parsed_arguments, well_formed
 from server.agent.toolbox import ToolBox
 from server.agent.untrusted import with_agent_note
 from server.errors import BackendError, ConflictError
@@ -50,6 +50,7 @@ from server.types import (
     ToolCallJSON,
     Usage,
 )
+from server.types.chunks import OverdueAction
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -23,14 +23,12 @@ from server.agent.steps import NEVER_ALLOWED, ToolStep, parse_arguments
 from server.agent.toolbox import ToolBox, ToolOutcome
 from server.errors import ConflictError, ToolCallError
 from server.types import ChatMessage, ToolCallJSON, ToolFunctionJSON, Trust
-from server.types.chunks import ApprovalJSON, OverdueJSON
+from server.types.chunks import STOPPED_BY_USER, ApprovalJSON, OverdueAction, OverdueJSON
 
 if TYPE_CHECKING:
     from server.agent.loop import AgentLoop
 
 log = logging.getLogger(__name__)
-
-OverdueAction = Literal["wait", "stop"]
 
 
 @dataclass
@@ -182,8 +180,7 @@ class ToolRuns:
         if stopped:  # raised out here: inside, the task group would wrap it in a group
             waited = _duration(time.monotonic() - began)
             raise ToolCallError(
-                f"Stopped by the user after {waited}: the call took longer than they wanted "
-                "to wait."
+                f"{STOPPED_BY_USER}{waited}: the call took longer than they wanted to wait."
             )
         if failed:
             raise failed[0]

@@ -21,12 +21,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from server.agent.tool_runs import OverdueAction
 from server.errors import BadRequestError, ConflictError, NotFoundError
 from server.http.jsonbody import JSONObject, read_object
 from server.routes.services import services
 from server.types import Decision, Remember
-from server.types.chunks import DecisionJSON
+from server.types.chunks import DecisionJSON, OverdueAction, OverdueAnswerJSON
 
 DECISIONS: tuple[Decision, ...] = ("allow", "deny")
 REMEMBERS: tuple[Remember, ...] = ("once", "chat")
@@ -78,7 +77,8 @@ async def answer_overdue(request: Request) -> JSONResponse:
     for run in svc.runs.runs_of(conversation_id):
         step = run.agent.answer_overdue(call_id, action)  # raises ConflictError
         if step is not None:
-            return JSONResponse({"action": action, "step": step.json()})
+            answered: OverdueAnswerJSON = {"action": action, "step": step.json()}
+            return JSONResponse(answered)
     if await svc.store.find_conversation(conversation_id) is None:
         raise NotFoundError(f"no conversation with id {conversation_id!r}")
     raise ConflictError("this call is not waiting for an answer", code="not_overdue")

@@ -70,6 +70,19 @@ class CompactionJSON(TypedDict):
     summary: NotRequired[SummaryJSON]
 
 
+OverdueAction = Literal["wait", "stop"]
+# The start of the result of a call the user stopped after its timeout (the window draws such
+# a step as "stopped by you").
+STOPPED_BY_USER = "Stopped by the user after "
+
+
+class OverdueAnswerJSON(TypedDict):
+    """The answer to `POST /api/conversations/{id}/tool-calls/{call_id}/overdue`."""
+
+    action: OverdueAction
+    step: ToolPartJSON
+
+
 class StepEventJSON(TypedDict, total=False):
     """A tool step began or changed, a call awaits approval or an answer on its wait, or the
     reply cited a source (`parley` of a chunk that is not the last): one of the four."""
