@@ -19,6 +19,9 @@ DECISION_KEYS = ("decision", "remember", "step")
 OVERDUE_KEYS = ("call_id", "server", "tool", "function", "waited_s")
 OVERDUE_ANSWER_KEYS = ("action", "step")
 STEP_KEYS = ("id", "server", "name", "arguments", "status", "result", "started_at", "ended_at")
+SUMMARY_KEYS = ("id", "through_id", "content", "model", "created_at", "updated_at")
+CONTEXT_KEYS = ("model", "limit", "budget", "estimated", "used", "system", "history", "tools",
+                "messages", "summarised", "summary_id")  # fmt: skip
 MESSAGE_KEYS = ("id", "conversation_id", "role", "content", "status", "ended_by", "error",
                 "model", "created_at", "completed_at", "usage")  # fmt: skip
 

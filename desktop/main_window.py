@@ -24,6 +24,7 @@ from desktop.earlier_messages import EarlierMessages
 from desktop.help_windows import HelpWindows
 from desktop.history_files import HistoryFiles
 from desktop.menus import Menus, shortcut_rows, when_triggered
+from desktop.model_view import ModelView
 from desktop.overdue import OverdueController
 from desktop.reply import ReplyController
 from desktop.tasks import Tasks
@@ -81,11 +82,15 @@ class MainWindow(QMainWindow):
         self.tools_button = self.chat_bar.tools_button
         self.chat_settings_button = self.chat_bar.chat_settings_button
         self.library_button = self.chat_bar.library_button
+        # The model's view of the chat: its context meter, summaries, Compact now (issue 42).
+        self.model_view = ModelView(
+            self.context, self.reply, self.transcript, self.model_picker, self
+        )
         self.find_bar = FindBar(self.transcript, self, self.transcript.show_all_to_find)
         self.approval_card = ApprovalCard(self)
         self.overdue_card = OverdueCard(self)  # a long call: keep waiting, or stop it?
-        column = [self.chat_bar, self.banner, self.find_bar, self.transcript,
-                  self.approval_card, self.overdue_card, self.composer]  # fmt: skip
+        column = [self.chat_bar, self.banner, self.find_bar, self.transcript, self.approval_card,
+                  self.overdue_card, self.model_view.meter, self.composer]  # fmt: skip
         self.splitter = lay_out(self, self.sidebar, column, self.transcript)
         # There from the start: one made when a link is first hovered (its target shown) or a
         # notice first given moved the composer up by its height.
@@ -138,6 +143,8 @@ class MainWindow(QMainWindow):
         self.reply.step_updated.connect(self.overdue.step_changed)
         self.reply.reply_gone.connect(self.overdue.reply_ended)
         self.overdue.failed.connect(self.show_error)
+        self.model_view.failed.connect(self.show_error)
+        self.conversation_opened.connect(lambda _id: self.model_view.refresh())
         self.chat_list.shown.connect(self._on_chat_list_shown)
         self.bar.status_shown.connect(self.show_welcome)
         self.history_files.done.connect(self.links.notice)

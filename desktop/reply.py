@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QWidget
 
 from desktop.client import (
     ReplyApproval,
+    ReplyCompaction,
     ReplyEnd,
     ReplyOverdue,
     ReplyStep,
@@ -40,6 +41,11 @@ from desktop.widgets.transcript import Transcript
 from server.types import ConversationJSON, MessageJSON, ToolPartJSON
 
 STOPPING_NOTE = "Stopped — saving…"
+SUMMARISING_NOTE = "Summarising earlier messages…"
+SUMMARY_FAILED = (
+    "Earlier messages could not be summarised; the reply goes on without a summary, and the "
+    "model may not see the start of this chat."
+)
 
 
 def _stopping_note(step: ToolPartJSON | None) -> str:
@@ -93,6 +99,7 @@ class Reply:
         self.parts = ReplyParts()
         self.stop_requested = False
         self.ending: ReplyEnd | None = None  # known, and being drawn
+        self.summarising = False  # earlier messages are being summarised before it (issue 42)
 
 
 class ReplyController(Controller):
@@ -109,6 +116,7 @@ class ReplyController(Controller):
     overdue_asked = Signal(str, dict)  # conversation id, OverdueJSON: wait on, or stop it?
     step_updated = Signal(str, dict)  # conversation id, ToolPartJSON: a step changed
     reply_gone = Signal(str)  # conversation id: its reply is over (nothing waits in it)
+    compacted = Signal(str)  # conversation id: a summary now stands for earlier messages
 
     def __init__(
         self, context: Context, transcript: Transcript, composer: Composer, parent: QWidget
@@ -188,18 +196,21 @@ class ReplyController(Controller):
         """Draw `conversation` as stored, with its reply in flight, if any, live."""
         messages = conversation.get("messages", [])
         unloaded = conversation.get("earlier", 0)
+        summaries = conversation.get("summaries")
         reply = self._reply_in(conversation["id"])
         if reply is None or reply.stream is None:
-            self._transcript.show_conversation(messages, unloaded=unloaded)
+            self._transcript.show_conversation(messages, unloaded=unloaded, summaries=summaries)
             return
         live = {reply.stream.message_id}
         if reply.kind in ("send", "edit"):
             live.add(reply.stream.user_message_id)
         kept = [m for m in messages if m["id"] not in live]
-        self._transcript.show_conversation(kept, unloaded=unloaded)
+        self._transcript.show_conversation(kept, unloaded=unloaded, summaries=summaries)
         ids = (reply.stream.user_message_id, reply.stream.message_id)
         # What it holds so far is drawn at once, in the order it came.
         self._transcript.begin_reply(_question(reply), reply.stream.model, ids, reply.parts)
+        if reply.summarising:
+            self._transcript.show_compaction(SUMMARISING_NOTE)
         if reply.ending is not None:
             self._transcript.end_reply(reply.ending)
         elif reply.stop_requested:
@@ -253,7 +264,8 @@ class ReplyController(Controller):
             self._composer.drop_draft(conversation_id, reply.text)  # left before it began
         if self._is_shown(conversation_id):
             if reply.before is not None:
-                self._transcript.show_conversation(reply.before)
+                summaries = self._transcript.summaries  # the markers drawn stay
+                self._transcript.show_conversation(reply.before, summaries=summaries)
             ids = (stream.user_message_id, stream.message_id)
             self._transcript.begin_reply(_question(reply), stream.model, ids, reply.parts)
         self.reply_started.emit(conversation_id, stream.title)
@@ -275,6 +287,9 @@ class ReplyController(Controller):
                 if isinstance(event, ReplyOverdue):
                     self.overdue_asked.emit(conversation_id, dict(event.overdue))
                     continue
+                if isinstance(event, ReplyCompaction):
+                    self._compaction(reply, conversation_id, event)
+                    continue
                 if isinstance(event, ReplyText):
                     reply.parts.add_text(event.text)
                 elif isinstance(event, ReplyStep):
@@ -291,6 +306,22 @@ class ReplyController(Controller):
         await self._show_ending(reply, stream, end)
         if broken is not None:
             raise broken
+
+    def _compaction(self, reply: Reply, conversation_id: str, event: ReplyCompaction) -> None:
+        """Earlier messages summarised before the reply: said where its text will come; once
+        done, the marker drawn where the summary ends."""
+        state = event.compaction["state"]
+        reply.summarising = state == "running"
+        shown = self._is_shown(conversation_id)
+        if shown:
+            self._transcript.show_compaction(SUMMARISING_NOTE if reply.summarising else "")
+        summary = event.compaction.get("summary")
+        if state == "done" and summary is not None:
+            if shown:
+                self._transcript.add_summary(summary)
+            self.compacted.emit(conversation_id)
+        elif state == "failed":
+            self.error_reported.emit(SUMMARY_FAILED)
 
     async def _show_ending(self, reply: Reply, stream: ReplyStream, end: ReplyEnd | None) -> None:
         conversation_id = stream.conversation_id
@@ -343,5 +374,7 @@ class ReplyController(Controller):
             raise
         if self._is_shown(conversation_id) and not self._transcript.showing_reply:
             self._transcript.show_conversation(
-                conversation["messages"], unloaded=conversation.get("earlier", 0)
+                conversation["messages"],
+                unloaded=conversation.get("earlier", 0),
+                summaries=conversation.get("summaries"),
             )

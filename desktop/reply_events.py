@@ -21,7 +21,13 @@ from server.types import (
     ToolPartJSON,
     Usage,
 )
-from server.types.chunks import ApprovalJSON, ChunkJSON, OutcomeJSON, OverdueJSON
+from server.types.chunks import (
+    ApprovalJSON,
+    ChunkJSON,
+    CompactionJSON,
+    OutcomeJSON,
+    OverdueJSON,
+)
 
 
 @dataclass(frozen=True)
@@ -114,7 +120,24 @@ class ReplyCitation:
     part: CitationPartJSON
 
 
-ReplyEvent = ReplyText | ReplyStep | ReplyApproval | ReplyOverdue | ReplyCitation | ReplyEnd
+@dataclass(frozen=True)
+class ReplyCompaction:
+    """Earlier messages are being summarised before the reply ("running"), were ("done",
+    with the summary the model is now given in their place), or could not be ("failed":
+    the turn goes on without a summary). Issue 42."""
+
+    compaction: CompactionJSON
+
+
+ReplyEvent = (
+    ReplyText
+    | ReplyStep
+    | ReplyApproval
+    | ReplyOverdue
+    | ReplyCitation
+    | ReplyCompaction
+    | ReplyEnd
+)
 
 
 class ReplyParts:

@@ -23,6 +23,7 @@ from desktop.answers import (
     error_from,
     shaped,
 )
+from desktop.client.context import ContextApi
 from desktop.client.found import FoundApi
 from desktop.client.hub import HubApi
 from desktop.client.models import ModelsApi
@@ -34,6 +35,7 @@ from desktop.reply_events import (
     OverdueAction,
     ReplyApproval,
     ReplyCitation,
+    ReplyCompaction,
     ReplyEnd,
     ReplyEvent,
     ReplyOverdue,
@@ -68,6 +70,7 @@ __all__ = [
     "ParleyClient",
     "ReplyApproval",
     "ReplyCitation",
+    "ReplyCompaction",
     "ReplyEnd",
     "ReplyEvent",
     "ReplyOverdue",
@@ -99,6 +102,7 @@ class ParleyClient:
         self.hub = HubApi(self._call)  # Hugging Face: the catalog and downloads
         self.found = FoundApi(self._call)  # models already on this disk
         self.tool_servers = ToolServersApi(self._call)  # other apps' MCP servers
+        self.context = ContextApi(self._call, self._http)  # the model's view (issue 42)
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -11,11 +11,19 @@ from typing import cast
 
 import httpx
 
-from desktop.answers import APPROVAL_KEYS, CITATION_KEYS, OVERDUE_KEYS, STEP_KEYS, shaped
+from desktop.answers import (
+    APPROVAL_KEYS,
+    CITATION_KEYS,
+    OVERDUE_KEYS,
+    STEP_KEYS,
+    SUMMARY_KEYS,
+    shaped,
+)
 from desktop.errors import ClientError
 from desktop.reply_events import (
     ReplyApproval,
     ReplyCitation,
+    ReplyCompaction,
     ReplyEnd,
     ReplyEvent,
     ReplyOverdue,
@@ -23,7 +31,13 @@ from desktop.reply_events import (
     ReplyText,
 )
 from server.types import CitationPartJSON, ToolPartJSON
-from server.types.chunks import ApprovalJSON, ChunkJSON, OutcomeJSON, OverdueJSON
+from server.types.chunks import (
+    ApprovalJSON,
+    ChunkJSON,
+    CompactionJSON,
+    OutcomeJSON,
+    OverdueJSON,
+)
 
 YIELD_EVERY_LINES = 32
 
@@ -56,7 +70,7 @@ class ReplyStream:
                 data = line[6:]
                 if data == "[DONE]":
                     return
-                chunk = _chunk(data)
+                chunk = parse_chunk(data)
                 outcome = chunk.get("parley")
                 if outcome is not None and "status" in outcome:
                     yield ReplyEnd.from_final(chunk, cast(OutcomeJSON, outcome))
@@ -66,6 +80,8 @@ class ReplyStream:
                     yield ReplyApproval(shaped(ApprovalJSON, APPROVAL_KEYS, outcome["approval"]))
                 elif outcome is not None and "overdue" in outcome:
                     yield ReplyOverdue(shaped(OverdueJSON, OVERDUE_KEYS, outcome["overdue"]))
+                elif outcome is not None and "compaction" in outcome:
+                    yield ReplyCompaction(compaction(outcome["compaction"]))
                 elif outcome is not None and "citation" in outcome:
                     cited = shaped(CitationPartJSON, CITATION_KEYS, outcome["citation"])
                     yield ReplyCitation(cited)
@@ -86,7 +102,7 @@ class ReplyStream:
             await self._response.aclose()
 
 
-def _chunk(data: str) -> ChunkJSON:
+def parse_chunk(data: str) -> ChunkJSON:
     try:
         value = json.loads(data)
     except ValueError as exc:
@@ -96,6 +112,14 @@ def _chunk(data: str) -> ChunkJSON:
     if outcome is not None and "status" in outcome:
         shaped(dict, ("status", "ended_by"), outcome)
     return chunk
+
+
+def compaction(value: object) -> CompactionJSON:
+    """A `parley.compaction` event, checked (its summary too, when it has one)."""
+    event = shaped(CompactionJSON, ("state",), value)
+    if "summary" in event:
+        shaped(dict, SUMMARY_KEYS, event["summary"])
+    return event
 
 
 def _field(chunk: ChunkJSON, key: str) -> str:
@@ -108,5 +132,5 @@ def _field(chunk: ChunkJSON, key: str) -> str:
 async def first_chunk(lines: AsyncIterator[str]) -> ChunkJSON:
     async for line in lines:
         if line.startswith("data: "):
-            return _chunk(line[6:])
+            return parse_chunk(line[6:])
     raise ClientError("the server ended the reply before it began")

@@ -131,6 +131,14 @@ class GrowingReply(QObject):
         if text_came and not self._timer.isActive():
             self._timer.start(COALESCE_MS)
 
+    def show_note(self, html_text: str) -> None:
+        """A note where the reply's text will come, while none has (the first text, step or
+        ending takes its place; "" takes it away)."""
+        reply = self.reply
+        if reply.streaming and reply.told == 0 and reply.group_start is None:
+            self._editor.replace_from(reply.live_start, html_text)
+            reply.noted = bool(html_text)
+
     def end(self, end: ReplyEnd | None, note: str) -> None:
         """The reply is over (see Transcript.end_reply)."""
         reply = self.reply
@@ -246,6 +254,8 @@ class GrowingReply(QObject):
         self._timer.stop()
         self._stop_steps()
         reply.streaming = False
+        if reply.noted and reply.told == 0 and reply.group_start is None:
+            self._editor.replace_from(reply.live_start, "")  # a compaction's note, no text
         # One edit: the document laid out once, not after each step (the last paragraph put
         # back together, the footer's block, its HTML): p50 2.6-4.8 ms -> 1.9-2.6 (issue 16).
         with self._editor.one_edit() as edit:

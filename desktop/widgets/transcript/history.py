@@ -24,7 +24,8 @@ from desktop.widgets.transcript.colours import Colours
 from desktop.widgets.transcript.links import EARLIER_LINK, Links
 from desktop.widgets.transcript.message_html import footer, header, user_body
 from desktop.widgets.transcript.parts import PartsHtml
-from server.types import MessageJSON
+from desktop.widgets.transcript.summaries import marker_html
+from server.types import MessageJSON, SummaryJSON
 
 NEWEST_MESSAGES = 100
 NEWEST_CHARS = 100_000
@@ -49,10 +50,20 @@ class StoredMessages:
         self.messages: list[MessageJSON] = []  # the conversation shown, all of it loaded
         self.first_drawn = 0  # the index of the first message drawn (0: all of them)
         self.unloaded = 0  # messages of the branch before `messages`, still on the server
+        # The summaries in force, by the message each ends at (a marker drawn after it).
+        self.summaries: dict[str, SummaryJSON] = {}
 
-    def html(self, messages: list[MessageJSON], unloaded: int, everything: bool) -> str:
-        """These messages to draw anew (the newest of a long chat, unless `everything`)."""
+    def html(
+        self,
+        messages: list[MessageJSON],
+        unloaded: int,
+        everything: bool,
+        summaries: list[SummaryJSON] | None = None,
+    ) -> str:
+        """These messages to draw anew (the newest of a long chat, unless `everything`),
+        with the markers of `summaries`."""
         self.messages = messages
+        self.summaries = {s["through_id"]: s for s in summaries or []}
         self.unloaded = unloaded
         self.first_drawn = 0 if everything else _page_start(messages, len(messages))
         return self._earlier_link() + self._messages_html(self.first_drawn, len(messages))
@@ -179,6 +190,10 @@ class StoredMessages:
                 index=message.get("sibling_index", 0),
             )
         )
+        summary = self.summaries.get(message["id"])
+        if summary is not None:
+            self._links.summaries[summary["id"]] = summary
+            parts.append(marker_html(summary, colours.muted))
         return "".join(parts)
 
 

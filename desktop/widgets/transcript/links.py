@@ -11,8 +11,10 @@ from PySide6.QtGui import QGuiApplication
 
 from desktop.markdown_render import MarkdownRenderer
 from desktop.widgets.transcript.actions import parse_link
+from desktop.widgets.transcript.summaries import SCHEME as SUMMARY_SCHEME
+from desktop.widgets.transcript.summaries import parse_link as parse_summary_link
 from desktop.widgets.welcome import PANELS, example
-from server.types import CitationPartJSON, ToolPartJSON
+from server.types import CitationPartJSON, SummaryJSON, ToolPartJSON
 
 EARLIER_LINK = "more:earlier"
 
@@ -29,6 +31,7 @@ class Links(QObject):
     prompt_chosen = Signal(str)
     panel_requested = Signal(str)
     earlier_clicked = Signal()  # "Show the N earlier messages"
+    summary_action = Signal(str, dict)  # view | edit | undo, the summary (SummaryJSON)
 
     def __init__(self, renderer: MarkdownRenderer, parent: QObject) -> None:
         super().__init__(parent)
@@ -36,6 +39,7 @@ class Links(QObject):
         self.steps: dict[str, ToolPartJSON] = {}  # by id, for their details links
         self.texts: dict[str, str] = {}  # message id -> its text (Copy)
         self._citations: dict[str, CitationPartJSON] = {}  # link number -> citation
+        self.summaries: dict[str, SummaryJSON] = {}  # by id, for their markers' links
 
     def cite(self, citation: CitationPartJSON) -> str:
         """The link to a cited source drawn."""
@@ -49,6 +53,7 @@ class Links(QObject):
         self.steps.clear()
         self._citations.clear()
         self.texts.clear()
+        self.summaries.clear()
 
     def open(self, url: QUrl) -> None:
         """Do what a click on this link does."""
@@ -74,6 +79,11 @@ class Links(QObject):
                 self.code_copied.emit()
             elif found is not None:
                 self.message_action.emit(*found)
+        elif url.scheme() == SUMMARY_SCHEME:
+            action = parse_summary_link(url.path())
+            summary = self.summaries.get(action[1]) if action is not None else None
+            if action is not None and summary is not None:
+                self.summary_action.emit(action[0], dict(summary))
         elif url.scheme() == "prompt" and example(url.path()) is not None:
             self.prompt_chosen.emit(example(url.path()))
         elif url.scheme() == "open" and url.path() in PANELS:

@@ -29,6 +29,7 @@ class LiveReply:
     ending: tuple[ReplyEnd | None, str] | None = None  # to draw once the text is drawn
     streaming: bool = False  # text may still come
     live: bool = False  # on screen, waiting for its saved ending
+    noted: bool = False  # a note (compaction) is drawn where its text will come
     # Where it lies: its text's start, the live tail's, the footer's (a note, or the
     # ending), the tool steps being run now (at the end), and their ids.
     reply_start: int = 0

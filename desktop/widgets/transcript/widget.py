@@ -29,10 +29,12 @@ from desktop.widgets.transcript.links import Links
 from desktop.widgets.transcript.live_question import LiveQuestion
 from desktop.widgets.transcript.long_paragraph import LongParagraphs
 from desktop.widgets.transcript.message_html import HEADER_GAP, TEXT_GAP, header
+from desktop.widgets.transcript.message_html import note as note_html
 from desktop.widgets.transcript.parts import PartsHtml
 from desktop.widgets.transcript.question_tint import paint_tints
+from desktop.widgets.transcript.summaries import insert_marker, remove_marker
 from desktop.widgets.transcript.viewport import Following, fit_column, show_tooltip
-from server.types import MessageJSON
+from server.types import MessageJSON, SummaryJSON
 
 
 class Transcript(QTextBrowser):
@@ -52,6 +54,7 @@ class Transcript(QTextBrowser):
     citation_clicked = Signal(dict)  # a cited source's link: its part (CitationPartJSON)
     prompt_chosen = Signal(str)  # an example prompt of the welcome page: send it
     panel_requested = Signal(str)  # the welcome page's settings | models | library | shortcuts
+    summary_action = Signal(str, dict)  # a marker's view | edit | undo, its SummaryJSON
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -90,6 +93,7 @@ class Transcript(QTextBrowser):
             (self.citation_clicked, self._links.citation_clicked),
             (self.prompt_chosen, self._links.prompt_chosen),
             (self.panel_requested, self._links.panel_requested),
+            (self.summary_action, self._links.summary_action),
             (self.reply_rendered, self._growing.rendered),
             (self.reply_ended, self._growing.ended),
         ):
@@ -178,14 +182,19 @@ class Transcript(QTextBrowser):
     # -- whole conversations ---------------------------------------------------------------
 
     def show_conversation(
-        self, messages: list[MessageJSON], *, everything: bool = False, unloaded: int = 0
+        self,
+        messages: list[MessageJSON],
+        *,
+        everything: bool = False,
+        unloaded: int = 0,
+        summaries: list[SummaryJSON] | None = None,
     ) -> None:
         """Draw these messages (the newest of a long chat, unless `everything`); `unloaded`:
-        how many of the branch come before them, not loaded."""
+        how many of the branch come before them, not loaded; `summaries`: their markers."""
         self._growing.abandon()
         self._welcome = ""
         self._links.clear()
-        self.setHtml(self._history.html(messages, unloaded, everything))
+        self.setHtml(self._history.html(messages, unloaded, everything, summaries))
         end = QTextCursor(self.document())
         end.movePosition(QTextCursor.MoveOperation.End)
         self.setTextCursor(end)
@@ -259,6 +268,44 @@ class Transcript(QTextBrowser):
 
     def _draw_from(self, start: int) -> None:
         self._moved_down(self._history.draw_from(start))  # a reply streaming below
+
+    # -- summaries (issue 42) -------------------------------------------------------------------
+
+    def add_summary(self, summary: SummaryJSON) -> None:
+        """A summary was made (or edited): its marker drawn after the message it ends at (when
+        that is drawn; else with it, later), in place of the one it replaces."""
+        self._history.summaries = {
+            through: s for through, s in self._history.summaries.items() if s["id"] != summary["id"]
+        }
+        self._history.summaries[summary["through_id"]] = summary
+        self._links.summaries[summary["id"]] = summary
+        self._shift(*remove_marker(self.document(), summary["id"]), removed=True)
+        self._shift(*insert_marker(self.document(), summary, self._colours.muted))
+
+    @property
+    def summaries(self) -> list[SummaryJSON]:
+        """The summaries whose markers the chat shown has."""
+        return list(self._history.summaries.values())
+
+    def drop_summary(self, summary_id: str) -> None:
+        """A summary was undone: its marker goes."""
+        self._history.summaries = {
+            through: s for through, s in self._history.summaries.items() if s["id"] != summary_id
+        }
+        self._links.summaries.pop(summary_id, None)
+        self._shift(*remove_marker(self.document(), summary_id), removed=True)
+
+    def show_compaction(self, note: str) -> None:
+        """Where the reply's text will come, while none has: what compaction is doing
+        ("" takes the note away)."""
+        self._growing.show_note(note_html(self._colours, note) if note else "")
+
+    def _shift(self, where: int, length: int, removed: bool = False) -> None:
+        """`length` characters were inserted (`removed`: taken out) at `where`: what is kept
+        of the positions below moves with them."""
+        by = -length if removed else length
+        if length:
+            self._move(lambda position: position + by if position > where else position)
 
     # -- one streaming reply ---------------------------------------------------------------
 

@@ -1,0 +1,97 @@
+"""The model's view of the chat on screen (issue 42), in the window: its context meter, kept up
+to date (a chat opened, a reply ended, a summary made, edited or undone, another model or
+other tool servers chosen; never on the GUI's thread), the summaries' markers acted on, and
+"Compact now". The window makes one, puts its meter in the chat's column, and hands it the
+window's parts it listens to."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QWidget
+
+from desktop.compaction import CompactNow
+from desktop.controller import Context
+from desktop.errors import ClientError
+from desktop.reply import ReplyController
+from desktop.summaries import SummaryActions
+from desktop.widgets.context_meter import ContextMeter
+from desktop.widgets.model_picker import ModelPicker
+from desktop.widgets.transcript import Transcript
+
+
+class ModelView(QObject):
+    failed = Signal(str)  # for the user
+
+    def __init__(
+        self,
+        context: Context,
+        reply: ReplyController,
+        transcript: Transcript,
+        picker: ModelPicker,
+        parent: QWidget,
+    ) -> None:
+        super().__init__(parent)
+        self._context = context
+        self._reply = reply
+        self._picker = picker
+        self.meter = ContextMeter(parent)
+        self.summaries = SummaryActions(context, transcript, parent)
+        self.compaction = CompactNow(context, transcript, parent)
+        self._asked = 0  # the newest meter asked for (an older answer is dropped)
+        transcript.summary_action.connect(self.summaries.act)
+        self.summaries.failed.connect(self.failed)
+        self.compaction.failed.connect(self.failed)
+        for changed in (reply.compacted, self.summaries.changed, self.compaction.compacted):
+            changed.connect(self._on_chat_changed)
+        reply.reply_finished.connect(lambda _id: self.refresh())
+        reply.busy_changed.connect(self._show_compacting)
+        picker.model_chosen.connect(lambda _name: self.refresh())
+        self.meter.compact_requested.connect(self.compact_now)
+        self.meter.stop_requested.connect(self.stop)
+        self.compaction.running_changed.connect(self._show_compacting)
+
+    @property
+    def can_compact(self) -> bool:
+        """The chat on screen may be compacted now (none is, and it has no reply streaming)."""
+        current = self._context.current_id
+        return (
+            current is not None and not self.compaction.running and not self._reply.busy_in(current)
+        )
+
+    def compact_now(self) -> None:
+        if self.can_compact and self._context.current_id is not None:
+            self.compaction.start(self._context.current_id, self._picker.current())
+
+    def stop(self) -> None:
+        """Stop the summary being made (the chat stays as it was)."""
+        self._context.tasks.spawn(self.compaction.stop())
+
+    def refresh(self) -> None:
+        """Measure the chat on screen again (in the background)."""
+        self._asked += 1
+        current = self._context.current_id
+        self._show_compacting()
+        if current is None or self._context.client is None:
+            self.meter.clear()
+            return
+        self._context.tasks.spawn(self._measure(self._asked, current, self._picker.current()))
+
+    async def _measure(self, asked: int, conversation_id: str, model: str | None) -> None:
+        client = self._context.require_client()
+        try:
+            meter = await client.context.meter(conversation_id, model)
+        except ClientError as exc:
+            if exc.status != 404:  # (a model gone, a chat deleted: no meter, no error)
+                raise
+            return
+        if asked == self._asked and conversation_id == self._context.current_id:
+            self.meter.show_meter(meter)
+
+    def _on_chat_changed(self, conversation_id: str) -> None:
+        if conversation_id == self._context.current_id:
+            self.refresh()
+
+    def _show_compacting(self) -> None:
+        running = self.compaction.conversation_id
+        shown = running is not None and running == self._context.current_id
+        self.meter.show_compacting(shown, self.can_compact)

@@ -1,0 +1,112 @@
+"""The model's view of a chat in the window (issue 42): when a turn outgrows the model's
+context, the reply says earlier messages are being summarised, and a marker is drawn where the
+summary ends ("Earlier messages summarised — view summary · edit · undo"), live and when the
+chat is reopened; every message stays on screen; Edit and Undo go to the server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt, QUrl
+
+from desktop.reply import SUMMARISING_NOTE
+from desktop.widgets.transcript.summaries import MARKER_TEXT
+from tests.desktop.conftest import GuiApp, run
+from tests.support.upstream import Script, ScriptedUpstream
+
+pytestmark = pytest.mark.slow
+
+CONTEXT = "2000"  # tokens: three long turns outgrow it (3 characters a token, estimated)
+LONG = "lorem ipsum dolor sit amet " * 40  # ~360 tokens
+
+
+@pytest.fixture
+def small_gui(gui_factory: Any) -> GuiApp:
+    gui: GuiApp = gui_factory("--upstream-context", CONTEXT)
+    return gui
+
+
+def say(gui: GuiApp, qtbot: Any, text: str) -> None:
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=20_000):
+        gui.send(text)
+
+
+def fill(gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any, turns: int) -> None:
+    for index in range(turns):
+        upstream.queue = [Script(texts=[f"Reply {index}. {LONG}"])]
+        say(gui, qtbot, f"Question {index}. {LONG}")
+
+
+def compacted_chat(gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any) -> list[str]:
+    """A chat whose third turn summarised the earlier ones; the transcript's texts as the
+    turn drew them."""
+    fill(gui, upstream, qtbot, 2)
+    upstream.queue = [Script(texts=["The user asked about lorem ipsum."]), Script(texts=["ok"])]
+    seen: list[str] = []
+    gui.window.transcript.textChanged.connect(lambda: seen.append(gui.transcript_text()))
+    say(gui, qtbot, f"One more. {LONG}")
+    return seen
+
+
+def stored(gui: GuiApp, qtbot: Any) -> dict[str, Any]:
+    client = gui.window.client
+    assert client is not None and gui.window.current_id is not None
+    found: dict[str, Any] = run(qtbot, client.conversation(gui.window.current_id))
+    return found
+
+
+def reopen(gui: GuiApp, qtbot: Any) -> None:
+    conversation_id = gui.window.current_id
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert MARKER_TEXT not in gui.transcript_text()
+    with qtbot.waitSignal(gui.window.conversation_opened, timeout=5_000):
+        gui.window.sidebar.list.setCurrentRow(0)
+    assert gui.window.current_id == conversation_id
+
+
+def test_a_turn_that_outgrows_the_context_says_so_and_marks_where_the_summary_ends(
+    small_gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    gui = small_gui
+    seen = compacted_chat(gui, upstream, qtbot)
+    assert any(SUMMARISING_NOTE in text for text in seen)  # while it ran
+    text = gui.transcript_text()
+    assert SUMMARISING_NOTE not in text and "ok" in text
+    assert MARKER_TEXT in text and "view summary · edit · undo" in text
+    # Nothing is hidden: every question is still on screen, the marker after a reply.
+    assert all(f"Question {n}." in text for n in range(2))
+    (summary,) = stored(gui, qtbot)["summaries"]
+    messages = stored(gui, qtbot)["messages"]
+    through = next(m for m in messages if m["id"] == summary["through_id"])
+    assert through["role"] == "assistant"
+    assert text.index(through["content"][:20]) < text.index(MARKER_TEXT)
+
+    reopen(gui, qtbot)
+    again = gui.transcript_text()
+    assert again.count(MARKER_TEXT) == 1 and again.index(MARKER_TEXT) == text.index(MARKER_TEXT)
+
+
+def test_undo_takes_the_marker_away_and_edit_saves_the_users_words(
+    small_gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any, monkeypatch: Any
+) -> None:
+    gui = small_gui
+    compacted_chat(gui, upstream, qtbot)
+    (summary,) = stored(gui, qtbot)["summaries"]
+    transcript = gui.window.transcript
+
+    dialogs = gui.window.model_view.summaries
+    transcript.open_link(QUrl(f"summary:edit/{summary['id']}"))
+    qtbot.waitUntil(lambda: dialogs.dialog is not None and dialogs.dialog.isVisible())
+    assert dialogs.dialog is not None
+    assert "lorem ipsum" in dialogs.dialog.editor.toPlainText()
+    dialogs.dialog.editor.setPlainText("The user likes herons.")
+    dialogs.dialog.save_button.click()
+    qtbot.waitUntil(lambda: stored(gui, qtbot)["summaries"][0]["model"] is None)
+    assert stored(gui, qtbot)["summaries"][0]["content"] == "The user likes herons."
+    qtbot.waitUntil(lambda: f"{MARKER_TEXT} (edited)" in gui.transcript_text())
+
+    transcript.open_link(QUrl(f"summary:undo/{summary['id']}"))
+    qtbot.waitUntil(lambda: MARKER_TEXT not in gui.transcript_text())
+    assert stored(gui, qtbot)["summaries"] == []
+    assert all(f"Question {n}." in gui.transcript_text() for n in range(2))
