@@ -182,6 +182,7 @@ class MainWindow(QMainWindow):
             (menus.stop, self.stop_reply),
             (menus.regenerate, lambda: self.turn_actions.act_on_last("regenerate", self._asked())),
             (menus.continue_, lambda: self.turn_actions.act_on_last("continue", self._asked())),
+            (menus.compact, self.model_view.compact_now),
             (menus.chat_settings, self._open_chat_settings),
             (menus.rename, self.sidebar.start_rename),
             (menus.delete, self.sidebar.ask_delete),
@@ -303,6 +304,7 @@ class MainWindow(QMainWindow):
         busy = self.reply.busy_in(current)
         last = self.transcript.last_actions() if current is not None and not busy else {}
         self.menus.show_chat(current is not None, busy, last)
+        self.menus.compact.setEnabled(self.model_view.can_compact)
 
     def _asked(self) -> TurnAsked:
         """What a turn the user asks for now is asked with."""

@@ -83,6 +83,7 @@ class Menus(QObject):
         self.stop = self._add(chat, "&Stop the reply", hint="Esc")
         self.regenerate = self._add(chat, "&Regenerate the last reply", "Ctrl+R")
         self.continue_ = self._add(chat, "&Continue the stopped reply", "Ctrl+Shift+Return")
+        self.compact = self._add(chat, "Co&mpact now (summarise earlier messages)")  # issue 42
         chat.addSeparator()
         self.chat_settings = self._add(chat, "Chat s&ettings…")
         self.rename = self._add(chat, "Re&name", "F2")

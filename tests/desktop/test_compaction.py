@@ -60,9 +60,11 @@ def reopen(gui: GuiApp, qtbot: Any) -> None:
     conversation_id = gui.window.current_id
     qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     assert MARKER_TEXT not in gui.transcript_text()
-    with qtbot.waitSignal(gui.window.conversation_opened, timeout=5_000):
-        gui.window.sidebar.list.setCurrentRow(0)
-    assert gui.window.current_id == conversation_id
+    sidebar = gui.window.sidebar
+    qtbot.waitUntil(lambda: sidebar.list.count() >= 1, timeout=5_000)
+    sidebar.list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: gui.window.current_id == conversation_id, timeout=5_000)
+    qtbot.waitUntil(lambda: "Question 0." in gui.transcript_text(), timeout=5_000)
 
 
 def test_a_turn_that_outgrows_the_context_says_so_and_marks_where_the_summary_ends(
@@ -110,3 +112,76 @@ def test_undo_takes_the_marker_away_and_edit_saves_the_users_words(
     qtbot.waitUntil(lambda: MARKER_TEXT not in gui.transcript_text())
     assert stored(gui, qtbot)["summaries"] == []
     assert all(f"Question {n}." in gui.transcript_text() for n in range(2))
+
+
+def meter_label(gui: GuiApp) -> str:
+    return str(gui.window.model_view.meter.label.text())
+
+
+def test_the_meter_shows_the_chats_tokens_of_the_models_context_and_follows_its_replies(
+    small_gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    gui = small_gui
+    meter = gui.window.model_view.meter
+    assert not meter.isVisible()  # a new chat: nothing to measure
+    upstream.queue = [Script(texts=["Short."])]
+    say(gui, qtbot, "Hello")
+    qtbot.waitUntil(lambda: "(2 messages)" in meter.toolTip(), timeout=5_000)
+    assert meter.isVisible() and meter_label(gui).endswith(" / 2k tokens")
+    assert meter_label(gui).startswith("~")  # estimated: an upstream
+    first = meter.bar.value()
+
+    upstream.queue = [Script(texts=[f"Long. {LONG}"])]
+    say(gui, qtbot, f"More. {LONG}")
+    qtbot.waitUntil(lambda: "(4 messages)" in meter.toolTip(), timeout=5_000)
+    assert meter.bar.value() > first + 400
+
+
+def test_compact_now_summarises_and_stop_leaves_the_chat_as_it_was(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    view = gui.window.model_view
+    for index in range(3):
+        upstream.queue = [Script(texts=[f"Reply {index}."])]
+        say(gui, qtbot, f"Question {index}.")
+    qtbot.waitUntil(lambda: meter_label(gui).endswith(" tokens"), timeout=5_000)
+    assert "/" not in meter_label(gui)  # the model's context is not known
+
+    # Stopped while the summary is made: nothing changes.
+    upstream.queue = [Script(tokens=1000, stall_after=2)]
+    assert view.meter.compact_button.isEnabled()
+    view.meter.compact_button.click()
+    qtbot.waitUntil(lambda: view.meter.stop_button.isVisible(), timeout=5_000)
+    assert "Summarising earlier messages" in view.meter.status.text()
+    upstream.wait_for(lambda: any(r.sent for r in upstream.records[-1:]))
+    view.meter.stop_button.click()
+    qtbot.waitUntil(lambda: not view.compaction.running, timeout=5_000)
+    upstream.wait_hung_up()
+    assert stored(gui, qtbot)["summaries"] == [] and MARKER_TEXT not in gui.transcript_text()
+
+    # From the Chat menu, done: the marker, and the meter counts what is summarised.
+    upstream.queue = [Script(texts=["Three questions were asked."])]
+    gui.window.menus.compact.trigger()
+    qtbot.waitUntil(lambda: MARKER_TEXT in gui.transcript_text(), timeout=5_000)
+    qtbot.waitUntil(lambda: "earlier messages are summarised" in view.meter.toolTip())
+    (summary,) = stored(gui, qtbot)["summaries"]
+    assert len(stored(gui, qtbot)["messages"]) == 6  # no message written
+
+
+def test_compact_now_is_not_offered_while_a_reply_streams(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    upstream.queue = [Script(texts=["Reply."])]
+    say(gui, qtbot, "Question.")
+    menus, meter = gui.window.menus, gui.window.model_view.meter
+    gui.window.menus.chat.aboutToShow.emit()
+    assert menus.compact.isEnabled() and meter.compact_button.isEnabled()
+    upstream.queue = [Script(tokens=1000, stall_after=2)]
+    gui.send("Another.")
+    qtbot.waitUntil(lambda: gui.window.reply.busy, timeout=5_000)
+    gui.window.menus.chat.aboutToShow.emit()
+    assert not menus.compact.isEnabled() and not meter.compact_button.isEnabled()
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.window.stop_reply()
+    gui.window.menus.chat.aboutToShow.emit()
+    assert menus.compact.isEnabled() and meter.compact_button.isEnabled()
