@@ -164,7 +164,7 @@ def test_compact_now_summarises_and_stop_leaves_the_chat_as_it_was(
     gui.window.menus.compact.trigger()
     qtbot.waitUntil(lambda: MARKER_TEXT in gui.transcript_text(), timeout=5_000)
     qtbot.waitUntil(lambda: "earlier messages are summarised" in view.meter.toolTip())
-    (summary,) = stored(gui, qtbot)["summaries"]
+    assert len(stored(gui, qtbot)["summaries"]) == 1
     assert len(stored(gui, qtbot)["messages"]) == 6  # no message written
 
 
