@@ -3,6 +3,7 @@ value is refused by the server, which names it; the dialog shows that and stays 
 
 from __future__ import annotations
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QWidget
 
 from desktop.controller import Context, Controller
@@ -11,6 +12,8 @@ from desktop.widgets.chat_settings_dialog import ChatSettingsDialog
 
 
 class ChatSettings(Controller):
+    saved = Signal(str)  # conversation id: its settings changed (what the model is given too)
+
     def __init__(self, context: Context, parent: QWidget) -> None:
         super().__init__(context, parent)
         self.dialog: ChatSettingsDialog | None = None
@@ -25,9 +28,13 @@ class ChatSettings(Controller):
         if client is None or conversation_id is None:
             return
         conversation = await client.conversation(conversation_id, limit=1)  # its settings
+        try:
+            servers = (await client.tools())["servers"]  # which of them the chat offers
+        except ClientError:
+            servers = []  # (the rest of its settings can still be changed)
         if self.dialog is not None:
             self.dialog.close()
-        dialog = ChatSettingsDialog(conversation, max_tokens, self._parent)
+        dialog = ChatSettingsDialog(conversation, max_tokens, self._parent, servers)
         dialog.save_requested.connect(
             lambda body: self._context.tasks.spawn(self._save(dialog, conversation_id, body))
         )
@@ -47,3 +54,4 @@ class ChatSettings(Controller):
             dialog.show_error(str(exc))
             return
         dialog.accept()
+        self.saved.emit(conversation_id)

@@ -145,6 +145,7 @@ class MainWindow(QMainWindow):
         self.overdue.failed.connect(self.show_error)
         self.model_view.failed.connect(self.show_error)
         self.conversation_opened.connect(lambda _id: self.model_view.refresh())
+        self.chat_settings.saved.connect(lambda _id: self.model_view.refresh())
         self.chat_list.shown.connect(self._on_chat_list_shown)
         self.bar.status_shown.connect(self.show_welcome)
         self.history_files.done.connect(self.links.notice)

@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.config import DEFAULT_MAX_TOKENS, MAX_TOKENS
-from server.types import ChatParams, ConversationJSON
+from desktop.widgets.tool_servers_choice import ToolServersChoice
+from server.types import ChatParams, ConversationJSON, ToolServerJSON
 
 INT32 = 2**31 - 1  # a spin box's own range
 SETTINGS_NO_LIMIT = "no limit (Settings)"
@@ -35,9 +36,10 @@ class ChatSettingsDialog(QDialog):
         conversation: ConversationJSON,
         max_tokens: int | None,
         parent: QWidget | None = None,
+        servers: list[ToolServerJSON] | None = None,
     ) -> None:
         """`max_tokens`: Settings' longest reply, sent unless the chat has its own (None:
-        no limit)."""
+        no limit); `servers`: the MCP servers configured (which of them the chat offers)."""
         super().__init__(parent)
         self.setWindowTitle(f"Chat settings — {conversation['title'] or 'New chat'}")
         self.setObjectName("chat-settings")
@@ -75,6 +77,9 @@ class ChatSettingsDialog(QDialog):
         layout.addWidget(QLabel("System prompt", self))
         layout.addWidget(self.system, 1)
         layout.addLayout(form)
+        self.tool_servers = ToolServersChoice(conversation.get("tool_servers"), servers or [], self)
+        self.tool_servers.setVisible(bool(servers))
+        layout.addWidget(self.tool_servers)
         layout.addWidget(self.message)
         layout.addWidget(buttons)
 
@@ -84,7 +89,10 @@ class ChatSettingsDialog(QDialog):
         for key, (check, box) in self.rows.items():
             params[key] = box.value() if check.isChecked() else None
         system = self.system.toPlainText().strip()
-        return {"system": system or None, "params": params}
+        body: dict[str, object] = {"system": system or None, "params": params}
+        if self.tool_servers.boxes:
+            body["tool_servers"] = self.tool_servers.value()
+        return body
 
     def show_error(self, text: str) -> None:
         self.message.setText(text)

@@ -26,6 +26,11 @@ def short_tokens(count: int) -> str:
     return f"{count / 1_000_000:.1f}".rstrip("0").rstrip(".") + "M"
 
 
+def tools_cost(tokens: int) -> str:
+    """What a server's tools' definitions take of every prompt that offers them."""
+    return f"~{short_tokens(tokens)} tokens" if tokens else "—"
+
+
 def meter_text(meter: ContextJSON) -> str:
     about = "~" if meter["estimated"] else ""
     if meter["limit"] is None:

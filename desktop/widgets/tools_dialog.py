@@ -32,12 +32,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.widgets.context_meter import tools_cost
 from desktop.widgets.server_dialog import MessageLine, ServerDialog, rows_table
 from desktop.widgets.server_entry_form import ServerEntryForm
 from desktop.widgets.tool_trust import ServerTrustBox, ToolTrustTable
 from server.types import ToolServerJSON, ToolsJSON
 
-COLUMNS = ("Server", "State", "Trust", "Runs")
+COLUMNS = ("Server", "State", "Trust", "Prompt cost", "Runs")
 NEW_ENTRY = '{\n  "command": "",\n  "args": [],\n  "env": {},\n  "trust": "ask"\n}'
 SAFETY = (
     "Only the servers listed here ever run, each with none of Parley's secrets. What a "
@@ -182,6 +183,7 @@ class ToolsDialog(ServerDialog):
                 server["name"],
                 describe_state(server),
                 TRUSTS[server["trust"]],
+                tools_cost(server.get("definition_tokens", 0)),
                 describe_runs(server),
             )
             for column, text in enumerate(cells):
