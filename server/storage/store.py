@@ -14,15 +14,13 @@ from server.ids import new_id
 from server.settings import Limits
 from server.storage import pages as chat_pages
 from server.storage import params as chat_params
-from server.storage import search, summaries, turn_rows
+from server.storage import search, stored_steps, summaries, turn_rows
 from server.storage.db import Database
 from server.storage.readers import Readers, json_bytes
 from server.storage.rows import conversation_json, message_json
 from server.storage.transaction import transaction
 from server.storage.turn_rows import Ending, OpenedTurn, TurnStart
 from server.types import (
-    MAX_AGENT_DEPTH,
-    NOT_APPROVED_AT_CRASH,
     ChatParams,
     ConversationJSON,
     MessageJSON,
@@ -53,7 +51,7 @@ class Store:
     async def open(self) -> int:
         """Open the database; mark replies left `streaming` by a crash. Returns their count."""
         await self.db.open()
-        crashed = await self.db.run(_recover_crashed, time.time())
+        crashed = await self.db.run(stored_steps.recover_crashed, time.time())
         return crashed
 
     async def close(self) -> None:
@@ -94,16 +92,16 @@ class Store:
         return await self.reads.run(_get_message, conversation_id, message_id)
 
     async def rename(self, conversation_id: str, title: str) -> ConversationJSON | None:
-        return await self.db.run(_rename, conversation_id, title, time.time())
+        return await self.db.run(_set, conversation_id, "title", title)
 
     async def set_model(self, conversation_id: str, model: str) -> ConversationJSON | None:
         """The model the conversation's next replies use (not an activity: its place in the
         list stays)."""
-        return await self.db.run(_set_model, conversation_id, model)
+        return await self.db.run(_set, conversation_id, "model", model)
 
     async def set_system(self, conversation_id: str, system: str | None) -> ConversationJSON | None:
         """The system prompt of the conversation's next turns (None: none)."""
-        return await self.db.run(_set_system, conversation_id, system)
+        return await self.db.run(_set, conversation_id, "system", system)
 
     async def params(self, conversation_id: str) -> ChatParams | None:
         """The conversation's own sampling parameters; None: no such conversation."""
@@ -111,7 +109,7 @@ class Store:
 
     async def set_params(self, conversation_id: str, params: ChatParams) -> ConversationJSON | None:
         """The sampling parameters of the conversation's next turns (server/storage/params.py)."""
-        return await self.db.run(_set_params, conversation_id, params)
+        return await self.db.run(_set, conversation_id, "params", chat_params.encode(params))
 
     async def select(
         self, conversation_id: str, message_id: str, limit: int | None = None
@@ -130,7 +128,7 @@ class Store:
     ) -> ConversationJSON | None:
         """A per-chat switch for the next replies: `tools` (the model may call tools) or
         `documents` (passages of the user's documents go into the prompt)."""
-        return await self.db.run(_set_switch, conversation_id, switch, enabled)
+        return await self.db.run(_set, conversation_id, switch, enabled)
 
     async def exists(self, conversation_id: str) -> bool:
         return await self.reads.run(chat_pages.exists, conversation_id)
@@ -160,14 +158,15 @@ class Store:
         self, conversation_id: str, names: list[str] | None
     ) -> ConversationJSON | None:
         """The MCP servers whose tools the chat offers (None: every one)."""
-        return await self.db.run(_set_tool_servers, conversation_id, names)
+        encoded = json.dumps(names, ensure_ascii=False) if names is not None else None
+        return await self.db.run(_set, conversation_id, "tool_servers", encoded)
 
     async def delete(self, conversation_id: str) -> bool:
         return await self.db.run(_delete, conversation_id)
 
     async def has_tool_step(self, conversation_id: str, call_id: str) -> bool:
         """A reply of the conversation has a tool step with this id (in any branch)."""
-        return await self.db.run(_has_tool_step, conversation_id, call_id)
+        return await self.db.run(stored_steps.has_tool_step, conversation_id, call_id)
 
     # -- turns ---------------------------------------------------------------------------
 
@@ -206,52 +205,6 @@ class Store:
 
 
 # -- functions run on the database thread ----------------------------------------------
-
-
-def _recover_crashed(conn: sqlite3.Connection, now: float) -> int:
-    # The last checkpoint time is the honest "completed_at" of a reply cut by a crash.
-    with transaction(conn):
-        # A tool step still running when the app died was cut by the crash too; one awaiting
-        # approval never ran, and never will: a decision after the restart is a 409.
-        for message_id, stored, ended in conn.execute(
-            "SELECT id, parts, updated_at FROM messages "
-            "WHERE status = 'streaming' AND parts IS NOT NULL"
-        ).fetchall():
-            conn.execute(
-                "UPDATE messages SET parts = ? WHERE id = ?",
-                (_interrupt_steps(stored, ended), message_id),
-            )
-        cursor = conn.execute(
-            "UPDATE messages SET status = 'interrupted', ended_by = 'crash', "
-            "completed_at = updated_at WHERE status = 'streaming'"
-        )
-    return cursor.rowcount
-
-
-def _interrupt_steps(stored: str, ended_at: float) -> str:
-    """Parts JSON with every `running` (or `awaiting_approval`) tool step marked
-    `interrupted` at `ended_at`."""
-    try:
-        parts = json.loads(stored)
-    except ValueError:
-        return stored  # not ours to repair: left as it is
-    _interrupt(parts, ended_at)
-    return json.dumps(parts, ensure_ascii=False)
-
-
-def _interrupt(parts: object, ended_at: float, depth: int = 0) -> None:
-    """Mark open steps interrupted, a sub-agent's own steps (its `agent.parts`) too."""
-    for part in parts if isinstance(parts, list) and depth < MAX_AGENT_DEPTH else []:
-        if not (isinstance(part, dict) and part.get("type") == "tool"):
-            continue
-        agent = part.get("agent")
-        if isinstance(agent, dict):
-            _interrupt(agent.get("parts"), ended_at, depth + 1)
-        if part.get("status") == "running":
-            part["status"], part["ended_at"] = "interrupted", ended_at
-        elif part.get("status") == "awaiting_approval":
-            part["status"], part["ended_at"] = "interrupted", ended_at
-            part["result"] = NOT_APPROVED_AT_CRASH
 
 
 def _create_conversation(
@@ -330,71 +283,23 @@ def _get_message(conn: sqlite3.Connection, cid: str, mid: str) -> MessageJSON | 
     return message
 
 
-def _rename(conn: sqlite3.Connection, cid: str, title: str, now: float) -> ConversationJSON | None:
-    with transaction(conn):
-        cursor = conn.execute(
-            "UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?", (title, now, cid)
-        )
-        if cursor.rowcount == 0:
-            return None
-        row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
-    return conversation_json(row)
-
-
-def _set_model(conn: sqlite3.Connection, cid: str, model: str) -> ConversationJSON | None:
-    with transaction(conn):
-        cursor = conn.execute("UPDATE conversations SET model = ? WHERE id = ?", (model, cid))
-        if cursor.rowcount == 0:
-            return None
-        row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
-    return conversation_json(row)
-
-
-def _set_system(conn: sqlite3.Connection, cid: str, system: str | None) -> ConversationJSON | None:
-    with transaction(conn):
-        cursor = conn.execute("UPDATE conversations SET system = ? WHERE id = ?", (system, cid))
-        if cursor.rowcount == 0:
-            return None
-        row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
-    return conversation_json(row)
-
-
 def _params(conn: sqlite3.Connection, cid: str) -> ChatParams | None:
     row = conn.execute("SELECT params FROM conversations WHERE id = ?", (cid,)).fetchone()
     return chat_params.decode(row["params"]) if row is not None else None
 
 
-def _set_params(conn: sqlite3.Connection, cid: str, params: ChatParams) -> ConversationJSON | None:
+# A conversation's own fields a PATCH may set (never the caller's text as a column name).
+FIELDS = ("title", "model", "system", "params", "tools", "documents", "tool_servers")
+
+
+def _set(conn: sqlite3.Connection, cid: str, column: str, value: object) -> ConversationJSON | None:
+    """Set one of the conversation's own fields. Not an activity: `updated_at` (its place in
+    the list) stays, for a rename too."""
+    if column not in FIELDS:
+        raise ValueError(f"not a conversation field: {column!r}")
     with transaction(conn):
-        cursor = conn.execute(
-            "UPDATE conversations SET params = ? WHERE id = ?", (chat_params.encode(params), cid)
-        )
-        if cursor.rowcount == 0:
-            return None
-        row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
-    return conversation_json(row)
-
-
-def _set_switch(
-    conn: sqlite3.Connection, cid: str, switch: Switch, enabled: bool
-) -> ConversationJSON | None:
-    column = {"tools": "tools", "documents": "documents"}[switch]  # never the caller's text
-    with transaction(conn):
-        cursor = conn.execute(f"UPDATE conversations SET {column} = ? WHERE id = ?", (enabled, cid))
-        if cursor.rowcount == 0:
-            return None
-        row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
-    return conversation_json(row)
-
-
-def _set_tool_servers(
-    conn: sqlite3.Connection, cid: str, names: list[str] | None
-) -> ConversationJSON | None:
-    encoded = json.dumps(names, ensure_ascii=False) if names is not None else None
-    with transaction(conn):
-        cursor = conn.execute(
-            "UPDATE conversations SET tool_servers = ? WHERE id = ?", (encoded, cid)
-        )
+        sql = f"UPDATE conversations SET {column} = ? WHERE id = ?"
+        cursor = conn.execute(sql, (value, cid))
         if cursor.rowcount == 0:
             return None
         row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
@@ -408,33 +313,3 @@ def _delete(conn: sqlite3.Connection, cid: str) -> bool:
         conn.execute("DELETE FROM summaries WHERE conversation_id = ?", (cid,))
         cursor = conn.execute("DELETE FROM conversations WHERE id = ?", (cid,))
     return cursor.rowcount > 0
-
-
-def _has_tool_step(conn: sqlite3.Connection, cid: str, call_id: str) -> bool:
-    needle = json.dumps(call_id, ensure_ascii=False)  # as the parts JSON spells it
-    rows = conn.execute(
-        "SELECT parts FROM messages WHERE conversation_id = ? AND parts IS NOT NULL "
-        "AND instr(parts, ?) > 0",
-        (cid, needle),
-    )
-    for (stored,) in rows:
-        try:
-            parts = json.loads(stored)
-        except ValueError:
-            continue
-        if _has_step(parts, call_id):
-            return True
-    return False
-
-
-def _has_step(parts: object, call_id: str, depth: int = 0) -> bool:
-    """A tool step with this id among `parts`, or among a sub-agent's parts."""
-    for part in parts if isinstance(parts, list) and depth < MAX_AGENT_DEPTH else []:
-        if not (isinstance(part, dict) and part.get("type") == "tool"):
-            continue
-        agent = part.get("agent")
-        if part.get("id") == call_id or (
-            isinstance(agent, dict) and _has_step(agent.get("parts"), call_id, depth + 1)
-        ):
-            return True
-    return False

@@ -5,6 +5,7 @@ streams, finished once by the run's settle (server/turns/run.py)."""
 from __future__ import annotations
 
 import concurrent.futures
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from server.agent.compaction import History, with_summary
@@ -15,7 +16,7 @@ from server.library.tool import PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
 from server.storage.store import Ending, OpenedTurn, Store, TurnStart
 from server.storage.turn_rows import Earlier, View
-from server.types import CitationPartJSON, PartJSON, SummaryJSON, Trust
+from server.types import ChatMessage, CitationPartJSON, PartJSON, SummaryJSON, Trust
 
 # What a backend that cannot go on from a partial reply is asked instead (a continuation's
 # "fallback"; the reply is labelled so).
@@ -71,6 +72,32 @@ class TurnSink(Protocol):
         ...
 
 
+@dataclass
+class StoredHistory:
+    """A stored conversation's prompt as compaction needs it (server/agent/compaction.py): its
+    messages' rows, the system prompt, the summary in force, and where a new one is saved."""
+
+    store: Store
+    conversation_id: str
+    model: str
+    system: str | None
+    summary: SummaryJSON | None
+    prompt_ids: list[str]
+
+    @classmethod
+    def of(
+        cls, store: Store, cid: str, model: str, view: OpenedTurn | View
+    ) -> tuple[StoredHistory, list[ChatMessage]]:
+        """The history of a prompt read from the store, and that prompt with its summary."""
+        summary = view.summary["content"] if view.summary else None
+        prompt = with_summary(view.prompt, view.system, summary)
+        ids = ([""] if summary and not view.system else []) + list(view.prompt_ids)
+        return cls(store, cid, model, view.system, view.summary, ids), prompt
+
+    async def save_summary(self, through_id: str, content: str) -> SummaryJSON | None:
+        return await self.store.save_summary(self.conversation_id, through_id, content, self.model)
+
+
 class ConversationTurn:
     """A turn of a stored conversation: the user message, and the reply in its own row."""
 
@@ -106,7 +133,7 @@ class ConversationTurn:
         self.user_message_id = new_id()
         self.message_id = start.target if start.kind == "continue" and start.target else new_id()
         self.opened: OpenedTurn | None = None
-        self._prompt_ids: list[str] = []
+        self.history: StoredHistory | None = None  # once open
 
     @property
     def title(self) -> str:
@@ -130,11 +157,8 @@ class ConversationTurn:
             raise NotFoundError(f"no conversation with id {self.conversation_id!r}")
         self.opened = opened
         self.user_message_id = opened.user_message["id"]
-        summary = opened.summary["content"] if opened.summary else None
-        prompt = with_summary(opened.prompt, opened.system, summary)
-        ids = list(opened.prompt_ids)
-        if summary and not opened.system:
-            ids.insert(0, "")  # the summary's own system message
+        history, prompt = StoredHistory.of(self._store, self.conversation_id, self._model, opened)
+        ids = history.prompt_ids
         continuing = opened.earlier is not None
         if continuing and self._start.continued == "fallback":
             prompt = [*prompt, {"role": "user", "content": FALLBACK_CONTINUE}]
@@ -151,7 +175,7 @@ class ConversationTurn:
             # search); what tools find now comes after every source the reply cited.
             cited = [p["n"] for p in opened.earlier.parts if p["type"] == "citation"]
             self._numbers.skip_to(max(cited, default=0))
-        self._prompt_ids = ids
+        self.history = history
         params = opened.params
         return ChatRequest(
             messages=prompt,
@@ -160,27 +184,6 @@ class ConversationTurn:
             top_p=params.get("top_p"),
             seed=params.get("seed"),
             continue_final=continuing and self._start.continued == "prefix",
-        )
-
-    @property
-    def history(self) -> History | None:
-        return self if self.opened is not None else None
-
-    @property
-    def prompt_ids(self) -> list[str]:
-        return self._prompt_ids
-
-    @property
-    def system(self) -> str | None:
-        return self.opened.system if self.opened is not None else None
-
-    @property
-    def summary(self) -> SummaryJSON | None:
-        return self.opened.summary if self.opened is not None else None
-
-    async def save_summary(self, through_id: str, content: str) -> SummaryJSON | None:
-        return await self._store.save_summary(
-            self.conversation_id, through_id, content, self._model
         )
 
     def toolbox(self) -> ToolBox | None:
@@ -236,38 +239,16 @@ class CompactionTurn:
         self._store = store
         self.conversation_id = conversation_id
         self._model = model
-        self._view: View | None = None
-        self._prompt_ids: list[str] = []
+        self.history: StoredHistory | None = None  # once open
 
     async def open(self) -> ChatRequest:
         view = await self._store.view(self.conversation_id)
         if view is None:
             raise NotFoundError(f"no conversation with id {self.conversation_id!r}")
-        self._view = view
-        summary = view.summary["content"] if view.summary else None
-        prompt = with_summary(view.prompt, view.system, summary)
-        self._prompt_ids = ([""] if summary and not view.system else []) + list(view.prompt_ids)
+        self.history, prompt = StoredHistory.of(
+            self._store, self.conversation_id, self._model, view
+        )
         return ChatRequest(messages=prompt)
-
-    @property
-    def history(self) -> History | None:
-        return self if self._view is not None else None
-
-    @property
-    def prompt_ids(self) -> list[str]:
-        return self._prompt_ids
-
-    @property
-    def system(self) -> str | None:
-        return self._view.system if self._view is not None else None
-
-    @property
-    def summary(self) -> SummaryJSON | None:
-        return self._view.summary if self._view is not None else None
-
-    async def save_summary(self, through_id: str, content: str) -> SummaryJSON | None:
-        store, cid = self._store, self.conversation_id
-        return await store.save_summary(cid, through_id, content, self._model)
 
     def toolbox(self) -> ToolBox | None:
         return None

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QApplication
@@ -96,10 +95,6 @@ def test_edit_puts_the_cursor_at_the_end_of_the_question(
     assert editor.textCursor().position() == len(editor.toPlainText())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the server's rename to keep updated_at (server/storage/store.py _rename)",
-)
 def test_renaming_a_chat_keeps_its_place_in_the_list(
     gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
 ) -> None:

@@ -84,6 +84,7 @@ class CountingSink:
     sources = ()
     earlier = None
     history = None  # stateless, as the OpenAI API's: nothing to compact
+    compact_only = False
 
     def toolbox(self) -> None:
         return None
