@@ -7,7 +7,7 @@ from desktop.client import ParleyClient
 from desktop.dialog_controller import DialogController, Failed
 from desktop.errors import ClientError
 from desktop.widgets.library_dialog import LibraryDialog
-from server.types import FolderJSON
+from server.types.library import FolderJSON
 
 
 class LibraryController(DialogController[LibraryDialog]):

@@ -48,19 +48,16 @@ from server.types import (
     ConversationJSON,
     ConversationListJSON,
     Decision,
-    FolderJSON,
     FoundServerJSON,
-    LibraryJSON,
     MessageJSON,
     Remember,
-    SourceJSON,
     StatusJSON,
     ToolPartJSON,
-    ToolServerJSON,
-    ToolsJSON,
     TurnKind,
 )
 from server.types.chunks import DecisionJSON
+from server.types.library import FolderJSON, LibraryJSON, SourceJSON
+from server.types.tools import ToolServerJSON, ToolsJSON
 
 T = TypeVar("T")
 

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from desktop.answers import shaped
 from desktop.errors import ClientError
-from server.types import FoundToolsJSON, ToolServerJSON
+from server.types.tools import FoundToolsJSON, ToolServerJSON
 
 Call = Callable[[str, str, object], Awaitable[object]]
 

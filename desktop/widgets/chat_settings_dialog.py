@@ -22,7 +22,8 @@ from PySide6.QtWidgets import (
 
 from desktop.config import DEFAULT_MAX_TOKENS, MAX_TOKENS
 from desktop.widgets.tool_servers_choice import ToolServersChoice
-from server.types import ChatParams, ConversationJSON, ToolServerJSON
+from server.types import ChatParams, ConversationJSON
+from server.types.tools import ToolServerJSON
 
 INT32 = 2**31 - 1  # a spin box's own range
 SETTINGS_NO_LIMIT = "no limit (Settings)"

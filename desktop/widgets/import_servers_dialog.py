@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from server.types import FoundToolServerJSON, FoundToolsJSON
+from server.types.tools import FoundToolServerJSON, FoundToolsJSON
 
 COLUMNS = ("Server", "Name in Parley", "", "Runs")
 NAME, AS, NOTE, RUNS = range(4)  # the note (why not, a name taken) before the long command

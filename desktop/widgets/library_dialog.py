@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.widgets.server_dialog import MessageLine, ServerDialog, rows_table
-from server.types import FolderJSON, LibraryJSON, LibraryProgressJSON
+from server.types.library import FolderJSON, LibraryJSON, LibraryProgressJSON
 
 COLUMNS = ("Folder", "Files", "Passages", "Skipped")
 # A folder just added is queued for the indexer: a list that shows it idle this many times,

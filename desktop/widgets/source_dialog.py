@@ -24,7 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from server.types import CitationPartJSON, SourceJSON
+from server.types import CitationPartJSON
+from server.types.library import SourceJSON
 
 READING = "Reading the file…"
 NOT_IN_LIBRARY = "From an imported chat, or a folder since removed: not in your library."

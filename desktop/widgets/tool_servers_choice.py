@@ -7,7 +7,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QCheckBox, QGroupBox, QLabel, QVBoxLayout, QWidget
 
 from desktop.widgets.context_meter import tools_cost
-from server.types import ToolServerJSON
+from server.types.tools import ToolServerJSON
 
 ABOUT = "Each server's tools' definitions are sent with every message of this chat."
 

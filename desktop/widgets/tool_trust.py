@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from server.types import ToolInfoJSON, ToolServerJSON, Trust
+from server.types import Trust
+from server.types.tools import ToolInfoJSON, ToolServerJSON
 
 # A tool's own choices, in the order offered (after "Server default").
 TOOL_TRUSTS: tuple[tuple[Trust, str], ...] = (

@@ -36,7 +36,7 @@ from desktop.widgets.context_meter import tools_cost
 from desktop.widgets.server_dialog import MessageLine, ServerDialog, rows_table
 from desktop.widgets.server_entry_form import ServerEntryForm
 from desktop.widgets.tool_trust import ServerTrustBox, ToolTrustTable
-from server.types import ToolServerJSON, ToolsJSON
+from server.types.tools import ToolServerJSON, ToolsJSON
 
 COLUMNS = ("Server", "State", "Trust", "Prompt cost", "Runs")
 NEW_ENTRY = '{\n  "command": "",\n  "args": [],\n  "env": {},\n  "trust": "ask"\n}'

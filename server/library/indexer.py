@@ -38,7 +38,7 @@ from server.library.store import KnownFile, LibraryStore
 from server.library.watching import watching
 from server.library.worker import Parser, Skipped
 from server.limits import LibraryLimits
-from server.types import LibraryProgressJSON
+from server.types.library import LibraryProgressJSON
 
 log = logging.getLogger(__name__)
 

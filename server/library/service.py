@@ -15,7 +15,13 @@ from server.library import sources
 from server.library.indexer import Indexer
 from server.library.store import LibraryStore
 from server.settings import Limits
-from server.types import FolderJSON, LibraryJSON, LibraryProgressJSON, PassageJSON, SourceJSON
+from server.types.library import (
+    FolderJSON,
+    LibraryJSON,
+    LibraryProgressJSON,
+    PassageJSON,
+    SourceJSON,
+)
 
 log = logging.getLogger(__name__)
 

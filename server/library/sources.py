@@ -15,7 +15,7 @@ import os
 from server.errors import SkipFile
 from server.library.reading import read_inside, under
 from server.limits import LibraryLimits
-from server.types import SourceJSON, SourceLineJSON
+from server.types.library import SourceJSON, SourceLineJSON
 
 CONTEXT_LINES = 3  # shown above and below the cited lines
 MAX_SHOWN_LINES = 400  # a passage is ~1,500 characters: its lines are far fewer

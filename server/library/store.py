@@ -19,7 +19,7 @@ from server.library.schema import LIBRARY_MIGRATIONS
 from server.storage.db import Database
 from server.storage.search import fts_query
 from server.storage.transaction import transaction
-from server.types import FolderJSON, PassageJSON
+from server.types.library import FolderJSON, PassageJSON
 
 SKIPPED_SHOWN = 50
 

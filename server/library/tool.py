@@ -13,7 +13,8 @@ from server.agent.toolbox import Progress, ToolOutcome, ToolTarget, capped
 from server.agent.untrusted import untrusted
 from server.errors import StorageError, ToolCallError
 from server.library.service import Library
-from server.types import CitationPartJSON, PassageJSON, Trust
+from server.types import CitationPartJSON, Trust
+from server.types.library import PassageJSON
 
 FUNCTION = "search_documents"
 SERVER = "library"

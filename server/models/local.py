@@ -17,11 +17,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import hashlib
 import logging
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,13 +46,13 @@ from server.models.context import (
 )
 from server.models.engine import Engine, EngineConfig
 from server.models.openai_compat import OpenAICompatBackend
+from server.models.tokens import TokenCounts
 from server.settings import Limits, LocalSettings, UpstreamSettings
 from server.types import ChatMessage, Continued
 
 log = logging.getLogger(__name__)
 
 # Room kept for the reply when fitting the history, unless max_tokens asks for less.
-TOKEN_COUNT_CACHE = 4096  # messages whose token count is remembered (by a hash of the text)
 CONTROL_TIMEOUT_S = ModelLimits.engine_control_timeout
 
 
@@ -88,7 +87,7 @@ class LocalBackend:
         self._relay: OpenAICompatBackend | None = None
         self._control: httpx.AsyncClient | None = None
         self._loading: asyncio.Future[None] | None = None
-        self._counts: OrderedDict[bytes, int] = OrderedDict()
+        self._counts = TokenCounts()  # by the engine's tokenizer, remembered
         # Bumped when the engine is dropped: a load started before then is stale. The engine
         # being started, so that dropping it stops a load in flight; closed: removed or shut
         # down, never to start an engine again.
@@ -349,36 +348,9 @@ class LocalBackend:
         return fit_to_context(request.messages, counts.__getitem__, self._budget(request))
 
     async def _count_tokens(self, texts: list[str]) -> dict[str, int]:
-        """Token counts by the engine's tokenizer; remembered, so a history is counted once."""
-        found: dict[str, int] = {}
-        missing: dict[bytes, str] = {}
-        for text in texts:
-            digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
-            if digest in self._counts:
-                self._counts.move_to_end(digest)
-                found[text] = self._counts[digest]
-            else:
-                missing[digest] = text
-        if missing:
-            counted = await asyncio.gather(*(self._tokenize(t) for t in missing.values()))
-            for (digest, text), count in zip(missing.items(), counted, strict=True):
-                found[text] = self._counts[digest] = count
-            while len(self._counts) > TOKEN_COUNT_CACHE:
-                self._counts.popitem(last=False)
-        return found
-
-    async def _tokenize(self, text: str) -> int:
         if self._control is None:
             raise BackendError("the local engine is not running")
-        try:
-            response = await self._control.post(
-                "/tokenize", json={"content": text, "add_special": False}
-            )
-            tokens = response.json()["tokens"]
-        except (httpx.HTTPError, ValueError, KeyError, TypeError, RuntimeError) as exc:
-            # RuntimeError: the client was closed under us (the engine restarted or removed).
-            raise BackendError(f"the local engine could not count tokens: {exc!r}") from exc
-        return len(tokens)
+        return await self._counts.count(self._control, texts)
 
     async def busy_slots(self) -> int:
         """How many of the engine's slots are working now (its own account)."""

@@ -74,7 +74,7 @@ async def get_context(request: Request) -> JSONResponse:
         "system": system_part,
         "history": history_part,
         "tools": counts[-1],
-        "messages": len(found.prompt_ids) - first,
+        "messages": sum(1 for mid in found.prompt_ids if mid),
         "summarised": found.summarised,
         "summary_id": found.summary["id"] if found.summary else None,
     }

@@ -30,7 +30,8 @@ from typing import Any, Literal, cast
 
 from server.errors import ConfigEntryError
 from server.files import write_json_atomically
-from server.types import ToolServerConfigJSON, Trust
+from server.types import Trust
+from server.types.tools import ToolServerConfigJSON
 
 SERVER_TRUSTS = ("ask", "allow")
 TOOL_TRUSTS: tuple[Trust, ...] = ("ask", "chat", "allow", "never")

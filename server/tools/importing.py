@@ -30,7 +30,12 @@ from typing import Any, cast
 from server.errors import ConfigEntryError
 from server.limits import ToolLimits
 from server.tools.config import MAX_NAME_CHARS, check_entry, check_name
-from server.types import FoundToolAppJSON, FoundToolServerJSON, FoundToolsJSON, ToolServerConfigJSON
+from server.types.tools import (
+    FoundToolAppJSON,
+    FoundToolServerJSON,
+    FoundToolsJSON,
+    ToolServerConfigJSON,
+)
 
 MASK = "••••••"
 # What Parley runs an entry by; the other keys of another app's entry are not imported.

@@ -24,7 +24,8 @@ from server.errors import ToolCallError
 from server.limits import StopTimes, ToolLimits
 from server.tools.config import McpConfigFile, ServerEntry
 from server.tools.mcp_server import McpServer
-from server.types import ToolServerConfigJSON, ToolsJSON, ToolsSummaryJSON, Trust
+from server.types import Trust
+from server.types.tools import ToolServerConfigJSON, ToolsJSON, ToolsSummaryJSON
 
 FILE_POLL_S = ToolLimits.config_poll  # server/limits.py
 # An entry's keys a running server does not depend on (a change restarts nothing).

@@ -33,7 +33,7 @@ from server.models.context import estimate_tokens
 from server.tools.config import ServerEntry
 from server.tools.results import result_text
 from server.tools.stdio import stdio_server
-from server.types import ToolServerJSON, ToolServerState
+from server.types.tools import ToolServerJSON, ToolServerState
 
 log = logging.getLogger(__name__)
 

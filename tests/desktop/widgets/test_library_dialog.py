@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.widgets.library_dialog import LibraryDialog
-from server.types import FolderJSON, LibraryJSON, LibraryProgressJSON
+from server.types.library import FolderJSON, LibraryJSON, LibraryProgressJSON
 from tests.desktop.conftest import GuiApp
 
 IDLE: LibraryProgressJSON = {

@@ -166,6 +166,7 @@ def test_the_context_meter_shows_what_the_next_turn_uses_and_what_was_summarised
     (summary,) = chat.conversation(cid)["summaries"]
     assert after["summary_id"] == summary["id"] and after["summarised"] >= 4
     assert after["used"] < after["budget"]  # the next turn fits again
+    assert after["messages"] + after["summarised"] == 6  # every message, once
 
     unknown = chat.call("GET", f"/api/conversations/{cid}/context?model=nope")
     assert unknown.status == 404
