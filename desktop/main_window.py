@@ -1,11 +1,8 @@
-"""The window: sidebar, transcript, composer, chat bar, and the wiring between them.
-
-The window keeps which conversation is open and shows it; its pieces own the rest (the
-replies' lives: desktop/reply.py; the sidebar's rows: chat_list.py; the chat bar's requests:
-chat_bar_controller.py; the View menu: window_view.py). It sets what they act on (the
-client, the chat on screen) on their shared `Context`; they answer by their signals.
-Esc anywhere in the window stops the reply of the chat on screen.
-"""
+"""The window: sidebar, transcript, composer, chat bar. It keeps which conversation is open
+and shows it; its pieces own the rest (replies: desktop/reply.py; the sidebar's rows:
+chat_list.py; the chat bar: chat_bar_controller.py; the View menu: window_view.py; the menus'
+commands: window_commands.py), acting on the `Context` it sets (the client, the chat on
+screen) and answering by their signals. Esc anywhere stops the reply of the chat on screen."""
 
 from __future__ import annotations
 
@@ -23,7 +20,7 @@ from desktop.controller import Context
 from desktop.earlier_messages import EarlierMessages
 from desktop.help_windows import HelpWindows
 from desktop.history_files import HistoryFiles
-from desktop.menus import Menus, shortcut_rows, when_triggered
+from desktop.menus import Menus, shortcut_rows
 from desktop.model_view import ModelView
 from desktop.overdue import OverdueController
 from desktop.reply import ReplyController
@@ -39,6 +36,7 @@ from desktop.widgets.find_bar import FindBar
 from desktop.widgets.overdue_card import OverdueCard
 from desktop.widgets.transcript import Transcript
 from desktop.widgets.welcome import welcome_html
+from desktop.window_commands import WindowCommands, connect_menus
 from desktop.window_view import WindowView, lay_out, style_fields
 
 
@@ -113,7 +111,16 @@ class MainWindow(QMainWindow):
         self.menus = Menus(self)
         self.help = HelpWindows(shortcut_rows(self.menus), self.model_picker.names, self)
         self._connect()
-        self._connect_menus()
+        commands = WindowCommands(
+            self.new_chat, self.close, self.stop_reply, self._title, self._asked,
+            self._open_chat_settings, self.settings_requested.emit, self.models_requested.emit,
+            self.tools_requested.emit, self.library_requested.emit,
+        )  # fmt: skip
+        connect_menus(
+            self.menus, commands, self.history_files, self.help, self.view, self.find_bar,
+            self.composer, self.sidebar, self.turn_actions, self.model_view,
+        )  # fmt: skip
+        self.menus.chat.aboutToShow.connect(self._refresh_menus)
         self._refresh_menus()
         self.composer.focus()
 
@@ -158,41 +165,6 @@ class MainWindow(QMainWindow):
         self.models_button.clicked.connect(self.models_requested)
         self.tools_button.clicked.connect(self.tools_requested)
         self.library_button.clicked.connect(self.library_requested)
-
-    def _connect_menus(self) -> None:
-        menus, files, help_, view = self.menus, self.history_files, self.help, self.view
-        for action, command in (
-            (menus.new_chat, self.new_chat),
-            (menus.import_chats, files.import_file),
-            (menus.export_chat, lambda: files.export_chat(self._title())),
-            (menus.export_all, files.export_all),
-            (menus.quit, self.close),
-            (menus.find, self.find_bar.open),
-            (menus.settings, self.settings_requested.emit),
-            (menus.models, self.models_requested.emit),
-            (menus.tools, self.tools_requested.emit),
-            (menus.library, self.library_requested.emit),
-            (menus.sidebar, lambda: view.set_sidebar_shown(menus.sidebar.isChecked())),
-            (menus.next_chat, lambda: view.go_to_chat(+1)),
-            (menus.previous_chat, lambda: view.go_to_chat(-1)),
-            (menus.search_chats, view.focus_search),
-            (menus.type_message, self.composer.focus),
-            (menus.zoom_in, lambda: view.zoom(+1)),
-            (menus.zoom_out, lambda: view.zoom(-1)),
-            (menus.zoom_reset, lambda: view.zoom(0)),
-            (menus.stop, self.stop_reply),
-            (menus.regenerate, lambda: self.turn_actions.act_on_last("regenerate", self._asked())),
-            (menus.continue_, lambda: self.turn_actions.act_on_last("continue", self._asked())),
-            (menus.compact, self.model_view.compact_now),
-            (menus.chat_settings, self._open_chat_settings),
-            (menus.rename, self.sidebar.start_rename),
-            (menus.delete, self.sidebar.ask_delete),
-            (menus.shortcuts, help_.show_shortcuts),
-            (menus.log_folder, help_.open_log_folder),
-            (menus.about, help_.show_about),
-        ):
-            when_triggered(action, command)
-        menus.chat.aboutToShow.connect(self._refresh_menus)
 
     # -- called by the app -------------------------------------------------------------------
 
