@@ -14,6 +14,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QApplication, QMainWindow, QMenu
 
+from desktop.widgets import approval_card, overdue_card
+
 Key = QKeySequence.StandardKey | str
 THEMES = (("system", "&System"), ("light", "&Light"), ("dark", "&Dark"))
 
@@ -171,4 +173,4 @@ def shortcut_rows(menus: Menus) -> list[tuple[str, str, str]]:
             if keys:
                 label = text.replace("&", "").rstrip("…")
                 rows.append((menu.title().replace("&", ""), label, keys))
-    return rows
+    return rows + approval_card.CARD_KEYS + overdue_card.CARD_KEYS

@@ -10,9 +10,11 @@ import json
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
+    QApplication,
     QFrame,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
@@ -20,6 +22,17 @@ from PySide6.QtWidgets import (
 )
 
 from server.types.chunks import ApprovalJSON
+
+# The card's keys, for the shortcuts window (F1).
+CARD_KEYS = [
+    ("A tool call waits", "Allow once", "Alt+A"),
+    ("A tool call waits", "Allow for this chat", "Alt+C"),
+    ("A tool call waits", "Deny", "Alt+D"),
+]
+
+
+def _has_text(field: QPlainTextEdit | QLineEdit) -> bool:
+    return bool(field.toPlainText() if isinstance(field, QPlainTextEdit) else field.text())
 
 
 def readable(arguments: str) -> str:
@@ -46,16 +59,19 @@ class ApprovalCard(QFrame):
         self.arguments.setAccessibleName("The call's arguments")
         self.arguments.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.arguments.setMaximumHeight(140)
-        self.allow_once = QPushButton("Allow once", self)
-        self.allow_chat = QPushButton("Allow for this chat", self)
-        self.deny = QPushButton("Deny", self)
+        # Alt+A, Alt+C, Alt+D from anywhere in the window (listed in F1: CARD_KEYS).
+        self.allow_once = QPushButton("&Allow once", self)
+        self.allow_chat = QPushButton("Allow for this &chat", self)
+        self.deny = QPushButton("&Deny", self)
         self.allow_once.setToolTip("Run this call")
         self.allow_chat.setToolTip("Run this call, and this tool's later calls in this chat")
         self.deny.setToolTip("Do not run it: the model is told you said no")
         buttons = QHBoxLayout()
         buttons.addWidget(self.count, 1)
-        for button in (self.deny, self.allow_chat, self.allow_once):
+        for button in (self.allow_once, self.allow_chat, self.deny):  # Tab goes this way too
             buttons.addWidget(button)
+        QWidget.setTabOrder(self.allow_once, self.allow_chat)
+        QWidget.setTabOrder(self.allow_chat, self.deny)
         column = QVBoxLayout(self)
         column.addWidget(self.title)
         column.addWidget(self.arguments)
@@ -85,7 +101,9 @@ class ApprovalCard(QFrame):
         for button in (self.allow_once, self.allow_chat, self.deny):
             button.setEnabled(True)
         self.show()
-        self.allow_once.setFocus()
+        typing = QApplication.focusWidget()
+        if not (isinstance(typing, QPlainTextEdit | QLineEdit) and _has_text(typing)):
+            self.allow_once.setFocus()  # unless the user is typing: their words stay theirs
 
     def set_waiting(self, waiting: int) -> None:
         """How many calls wait, the one shown among them."""

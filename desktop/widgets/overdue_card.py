@@ -17,6 +17,13 @@ from server.types.chunks import OverdueJSON
 TICK_MS = 1000
 
 
+# The card's keys, for the shortcuts window (F1).
+CARD_KEYS = [
+    ("A tool call runs long", "Keep waiting", "Alt+K"),
+    ("A tool call runs long", "Stop this call", "Alt+S"),
+]
+
+
 class OverdueCard(QFrame):
     answered = Signal(str, str)  # call id, "wait" | "stop"
 
@@ -34,8 +41,8 @@ class OverdueCard(QFrame):
         )
         self.hint.setWordWrap(True)
         self.count = QLabel(self)
-        self.keep_waiting = QPushButton("Keep waiting", self)
-        self.stop_call = QPushButton("Stop this call", self)
+        self.keep_waiting = QPushButton("&Keep waiting", self)  # Alt+K (F1: CARD_KEYS)
+        self.stop_call = QPushButton("&Stop this call", self)  # Alt+S
         self.keep_waiting.setToolTip("Let it run; you are asked again if it runs as long again")
         self.stop_call.setToolTip("Cancel the call at its server; the reply goes on without it")
         buttons = QHBoxLayout()

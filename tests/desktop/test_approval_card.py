@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
+from desktop.menus import shortcut_rows
 from tests.desktop.conftest import GuiApp, run, with_tools
 from tests.support.tools import ToolLog
 from tests.support.upstream import Script, ScriptedUpstream
@@ -141,3 +142,41 @@ def test_closing_the_window_while_a_call_waits_saves_the_turn_and_runs_nothing(
     step = next(p for p in reply["parts"] if p["type"] == "tool")
     assert step["status"] == "interrupted"
     assert not second.window.approval_card.isVisible() and calls(tool_log) == []
+
+
+def test_the_card_is_answered_by_keyboard_without_stealing_typing(
+    asking_gui: GuiApp, upstream: ScriptedUpstream, tool_log: ToolLog, qtbot: Any
+) -> None:
+    """Issue 43 item 3: the card takes the focus when it appears (unless the user is typing),
+    Tab goes Allow once → Allow for this chat → Deny, Alt+A/C/D answer it, F1 lists them."""
+    gui = asking_gui
+    card = gui.window.approval_card
+    upstream.queue = [
+        Script(tool_calls=[danger("the shed")]),
+        # A second's pause before the next call: the user starts typing meanwhile.
+        Script(tool_calls=[danger("the barn")], first_delay=1.0),
+        Script(texts=["Done."]),
+    ]
+    gui.send("do it")
+    qtbot.waitUntil(card.isVisible, timeout=15_000)
+    qtbot.waitUntil(card.allow_once.hasFocus, timeout=5_000)
+    assert card.allow_once.nextInFocusChain() is card.allow_chat
+    assert card.allow_chat.nextInFocusChain() is card.deny
+    qtbot.keyClick(gui.window, Qt.Key.Key_A, Qt.KeyboardModifier.AltModifier)  # Allow once
+    qtbot.waitUntil(lambda: tool_log.find("call", target="the shed"), timeout=10_000)
+
+    # The next call comes while the user types: their field keeps the focus; Alt+D denies.
+    qtbot.waitUntil(lambda: not card.isVisible(), timeout=10_000)  # answered
+    composer = gui.window.composer
+    composer.focus()
+    qtbot.keyClicks(composer.editor, "half a thought")
+    assert not card.isVisible()  # typed before the next call asked
+    qtbot.waitUntil(lambda: card.isVisible() and "barn" in card.arguments.toPlainText(),
+                    timeout=15_000)  # fmt: skip
+    assert composer.editor.hasFocus()
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=15_000):
+        qtbot.keyClick(gui.window, Qt.Key.Key_D, Qt.KeyboardModifier.AltModifier)
+    assert calls(tool_log) == ["the shed"]
+    assert composer.editor.toPlainText() == "half a thought"
+    keys = {(command, key) for _, command, key in shortcut_rows(gui.window.menus)}
+    assert {("Allow once", "Alt+A"), ("Allow for this chat", "Alt+C"), ("Deny", "Alt+D")} <= keys
