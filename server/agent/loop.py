@@ -68,6 +68,9 @@ class CallStats:
 
     model_calls: int = 0
     started_at: float | None = None  # the first call's start (monotonic)
+    # The start of the call that gave the reply's first token: "first token" counts from it,
+    # so a wait for the user's approval (or a tool) before it is not the model's (issue 43).
+    first_token_call: float | None = None
     info: Usage = field(default_factory=dict)  # a stream's own figures (the last call's)
     summed: Usage = field(default_factory=dict)  # token counts summed over the calls
 
@@ -210,8 +213,9 @@ class AgentLoop:
         self.in_call = True
         try:
             self.stats.model_calls += 1
+            call_started = time.monotonic()
             if self.stats.started_at is None:
-                self.stats.started_at = time.monotonic()
+                self.stats.started_at = call_started
             events = self.model.backend.stream(request, signal)
             streamed = True
             async with contextlib.aclosing(events):
@@ -234,6 +238,8 @@ class AgentLoop:
             signal.request()
             with anyio.CancelScope(shield=True):
                 await self._release_model(signal, streamed)
+        if self.buffer.first_token_at is not None and self.stats.first_token_call is None:
+            self.stats.first_token_call = call_started
         if finished is None:
             return None
         self.stats.add(finished.usage)

@@ -75,9 +75,10 @@ def usage_of(buffer: ReplyBuffer, agent: AgentLoop) -> Usage:
     if not isinstance(usage.get("completion_tokens"), int):
         usage["completion_tokens"] = len(buffer.pieces) - buffer.earlier_pieces
         usage["completion_tokens_estimated"] = True
-    if stats.started_at is not None and buffer.first_token_at is not None:
+    began = stats.first_token_call or stats.started_at
+    if began is not None and buffer.first_token_at is not None:
         end = time.monotonic()
-        usage["ttft_ms"] = round((buffer.first_token_at - stats.started_at) * 1000, 1)
+        usage["ttft_ms"] = round((buffer.first_token_at - began) * 1000, 1)
         gen_s = end - buffer.first_token_at
         if gen_s > 0 and usage["completion_tokens"] > 1:
             usage["tokens_per_s"] = round((usage["completion_tokens"] - 1) / gen_s, 1)

@@ -373,3 +373,21 @@ def test_decisions_that_cannot_be_taken_are_refused_naming_why(
     assert decide(asking, cid, call_id, decision="allow").status == 409
     assert decide(asking, cid, "no-such-call", decision="allow").status == 404
     assert calls(tool_log) == []
+
+
+def test_the_wait_for_approval_is_not_counted_in_first_token(
+    asking: Parley, upstream: ScriptedUpstream, tool_log: ToolLog
+) -> None:
+    """Issue 43 item 4: a reply whose first words come after the user's approval counts its
+    first token from the model call that said them, not from a wait on the user."""
+    upstream.queue = [Script(tokens=0, tool_calls=[DANGER]), Script(texts=["Done."])]
+    cid = asking.new_conversation()
+    stream = asking.send(cid, "do it")
+    approval = approval_of(stream)
+    waited = time.monotonic()
+    stays_true(lambda: calls(tool_log) == [], during=1.0)  # the user takes a second
+    assert decide(asking, cid, approval["call_id"], decision="allow").status == 200
+    waited = time.monotonic() - waited
+    stream.read_all()
+    usage = stream.final["usage"]
+    assert usage["ttft_ms"] < waited * 1000 / 2  # the model's own latency, not the user's
