@@ -75,7 +75,8 @@ async def remove_local_model(request: Request) -> Response:
     # Another model of that name (an upstream's, or a flag's) shadows the added one, which
     # never loaded: only the remembered entry goes.
     shadowed = not isinstance(entry.backend, LocalBackend) or entry.backend.path != added
-    if not shadowed and (entry.lease.in_use or entry.lease.queue_length):
+    if not shadowed and (entry.lease.in_use or entry.lease.queue_length or svc.runs.using(entry)):
+        # Also between its model calls (a reply's tools, sub-agents): Stop ends them all.
         raise ConflictError(f"{name!r} is replying; stop its replies first", code="model_in_use")
     try:
         await asyncio.to_thread(svc.local_models.remove, name)
@@ -107,7 +108,7 @@ async def configure_model(request: Request) -> JSONResponse:
             changes[key] = int(value)
     if not changes:
         raise BadRequestError(f"give one of {', '.join(SETTING_RANGES)}", code="invalid_field")
-    if entry.lease.in_use or entry.lease.queue_length:
+    if entry.lease.in_use or entry.lease.queue_length or svc.runs.using(entry):
         raise ConflictError(f"{entry.name!r} is replying; stop its replies first",
                             code="model_in_use")  # fmt: skip
     try:

@@ -10,6 +10,7 @@ import anyio
 import anyio.abc
 
 from server.agent.approvals import Approvals, ChatGrants
+from server.agent.children import loops
 from server.agent.delegate import Delegation
 from server.agent.toolbox import ToolBox
 from server.errors import ConflictError, NotFoundError, UnavailableError
@@ -48,6 +49,14 @@ class RunManager:
 
     def runs(self) -> list[Run]:
         return list(self._runs.values())
+
+    def using(self, model: ModelEntry) -> bool:
+        """A run not ended uses the model: its own loop, a sub-agent's or a compaction's —
+        between model calls too (while tools run it holds no lease)."""
+        return any(
+            loop.model is model for run in self._runs.values() if not run.done
+            for loop in loops(run.agent)
+        )  # fmt: skip
 
     def runs_of(self, conversation_id: str) -> list[Run]:
         """The runs (opening, streaming or settling) of this conversation's turns."""

@@ -7,15 +7,19 @@ import concurrent.futures
 import threading
 import time
 from collections.abc import AsyncGenerator
+from pathlib import Path
 
 import anyio
 import pytest
 
+from server.agent.buffer import ReplyBuffer
+from server.agent.loop import AgentLoop
 from server.errors import StorageError, UnavailableError
 from server.models.base import ChatRequest, StopSignal, StreamEnd, StreamEvent, TextDelta
 from server.models.registry import ModelEntry
 from server.settings import Limits
-from server.storage.store import Ending
+from server.storage.store import Ending, Store
+from server.turns.manager import RunManager
 from server.turns.run import FOLLOW_PIECE_CHARS, Run
 
 
@@ -281,5 +285,29 @@ def test_a_follower_far_behind_takes_the_reply_in_bounded_pieces() -> None:
         longest_part = max(map(len, run.buffer.pieces))
         assert max(map(len, pieces)) < FOLLOW_PIECE_CHARS + longest_part
         assert "".join(pieces) == run.text
+
+    asyncio.run(scenario())
+
+
+def test_a_model_is_in_use_while_any_loop_of_a_running_tree_uses_it(tmp_path: Path) -> None:
+    """Removing or reconfiguring a model is refused while a reply's tree uses it, between its
+    model calls too (a sub-agent's, while tools run): Stop ends them all first (issue 41)."""
+
+    async def scenario() -> None:
+        manager = RunManager(Store(tmp_path / "unused.sqlite3"), Limits())
+        entry = ModelEntry(ThreadBackend(tokens=1000, per_token=0.01))  # type: ignore[arg-type]
+        other = ModelEntry(ThreadBackend(tokens=1, per_token=0.01))  # type: ignore[arg-type]
+        async with manager.running():
+            run = manager.start_stateless(entry, ChatRequest(messages=[]))
+            while not run.buffer.pieces:
+                await asyncio.sleep(0.005)
+            assert manager.using(entry) and not manager.using(other)
+            # A loop of its tree on another model (a sub-agent's), holding no lease now.
+            child = AgentLoop("r1/c", other, ReplyBuffer(100, lambda: None), Limits())
+            run.agent.children.loops.append(child)
+            assert manager.using(other) and not other.lease.in_use
+            run.stop("client_hangup")
+            await run.wait_done()
+            assert not manager.using(entry) and not manager.using(other)
 
     asyncio.run(scenario())
