@@ -28,7 +28,7 @@ from desktop.client.found import FoundApi
 from desktop.client.hub import HubApi
 from desktop.client.models import ModelsApi
 from desktop.client.paths import segment
-from desktop.client.stream import ReplyStream, first_chunk
+from desktop.client.stream import ReplyStream, open_stream
 from desktop.client.tool_servers import ToolServersApi
 from desktop.errors import ClientError
 from desktop.reply_events import (
@@ -379,18 +379,5 @@ class ParleyClient:
         path = f"/api/conversations/{segment(conversation_id)}/messages"
         if kind != "send":
             path += f"/{segment(target or '')}/{kind}"
-        request = self._http.build_request("POST", path, json=body)
-        try:
-            response = await self._http.send(request, stream=True)
-        except httpx.HTTPError as exc:
-            raise ClientError(f"cannot reach Parley's server: {exc}") from exc
-        if response.status_code >= 400:
-            raw = await response.aread()
-            await response.aclose()
-            raise error_from(response.status_code, raw)
-        lines = response.aiter_lines()
-        try:
-            return ReplyStream(await first_chunk(lines), response, lines)
-        except BaseException:
-            await response.aclose()
-            raise
+        first, response, lines = await open_stream(self._http, path, body)
+        return ReplyStream(first, response, lines)

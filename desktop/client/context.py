@@ -12,9 +12,9 @@ from urllib.parse import urlencode
 
 import httpx
 
-from desktop.answers import CONTEXT_KEYS, SUMMARY_KEYS, error_from, shaped
+from desktop.answers import CONTEXT_KEYS, SUMMARY_KEYS, shaped
 from desktop.client.paths import segment
-from desktop.client.stream import compaction, first_chunk, parse_chunk
+from desktop.client.stream import compaction, open_stream, parse_chunk
 from desktop.errors import ClientError
 from desktop.reply_events import ReplyCompaction, ReplyEnd
 from server.types import ContextJSON, SummaryJSON
@@ -95,21 +95,7 @@ class ContextApi:
         path = f"/api/conversations/{segment(conversation_id)}/compact"
         if model:
             path += "?" + urlencode({"model": model})
-        request = self._http.build_request("POST", path, json={})
-        try:
-            response = await self._http.send(request, stream=True)
-        except httpx.HTTPError as exc:
-            raise ClientError(f"cannot reach Parley's server: {exc}") from exc
-        if response.status_code >= 400:
-            raw = await response.aread()
-            await response.aclose()
-            raise error_from(response.status_code, raw)
-        lines = response.aiter_lines()
-        try:
-            await first_chunk(lines)
-        except BaseException:
-            await response.aclose()
-            raise
+        _, response, lines = await open_stream(self._http, path, {})
         return CompactionStream(conversation_id, response, lines)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import cast
 
 import httpx
@@ -17,6 +17,7 @@ from desktop.answers import (
     OVERDUE_KEYS,
     STEP_KEYS,
     SUMMARY_KEYS,
+    error_from,
     shaped,
 )
 from desktop.errors import ClientError
@@ -134,3 +135,26 @@ async def first_chunk(lines: AsyncIterator[str]) -> ChunkJSON:
         if line.startswith("data: "):
             return parse_chunk(line[6:])
     raise ClientError("the server ended the reply before it began")
+
+
+async def open_stream(
+    http: httpx.AsyncClient, path: str, body: Mapping[str, object]
+) -> tuple[ChunkJSON, httpx.Response, AsyncIterator[str]]:
+    """POST a request the server answers with a stream (a turn, "Compact now"); return once
+    its first chunk came: that chunk, the response (closing it is the hang-up) and its lines.
+    ClientError when it cannot begin."""
+    request = http.build_request("POST", path, json=body)
+    try:
+        response = await http.send(request, stream=True)
+    except httpx.HTTPError as exc:
+        raise ClientError(f"cannot reach Parley's server: {exc}") from exc
+    if response.status_code >= 400:
+        raw = await response.aread()
+        await response.aclose()
+        raise error_from(response.status_code, raw)
+    lines = response.aiter_lines()
+    try:
+        return await first_chunk(lines), response, lines
+    except BaseException:
+        await response.aclose()
+        raise
