@@ -276,8 +276,7 @@ def answer(kind: str, data: bytes, cpu_s: float, max_chars: int) -> dict[str, An
     except SkipFile as exc:
         return {"skipped": str(exc)}
     except MemoryError:
-        del data
-        return {"skipped": too_much_memory(), "retire": True}
+        raise  # answered by `main` once the parse's frames are gone (see there)
     except Exception as exc:  # a parser's own bug must not stop the indexer
         return {"skipped": f"could not be parsed ({type(exc).__name__})"}
     if not chunks:
@@ -350,6 +349,7 @@ def main(memory: int, parent: int) -> int:
     if not _die_with(parent):
         return 0
     _cap_memory(memory)
+    out_of_memory = {"skipped": too_much_memory(), "retire": True}  # made while there is room
     if hasattr(signal, "SIGPROF"):
         signal.signal(signal.SIGPROF, _on_timer)
     requests, answers = sys.stdin.buffer, sys.stdout.buffer
@@ -360,14 +360,20 @@ def main(memory: int, parent: int) -> int:
         if header is None or data is None:
             return 0
         request = json.loads(header)
-        said = answer(request["kind"], data, request["cpu_s"], request["max_chars"])
+        try:
+            said = answer(request["kind"], data, request["cpu_s"], request["max_chars"])
+        except MemoryError:
+            # Nothing is allocated here: the error's traceback still holds the parse's
+            # frames and their memory, and building an answer could raise again (it did
+            # under a tracer, and the worker died with "exit 1"). They go when this ends.
+            said = out_of_memory
         del data
         if _peak_bytes() > request["retire"]:
             said["retire"] = True  # its memory back to the system: the next file gets a new one
         try:
             raw = json.dumps(said).encode()
         except MemoryError:
-            said = {"skipped": too_much_memory(), "retire": True}
+            said = out_of_memory
             raw = json.dumps(said).encode()
         try:
             answers.write(_LENGTH.pack(len(raw)) + raw)
