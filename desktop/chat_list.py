@@ -28,6 +28,7 @@ class ChatList(Controller):
         super().__init__(context, sidebar)
         self._sidebar = sidebar
         self._busy: set[str] = set()  # the chats with a reply in flight (the window's word)
+        self.waiting: set[str] = set()  # those whose reply waits for the user's answer
         self._requests = 0
         self._wholes_asked = 0  # requests for the whole list on their way
         self._whole_shown = False  # the rows are every chat (not a search's, not none yet)
@@ -43,6 +44,12 @@ class ChatList(Controller):
         """Which chats have a reply in flight (their rows' dots, now and after a refresh)."""
         self._busy = set(conversation_ids)
         self._sidebar.set_busy(self._busy)
+
+    def show_waiting(self, conversation_ids: set[str]) -> None:
+        """Which chats' replies wait for the user (a call to approve, a long call to keep or
+        stop): their rows' badges, now and after a refresh."""
+        self.waiting = set(conversation_ids)
+        self._sidebar.set_waiting(self.waiting)
 
     def reply_started(self, conversation_id: str, title: str) -> None:
         """A chat began a reply: a new title, a new order (after LIST_AFTER_START_MS)."""
@@ -104,6 +111,7 @@ class ChatList(Controller):
 
     def _list_shown(self) -> None:
         self._sidebar.set_busy(self._busy)
+        self._sidebar.set_waiting(self.waiting)
         self.shown.emit()
 
     def _on_sidebar_rename_requested(self, conversation_id: str, title: str) -> None:

@@ -37,7 +37,7 @@ from desktop.widgets.overdue_card import OverdueCard
 from desktop.widgets.transcript import Transcript
 from desktop.widgets.welcome import welcome_html
 from desktop.window_commands import WindowCommands, connect_menus
-from desktop.window_view import WindowView, lay_out, style_fields
+from desktop.window_view import WindowView, lay_out, style_fields, window_title
 
 
 class MainWindow(QMainWindow):
@@ -146,6 +146,8 @@ class MainWindow(QMainWindow):
         self.reply.step_updated.connect(self.approvals.step_changed)
         self.reply.reply_gone.connect(self.approvals.reply_ended)
         self.approvals.failed.connect(self.show_error)
+        self.approvals.waiting_changed.connect(self._on_waiting_changed)
+        self.overdue.waiting_changed.connect(self._on_waiting_changed)
         self.reply.overdue_asked.connect(self.overdue.requested)
         self.reply.step_updated.connect(self.overdue.step_changed)
         self.reply.reply_gone.connect(self.overdue.reply_ended)
@@ -268,8 +270,9 @@ class MainWindow(QMainWindow):
         return self.sidebar.title_of(current) if current else None
 
     def _update_title(self) -> None:
-        title = self._title()
-        self.setWindowTitle(f"{title} — Parley" if title else "Parley")
+        current, waiting = self.context.current_id, self.chat_list.waiting
+        elsewhere = len(waiting - {current})
+        self.setWindowTitle(window_title(self._title(), current in waiting, elsewhere))
 
     def _refresh_menus(self) -> None:
         """Enable the menus' entries that can act now, on the chat shown and its last reply."""
@@ -381,6 +384,11 @@ class MainWindow(QMainWindow):
         self.composer.set_streaming(self.reply.busy_in(self.context.current_id))
         self.chat_list.show_busy(self.reply.busy_conversations())
         self._refresh_menus()
+
+    def _on_waiting_changed(self) -> None:
+        """A chat's reply began or ceased to wait for the user: its row and the title."""
+        self.chat_list.show_waiting(self.approvals.waiting_chats() | self.overdue.waiting_chats())
+        self._update_title()
 
     def _on_reply_conversation_created(self, conversation_id: str) -> None:
         if self.context.current_id is None:  # still on the new chat it was typed in

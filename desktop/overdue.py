@@ -1,7 +1,9 @@
 """Long calls the user is asked about, per chat (issue 41): the card shows the first one of
 the chat on screen; the answer goes to the server (ParleyClient.answer_overdue). A question
 is over when its step changes without `overdue` (answered here or by another client, or the
-call ended meanwhile), and every question of a chat when its reply ends."""
+call ended meanwhile), and every question of a chat when its reply ends. Which chats have a
+question open is told as it changes (`waiting_changed`): their rows and the window's title say
+so."""
 
 from __future__ import annotations
 
@@ -20,16 +22,22 @@ from server.types.chunks import OverdueJSON
 
 class OverdueController(Controller):
     failed = Signal(str)
+    waiting_changed = Signal()  # a chat began or ceased to have a question open
 
     def __init__(self, context: Context, card: OverdueCard) -> None:
         super().__init__(context, card)
         self._card = card
         # Per chat: each call asked about, and when the question came (time.monotonic()).
         self._asked: dict[str, list[tuple[OverdueJSON, float]]] = {}
+        self._told: set[str] = set()  # the chats asking, as last told
         card.answered.connect(self._on_card_answered)
 
     def asked(self, conversation_id: str | None) -> list[OverdueJSON]:
         return [call for call, _ in self._asked.get(conversation_id or "", [])]
+
+    def waiting_chats(self) -> set[str]:
+        """The chats with a question waiting for the user's answer."""
+        return {conversation_id for conversation_id, calls in self._asked.items() if calls}
 
     def requested(self, conversation_id: str, call: OverdueJSON) -> None:
         calls = [
@@ -51,6 +59,7 @@ class OverdueController(Controller):
     def show_current(self, again: str | None = None) -> None:
         """The card for the chat on screen (hidden when none of its calls is asked about);
         `again`: a call asked about anew (a timeout later), shown afresh."""
+        self._tell()
         calls = self._asked.get(self._context.current_id or "", [])
         if not calls:
             self._card.show_call(None)
@@ -61,6 +70,12 @@ class OverdueController(Controller):
             self._card.set_waiting(len(calls))
             return  # asking already (an answer may be on its way)
         self._card.show_call(call, len(calls), asked_at)
+
+    def _tell(self) -> None:
+        waiting = self.waiting_chats()
+        if waiting != self._told:
+            self._told = waiting
+            self.waiting_changed.emit()
 
     def _drop(self, conversation_id: str, call_id: str) -> None:
         calls = self._asked.get(conversation_id, [])

@@ -1,5 +1,6 @@
-"""The window's view of itself: its layout (the sidebar beside the chat's column), the focus
-ring of its fields, and the View menu's choices: the sidebar shown or hidden, and the text's
+"""The window's view of itself: its layout (the sidebar beside the chat's column), its title
+(the chat on screen, and whether a reply waits for the user), the focus ring of its fields,
+and the View menu's choices: the sidebar shown or hidden, and the text's
 zoom, in steps of 10 % from the system font's size; and moving to the next or previous
 chat, or to the search, from the keyboard."""
 
@@ -41,6 +42,21 @@ def lay_out(
     splitter.setStretchFactor(1, 1)
     window.setCentralWidget(splitter)
     return splitter
+
+
+def window_title(title: str | None, waiting_here: bool, waiting_elsewhere: int) -> str:
+    """The window's title: the chat on screen, "waiting for you" when its reply waits for
+    the user's answer (a call to approve, a long call to keep or stop; issue 43 item 4), and
+    how many other chats wait, so a taskbar says it while the window is in the background."""
+    parts = [title] if title else []
+    if waiting_here:
+        parts.append("waiting for you" if title else "Waiting for you")
+    parts.append("Parley")
+    said = " — ".join(parts)
+    if waiting_elsewhere:
+        others = "another chat is" if waiting_elsewhere == 1 else f"{waiting_elsewhere} chats are"
+        said += f" ({others} waiting for you)"
+    return said
 
 
 def style_fields(fields: list[QWidget], palette: QPalette) -> None:

@@ -1,12 +1,16 @@
 """The sidebar's rows: a chat whose reply is in flight gets a dot (and "Replying…" for a
-screen reader and as its tooltip); Delete asks the sidebar to delete the selected chat."""
+screen reader and as its tooltip); one whose reply waits for the user (a tool call to approve,
+a long call to keep or stop: issue 43 item 4) gets its own badge instead, an amber dot and
+"Waiting for you" at the row's end; Delete asks the sidebar to delete the selected chat."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QRect, QSignalBlocker, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QRect, QRectF, QSignalBlocker, QSize, Qt, Signal
 from PySide6.QtGui import (
     QAccessible,
     QColor,
+    QFont,
+    QFontMetrics,
     QHelpEvent,
     QIcon,
     QKeyEvent,
@@ -28,12 +32,20 @@ from desktop import style
 from desktop.widgets.conversation_rows import ID_ROLE, TITLE_ROLE, ShownRows
 
 BUSY_TIP = "Replying…"
+WAITING_TIP = "Waiting for you"
+# The waiting badge's words, the longest that leaves the title this share of the row.
+WAITING_WORDS = (WAITING_TIP, "Waiting")
+TITLE_SHARE = 0.4
+# Amber with near-black words: apart from the busy dot's highlight, readable in both themes.
+WAITING_FILL = QColor("#f2b01e")
+WAITING_TEXT = QColor("#1c1c1c")
 DOT_PX = 12  # the busy dot's box, kept free on every row
 
 
 class ChatRows(QListWidget):
-    """The rows. A chat whose reply is in flight gets a dot, drawn over its row rather than
-    set as its icon: any change to an item lays out and repaints every row (issue 16)."""
+    """The rows. A chat whose reply is in flight gets a dot, and one waiting for the user its
+    badge, drawn over its row rather than set as its icon or text: any change to an item lays
+    out and repaints every row (issue 16)."""
 
     delete_pressed = Signal()
 
@@ -41,7 +53,8 @@ class ChatRows(QListWidget):
         super().__init__(parent)
         self.rows = ShownRows(self, _blank_icon())
         self.busy: set[str] = set()
-        self._described: set[str] = set()  # the rows told "Replying…" for a screen reader
+        self.waiting: set[str] = set()  # busy chats whose reply waits for the user
+        self._described: set[str] = set()  # the rows told what they are for a screen reader
         self.setIconSize(QSize(DOT_PX, DOT_PX))
         # Flat, as the transcript's: Fusion's repaints its gradients with every row moved.
         self.verticalScrollBar().setStyleSheet(style.scroll_bar_in(self.palette()))
@@ -60,25 +73,42 @@ class ChatRows(QListWidget):
     def set_busy(self, conversation_ids: set[str]) -> None:
         changed = self.busy ^ conversation_ids
         self.busy = set(conversation_ids)
-        for conversation_id in changed:
+        self._repaint(changed)
+
+    def set_waiting(self, conversation_ids: set[str]) -> None:
+        """The chats whose reply waits for the user: their badge, not the busy dot."""
+        changed = self.waiting ^ conversation_ids
+        self.waiting = set(conversation_ids)
+        self._repaint(changed)
+
+    def tip(self, conversation_id: str) -> str:
+        """What a row's badge says ("" for none)."""
+        if conversation_id in self.waiting:
+            return WAITING_TIP
+        return BUSY_TIP if conversation_id in self.busy else ""
+
+    def _repaint(self, conversation_ids: set[str]) -> None:
+        for conversation_id in conversation_ids:
             item = self.rows.item(conversation_id)
             if item is not None:
                 self.viewport().update(self.visualItemRect(item))
         self.describe_busy()
 
     def describe_busy(self) -> None:
-        """ "Replying…" in the busy rows' descriptions for a screen reader, and in no other
-        row; only while one is active: writing it is an item edit, which lays every row out."""
+        """ "Replying…" or "Waiting for you" in the marked rows' descriptions for a screen
+        reader, and nothing in any other row; only while one is active: writing it is an item
+        edit, which lays every row out."""
         if not QAccessible.isActive():
             return
         role = Qt.ItemDataRole.AccessibleDescriptionRole
+        marked = self.busy | self.waiting
         with QSignalBlocker(self):
-            for conversation_id in self.busy | self._described:
+            for conversation_id in marked | self._described:
                 item = self.rows.item(conversation_id)
-                wanted = BUSY_TIP if conversation_id in self.busy else ""
+                wanted = self.tip(conversation_id)
                 if item is not None and (item.data(role) or "") != wanted:
                     item.setData(role, wanted)
-        self._described = set(self.busy)
+        self._described = marked
 
     def dot_rect(self, item: QListWidgetItem) -> QRect:
         """Where a row's dot is drawn: its icon's place."""
@@ -96,32 +126,71 @@ class ChatRows(QListWidget):
             QStyle.SubElement.SE_ItemViewItemDecoration, option, self
         )
 
+    def badge(self, item: QListWidgetItem) -> tuple[QRect, str]:
+        """Where a waiting row's words are drawn, at its end, and which (an empty box: the row
+        is too narrow, the amber dot alone says it)."""
+        row = self.visualItemRect(item)
+        metrics = QFontMetrics(self._badge_font())
+        for words in WAITING_WORDS:
+            width = metrics.horizontalAdvance(words) + metrics.height()
+            if width <= row.width() * (1 - TITLE_SHARE):
+                height = min(row.height() - 2, metrics.height() + 2)
+                top = row.top() + (row.height() - height) // 2
+                return QRect(row.right() - 3 - width, top, width, height), words
+        return QRect(), ""
+
+    def _badge_font(self) -> QFont:
+        font = QFont(self.font())
+        if font.pointSizeF() > 0:  # (not a font sized in pixels)
+            font.setPointSizeF(max(6.0, font.pointSizeF() * 0.85))
+        return font
+
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
-        if not self.busy:
+        if not self.busy and not self.waiting:
             return
         painter = QPainter(self.viewport())
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(Qt.PenStyle.NoPen)
-        for conversation_id in self.busy:
+        for conversation_id in self.busy | self.waiting:
             item = self.rows.item(conversation_id)
             if item is not None and self.visualItemRect(item).intersects(event.rect()):
+                waiting = conversation_id in self.waiting
                 # On a selected row, the highlight is its background: the dot takes its text's.
                 on_highlight = item.isSelected()
                 roles = (QPalette.ColorRole.Highlight, QPalette.ColorRole.HighlightedText)
-                painter.setBrush(self.palette().color(roles[on_highlight]))
+                colour = WAITING_FILL if waiting else self.palette().color(roles[on_highlight])
+                painter.setBrush(colour)
                 box = self.dot_rect(item)
                 side = min(box.width(), box.height()) - 4
                 painter.drawEllipse(
                     box.center().x() - side // 2, box.center().y() - side // 2, side, side
                 )
+                if waiting:
+                    self._paint_badge(painter, item)
         painter.end()
+
+    def _paint_badge(self, painter: QPainter, item: QListWidgetItem) -> None:
+        """ "Waiting for you" in an amber pill at the row's end, over its title's tail."""
+        rect, words = self.badge(item)
+        if rect.isEmpty():
+            return
+        painter.save()
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(WAITING_FILL)
+        radius = rect.height() / 2
+        painter.drawRoundedRect(QRectF(rect), radius, radius)
+        painter.setFont(self._badge_font())
+        painter.setPen(WAITING_TEXT)
+        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, words)
+        painter.restore()
 
     def viewportEvent(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
             item = self.itemAt(event.pos())
-            if item is not None and item.data(ID_ROLE) in self.busy:
-                tip = f"{item.data(TITLE_ROLE)} — {BUSY_TIP}"
+            said = self.tip(str(item.data(ID_ROLE))) if item is not None else ""
+            if item is not None and said:
+                tip = f"{item.data(TITLE_ROLE)} — {said}"
                 QToolTip.showText(event.globalPos(), tip, self.viewport())
                 return True
         return super().viewportEvent(event)

@@ -115,6 +115,14 @@ class ConversationList(QWidget):
         """The chats marked as replying."""
         return set(self.list.busy)
 
+    def set_waiting(self, conversation_ids: set[str]) -> None:
+        """Mark the chats whose reply waits for the user (their own badge, not the dot)."""
+        self.list.set_waiting(conversation_ids)
+
+    def waiting_shown(self) -> set[str]:
+        """The chats marked as waiting for the user."""
+        return set(self.list.waiting)
+
     def _item(self, conversation_id: str | None) -> QListWidgetItem | None:
         return self.list.rows.item(conversation_id)
 
