@@ -13,16 +13,19 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 
+from server.attachments.service import Attachments
 from server.errors import ApiError, StorageError, UnavailableError
 from server.http.error_response import ErrorResponse
 from server.http.framing import FramingMiddleware
 from server.http.security import SecurityMiddleware
 from server.library.service import Library
+from server.library.worker import pdf_text
 from server.models.base import ChatBackend
 from server.models.local import LocalBackend
 from server.models.openai_compat import OpenAICompatBackend
 from server.models.registered import RegisteredModels
 from server.models.registry import ModelRegistry
+from server.routes import attachments as attachment_routes
 from server.routes import backends as backend_routes
 from server.routes import context as context_routes
 from server.routes import conversations, found_models, openai, status, tool_calls, transfer
@@ -80,6 +83,9 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
         tools=tools,
         library=library,
         imports=Imports(store.db, settings.db_path.parent / "imports"),
+        attachments=Attachments(
+            store.db, settings.data_dir / "attachments", settings.limits.attachments, pdf_text
+        ),
     )
     downloads = hub_routes.create_downloads(svc)
 
@@ -92,6 +98,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
                 app.state.startup_error = str(exc)  # what the desktop shows (serve.py)
                 raise
             await svc.imports.open()  # rows of an import a crash cut: deleted, in the background
+            await svc.attachments.open()  # uploads never sent, older than a day: deleted
             if recovered:
                 log.warning("marked %d reply(ies) cut by a crash as interrupted", recovered)
             models.warm_up()
@@ -113,6 +120,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
             *context_routes.routes,
             *tool_calls.routes,
             *transfer.routes,
+            *attachment_routes.routes,
             *model_routes.routes,
             *found_models.routes,
             *backend_routes.routes,

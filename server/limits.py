@@ -118,6 +118,7 @@ class Limits:
     library: LibraryLimits = field(default_factory=lambda: LibraryLimits())
     models: ModelLimits = field(default_factory=lambda: ModelLimits())
     transfer: TransferLimits = field(default_factory=lambda: TransferLimits())
+    attachments: AttachmentLimits = field(default_factory=lambda: AttachmentLimits())
     hub: HubLimits = field(default_factory=lambda: HubLimits())
     scan: ScanLimits = field(default_factory=lambda: ScanLimits())
 
@@ -225,6 +226,23 @@ class TransferLimits:
     index_busy_timeout: float = 10.0  # the search indexer's read of the database
     reader_give_up: float = 600.0  # a client that takes no piece for this long is gone
     reader_stop_poll: float = 0.1  # how often a blocked export's reader looks for a stop
+
+
+@dataclass(frozen=True)
+class AttachmentLimits:
+    """Files attached to a message (server/attachments/)."""
+
+    max_file_bytes: int = 20 * 1024 * 1024  # a text file or a PDF
+    max_image_bytes: int = 10 * 1024 * 1024  # what upstreams accept (OpenAI: 20 MB a request)
+    max_chars: int = 100_000  # of a file's text given to the model; the rest is left out, said
+    max_per_message: int = 10
+    # The images one model call carries (base64 makes them a third bigger): the newest first;
+    # older ones are named to the model, not sent.
+    max_request_image_bytes: int = 30 * 1024 * 1024
+    upload_time: float = 120.0  # a body sent this slowly is refused (20 MB at 170 KB/s)
+    parse_cpu: float = 20.0  # a PDF's text, in the library's parse worker
+    image_read_time: float = 10.0  # an attachment's file read back for a model call
+    unsent_keep: float = 24 * 3600.0  # an upload never sent is deleted after this long
 
 
 @dataclass(frozen=True)

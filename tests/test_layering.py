@@ -93,6 +93,7 @@ LAYERS: list[tuple[set[str], bool]] = [
     ({"storage"}, False),  # SQLite: no agent, turn, transfer or HTTP-route code
     ({"models"}, False),  # the backends
     ({"agent"}, False),  # the step loop, its toolbox interface, approvals, the feed
+    ({"attachments"}, False),  # files attached to messages: stored, read, given to models
     ({"tools", "library", "transfer"}, False),  # tools, documents, import/export
     ({"turns"}, False),  # the run of one turn
     ({"routes"}, False),  # one module per resource

@@ -28,10 +28,11 @@ closes; on Linux the kernel also kills it when Parley ends (even by kill -9) mid
 elsewhere it outlives Parley by at most the file it is on (bounded by its budget).
 
 Protocol, both ways framed by lengths (network order): the parent sends `!II` (header length,
-data length), a JSON header `{"kind", "cpu_s", "max_chars", "retire"}` (`retire`: the peak
-memory past which the worker ends after this file) and the file's bytes; the worker answers
-`!I` and a JSON object, `{"chunks": [[text, page, line_start, line_end], ...]}` or
-`{"skipped": reason}`, with `"retire": true` when it must not be used again.
+data length), a JSON header `{"kind", "cpu_s", "max_chars", "retire", "whole"}` (`retire`:
+the peak memory past which the worker ends after this file) and the file's bytes; the worker
+answers `!I` and a JSON object, `{"chunks": [[text, page, line_start, line_end], ...]}` (or
+with `whole`, an attachment's, `{"text": text}`) or `{"skipped": reason}`, with
+`"retire": true` when it must not be used again. The worker's side is worker_process.py.
 """
 
 from __future__ import annotations
@@ -40,12 +41,10 @@ import contextlib
 import json
 import os
 import signal
-import struct
 import subprocess
 import sys
 from dataclasses import dataclass
-from types import FrameType
-from typing import Any, BinaryIO
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -53,21 +52,20 @@ import anyio.to_thread
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from server.errors import SkipFile
-from server.library.chunking import Chunk, chunk
-from server.library.parsing import parse, too_much_text
+from server.library import worker_process
+from server.library.chunking import Chunk
+from server.library.worker_process import over_time
 from server.limits import LibraryLimits
 
 PARSE_CPU_S = LibraryLimits.parse_cpu  # server/limits.py
 MAX_TEXT_CHARS = 20_000_000  # as many as the largest text file the library reads (20 MB)
-MEMORY_BYTES = 1 << 30  # the worker's address space: pypdf needs ~250 MB on the bomb
+MEMORY_BYTES = worker_process.MEMORY_BYTES
 RETIRE_PEAK_BYTES = 200 << 20  # a worker that grew past this is replaced after its file
 WALL_FACTOR = 4.0  # the parent's bound: the CPU budget this many times over, plus a grace,
 WALL_GRACE_S = LibraryLimits.parse_wall_grace  # server/limits.py
-CPU_KILL_GRACE_S = LibraryLimits.parse_cpu_kill_grace  # server/limits.py
 STOP_WAIT_S = LibraryLimits.worker_stop_wait
 BIG_ANSWER = 1 << 20  # decoded in a thread, not on the event loop
-_HEAD = struct.Struct("!II")
-_LENGTH = struct.Struct("!I")
+_HEAD, _LENGTH = worker_process.HEAD, worker_process.LENGTH
 
 
 @dataclass(frozen=True)
@@ -75,10 +73,6 @@ class Skipped:
     """The file is not indexed: `reason` says why (shown to the user)."""
 
     reason: str
-
-
-def over_time(cpu_s: float) -> str:
-    return f"took longer than {cpu_s:g} s to parse"
 
 
 class Parser:
@@ -103,10 +97,27 @@ class Parser:
 
     async def cut(self, kind: str, data: bytes) -> list[Chunk] | Skipped:
         """The file's passages, or why it is skipped. Never raises for a bad file."""
-        cpu_s, max_chars = PARSE_CPU_S, MAX_TEXT_CHARS  # read now: tests lower them
+        answer = await self._ask(kind, data, PARSE_CPU_S, whole=False)
+        if isinstance(answer, Skipped):
+            return answer
+        return [Chunk(text, page, start, end) for text, page, start, end in answer["chunks"]]
+
+    async def text(self, kind: str, data: bytes, cpu_s: float) -> str | Skipped:
+        """The file's whole text (a PDF's pages apart by a blank line), or why not."""
+        answer = await self._ask(kind, data, cpu_s, whole=True)
+        return answer if isinstance(answer, Skipped) else str(answer["text"])
+
+    async def _ask(self, kind: str, data: bytes, cpu_s: float, *, whole: bool) -> Any:
+        max_chars = MAX_TEXT_CHARS  # read now: tests lower it
         requests, answers = await self._worker()
         header = json.dumps(
-            {"kind": kind, "cpu_s": cpu_s, "max_chars": max_chars, "retire": RETIRE_PEAK_BYTES}
+            {
+                "kind": kind,
+                "cpu_s": cpu_s,
+                "max_chars": max_chars,
+                "retire": RETIRE_PEAK_BYTES,
+                "whole": whole,
+            }
         ).encode()
         try:
             with anyio.move_on_after(cpu_s * WALL_FACTOR + WALL_GRACE_S) as wall:
@@ -134,7 +145,7 @@ class Parser:
             self.kill()
         if "skipped" in answer:
             return Skipped(str(answer["skipped"]))
-        return [Chunk(text, page, start, end) for text, page, start, end in answer["chunks"]]
+        return answer
 
     def kill(self) -> None:
         """Stop the worker now, whatever it is doing (`_reap` then waits for it)."""
@@ -187,7 +198,7 @@ class Parser:
                 [
                     sys.executable,
                     "-m",
-                    "server.library.worker",
+                    "server.library.worker_process",
                     str(MEMORY_BYTES),
                     str(os.getpid()),
                 ],
@@ -221,170 +232,14 @@ def _why(returncode: int | None, cpu_s: float) -> str:
     return f"the parser crashed on it (exit {returncode})"
 
 
-# -- the worker process ---------------------------------------------------------------------
-
-
-class OverBudget(BaseException):
-    """The file's CPU budget is spent. A BaseException: a parser's `except Exception` must not
-    swallow it."""
-
-
-_armed = False  # a SIGPROF that lands after the parse (the budget's edge) is ignored
-
-
-def _on_timer(signum: int, frame: FrameType | None) -> None:
-    if _armed:
-        raise OverBudget
-
-
-def _arm(cpu_s: float) -> None:
-    global _armed
-    import resource
-
-    used = resource.getrusage(resource.RUSAGE_SELF)
-    spent = int(used.ru_utime + used.ru_stime + 1)
-    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    soft = spent + int(cpu_s + 1) + CPU_KILL_GRACE_S
-    if hard == resource.RLIM_INFINITY or soft <= hard:
-        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
-    _armed = True
-    signal.setitimer(signal.ITIMER_PROF, cpu_s, 0.05)  # again every 50 ms if swallowed
-
-
-def _disarm() -> None:
-    global _armed
-    _armed = False
-    signal.setitimer(signal.ITIMER_PROF, 0, 0)
-
-
-def answer(kind: str, data: bytes, cpu_s: float, max_chars: int) -> dict[str, Any]:
-    """What the worker says about one file."""
-    timed = hasattr(signal, "setitimer") and sys.platform != "win32"
+async def pdf_text(data: bytes, cpu_s: float) -> str:
+    """An attached PDF's text, parsed in a worker of its own within `cpu_s` of CPU (attachments
+    are few: starting one costs ~250 ms). Raises SkipFile saying why there is none."""
+    parser = Parser()
     try:
-        if timed:
-            _arm(cpu_s)
-        try:
-            sections = parse(kind, data, max_chars=max_chars)
-            if sum(len(section.text) for section in sections) > max_chars:
-                return {"skipped": too_much_text(max_chars)}
-            chunks = chunk(sections)
-        finally:
-            if timed:
-                _disarm()
-    except OverBudget:
-        return {"skipped": over_time(cpu_s)}
-    except SkipFile as exc:
-        return {"skipped": str(exc)}
-    except MemoryError:
-        raise  # answered by `main` once the parse's frames are gone (see there)
-    except Exception as exc:  # a parser's own bug must not stop the indexer
-        return {"skipped": f"could not be parsed ({type(exc).__name__})"}
-    if not chunks:
-        return {"skipped": "no text"}
-    return {"chunks": [[c.text, c.page, c.line_start, c.line_end] for c in chunks]}
-
-
-def _read(stream: BinaryIO, size: int) -> bytes | None:
-    parts: list[bytes] = []
-    while size:
-        part = stream.read(size)
-        if not part:
-            return None
-        parts.append(part)
-        size -= len(part)
-    return b"".join(parts)
-
-
-_memory_cap = MEMORY_BYTES
-
-
-def too_much_memory() -> str:
-    return f"needed more than {_memory_cap >> 20} MB of memory to parse"
-
-
-def _cap_memory(cap: int) -> None:
-    global _memory_cap
-    _memory_cap = cap
-    with contextlib.suppress(ImportError, ValueError, OSError):
-        import resource
-
-        _, hard = resource.getrlimit(resource.RLIMIT_AS)
-        if hard == resource.RLIM_INFINITY or hard >= cap:
-            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-
-
-def _peak_bytes() -> int:
-    """This process's peak resident memory so far (0 where unknown). On Linux, the memory's
-    own high-water mark (VmHWM): `ru_maxrss` keeps the parent's resident size at the fork
-    across exec, so a worker of a server past `RETIRE_PEAK_BYTES` was retired after every
-    file (seen when the test suite's own process had grown past it)."""
-    try:
-        with open("/proc/self/status", "rb") as status:
-            for line in status:
-                if line.startswith(b"VmHWM:"):
-                    return int(line.split()[1]) * 1024  # kB
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        import resource
-    except ImportError:
-        return 0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB on Linux
-
-
-def _die_with(parent: int) -> bool:
-    """Linux: the kernel kills this process when Parley ends, even by kill -9, mid-file. (It
-    is tied to the thread that started it: the server's event loop, which ends only after
-    the worker is stopped.) False if Parley is gone already."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    return parent == 0 or os.getppid() == parent
-
-
-def main(memory: int, parent: int) -> int:
-    if not _die_with(parent):
-        return 0
-    _cap_memory(memory)
-    out_of_memory = {"skipped": too_much_memory(), "retire": True}  # made while there is room
-    if hasattr(signal, "SIGPROF"):
-        signal.signal(signal.SIGPROF, _on_timer)
-    requests, answers = sys.stdin.buffer, sys.stdout.buffer
-    while (head := _read(requests, _HEAD.size)) is not None:
-        header_size, data_size = _HEAD.unpack(head)
-        header = _read(requests, header_size)
-        data = _read(requests, data_size)
-        if header is None or data is None:
-            return 0
-        request = json.loads(header)
-        try:
-            said = answer(request["kind"], data, request["cpu_s"], request["max_chars"])
-        except MemoryError:
-            # Nothing is allocated here: the error's traceback still holds the parse's
-            # frames and their memory, and building an answer could raise again (it did
-            # under a tracer, and the worker died with "exit 1"). They go when this ends.
-            said = out_of_memory
-        del data
-        if _peak_bytes() > request["retire"]:
-            said["retire"] = True  # its memory back to the system: the next file gets a new one
-        try:
-            raw = json.dumps(said).encode()
-        except MemoryError:
-            said = out_of_memory
-            raw = json.dumps(said).encode()
-        try:
-            answers.write(_LENGTH.pack(len(raw)) + raw)
-            answers.flush()
-        except BrokenPipeError:  # Parley is gone
-            return 0
-        if said.get("retire"):
-            return 0
-    return 0  # stdin closed: Parley is done with it (or gone)
-
-
-if __name__ == "__main__":
-    arguments = [int(argument) for argument in sys.argv[1:3]]
-    sys.exit(main(*arguments) if len(arguments) == 2 else main(MEMORY_BYTES, 0))
+        found = await parser.text("pdf", data, cpu_s)
+    finally:
+        await parser.aclose()
+    if isinstance(found, Skipped):
+        raise SkipFile(found.reason)
+    return found

@@ -144,6 +144,12 @@ class ChatBackend(Protocol):
         ...
 
     @property
+    def images_unsupported(self) -> str | None:
+        """Why this model cannot be given images, or None when it can or may (an upstream
+        that cannot says so itself when asked)."""
+        ...
+
+    @property
     def state(self) -> ModelState: ...
 
     @property

@@ -117,6 +117,14 @@ class LocalBackend:
         return None
 
     @property
+    def images_unsupported(self) -> str:
+        return (
+            f"the local model {self.name!r} cannot see images: Parley's local engine runs it "
+            "without a vision projector. Choose a model that takes images (e.g. a vision "
+            "model on an OpenAI-compatible backend), or remove the image"
+        )
+
+    @property
     def state(self) -> ModelState:
         return self._state
 

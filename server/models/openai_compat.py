@@ -51,6 +51,7 @@ class OpenAICompatBackend:
     kind = "openai_compat"
     slots = 1  # replies at once (Parley's own limit; the upstream may queue more)
     tools_unsupported: str | None = None  # an upstream that cannot call tools says so itself
+    images_unsupported: str | None = None  # the same for images (issue 43)
 
     def __init__(
         self,
@@ -251,6 +252,16 @@ def _wire_message(message: ChatMessage) -> dict[str, Any]:
     `content: null` (some upstreams refuse an empty string beside `tool_calls`)."""
     if message.get("tool_calls") and not message["content"]:
         return {**message, "content": None}
+    images = message.get("images")
+    if images is not None:
+        wire: dict[str, Any] = {k: v for k, v in message.items() if k != "images"}
+        urls = [image["url"] for image in images if "url" in image]
+        if urls:  # OpenAI's parts: the text, then each image
+            wire["content"] = [
+                *([{"type": "text", "text": message["content"]}] if message["content"] else []),
+                *({"type": "image_url", "image_url": {"url": url}} for url in urls),
+            ]
+        return wire
     return dict(message)
 
 

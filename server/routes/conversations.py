@@ -16,6 +16,7 @@ from server.errors import BadRequestError, ConflictError, NotFoundError
 from server.http.jsonbody import JSONObject, check_text, number_field, read_object, text_field
 from server.library.tool import DocumentsTool, PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
+from server.routes.attachments import attachment_ids, image_reader, refuse_images
 from server.routes.services import Services, services
 from server.storage.params import updated_params
 from server.storage.store import Switch, TurnStart
@@ -233,21 +234,30 @@ async def delete_conversation(request: Request) -> Response:
 async def send_message(request: Request) -> RunEventStream:
     """Start a reply and stream it. The run outlives this request; see server/turns/run.py."""
     body = await read_object(request, services(request).settings.limits)
-    return await _reply(request, body, TurnStart("send", _content(request, body)))
+    files = attachment_ids(body, services(request))
+    start = TurnStart("send", _content(request, body, bool(files)), attachments=files or ())
+    return await _reply(request, body, start)
 
 
 async def edit_message(request: Request) -> RunEventStream:
     """A new version of a user message (`content`), and a reply to it: a new branch."""
     body = await read_object(request, services(request).settings.limits)
-    start = TurnStart("edit", _content(request, body), target=_id(request, "message_id"))
+    files = attachment_ids(body, services(request))  # None: the edited message's files
+    start = TurnStart(
+        "edit",
+        _content(request, body, bool(files)),
+        target=_id(request, "message_id"),
+        attachments=files,
+    )
     return await _reply(request, body, start)
 
 
-def _content(request: Request, body: JSONObject) -> str:
-    """The message a user sends (or its new version): required, not empty, within size."""
+def _content(request: Request, body: JSONObject, files: bool = False) -> str:
+    """The message a user sends (or its new version): required, within size; not empty
+    unless it carries files."""
     limits = services(request).settings.limits
     content = text_field(
-        body, "content", max_chars=limits.max_content_chars, required=True, allow_empty=False
+        body, "content", max_chars=limits.max_content_chars, required=True, allow_empty=files
     )
     return content or ""
 
@@ -285,6 +295,7 @@ async def _reply(request: Request, body: JSONObject, start: TurnStart) -> RunEve
     kept: list[ChatMessage] = [{"role": "user", "content": start.content}]
     if conversation["system"]:
         kept.insert(0, {"role": "system", "content": conversation["system"]})
+    await refuse_images(svc, start.attachments, model)  # before a local engine is started
     await model.backend.admit(ChatRequest(kept, max_tokens=reply_tokens))
     numbers = SourceNumbers()
     documents = PromptDocuments(svc.library, numbers) if svc.library.has_folders else None
@@ -297,6 +308,7 @@ async def _reply(request: Request, body: JSONObject, start: TurnStart) -> RunEve
         documents,
         numbers,
         Delegation(svc.models.resolve, svc.settings.limits.agents),
+        image_reader(svc, model),
     )
     writer = ChunkWriter(f"chatcmpl-{run.id}", model.name)
     ids = TurnIds(conversation_id, turn.user_message_id, turn.message_id, turn.title)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
+from server.attachments.service import Attachments
 from server.library.service import Library
 from server.models.adding import ModelAdder
 from server.models.registered import RegisteredModels
@@ -27,6 +28,7 @@ class Services:
     tools: ToolManager  # the MCP servers the user configured
     library: Library  # the user's documents
     imports: Imports  # imports of chats (server/transfer/)
+    attachments: Attachments  # files attached to messages (server/attachments/)
 
     @property
     def model_adder(self) -> ModelAdder:

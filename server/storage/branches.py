@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from server.types import ChatMessage
+from server.storage import attachments
+from server.types import ChatMessage, ImageJSON
 
 
 def branch(conn: sqlite3.Connection, cid: str, last: str | None) -> list[sqlite3.Row]:
@@ -86,9 +87,34 @@ def history(system: str | None, rows: list[sqlite3.Row]) -> tuple[list[ChatMessa
         parts = json.loads(stored) if stored else None
         if parts and any(isinstance(p, dict) and p.get("type") == "tool" for p in parts):
             prompt.append({"role": "assistant", "content": row["content"], "parts": parts})
+        elif row["role"] == "user" and row["attachments"]:
+            prompt.append(with_files(row["content"], attachments.of_message(row["attachments"])))
         elif row["content"]:
             prompt.append({"role": row["role"], "content": row["content"]})
         else:
             continue
         ids.append(row["id"])
     return prompt, ids
+
+
+def with_files(content: str, files: list[dict[str, object]]) -> ChatMessage:
+    """A user message as the model sees it: its words, then each attached file's text in a
+    `<file>` element (the model is told when only the start of it is given), and its images."""
+    text = [content] if content else []
+    images: list[ImageJSON] = []
+    for item in files:
+        name = str(item.get("name", ""))
+        if item.get("kind") == "image":
+            images.append({"id": str(item["id"]), "name": name, "mime": str(item["mime"])})
+            continue
+        body = str(item.get("text", ""))
+        note = f' note="{_attribute(str(item["note"]))}"' if item.get("note") else ""
+        text.append(f'<file name="{_attribute(name)}"{note}>\n{body}\n</file>')
+    message: ChatMessage = {"role": "user", "content": "\n\n".join(text)}
+    if images:
+        message["images"] = images
+    return message
+
+
+def _attribute(value: str) -> str:
+    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")

@@ -298,6 +298,34 @@ def _tool_servers(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE conversations ADD COLUMN tool_servers TEXT")
 
 
+def _attachments(conn: sqlite3.Connection) -> None:
+    """Files attached to messages (issue 43). `attachments`: one row per upload, its bytes in
+    the data dir's attachments/ under its id; `conversation_id` is set when a message carries
+    it (NULL: not sent yet, or its chat was deleted; deleted after a day). `text`: a text
+    file's or a PDF's text until it is sent. `messages.attachments`: a user message's files as
+    JSON, with the text the model is given, so a branch reads as one row per message."""
+    conn.execute(
+        """
+        CREATE TABLE attachments (
+            id TEXT PRIMARY KEY,
+            conversation_id TEXT REFERENCES conversations(id) ON DELETE SET NULL,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            mime TEXT NOT NULL,
+            bytes INTEGER NOT NULL,
+            chars INTEGER,
+            note TEXT,
+            text TEXT,
+            created_at REAL NOT NULL
+        )
+        """
+    )
+    conn.execute(
+        "CREATE INDEX attachments_unsent ON attachments(created_at) WHERE conversation_id IS NULL"
+    )
+    conn.execute("ALTER TABLE messages ADD COLUMN attachments TEXT")
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_initial_schema", _initial_schema),
     ("0002_index_replies_once_settled", _index_replies_once_settled),
@@ -311,6 +339,7 @@ MIGRATIONS: list[Migration] = [
     ("0010_stop_receipts", _stop_receipts),
     ("0011_summaries", _summaries),
     ("0012_tool_servers", _tool_servers),
+    ("0013_attachments", _attachments),
 ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from server.storage import attachments
 from server.storage import params as chat_params
 from server.types import ConversationJSON, MessageJSON, PartJSON
 
@@ -51,4 +52,7 @@ def message_json(row: sqlite3.Row) -> MessageJSON:
     ended = row["ended"]
     if ended:
         found["ended"] = json.loads(ended)
+    stored_files = row["attachments"]
+    if stored_files:
+        found["attachments"] = [attachments.public(a) for a in attachments.of_message(stored_files)]
     return found

@@ -16,7 +16,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from server.errors import ConflictError, NotFoundError, StorageError
-from server.storage import branches, summaries
+from server.storage import attachments, branches, summaries
 from server.storage import params as chat_params
 from server.storage.rows import message_json
 from server.storage.transaction import transaction
@@ -48,6 +48,8 @@ class TurnStart:
     content: str = ""  # send, edit: the user's words
     target: str | None = None  # edit: the user message; regenerate, continue: the reply
     continued: Continued = "prefix"  # continue: how the backend can go on
+    # send, edit: the uploads the message carries (edit: None keeps the edited message's)
+    attachments: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -137,16 +139,21 @@ def open_turn(
             else:
                 parent = conv["leaf_id"] if target is None else target["parent_id"]
                 rows = branches.branch(conn, cid, parent)
-                _insert_user(conn, cid, user_id, parent, start.content, now)
+                # An edit that gives no files keeps those of the message it is a version of.
+                keep = start.attachments is None and target is not None
+                files: str | None = target["attachments"] if keep and target else None
+                if start.attachments:
+                    files = json.dumps(attachments.take(conn, cid, start.attachments))
+                _insert_user(conn, cid, user_id, parent, start.content, now, files or None)
                 user_row = _row(conn, user_id)
                 rows.append(user_row)
             _insert_reply(conn, cid, assistant_id, user_row["id"], model, now)
             reply_id = assistant_id
             prompt, ids, summary = _prompt(conn, cid, conv["system"], rows)
-            if user_row["content"] == "":  # an empty question is still the question
+            if not ids or ids[-1] != user_row["id"]:  # an empty question is still the question
                 prompt.append({"role": "user", "content": ""})
                 ids.append(user_row["id"])
-        title = conv["title"] or _auto_title(user_row["content"])
+        title = conv["title"] or _auto_title(user_row["content"]) or _files_title(user_row)
         conn.execute(
             "UPDATE conversations SET title = ?, updated_at = ?, leaf_id = ? WHERE id = ?",
             (title, now, reply_id, cid),
@@ -266,12 +273,19 @@ def _reopen(
 
 
 def _insert_user(
-    conn: sqlite3.Connection, cid: str, mid: str, parent: str | None, content: str, now: float
+    conn: sqlite3.Connection,
+    cid: str,
+    mid: str,
+    parent: str | None,
+    content: str,
+    now: float,
+    files: str | None = None,
 ) -> None:
     conn.execute(
         "INSERT INTO messages (id, conversation_id, parent_id, role, content, status, "
-        "created_at, updated_at, completed_at) VALUES (?, ?, ?, 'user', ?, 'completed', ?, ?, ?)",
-        (mid, cid, parent, content, now, now, now),
+        "created_at, updated_at, completed_at, attachments) "
+        "VALUES (?, ?, ?, 'user', ?, 'completed', ?, ?, ?, ?)",
+        (mid, cid, parent, content, now, now, now, files),
     )
 
 
@@ -295,6 +309,12 @@ def _auto_title(content: str) -> str:
     if len(first_line) <= AUTO_TITLE_CHARS:
         return first_line
     return first_line[: AUTO_TITLE_CHARS - 1].rstrip() + "…"
+
+
+def _files_title(row: sqlite3.Row) -> str:
+    """A question of files alone is named after its first."""
+    files = attachments.of_message(row["attachments"])
+    return _auto_title(str(files[0].get("name", ""))) if files else ""
 
 
 def checkpoint(

@@ -18,6 +18,7 @@ from typing import Any
 from server.storage.pages import BATCH, Skeleton, exists, rows_by_id
 from server.storage.rows import conversation_json, message_json
 from server.storage.summaries import summary_json
+from server.transfer import attachments
 from server.types import MessageJSON
 
 FORMAT = "parley"
@@ -44,7 +45,7 @@ def json_pieces(conn: sqlite3.Connection, ids: list[str] | None) -> Iterator[byt
         rows = conn.execute("SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq", (cid,))
         comma = ""
         while batch := rows.fetchmany(BATCH):
-            encoded = (json.dumps(_message(message_json(r)), ensure_ascii=False) for r in batch)
+            encoded = (json.dumps(_message(conn, r), ensure_ascii=False) for r in batch)
             yield (comma + ", ".join(encoded)).encode()
             comma = ", "
         written = conn.execute(
@@ -57,9 +58,11 @@ def json_pieces(conn: sqlite3.Connection, ids: list[str] | None) -> Iterator[byt
     yield b"]}"
 
 
-def _message(message: MessageJSON) -> dict[str, Any]:
-    out: dict[str, Any] = dict(message)
+def _message(conn: sqlite3.Connection, row: sqlite3.Row) -> dict[str, Any]:
+    out: dict[str, Any] = dict(message_json(row))
     del out["conversation_id"]  # the conversation it is in
+    if row["attachments"]:  # with their text and bytes (server/transfer/attachments.py)
+        out["attachments"] = attachments.exported(conn, row["attachments"])
     return out
 
 
@@ -102,7 +105,8 @@ def markdown(conn: sqlite3.Connection, cid: str) -> str | None:
 def _markdown_message(message: MessageJSON) -> list[str]:
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(message["created_at"]))
     if message["role"] == "user":
-        return [f"## You · {when}", "", message["content"], ""]
+        files = [f"*Attached: {a['name']}*" for a in message.get("attachments", [])]
+        return [f"## You · {when}", "", message["content"], "", *(files and [*files, ""])]
     about = [message["model"] or "assistant", when]
     if message["status"] != "completed":
         about.append(_ending(message))

@@ -28,7 +28,7 @@ from typing import cast
 from server.errors import BadImport, ConflictError, ImportCancelledError, NotFoundError
 from server.limits import TransferLimits
 from server.storage.db import Database
-from server.transfer import indexing, reading, staging
+from server.transfer import attachments, indexing, reading, staging
 from server.transfer.chatgpt import Skipped
 from server.transfer.indexing import Indexer
 from server.transfer.parley import Conversation
@@ -207,6 +207,7 @@ class _Worker:
         self.merging: concurrent.futures.Future[object] | None = None
         self.batches = 0
         self.cache_size: int | None = None  # the database's page cache before the import
+        self.attachments = db.path.parent / "attachments"  # the data dir's (server/attachments/)
 
     def run(self) -> None:
         job = self.job
@@ -267,6 +268,8 @@ class _Worker:
                 self.skipped.append(item.skipped)
                 continue
             conversation: Conversation = item.conversation
+            for message in conversation.messages:  # their bytes, before their rows
+                attachments.write_files(self.attachments, message.attachments, message.files)
             count = len(conversation.messages)
             start = 0
             while True:

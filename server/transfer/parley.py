@@ -19,6 +19,7 @@ from typing import Any
 
 from server.errors import BadImport, ParleyError
 from server.storage import params as chat_params
+from server.transfer import attachments
 from server.types import MAX_AGENT_DEPTH, NOT_APPROVED_AT_CRASH, ChatParams
 
 ROLES = ("user", "assistant")
@@ -48,6 +49,9 @@ class Message:
     continued: str | None
     finish_reason: str | None = None
     ended: dict[str, Any] | None = None  # a stopped reply: what the stop ended
+    # A user message's files as stored with it, and their bytes by id until written.
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+    files: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass
@@ -190,6 +194,11 @@ def _message(raw: object, where: str, max_chars: int) -> Message:
     usage = _usage(raw.get("usage"), f"{where}.usage")
     if status == "streaming":  # exported mid-reply: it was cut there
         status, ended_by = "interrupted", ended_by or "crash"
+    stored, data_of = (
+        attachments.imported(raw.get("attachments"), f"{where}.attachments")
+        if role == "user"
+        else ([], {})
+    )
     return Message(
         id=_id(raw, "id", where),
         parent_id=_optional_text(raw, "parent_id", where, MAX_ID_CHARS),
@@ -208,6 +217,8 @@ def _message(raw: object, where: str, max_chars: int) -> Message:
         ended=_ended(raw.get("ended"), f"{where}.ended", max_chars)
         if status == "interrupted"
         else None,
+        attachments=stored,
+        files=data_of,
     )
 
 

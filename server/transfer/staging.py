@@ -19,6 +19,7 @@ from pathlib import Path
 from server.limits import TransferLimits
 from server.storage import params as chat_params
 from server.storage.transaction import transaction
+from server.transfer import attachments
 from server.transfer.parley import Conversation, Message
 
 IMPORT_CACHE_KIB = 65_536  # the page cache while an import runs (bench: -16% write time)
@@ -219,8 +220,8 @@ def _insert_messages(conn: sqlite3.Connection, cid: str, messages: list[Message]
     conn.executemany(
         "INSERT INTO messages (id, conversation_id, parent_id, role, content, parts, status, "
         "ended_by, error, model, created_at, updated_at, completed_at, usage, continued, "
-        "finish_reason, ended, indexed) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
+        "finish_reason, ended, attachments, indexed) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
         [
             (
                 m.id,
@@ -240,7 +241,11 @@ def _insert_messages(conn: sqlite3.Connection, cid: str, messages: list[Message]
                 m.continued,
                 m.finish_reason,
                 json.dumps(m.ended, ensure_ascii=False) if m.ended is not None else None,
+                json.dumps(m.attachments, ensure_ascii=False) if m.attachments else None,
             )
             for m in messages
         ],
     )
+    for m in messages:
+        if m.attachments:
+            attachments.insert_rows(conn, cid, m.attachments, m.created_at)

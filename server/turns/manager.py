@@ -21,7 +21,13 @@ from server.models.registry import ModelEntry
 from server.settings import Limits
 from server.storage.store import Store, TurnStart
 from server.turns.run import Run
-from server.turns.sinks import CompactionTurn, ConversationTurn, StatelessTurn, TurnSink
+from server.turns.sinks import (
+    CompactionTurn,
+    ConversationTurn,
+    ImageReader,
+    StatelessTurn,
+    TurnSink,
+)
 
 
 class RunManager:
@@ -105,6 +111,7 @@ class RunManager:
         documents: PromptDocuments | None = None,
         numbers: SourceNumbers | None = None,
         delegation: Delegation | None = None,
+        images: ImageReader | None = None,
     ) -> tuple[Run, ConversationTurn]:
         """Start a run that opens the turn (both messages written before any generation),
         and return once it is open. Raises ConflictError, UnavailableError, and what opening
@@ -116,7 +123,15 @@ class RunManager:
                 code="reply_in_progress",
             )
         turn = ConversationTurn(
-            self._store, conversation_id, start, model.name, max_tokens, tools, documents, numbers
+            self._store,
+            conversation_id,
+            start,
+            model.name,
+            max_tokens,
+            tools,
+            documents,
+            numbers,
+            images,
         )
         if turn.message_id in self._runs:
             # A continuation is named after its reply: one that streams now (this

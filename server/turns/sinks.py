@@ -5,6 +5,7 @@ streams, finished once by the run's settle (server/turns/run.py)."""
 from __future__ import annotations
 
 import concurrent.futures
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -98,6 +99,10 @@ class StoredHistory:
         return await self.store.save_summary(self.conversation_id, through_id, content, self.model)
 
 
+# A prompt with its images read for the model (or named, where they cannot be given).
+ImageReader = Callable[[list[ChatMessage]], Awaitable[list[ChatMessage]]]
+
+
 class ConversationTurn:
     """A turn of a stored conversation: the user message, and the reply in its own row."""
 
@@ -113,13 +118,16 @@ class ConversationTurn:
         tools: ToolBox | None = None,
         documents: PromptDocuments | None = None,
         numbers: SourceNumbers | None = None,
+        images: ImageReader | None = None,
     ) -> None:
         """`start`: what the turn does (a new message, an edit, a regeneration, a
         continuation: server/storage/turn_rows.py); `max_tokens`: this turn's own limit (else the
         conversation's); `tools`: what the turn offers the model when the conversation
         allows tools; `documents`: passages for its prompt when the conversation uses the
-        user's documents; `numbers`: the turn's source numbers (shared with both)."""
+        user's documents; `numbers`: the turn's source numbers (shared with both);
+        `images`: reads the prompt's images for the model (server/attachments/images.py)."""
         self._store = store
+        self._images = images
         self._numbers = numbers
         self._tools = tools
         self._documents = documents
@@ -176,6 +184,8 @@ class ConversationTurn:
             cited = [p["n"] for p in opened.earlier.parts if p["type"] == "citation"]
             self._numbers.skip_to(max(cited, default=0))
         self.history = history
+        if self._images is not None:
+            prompt = await self._images(prompt)
         params = opened.params
         return ChatRequest(
             messages=prompt,

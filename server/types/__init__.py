@@ -72,6 +72,33 @@ class ToolCallJSON(TypedDict):
     function: ToolFunctionJSON
 
 
+AttachmentKind = Literal["text", "image"]
+
+
+class AttachmentJSON(TypedDict):
+    """A file attached to a message (`POST /api/attachments`): `kind` text is a text file,
+    code or a PDF, whose extracted text the model is given (`chars` long; `note` says what
+    was left out); an image goes to models that take images."""
+
+    id: str
+    name: str
+    kind: AttachmentKind
+    mime: str
+    bytes: int
+    chars: int | None
+    note: str | None
+
+
+class ImageJSON(TypedDict):
+    """An image a user message carries to the model: its attachment, and once read for the
+    model call (server/attachments/images.py) its `url`, a data: URL."""
+
+    id: str
+    name: str
+    mime: str
+    url: NotRequired[str]
+
+
 class ChatMessage(TypedDict):
     role: Role
     content: str
@@ -80,6 +107,8 @@ class ChatMessage(TypedDict):
     # A stored reply's parts, when it has tool steps: Parley's own, turned into its calls and
     # their results (or dropped) before any backend sees the message (server/agent/history.py).
     parts: NotRequired[list[PartJSON]]
+    # A user message's images (issue 43): sent as OpenAI `image_url` parts once read.
+    images: NotRequired[list[ImageJSON]]
 
 
 class TextPartJSON(TypedDict):
@@ -183,6 +212,7 @@ class MessageJSON(TypedDict):
     siblings: NotRequired[list[str]]
     sibling_index: NotRequired[int]
     ended: NotRequired[EndedJSON]  # a stopped reply: what the stop ended (issue 41)
+    attachments: NotRequired[list[AttachmentJSON]]  # a user message's files (issue 43)
 
 
 class SummaryJSON(TypedDict):

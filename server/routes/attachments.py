@@ -1,0 +1,115 @@
+"""Files attached to messages (issue 43): `POST /api/attachments?name=` with the file's bytes
+as the body (any Content-Type: what the file is comes from its bytes), `GET
+/api/attachments/{id}` gives them back. A message carries them by id (`attachments` in a
+send or an edit: see conversations.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import anyio
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from server.attachments.images import with_images
+from server.errors import BadRequestError, PayloadTooLargeError, RequestTimeoutError
+from server.http.jsonbody import JSONObject, check_text
+from server.models.registry import ModelEntry
+from server.routes.services import Services, services
+from server.types import ChatMessage
+
+
+async def upload(request: Request) -> JSONResponse:
+    svc = services(request)
+    name = request.query_params.get("name")
+    if not name:
+        raise BadRequestError("give the file's name: ?name=", code="invalid_field")
+    check_text(name, "name")
+    data = await _body(request, svc.attachments.limits.max_file_bytes, svc)
+    attachment = await svc.attachments.upload(name, data)
+    return JSONResponse(attachment, status_code=201)
+
+
+async def _body(request: Request, max_bytes: int, svc: Services) -> bytes:
+    too_big = PayloadTooLargeError(
+        f"the file is larger than the {max_bytes >> 20} MB an attachment may be",
+        code="attachment_too_large",
+    )
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        raise too_big
+    body = bytearray()
+    timeout = svc.attachments.limits.upload_time
+    try:
+        with anyio.fail_after(timeout):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > max_bytes:
+                    raise too_big
+    except TimeoutError as exc:
+        raise RequestTimeoutError(f"the file was not sent within {timeout:g} s") from exc
+    except ClientDisconnect as exc:
+        raise BadRequestError("the client went away while sending", code="client_gone") from exc
+    if not body:
+        raise BadRequestError("the file is empty", code="attachment_unreadable")
+    return bytes(body)
+
+
+async def download(request: Request) -> Response:
+    attachment_id: str = request.path_params["attachment_id"]
+    check_text(attachment_id, "attachment id")
+    attachment, data = await services(request).attachments.content(attachment_id)
+    return Response(
+        data,
+        media_type=attachment["mime"],
+        headers={"Content-Disposition": "attachment", "X-Content-Type-Options": "nosniff"},
+    )
+
+
+def attachment_ids(body: JSONObject, svc: Services) -> tuple[str, ...] | None:
+    """A send's or an edit's `attachments`: a list of upload ids (None: not given)."""
+    value = body.get("attachments")
+    if value is None:
+        return None
+    most = svc.settings.limits.attachments.max_per_message
+    if (
+        not isinstance(value, list)
+        or len(value) > most
+        or not all(isinstance(item, str) and 0 < len(item) <= 64 for item in value)
+    ):
+        raise BadRequestError(
+            f"'attachments' must be a list of at most {most} attachment ids",
+            code="invalid_field",
+        )
+    return tuple(value)
+
+
+async def refuse_images(svc: Services, ids: tuple[str, ...] | None, model: ModelEntry) -> None:
+    """A new message's images to a model that takes none: refused before anything is saved."""
+    why = model.backend.images_unsupported
+    if why is None or not ids:
+        return
+    for attachment_id in ids:
+        found = await svc.attachments.find(attachment_id)
+        if found is not None and found["kind"] == "image":
+            raise BadRequestError(
+                f"{found['name']!r} was not sent: {why}", code="images_not_supported"
+            )
+
+
+def image_reader(
+    svc: Services, model: ModelEntry
+) -> Callable[[list[ChatMessage]], Awaitable[list[ChatMessage]]]:
+    refusal = model.backend.images_unsupported
+
+    async def read(prompt: list[ChatMessage]) -> list[ChatMessage]:
+        return await with_images(prompt, svc.attachments, refusal)
+
+    return read
+
+
+routes = [
+    Route("/api/attachments", upload, methods=["POST"]),
+    Route("/api/attachments/{attachment_id}", download, methods=["GET"]),
+]

@@ -1,0 +1,87 @@
+"""Attachments' rows (issue 43): an upload's row until a message takes it, then its place in
+the message (`messages.attachments`, with the text the model is given). Functions run on the
+database thread (server/storage/db.py); the files themselves are server/attachments/'s."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from server.errors import BadRequestError, NotFoundError
+from server.storage.transaction import transaction
+from server.types import AttachmentJSON
+
+COLUMNS = ("id", "name", "kind", "mime", "bytes", "chars", "note")
+
+
+def public(stored: dict[str, object]) -> AttachmentJSON:
+    """What the API shows of an attachment (its text is the model's)."""
+    found: AttachmentJSON = {name: stored.get(name) for name in COLUMNS}  # type: ignore[assignment]
+    return found
+
+
+def add(conn: sqlite3.Connection, attachment: AttachmentJSON, text: str | None, now: float) -> None:
+    conn.execute(
+        "INSERT INTO attachments (id, name, kind, mime, bytes, chars, note, text, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (*(attachment[name] for name in COLUMNS), text, now),  # type: ignore[literal-required]
+    )
+
+
+def find(conn: sqlite3.Connection, attachment_id: str) -> AttachmentJSON | None:
+    row = conn.execute("SELECT * FROM attachments WHERE id = ?", (attachment_id,)).fetchone()
+    return public(dict(row)) if row is not None else None
+
+
+def take(conn: sqlite3.Connection, cid: str, ids: tuple[str, ...]) -> list[dict[str, object]]:
+    """The attachments a new message of conversation `cid` carries, as stored with it (with
+    their text), in the order given; each now belongs to the chat. Raises NotFoundError for
+    an unknown id or one another chat took (inside the turn's transaction: nothing is
+    written then)."""
+    if len(set(ids)) != len(ids):
+        raise BadRequestError("an attachment is given twice", code="invalid_field")
+    taken: list[dict[str, object]] = []
+    for attachment_id in ids:
+        row = conn.execute(
+            "SELECT * FROM attachments WHERE id = ? AND (conversation_id IS NULL "
+            "OR conversation_id = ?)",
+            (attachment_id, cid),
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(
+                f"no attachment with id {attachment_id!r} (upload it again)",
+                code="attachment_not_found",
+            )
+        stored = {name: row[name] for name in COLUMNS}
+        if row["kind"] == "text":
+            stored["text"] = row["text"] or ""
+        taken.append(stored)
+        conn.execute(
+            "UPDATE attachments SET conversation_id = ? WHERE id = ?", (cid, attachment_id)
+        )
+    return taken
+
+
+def of_message(stored: str | None) -> list[dict[str, object]]:
+    """A message's attachments as stored (with their text)."""
+    found = json.loads(stored) if stored else []
+    return [item for item in found if isinstance(item, dict)] if isinstance(found, list) else []
+
+
+def unsent_before(conn: sqlite3.Connection, before: float) -> list[str]:
+    """Uploads no message took (or whose chat was deleted), older than `before`: deleted;
+    their ids returned, for their files."""
+    with transaction(conn):
+        ids = [
+            row[0]
+            for row in conn.execute(
+                "SELECT id FROM attachments WHERE conversation_id IS NULL AND created_at < ?",
+                (before,),
+            )
+        ]
+        conn.executemany("DELETE FROM attachments WHERE id = ?", [(i,) for i in ids])
+    return ids
+
+
+def known(conn: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in conn.execute("SELECT id FROM attachments")}
