@@ -29,3 +29,8 @@ class ServerStartError(DesktopError):
 class LaunchError(DesktopError):
     """The command line asks for something Parley cannot start with (a flag, a file, an
     environment variable): `parley` says so and exits 2."""
+
+
+class AttachmentError(DesktopError):
+    """A file the user attaches cannot be: it is too large, not a regular file, a link, or
+    cannot be read (desktop/attachment_files.py). Shown on its chip."""

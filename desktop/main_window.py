@@ -11,6 +11,8 @@ from PySide6.QtGui import QCloseEvent, QKeyEvent
 from PySide6.QtWidgets import QMainWindow
 
 from desktop.approvals import ApprovalController
+from desktop.attachment_links import AttachmentLinks
+from desktop.attachments import Attachments
 from desktop.chat_bar_controller import ChatBarController
 from desktop.chat_list import ChatList
 from desktop.chat_opening import ChatOpening
@@ -106,6 +108,8 @@ class MainWindow(QMainWindow):
             self.context, self.reply, self.composer, self.transcript, self
         )
         self.earlier = EarlierMessages(self.context, self.transcript)
+        self.attachments = Attachments(self.context, self.composer, self.transcript, self)
+        self.attachment_links = AttachmentLinks(self.context, self.transcript, self)
         self.chat_settings = ChatSettings(self.context, self)
         self.history_files = HistoryFiles(self.context, self)
         self.menus = Menus(self)

@@ -82,6 +82,8 @@ class Menus(QObject):
         self.themes["system"].setChecked(True)
 
         chat = bar.addMenu("&Chat")
+        self.attach = self._add(chat, "&Attach files…", "Ctrl+Shift+A")  # issue 43
+        chat.addSeparator()
         self.stop = self._add(chat, "&Stop the reply", hint="Esc")
         self.regenerate = self._add(chat, "&Regenerate the last reply", "Ctrl+R")
         self.continue_ = self._add(chat, "&Continue the stopped reply", "Ctrl+Shift+Return")

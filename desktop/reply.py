@@ -38,7 +38,7 @@ from desktop.errors import ClientError
 from desktop.reply_events import ReplyParts
 from desktop.widgets.composer import Composer
 from desktop.widgets.transcript import Transcript
-from server.types import ConversationJSON, MessageJSON, ToolPartJSON
+from server.types import AttachmentJSON, ConversationJSON, MessageJSON, ToolPartJSON
 
 STOPPING_NOTE = "Stopped — saving…"
 SUMMARISING_NOTE = "Summarising earlier messages…"
@@ -66,6 +66,14 @@ def _question(reply: Reply) -> str | None:
     return reply.text if reply.kind in ("send", "edit") else None
 
 
+def _attachment_ids(reply: Reply) -> list[str] | None:
+    """The files a turn names by id: None for none, and for an edit given no new ones (the
+    question's own are kept)."""
+    if (reply.kind == "send" and reply.files) or (reply.kind == "edit" and reply.attached):
+        return [a["id"] for a in reply.files]
+    return None
+
+
 class Reply:
     """One message sent and its reply, from the submit until its ending is shown."""
 
@@ -80,10 +88,14 @@ class Reply:
         kind: TurnKind = "send",
         target: str | None = None,
         before: list[MessageJSON] | None = None,
+        attached: list[AttachmentJSON] | None = None,
+        files: list[AttachmentJSON] | None = None,
     ) -> None:
         """`kind`, `target`: what the turn does (see `ParleyClient.start_turn`); `before`:
         for a turn on a message already on screen, the messages shown above its reply (the
-        continued reply itself, for `continue`, is drawn again as it grows)."""
+        continued reply itself, for `continue`, is drawn again as it grows). `attached`: the
+        files attached in the composer (sent with it); `files`: all the message carries (an
+        edit's: the question's own and those), drawn above its words."""
         self.kind: TurnKind = kind
         self.target = target
         self.before = before
@@ -91,6 +103,8 @@ class Reply:
         self.tools = tools  # for a new chat: may the model call tools in it
         self.documents = documents  # for a new chat: "Use my documents"
         self.text = text
+        self.attached = attached or []
+        self.files = files if files is not None else self.attached
         self.model = model
         self.max_tokens = max_tokens
         self.stream: ReplyStream | None = None
@@ -157,6 +171,8 @@ class ReplyController(Controller):
         kind: TurnKind = "send",
         target: str | None = None,
         before: list[MessageJSON] | None = None,
+        attached: list[AttachmentJSON] | None = None,
+        files: list[AttachmentJSON] | None = None,
     ) -> Coroutine[object, object, None] | None:
         """Send `text` to the chat it was typed in (a new one if None); or, by `kind`, edit,
         regenerate or continue the message `target` of that chat (`before`: the messages
@@ -165,9 +181,8 @@ class ReplyController(Controller):
         shown. None if that chat is busy."""
         if self.busy_in(conversation_id):
             return None
-        reply = Reply(
-            conversation_id, text, model, max_tokens, tools, documents, kind, target, before
-        )
+        reply = Reply(conversation_id, text, model, max_tokens, tools, documents, kind, target,
+                      before, attached, files)  # fmt: skip
         self._replies.append(reply)
         self.busy_changed.emit()
         return self._run(reply, system)
@@ -208,7 +223,8 @@ class ReplyController(Controller):
         self._transcript.show_conversation(kept, unloaded=unloaded, summaries=summaries)
         ids = (reply.stream.user_message_id, reply.stream.message_id)
         # What it holds so far is drawn at once, in the order it came.
-        self._transcript.begin_reply(_question(reply), reply.stream.model, ids, reply.parts)
+        model = reply.stream.model
+        self._transcript.begin_reply(_question(reply), model, ids, reply.parts, reply.files)
         if reply.summarising:
             self._transcript.show_compaction(SUMMARISING_NOTE)
         if reply.ending is not None:
@@ -253,21 +269,23 @@ class ReplyController(Controller):
             self.conversation_created.emit(reply.conversation_id)
         conversation_id = reply.conversation_id
         stream = await client.start_turn(
-            conversation_id, reply.kind, reply.target, reply.text, reply.model, reply.max_tokens
-        )
+            conversation_id, reply.kind, reply.target, reply.text, reply.model, reply.max_tokens,
+            _attachment_ids(reply),
+        )  # fmt: skip
         reply.stream = stream
         if reply.kind == "continue":
             self._resume(reply)
-        if self._is_shown(conversation_id) and reply.text and self._composer.text == reply.text:
+        if self._is_shown(conversation_id) and self._composer.holds(reply.text, reply.attached):
             self._composer.clear()  # (not text typed meanwhile for another chat)
-        elif reply.text:
-            self._composer.drop_draft(conversation_id, reply.text)  # left before it began
+        elif reply.text or reply.attached:  # left before it began
+            self._composer.drop_draft(conversation_id, reply.text, reply.attached)
         if self._is_shown(conversation_id):
             if reply.before is not None:
                 summaries = self._transcript.summaries  # the markers drawn stay
                 self._transcript.show_conversation(reply.before, summaries=summaries)
             ids = (stream.user_message_id, stream.message_id)
-            self._transcript.begin_reply(_question(reply), stream.model, ids, reply.parts)
+            self._transcript.begin_reply(_question(reply), stream.model, ids, reply.parts,
+                                         reply.files)  # fmt: skip
         self.reply_started.emit(conversation_id, stream.title)
         if reply.stop_requested:  # Stop came while the message was being sent
             reply.stop_requested = False

@@ -17,6 +17,7 @@ from desktop.errors import ClientError
 from desktop.reply import ReplyController
 from desktop.widgets.composer import Composer
 from desktop.widgets.transcript import Transcript
+from server.types import AttachmentJSON
 
 
 @dataclass(frozen=True)
@@ -67,16 +68,17 @@ class TurnActions(Controller):
             self.handle(action, message_id, asked)
 
     def send(self, text: str, asked: TurnAsked) -> bool:
-        """Send the composer's text to the chat on screen (a new one if none), or as the new
-        version of the question being edited. False if that chat's reply is still in
-        flight (its button says Stop)."""
+        """Send the composer's text and files to the chat on screen (a new one if none), or
+        as the new version of the question being edited. False if that chat's reply is
+        still in flight (its button says Stop)."""
+        attached = self._composer.attachments()
         if self.editing is not None:
-            self._context.tasks.spawn(self._turn("edit", self.editing, text, asked))
+            self._context.tasks.spawn(self._turn("edit", self.editing, text, asked, attached))
             return True
         # The conversation it was typed in, even if another is opened while it is sent.
         sending = self._reply.submit(
             self._context.current_id, text, asked.model, asked.system_prompt, asked.max_tokens,
-            tools=asked.tools, documents=asked.documents,
+            tools=asked.tools, documents=asked.documents, attached=attached,
         )  # fmt: skip
         if sending is None:
             return False
@@ -98,7 +100,10 @@ class TurnActions(Controller):
         self._composer.set_editing(True)
         self._composer.focus()
 
-    async def _turn(self, kind: TurnKind, target: str, text: str, asked: TurnAsked) -> None:
+    async def _turn(
+        self, kind: TurnKind, target: str, text: str, asked: TurnAsked,
+        attached: list[AttachmentJSON] | None = None,
+    ) -> None:  # fmt: skip
         client, conversation_id = self._context.client, self._context.current_id
         if client is None or conversation_id is None or self._reply.busy_in(conversation_id):
             return
@@ -113,9 +118,11 @@ class TurnActions(Controller):
         # Above the new reply: the branch before the edited question or the regenerated
         # reply; a continued reply is drawn again from its saved text as it grows.
         before = messages[: at + 1] if kind == "continue" else messages[:at]
+        # An edited question keeps its files; those attached while editing join them.
+        files = [*messages[at].get("attachments", []), *(attached or [])]
         sending = self._reply.submit(
             conversation_id, text, asked.model, None, asked.max_tokens,
-            kind=kind, target=target, before=before,
+            kind=kind, target=target, before=before, attached=attached, files=files,
         )  # fmt: skip
         if sending is None:
             return  # this chat's reply is still in flight

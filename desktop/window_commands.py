@@ -61,6 +61,7 @@ def connect_menus(
         (menus.previous_chat, lambda: view.go_to_chat(-1)),
         (menus.search_chats, view.focus_search),
         (menus.type_message, composer.focus),
+        (menus.attach, composer.attach_requested.emit),  # as its Attach button does
         (menus.zoom_in, lambda: view.zoom(+1)),
         (menus.zoom_out, lambda: view.zoom(-1)),
         (menus.zoom_reset, lambda: view.zoom(0)),

@@ -23,6 +23,7 @@ from desktop.answers import (
     error_from,
     shaped,
 )
+from desktop.client.attachments import AttachmentsApi
 from desktop.client.context import ContextApi
 from desktop.client.found import FoundApi
 from desktop.client.hub import HubApi
@@ -100,6 +101,7 @@ class ParleyClient:
         self.found = FoundApi(self._call)  # models already on this disk
         self.tool_servers = ToolServersApi(self._call)  # other apps' MCP servers
         self.context = ContextApi(self._call, self._http)  # the model's view (issue 42)
+        self.attachments = AttachmentsApi(self._http)  # files sent with a message (issue 43)
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -350,9 +352,13 @@ class ParleyClient:
         content: str,
         model: str | None = None,
         max_tokens: int | None = None,
+        attachments: list[str] | None = None,
     ) -> ReplyStream:
-        """Send a message; returns once the server has stored it and the reply has begun."""
-        return await self.start_turn(conversation_id, "send", None, content, model, max_tokens)
+        """Send a message (with the files uploaded as `attachments`, by id); returns once
+        the server has stored it and the reply has begun."""
+        return await self.start_turn(
+            conversation_id, "send", None, content, model, max_tokens, attachments
+        )
 
     async def start_turn(
         self,
@@ -362,16 +368,21 @@ class ParleyClient:
         content: str = "",
         model: str | None = None,
         max_tokens: int | None = None,
+        attachments: list[str] | None = None,
     ) -> ReplyStream:
         """A reply: to a new message (`send`), to a new version of the user message `target`
         (`edit`, with `content`), a new version of the reply `target` (`regenerate`), or the
         reply `target` going on (`continue`). Returns once the server has stored what it
-        begins with and the reply has begun."""
+        begins with and the reply has begun. `attachments`: the message's files, by id (an
+        edit given None keeps the original's). ClientError before anything is stored when
+        the server refuses them (attachment_not_found, images_not_supported)."""
         # Text at most once a frame: the window draws no faster, and each event is work on
         # its thread (and the server's) while the model streams (issue 16).
-        body: dict[str, str | int] = {"pace_ms": REPLY_PACE_MS}
+        body: dict[str, object] = {"pace_ms": REPLY_PACE_MS}
         if kind in ("send", "edit"):
             body["content"] = content
+            if attachments is not None:
+                body["attachments"] = attachments
         if model:
             body["model"] = model
         if max_tokens:

@@ -1,26 +1,55 @@
 """Where the user writes. Enter sends, Shift+Enter adds a line, Tab moves on; Send becomes
 Stop while the chat's reply is in flight (Esc, handled by the window, stops it too). Each chat
-keeps what was typed in it and not sent (a draft), shown again when the chat is."""
+keeps what was typed in it and not sent (a draft), shown again when the chat is.
+
+Files go with a message (issue 43): the Attach button (or Chat → Attach files…), files dropped
+on it or pasted into it, and an image pasted, each a chip above the message box
+(attachment_chips.py) that its controller uploads at once (desktop/attachments.py). A message
+may be files alone; it waits for their uploads. The chips are part of the draft."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QTextCursor
+from PySide6.QtCore import QEvent, QMimeData, QSize, Qt, Signal
+from PySide6.QtGui import QImage, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from desktop.icons import icon
+from desktop.widgets.attachment_chips import AttachmentChips, Chip
+from desktop.widgets.file_drops import FileDrops, local_files
+from server.types import AttachmentJSON
+
 MIN_LINES = 2
 MAX_LINES = 10
+ATTACH_KEYS = "Ctrl+Shift+A"  # Chat → Attach files… (desktop/menus.py)
 
 
 class _Editor(QPlainTextEdit):
     submitted = Signal()
+    files_given = Signal(list)  # local files pasted or dropped here: their paths
+    image_given = Signal(QImage)  # an image pasted (a screenshot, a browser's "Copy image")
+
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:
+        return (
+            bool(local_files(source)) or source.hasImage() or super().canInsertFromMimeData(source)
+        )
+
+    def insertFromMimeData(self, source: QMimeData) -> None:
+        """Files pasted or dropped are attached, as is an image; text is text."""
+        files = local_files(source)
+        if files:
+            self.files_given.emit(files)
+        elif source.hasImage() and isinstance(image := source.imageData(), QImage):
+            self.image_given.emit(image)
+        else:
+            super().insertFromMimeData(source)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         key = event.key()
@@ -34,9 +63,12 @@ class _Editor(QPlainTextEdit):
 
 
 class Composer(QWidget):
-    message_submitted = Signal(str)
+    message_submitted = Signal(str)  # the text (maybe empty, with files): `attachments()` go
     stop_requested = Signal()
     editing_cancelled = Signal()  # Cancel on the "Editing a message" line
+    attach_requested = Signal()  # the Attach button (or its menu entry): choose files
+    files_given = Signal(list)  # files dropped or pasted here: their paths
+    image_given = Signal(QImage)  # an image pasted
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -48,6 +80,23 @@ class Composer(QWidget):
         self.editor.setTabChangesFocus(True)  # a tab character is rarely wanted in a chat
         self.button = QPushButton("Send", self)
         self.button.setObjectName("send-stop")
+        self.attach_button = QToolButton(self)
+        self.attach_button.setObjectName("attach")
+        self.attach_button.setText("Attach")  # shown only if the icon is missing
+        self.attach_button.setToolTip(f"Attach files or images ({ATTACH_KEYS})")
+        self.attach_button.setAccessibleName("Attach files")
+        self.attach_button.setAccessibleDescription("Text, Markdown, code, PDF or images")
+        self.attach_button.setAutoRaise(True)
+        self.attach_button.setIconSize(QSize(20, 20))
+        self.attach_button.setIcon(icon("attach", self.palette()))
+        self.attach_button.clicked.connect(self.attach_requested)
+        self.chips = AttachmentChips(self)
+        self.chips.chip_removed.connect(self._on_chips_chip_removed)
+        self._drops = FileDrops(self)  # on the chips or the buttons; the editor takes its own
+        self._drops.watch(self)
+        self._drops.files_dropped.connect(self.files_given)
+        self.editor.files_given.connect(self.files_given)
+        self.editor.image_given.connect(self.image_given)
         self.edit_note = QLabel("Editing a message: sending it makes a new version.", self)
         self.cancel_edit = QPushButton("Cancel edit", self)
         self.cancel_edit.clicked.connect(self.editing_cancelled)
@@ -55,16 +104,21 @@ class Composer(QWidget):
         note.addWidget(self.edit_note, 1)
         note.addWidget(self.cancel_edit)
         row = QHBoxLayout()
+        row.addWidget(self.attach_button, 0, Qt.AlignmentFlag.AlignBottom)
         row.addWidget(self.editor, 1)
         row.addWidget(self.button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(note)
+        layout.addWidget(self.chips)
         layout.addLayout(row)
         self._editing = False
         self._streaming = False
         self._drafts: dict[str, str] = {}  # by chat ("": a new chat), other than the one shown
         self._aside = ""  # what was typed when an edit began (show_to_edit)
+        self._attached: list[Chip] = []  # the files attached to the message shown
+        self._attached_drafts: dict[str, list[Chip]] = {}  # as `_drafts`
+        self._attached_aside: list[Chip] = []  # as `_aside`
         self.set_editing(False)
         self._fit_height()
         self.editor.submitted.connect(self._on_editor_submitted)
@@ -74,41 +128,103 @@ class Composer(QWidget):
     def text(self) -> str:
         return self.editor.toPlainText()
 
+    # -- the files attached --------------------------------------------------------------------
+
+    def attach(self, chip: Chip) -> None:
+        """A file attached to the message shown (its controller uploads it)."""
+        self._attached.append(chip)
+        self.show_chips()
+
+    def show_chips(self) -> None:
+        """Draw the chips again (one of them changed: uploaded, refused)."""
+        self.chips.show_chips(self._attached)
+        self._label_button()
+
+    def chips_shown(self) -> list[Chip]:
+        return list(self._attached)
+
+    def attachments(self) -> list[AttachmentJSON]:
+        """The files uploaded for the message shown, in the order attached (a refused one
+        is not sent)."""
+        return [c.attachment for c in self._attached if c.attachment is not None]
+
+    @property
+    def uploading(self) -> bool:
+        return any(c.state == "uploading" for c in self._attached)
+
+    def holds(self, text: str, attachments: list[AttachmentJSON]) -> bool:
+        """Whether the message shown is this one (text and files) and not empty."""
+        ids = [a["id"] for a in attachments]
+        return (
+            bool(text or ids) and self.text == text and [a["id"] for a in self.attachments()] == ids
+        )
+
+    def _on_chips_chip_removed(self, chip: Chip) -> None:
+        if chip in self._attached:
+            self._attached.remove(chip)
+            self.show_chips()
+        if not self._attached:
+            self.editor.setFocus()  # its × is gone: back to the words
+
+    # -- drafts ------------------------------------------------------------------------------
+
     def switch_chat(self, leaving: str | None, opening: str | None) -> None:
-        """Keep what was typed for the chat left (None: a new chat), and show what was typed
-        in the one opened, the cursor at its end."""
+        """Keep what was typed (and attached) for the chat left (None: a new chat), and show
+        what was typed in the one opened, the cursor at its end."""
         # An edit sent whose reply has not begun: what it set aside is that chat's draft.
-        kept = self._aside or self.text
-        self._aside = ""
+        editing = bool(self._aside or self._attached_aside)
+        kept = self._aside if editing else self.text
+        attached = self._attached_aside if editing else self._attached
+        self._aside, self._attached_aside = "", []
         if kept.strip():
             self._drafts[leaving or ""] = kept
         else:
             self._drafts.pop(leaving or "", None)
+        if attached:
+            self._attached_drafts[leaving or ""] = attached
+        else:
+            self._attached_drafts.pop(leaving or "", None)
         self.set_text(self._drafts.pop(opening or "", ""))
+        self._attached = self._attached_drafts.pop(opening or "", [])
+        self.show_chips()
         self.editor.moveCursor(QTextCursor.MoveOperation.End)
 
-    def drop_draft(self, conversation_id: str, sent: str) -> None:
-        """`sent` went as a message of that chat (sent there, then the chat was left before
-        its reply began): it is no draft of that chat, nor of the new chat it was typed in."""
+    def drop_draft(
+        self, conversation_id: str, sent: str, attachments: list[AttachmentJSON] | None = None
+    ) -> None:
+        """`sent` (with `attachments`) went as a message of that chat (sent there, then the
+        chat was left before its reply began): it is no draft of that chat, nor of the new
+        chat it was typed in."""
+        ids = [a["id"] for a in attachments or []]
         for key in (conversation_id, ""):
-            if self._drafts.get(key) == sent:
-                del self._drafts[key]
+            attached = self._attached_drafts.get(key, [])
+            if (
+                self._drafts.get(key, "") == sent
+                and [c.attachment["id"] for c in attached if c.attachment is not None] == ids
+            ):
+                self._drafts.pop(key, None)
+                self._attached_drafts.pop(key, None)
 
     def set_text(self, text: str) -> None:
         self.editor.setPlainText(text)
 
     def clear(self) -> None:
-        """Empty, once what it held was sent or its edit cancelled: what was typed before an
-        edit began comes back."""
+        """Empty, once what it held was sent or its edit cancelled: what was typed (and
+        attached) before an edit began comes back."""
         self.set_text(self._aside)
-        self._aside = ""
+        self._attached = self._attached_aside
+        self._aside, self._attached_aside = "", []
+        self.show_chips()
         self.editor.moveCursor(QTextCursor.MoveOperation.End)
 
     def show_to_edit(self, text: str) -> None:
-        """Show `text`, a question to edit; what was typed is set aside until the edit is
-        sent or cancelled (a second edit keeps what the first set aside)."""
+        """Show `text`, a question to edit; what was typed and attached is set aside until
+        the edit is sent or cancelled (a second edit keeps what the first set aside). Files
+        attached while editing go with the new version, beside the question's own."""
         if not self._editing:
-            self._aside = self.text
+            self._aside, self._attached_aside = self.text, self._attached
+            self._attached = []
+            self.show_chips()
         self.set_text(text)
         self.editor.moveCursor(QTextCursor.MoveOperation.End)  # to go on typing, as after a draft
 
@@ -124,6 +240,9 @@ class Composer(QWidget):
         self._label_button()
 
     def _label_button(self) -> None:
+        waiting = self.uploading and not self._streaming
+        self.button.setEnabled(not waiting)  # (Stop never waits)
+        self.button.setToolTip("Waiting for the files to upload" if waiting else "")
         if self._streaming:
             self.button.setText("Stop")
         else:
@@ -136,6 +255,8 @@ class Composer(QWidget):
         super().changeEvent(event)
         if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange):
             self._fit_height()  # the frame (a style sheet's border) or the lines changed
+        elif event.type() == QEvent.Type.PaletteChange:
+            self.attach_button.setIcon(icon("attach", self.palette()))
 
     def _fit_height(self) -> None:
         """As tall as its text, from MIN_LINES up to MAX_LINES (then it scrolls): a long
@@ -150,7 +271,9 @@ class Composer(QWidget):
         self.updateGeometry()
 
     def _on_editor_submitted(self) -> None:
-        if not self._streaming and self.text.strip():
+        if self._streaming or self.uploading:
+            return
+        if self.text.strip() or self.attachments():
             self.message_submitted.emit(self.text)
 
     def _on_button_clicked(self) -> None:

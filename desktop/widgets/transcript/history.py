@@ -175,7 +175,8 @@ class StoredMessages:
             if message["status"] != "streaming":
                 parts.append(footer(colours, ReplyEnd.from_message(message)))
         else:
-            parts.append(user_body(message["content"]))
+            attached = message.get("attachments")
+            parts.append(user_body(message["content"], attached, colours.muted))
         self._links.texts[message["id"]] = message["content"]
         parts.append(
             actions_line(

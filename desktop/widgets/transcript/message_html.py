@@ -9,8 +9,10 @@ import time
 
 from desktop.reply_events import ReplyEnd
 from desktop.widgets.badges import acted_text, badge_for, stats_for
+from desktop.widgets.transcript.attachments import attachments_html
 from desktop.widgets.transcript.colours import Colours
 from desktop.widgets.transcript.question_tint import question_html
+from server.types import AttachmentJSON
 
 HEADER_GAP = 18.0
 TEXT_GAP = 12.0
@@ -31,10 +33,12 @@ def header(colours: Colours, role: str, model: str | None, when: float | None = 
     )
 
 
-def user_body(text: str) -> str:
+def user_body(text: str, attachments: list[AttachmentJSON] | None = None, muted: str = "") -> str:
     """The user's words on a tinted ground (painted by the transcript: question_tint), so a
-    question stands apart from its reply."""
-    return question_html(text)
+    question stands apart from its reply; the files it carries above them (a message of
+    files alone has no words drawn)."""
+    chips = attachments_html(attachments, muted)
+    return chips + (question_html(text) if text or not chips else "")
 
 
 def footer(colours: Colours, end: ReplyEnd) -> str:

@@ -21,6 +21,7 @@ from desktop.markdown_render import MarkdownRenderer
 from desktop.reply_events import ReplyEnd, ReplyParts
 from desktop.widgets.message_menu import message_menu
 from desktop.widgets.transcript.actions import actions_at, actions_line, last_actions
+from desktop.widgets.transcript.attachments import AttachmentImages, attachments_html
 from desktop.widgets.transcript.colours import Colours
 from desktop.widgets.transcript.document import Editor
 from desktop.widgets.transcript.growing_reply import GrowingReply
@@ -34,7 +35,7 @@ from desktop.widgets.transcript.parts import PartsHtml
 from desktop.widgets.transcript.question_tint import paint_tints
 from desktop.widgets.transcript.summaries import insert_marker, remove_marker
 from desktop.widgets.transcript.viewport import Following, fit_column, show_tooltip
-from server.types import MessageJSON, SummaryJSON
+from server.types import AttachmentJSON, MessageJSON, SummaryJSON
 
 
 class Transcript(QTextBrowser):
@@ -70,6 +71,7 @@ class Transcript(QTextBrowser):
         parts = PartsHtml(self._renderer, self._colours, self._links)
         self._history = StoredMessages(self, self._renderer, self._colours, self._links, parts)
         self._question = LiveQuestion(self.document(), self)
+        self.attachment_images = AttachmentImages(self)  # its messages' files' thumbnails
         self._growing = GrowingReply(
             self._editor,
             self._renderer,
@@ -135,6 +137,10 @@ class Transcript(QTextBrowser):
     def paintEvent(self, event: QPaintEvent) -> None:
         paint_tints(self, QColor(self._colours.tint), self._editor.line_width(), event.rect())
         super().paintEvent(event)
+
+    def loadResource(self, kind: int, url: QUrl | str) -> object:  # a file's thumbnail (issue 43)
+        images, url = self.attachment_images, QUrl(url)
+        return images.load(url) if images.handles(url) else super().loadResource(kind, url)
 
     def viewportEvent(self, event: QEvent) -> bool:
         return show_tooltip(self, event) or super().viewportEvent(event)
@@ -315,6 +321,7 @@ class Transcript(QTextBrowser):
         model: str | None,
         ids: tuple[str, str] | None = None,
         parts: ReplyParts | None = None,
+        files: list[AttachmentJSON] | None = None,  # the message's attachments (issue 43)
     ) -> None:
         """Show the user's message (None: it is on screen already, a new version of its
         reply is coming) and the reply `parts` below it, growing (its owner calls
@@ -331,8 +338,8 @@ class Transcript(QTextBrowser):
             if user_text is not None:
                 # Inserted with its actions line, as when drawn whole; of a long question,
                 # the first piece only: the rest follows a piece a frame (LiveQuestion).
-                question = header(colours, "user", None)
-                question += self._question.start_html(user_text)
+                question = header(colours, "user", None) + attachments_html(files, colours.muted)
+                question += self._question.start_html(user_text) if user_text or not files else ""
                 if ids is not None:
                     self._links.texts[ids[0]] = user_text
                     question += actions_line(ids[0], "user", muted=colours.muted)

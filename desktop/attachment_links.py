@@ -1,0 +1,92 @@
+"""The files of the messages in the transcript (issue 43): their thumbnails, fetched from
+the server when Qt first draws one (and decoded off the window's thread), and what a click
+on a file's chip does: an image opens in a viewer (with Save…), any other file is saved
+where the user chooses (the save dialog starts with its name)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QTimer, QUrl
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QFileDialog, QWidget
+
+from desktop.attachment_files import thumbnail
+from desktop.controller import Context, Controller
+from desktop.errors import ClientError
+from desktop.history_files import file_name_for
+from desktop.widgets.image_viewer import ImageViewer
+from desktop.widgets.transcript import Transcript
+from desktop.widgets.transcript.attachments import THUMBNAIL_PX, parse_link
+
+
+class AttachmentLinks(Controller):
+    """`folder`: where the save dialog opens (the one last saved to)."""
+
+    def __init__(self, context: Context, transcript: Transcript, parent: QWidget) -> None:
+        super().__init__(context, parent)
+        self._images = transcript.attachment_images
+        self.folder = ""
+        self.viewer: ImageViewer | None = None  # the last one opened
+        self._images.wanted.connect(self._on_images_wanted)
+        # The transcript's own links leave this scheme alone (desktop/widgets/transcript/links.py).
+        transcript.anchorClicked.connect(self._on_transcript_anchor_clicked)
+
+    def _on_images_wanted(self, attachment_id: str) -> None:
+        self._context.tasks.spawn(self._fetch_thumbnail(attachment_id))
+
+    async def _fetch_thumbnail(self, attachment_id: str) -> None:
+        try:
+            data = await self._context.require_client().attachments.content(attachment_id)
+        except ClientError:
+            self._images.add(attachment_id, None)  # gone or unreadable: the empty square stays
+            return
+        self._images.add(attachment_id, await asyncio.to_thread(thumbnail, data, THUMBNAIL_PX * 2))
+
+    def _on_transcript_anchor_clicked(self, url: QUrl) -> None:
+        found = parse_link(url)
+        if found is None:
+            return
+        attachment_id, name, kind = found
+        if kind == "image":
+            self._context.tasks.spawn(self._view(attachment_id, name))
+        else:
+            self.save(attachment_id, name)
+
+    def save(self, attachment_id: str, name: str, data: bytes | None = None) -> None:
+        """Ask where to save the file (its own name to start with), then save it there."""
+        suggested = _safe_name(name)
+        start = str(Path(self.folder) / suggested) if self.folder else suggested
+        path, _ = QFileDialog.getSaveFileName(self._parent, f"Save {name}", start)
+        if path:
+            self.folder = os.path.dirname(path)
+            self._context.tasks.spawn(self._save(attachment_id, path, data))
+
+    async def _save(self, attachment_id: str, path: str, data: bytes | None) -> None:
+        if data is None:
+            data = await self._context.require_client().attachments.content(attachment_id)
+        try:
+            await asyncio.to_thread(Path(path).write_bytes, data)
+        except OSError as exc:
+            raise ClientError(f"Could not save {path}: {exc.strerror or exc}") from exc
+
+    async def _view(self, attachment_id: str, name: str) -> None:
+        data = await self._context.require_client().attachments.content(attachment_id)
+        image = await asyncio.to_thread(QImage.fromData, data)
+        if image.isNull():  # not an image Qt shows: offered to save (the dialog not in here)
+            QTimer.singleShot(0, lambda: self.save(attachment_id, name, data))
+            return
+        viewer = ImageViewer(name, image, self._parent)
+        viewer.save_requested.connect(lambda: self.save(attachment_id, name, data))
+        self.viewer = viewer
+        viewer.open()
+
+
+def _safe_name(name: str) -> str:
+    """A file name another system accepts, keeping its extension."""
+    stem, dot, extension = name.rpartition(".")
+    if not dot or not stem:
+        return file_name_for(name)
+    return f"{file_name_for(stem)}.{file_name_for(extension)}"

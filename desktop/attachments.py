@@ -1,0 +1,99 @@
+"""Attaching files to the message being written (issue 43): chosen in a file dialog (the
+Attach button, Chat → Attach files…), dropped on the composer or the transcript, pasted
+(files, or an image: sent as "Pasted image.png"). Each becomes a chip in the composer at once
+and is uploaded at once: read off the window's thread (bounded: a file over the limit is
+refused from its size, unread; desktop/attachment_files.py), then sent to the server, whose
+answer (or reason for refusing it) the chip shows. The message sent names the uploaded ones
+(TurnActions reads them from the composer)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from functools import partial
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QAbstractScrollArea, QFileDialog, QWidget
+
+from desktop.attachment_files import PASTED_NAME, FileRead, pasted_image, read_file
+from desktop.controller import Context, Controller
+from desktop.errors import AttachmentError, ClientError
+from desktop.widgets.attachment_chips import Chip
+from desktop.widgets.composer import Composer
+from desktop.widgets.file_drops import FileDrops
+
+MAX_PER_MESSAGE = 10  # the server's limit (Limits.attachments.max_per_message)
+FILE_TYPES = (
+    "Text, code, PDF and images (*.txt *.md *.markdown *.csv *.json *.yaml *.yml *.toml "
+    "*.xml *.html *.py *.js *.ts *.c *.h *.cpp *.rs *.go *.java *.sh *.sql *.log *.pdf "
+    "*.png *.jpg *.jpeg *.gif *.webp);;All files (*)"
+)
+
+
+class Attachments(Controller):
+    """The composer's files: attached, uploaded, refused. `folder`: where the file dialog
+    opens (the one last chosen from)."""
+
+    chip_settled = Signal(object)  # a Chip was uploaded or refused (tests wait on it)
+
+    def __init__(
+        self, context: Context, composer: Composer, conversation: QAbstractScrollArea,
+        parent: QWidget,
+    ) -> None:  # fmt: skip
+        super().__init__(context, parent)
+        self._composer = composer
+        self.folder = ""
+        composer.attach_requested.connect(self.choose_files)
+        composer.files_given.connect(self.add_files)
+        composer.image_given.connect(self.add_image)
+        self._drops = FileDrops(self)  # files dropped on the conversation go to the message
+        self._drops.watch(conversation.viewport())
+        self._drops.files_dropped.connect(self.add_files)
+
+    def choose_files(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(
+            self._parent, "Attach files", self.folder, FILE_TYPES
+        )
+        if paths:
+            self.folder = os.path.dirname(paths[0])
+            self.add_files(paths)
+        self._composer.focus()
+
+    def add_files(self, paths: list[str]) -> None:
+        for path in paths:
+            self._add(Chip(os.path.basename(path) or path), partial(read_file, path))
+
+    def add_image(self, image: QImage) -> None:
+        # A copy of its own: the clipboard's may change while the PNG is made.
+        self._add(Chip(PASTED_NAME), partial(pasted_image, image.copy()))
+
+    def _add(self, chip: Chip, reading: Callable[[], FileRead]) -> None:
+        taken = sum(1 for c in self._composer.chips_shown() if c.state != "refused")
+        self._composer.attach(chip)
+        if taken >= MAX_PER_MESSAGE:
+            self._settle(chip, f"A message takes up to {MAX_PER_MESSAGE} files")
+            return
+        self._context.tasks.spawn(self._upload(chip, reading))
+
+    async def _upload(self, chip: Chip, reading: Callable[[], FileRead]) -> None:
+        try:
+            read = await asyncio.to_thread(reading)  # (never on the window's thread)
+            chip.size, chip.thumbnail = len(read.data), read.thumbnail
+            self._composer.show_chips()
+            client = self._context.require_client()
+            chip.attachment = await client.attachments.upload(read.name, read.data, read.mime)
+        except (AttachmentError, ClientError) as exc:
+            self._settle(chip, exc.message)
+            return
+        except Exception as exc:  # a bug: said on the chip (never "uploading" forever), logged
+            self._settle(chip, f"{chip.name} could not be attached: {exc}")
+            raise
+        self._settle(chip)
+
+    def _settle(self, chip: Chip, refused: str = "") -> None:
+        chip.state = "refused" if refused else "ready"
+        chip.reason = refused
+        self._composer.show_chips()
+        self.chip_settled.emit(chip)
