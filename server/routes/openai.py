@@ -23,11 +23,12 @@ from server.routes.services import services
 from server.settings import Limits
 from server.turns.completions import ChunkWriter
 from server.turns.responses import RunCompletion, RunEventStream, RunResponse
-from server.types import ChatMessage, Role, ToolCallJSON
+from server.types import ChatMessage, ImageJSON, Role, ToolCallJSON
 
 MAX_MESSAGES = 10_000
 MAX_STOP_SEQUENCES = 4
 MAX_TOOLS = 128
+MAX_IMAGE_URL_CHARS = 2048
 FUNCTION_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ROLES: dict[str, Role] = {
     "system": "system",
@@ -58,6 +59,8 @@ async def chat_completions(request: Request) -> RunResponse:
     body = await read_object(request, svc.settings.limits)
     call = parse_call(body, svc.settings.limits)
     model = svc.models.resolve(call.model)
+    if model.backend.images_unsupported and any(m.get("images") for m in call.request.messages):
+        raise BadRequestError(model.backend.images_unsupported, code="images_not_supported")
     await model.backend.admit(call.request)
     unsupported = model.backend.tools_unsupported
     if call.request.tools and unsupported and call.request.tool_choice != "none":
@@ -115,11 +118,17 @@ def _messages(value: object, limits: Limits) -> list[ChatMessage]:
             )
         calls = _message_tool_calls(item.get("tool_calls"), where) if role == "assistant" else []
         raw_content = item.get("content")
-        content = "" if raw_content is None and calls else _content(raw_content, where)
+        images: list[ImageJSON] = []
+        if raw_content is None and calls:
+            content = ""
+        else:
+            content, images = _content(raw_content, where, role == "user", limits)
         if len(content) > limits.max_content_chars:
             raise BadRequestError(f"'{where}.content' is too long", code="invalid_field")
         check_text(content, f"{where}.content")
         message: ChatMessage = {"role": role, "content": content}
+        if images:
+            message["images"] = images
         if calls:
             message["tool_calls"] = calls
         if role == "tool":
@@ -230,15 +239,24 @@ def _message_tool_calls(value: object, where: str) -> list[ToolCallJSON]:
     return calls
 
 
-def _content(value: object, where: str) -> str:
+def _content(value: object, where: str, user: bool, limits: Limits) -> tuple[str, list[ImageJSON]]:
+    """A message's text, and a user message's images (`image_url` parts: a data: URL of an
+    image, or an https: URL the upstream fetches), passed to the upstream as they came."""
     if isinstance(value, str):
-        return value
+        return value, []
     if isinstance(value, list):
-        texts = []
+        texts: list[str] = []
+        images: list[ImageJSON] = []
         for part in value:
-            if not (isinstance(part, dict) and part.get("type") == "text"):
+            kind = part.get("type") if isinstance(part, dict) else None
+            if user and kind == "image_url" and isinstance(part, dict):
+                images.append(_image(part.get("image_url"), where, len(images), limits))
+                continue
+            if kind != "text" or not isinstance(part, dict):
                 raise BadRequestError(
-                    f"'{where}.content': only text parts are supported", code="invalid_field"
+                    f"'{where}.content': only text parts (and a user's image_url parts) are "
+                    "supported",
+                    code="invalid_field",
                 )
             text = part.get("text")
             if not isinstance(text, str):
@@ -246,8 +264,24 @@ def _content(value: object, where: str) -> str:
                     f"'{where}.content' text must be a string", code="invalid_field"
                 )
             texts.append(text)
-        return "".join(texts)
+        return "".join(texts), images
     raise BadRequestError(f"'{where}.content' must be a string or text parts", code="invalid_field")
+
+
+def _image(value: object, where: str, index: int, limits: Limits) -> ImageJSON:
+    url = value.get("url") if isinstance(value, dict) else value
+    most = (limits.attachments.max_image_bytes // 3 + 1) * 4 + 100
+    if not isinstance(url, str) or not (
+        (url.startswith("data:image/") and len(url) <= most)
+        or (url.startswith("https://") and len(url) <= MAX_IMAGE_URL_CHARS)
+    ):
+        raise BadRequestError(
+            f"'{where}.content' image_url must be a data:image/ URL (at most "
+            f"{limits.attachments.max_image_bytes >> 20} MB) or an https: URL",
+            code="invalid_field",
+        )
+    mime = url[5:].split(";", 1)[0] if url.startswith("data:") else ""
+    return {"id": "", "name": f"image {index + 1}", "mime": mime, "url": url}
 
 
 def _stop(value: object) -> list[str]:
