@@ -1,15 +1,21 @@
 """The reply as it is made: its text pieces, the parts they and the tool steps make, the
-sources it cites, and the feed its followers read — held once, for the run (server/turns/run.py)
-and its agent loop (server/agent/loop.py) alike.
+sources it was given and cites, and the feed its followers read — held once, for the run
+(server/turns/run.py) and its agent loop (server/agent/loop.py) alike.
 
 Text is kept as the pieces it came in (their join is the reply's `content`); the feed holds the
 same str objects beside the steps' events, so a follower far behind never costs a copy. Every
 change wakes the followers and asks for a checkpoint (`on_change`: the run's).
+
+Its sources are listed once each, by number (the order the model was first given them, issue
+43 item 5), after its text and steps: each one it cites as [n]; and the passages "Use my
+documents" put in its prompt that it has not cited, marked `cited: false` (item 7), so that
+what the model was given is shown, also once the chat is reopened.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import re
 import time
 from collections.abc import Callable
@@ -41,7 +47,8 @@ class ReplyBuffer:
         # A plain asyncio.Event, set per change and cleared by a follower before it waits:
         # creating an anyio.Event per delta cost a quarter of the relay's CPU.
         self.changed = asyncio.Event()
-        # Sources the tools gave, by number; the reply cites one by writing "[n]".
+        # Sources the model was given (by the tools, in the prompt), by number; the reply
+        # cites one by writing "[n]".
         self.sources: dict[int, CitationPartJSON] = {}
         self.earlier_pieces = 0  # a continued reply's pieces from before this run
         self.over_limit: str | None = None  # why the reply was cut at the size limit
@@ -76,9 +83,11 @@ class ReplyBuffer:
             elif part["type"] == "tool":
                 self.parts.earlier_step(part)
             else:
-                self.parts.citations.append(part)
-                self._cited.add(part["n"])
-                self.sources[part["n"]] = part
+                source = _source(part)
+                self.sources[source["n"]] = source
+                if part.get("cited", True):
+                    self._cited.add(source["n"])
+                self._list(part)
         self.earlier_pieces = len(self.pieces)
         self._chars = sum(map(len, self.pieces))
         self._tail = self.text[-CITE_LOOKBACK:]
@@ -135,6 +144,19 @@ class ReplyBuffer:
         self.feed.append(item)
         self.changed.set()
 
+    def given(self, sources: tuple[CitationPartJSON, ...]) -> None:
+        """Passages put in the prompt itself ("Use my documents"): listed with the reply as
+        given (`cited: false`) until it cites one, and sent to its followers at once."""
+        for source in sources:
+            number = source["n"]
+            self.sources[number] = source
+            if number not in self._cited:
+                part: CitationPartJSON = {**source, "cited": False}
+                self._list(part)
+                self.publish(Cited(part))
+        if sources:
+            self._on_change()
+
     def step_added(self, step: ToolStep) -> None:
         self.parts.step_added(step)
 
@@ -150,8 +172,32 @@ class ReplyBuffer:
             source = self.sources.get(number)
             if source is not None and number not in self._cited:
                 self._cited.add(number)
-                self.parts.citations.append(source)
+                self._list(source)
                 self.publish(Cited(source))
+
+    def _list(self, part: CitationPartJSON) -> None:
+        """List a source under the reply: once (cited, it takes the place it had as given),
+        in the order of the numbers."""
+        listed = self.parts.citations
+        numbers = [cited["n"] for cited in listed]
+        at = bisect.bisect_left(numbers, part["n"])
+        if at < len(listed) and numbers[at] == part["n"]:
+            listed[at] = part
+        else:
+            listed.insert(at, part)
+
+
+def _source(part: CitationPartJSON) -> CitationPartJSON:
+    """A listed source as the model was given it (without its `cited` mark)."""
+    source: CitationPartJSON = {
+        "type": "citation",
+        "n": part["n"],
+        "path": part["path"],
+        "page": part["page"],
+        "lines": part["lines"],
+        "quote": part["quote"],
+    }
+    return source
 
 
 def _paragraph_break(tail: str) -> str:

@@ -1,12 +1,15 @@
 """`search_documents`: the library as a tool the agent calls, like an MCP server's.
 
-It answers with numbered passages, numbered across the whole turn (a second search goes on
-from the first one's last number), and the model is told to cite them as [n]. The reply keeps
-a citation part for each number it cites (server/turns/run.py).
+It answers with numbered passages, numbered across the whole turn: one number per passage,
+in the order the model was first given it (a second search goes on from the first one's last
+number, and a passage given before, by "Use my documents" or an earlier search, keeps its
+number: issue 43 item 5). The model is told to cite them as [n]; the reply keeps a citation
+part for each number it cites (server/agent/buffer.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from server.agent.toolbox import Progress, ToolOutcome, ToolTarget, capped
@@ -61,26 +64,46 @@ def where(citation: CitationPartJSON) -> str:
     return citation["path"]
 
 
-def numbered(passages: list[PassageJSON], first: int) -> tuple[str, tuple[CitationPartJSON, ...]]:
-    """The passages as the model reads them, numbered from `first`, and their sources."""
-    sources = tuple(source(first + i, p) for i, p in enumerate(passages))
+def numbered(
+    passages: list[PassageJSON], numbers: SourceNumbers
+) -> tuple[str, tuple[CitationPartJSON, ...]]:
+    """The passages as the model reads them, each with its number in the turn, and their
+    sources."""
+    sources = tuple(source(numbers.number(p), p) for p in passages)
     blocks = [f"[{s['n']}] {where(s)}\n{p['text']}" for s, p in zip(sources, passages, strict=True)]
     return "\n\n".join(blocks), sources
 
 
+PassageKey = tuple[str, int | None, tuple[int, ...] | None]
+
+
+def key(passage: PassageJSON | CitationPartJSON) -> PassageKey:
+    """What makes a passage the same passage: its file and its place there."""
+    lines = passage["lines"]
+    return passage["path"], passage["page"], tuple(lines) if lines is not None else None
+
+
 class SourceNumbers:
-    """The numbers of one turn's sources: every passage it is given gets the next ones."""
+    """The numbers of one turn's sources: a passage it is given for the first time gets the
+    next one; given again (the same search, or "Use my documents" and a search finding the
+    same passage), it keeps the one it has."""
 
     def __init__(self) -> None:
         self._next = 1
+        self._numbers: dict[PassageKey, int] = {}
 
-    def take(self, count: int) -> int:
-        first, self._next = self._next, self._next + count
-        return first
+    def number(self, passage: PassageJSON) -> int:
+        found = self._numbers.get(key(passage))
+        if found is None:
+            found = self._numbers[key(passage)] = self._next
+            self._next += 1
+        return found
 
-    def skip_to(self, last: int) -> None:
-        """Numbers up to `last` are taken (a continued reply's earlier sources)."""
-        self._next = max(self._next, last + 1)
+    def known(self, sources: Iterable[CitationPartJSON]) -> None:
+        """A continued reply's sources so far keep their numbers; new ones come after."""
+        for cited in sources:
+            self._numbers.setdefault(key(cited), cited["n"])
+            self._next = max(self._next, cited["n"] + 1)
 
 
 PROMPT_PASSAGES = 3
@@ -106,7 +129,7 @@ class PromptDocuments:
             return None  # the library is unusable: the reply goes on without it
         if not passages:
             return None
-        text, sources = numbered(passages, self._numbers.take(len(passages)))
+        text, sources = numbered(passages, self._numbers)
         return PROMPT_INTRO + untrusted(text, "the user's documents"), sources
 
 
@@ -146,5 +169,5 @@ class DocumentsTool:
             raise ToolCallError(str(exc)) from exc
         if not passages:
             return ToolOutcome("No passage of the user's documents matches.")
-        text, sources = numbered(passages, self._numbers.take(len(passages)))
+        text, sources = numbered(passages, self._numbers)
         return ToolOutcome(capped(text), sources=sources)

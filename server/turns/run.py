@@ -163,7 +163,7 @@ class Run:
                 request = await self._open()
                 if self._sink.earlier is not None:
                     self.buffer.resume(self._sink.earlier)
-                self.buffer.sources.update((s["n"], s) for s in self._sink.sources)
+                self.buffer.given(self._sink.sources)
                 sink = self._sink
                 if sink.compact_only and sink.history is not None:
                     finished = await self.agent.compact(request, sink.history)

@@ -171,6 +171,10 @@ class ConversationTurn:
         if continuing and self._start.continued == "fallback":
             prompt = [*prompt, {"role": "user", "content": FALLBACK_CONTINUE}]
             ids.append("")
+        if opened.earlier is not None and self._numbers is not None:
+            # The passages the reply was given and cited keep their numbers; what is found
+            # now for the first time comes after them.
+            self._numbers.known(p for p in opened.earlier.parts if p["type"] == "citation")
         if opened.documents and self._documents is not None:
             found = await self._documents.message(opened.user_message["content"])
             if found is not None:
@@ -178,11 +182,6 @@ class ConversationTurn:
                 at = 1 if prompt and prompt[0]["role"] == "system" else 0
                 prompt = [*prompt[:at], {"role": "system", "content": text}, *prompt[at:]]
                 ids.insert(at, "")
-        if opened.earlier is not None and self._numbers is not None:
-            # The prompt's passages got the numbers they had the first time (the same
-            # search); what tools find now comes after every source the reply cited.
-            cited = [p["n"] for p in opened.earlier.parts if p["type"] == "citation"]
-            self._numbers.skip_to(max(cited, default=0))
         self.history = history
         if self._images is not None:
             prompt = await self._images(prompt)

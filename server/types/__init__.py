@@ -185,6 +185,9 @@ class CitationPartJSON(TypedDict):
     page: int | None  # a PDF's page (1-based)
     lines: list[int] | None  # [first, last] lines of a text file
     quote: str  # the start of the passage
+    # False: a passage put in the prompt ("Use my documents") that the reply did not cite,
+    # listed as given to the model (issue 43 item 7); absent: cited.
+    cited: NotRequired[bool]
 
 
 PartJSON = TextPartJSON | ToolPartJSON | CitationPartJSON
