@@ -15,6 +15,7 @@ import urllib.parse
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
+import anyio.to_thread
 import httpx
 
 from server.errors import BackendError
@@ -154,6 +155,15 @@ class OpenAICompatBackend:
         body.update(self._extra_body)
         return body
 
+    async def _payload(self, request: ChatRequest) -> dict[str, Any]:
+        """The request's body: as JSON by httpx, or, carrying images (megabytes of base64),
+        encoded on a worker thread so the event loop serves the other replies meanwhile."""
+        body = self._body(request)
+        if not any(m.get("images") for m in request.messages):
+            return {"json": body}
+        encoded = await anyio.to_thread.run_sync(_json_bytes, body)
+        return {"content": encoded, "headers": {"Content-Type": "application/json"}}
+
     @contextlib.asynccontextmanager
     async def _response(self, request: ChatRequest) -> AsyncIterator[httpx.Response]:
         """The upstream's response to the request. Tools Parley offered on its own that the
@@ -164,7 +174,7 @@ class OpenAICompatBackend:
         first_step = not any(m["role"] == "tool" or m.get("tool_calls") for m in request.messages)
         may_drop = request.tools and request.tools_optional and first_step
         async with self._client.stream(
-            "POST", "chat/completions", json=self._body(request)
+            "POST", "chat/completions", **await self._payload(request)
         ) as response:
             if not (response.status_code == 400 and may_drop):
                 yield response
@@ -174,7 +184,7 @@ class OpenAICompatBackend:
                 raise BackendError(refusal)
         without = dataclasses.replace(request, tools=None, tools_optional=False)
         async with self._client.stream(
-            "POST", "chat/completions", json=self._body(without)
+            "POST", "chat/completions", **await self._payload(without)
         ) as response:
             if response.status_code == 200:  # it was the tools: not offered again
                 self.tools_unsupported = f"{self.name} cannot call tools ({refusal})"
@@ -245,6 +255,10 @@ class OpenAICompatBackend:
             yield StreamEnd(finish or "stop", usage)
         finally:
             signal.confirm_stopped()
+
+
+def _json_bytes(body: dict[str, Any]) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def _wire_message(message: ChatMessage) -> dict[str, Any]:
