@@ -3,7 +3,8 @@
 Code blocks are highlighted with Pygments (inline styles: Qt has no stylesheets for them)
 and get a "Copy" link; raw HTML in the model's text is shown as text, never interpreted.
 `split_stable` finds where a growing reply can be frozen: after the last blank line that is
-not inside a code fence, so only the tail is re-rendered while a reply streams.
+not inside a code fence, so only the tail is re-rendered while a reply streams. A reply's
+"[n]" that names one of its sources is a link to it (`sources`), never inside code.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import html
 import itertools
 import re
+from collections.abc import Mapping
 
 import markdown
 from pygments import highlight
@@ -23,6 +25,15 @@ LIST_ITEM = re.compile(r"^( *)([-*+]|\d{1,9}[.)])( +|$)")
 # One line of prose in which Markdown finds no markup: its HTML is the line in a paragraph.
 # (Most of a streaming reply's updates are such a line; the parser costs ~0.3 ms each.)
 PLAIN_LINE = re.compile(r" {0,3}(?![\s\-+*#>=|]|\d{1,9}[.)])[^\x00-\x1f\x7f\\`*_\[\]<>&!#|~=]*")
+# The last line of a growing reply that is a numbered item's number alone ("3."): Markdown
+# reads no item in it yet (see begun_item).
+ITEM_LOOKBACK = 2000  # characters before the tail searched for the item above
+BARE_NUMBER = re.compile(r"\n( {0,12})\d{1,9}[.)]$")
+# A source cited in a reply's text: "[n]" (server/agent/buffer.py finds them the same way).
+CITATION = re.compile(r"\[(\d{1,4})\]")
+# What of rendered HTML is a tag, and the tags whose text a citation is never linked in.
+TAG = re.compile(r"(<[^>]*>)")
+UNLINKED = re.compile(r"<(/?)(a|code|pre)\b", re.IGNORECASE)
 # Lines that make a block Qt lays out differently when it is cut in pieces: lists (their
 # numbering and nesting), quotes and tables.
 STRUCTURED = re.compile(r"^( *([-*+]|\d{1,9}[.)]) |\s*>|\s*\|)", re.MULTILINE)
@@ -95,11 +106,18 @@ class MarkdownRenderer:
         )
         self._code_bg = "#272822" if dark else "#f4f4f4"
 
-    def render(self, text: str, continued: bool = False, cut: bool = False) -> str:
+    def render(
+        self,
+        text: str,
+        continued: bool = False,
+        cut: bool = False,
+        sources: Mapping[int, str] | None = None,
+    ) -> str:
         """HTML of `text`. While a reply streams, a code block may be drawn in pieces, with no
         gap between them: `continued`, `text` opens with the fence line of a block cut above
         it, drawn as its continuation (no header); `cut`, the block open at its end goes on
-        below."""
+        below. `sources`: the reply's source numbers -> their links; its "[n]" of one of
+        them is that link (not in code)."""
         out: list[str] = []
         prose: list[str] = []
         code: list[str] = []
@@ -108,7 +126,7 @@ class MarkdownRenderer:
             if fence is None:
                 match = FENCE_OPEN.match(line)
                 if match:
-                    out.append(self._prose("\n".join(prose)))
+                    out.append(self._prose("\n".join(prose), sources))
                     prose = []
                     fence = (match.group(1), match.group(2))
                 else:
@@ -120,15 +138,16 @@ class MarkdownRenderer:
                 code.append(line)
         if fence is not None:  # still streaming inside a block: show it as code already
             out.append(self._code("\n".join(code), fence[1], continued, cut))
-        out.append(self._prose("\n".join(prose)))
+        out.append(self._prose("\n".join(prose), sources))
         return "".join(out)
 
-    def _prose(self, text: str) -> str:
+    def _prose(self, text: str, sources: Mapping[int, str] | None = None) -> str:
         if not text.strip():
             return ""
         if PLAIN_LINE.fullmatch(text):
-            return f"<p>{text.lstrip(' ')}</p>"
-        return self.parsed(text)
+            return f"<p>{text.lstrip(' ')}</p>"  # (no "[": no citation)
+        rendered = self.parsed(text)
+        return link_citations(rendered, sources) if sources else rendered
 
     def parsed(self, text: str) -> str:
         """Prose rendered by the Markdown parser (what a plain line is rendered as, too)."""
@@ -169,6 +188,43 @@ class MarkdownRenderer:
             f'<tr><td style="{joins}">{top}'
             f'<pre style="white-space:pre-wrap; margin:0;">{body}</pre></td></tr></table>'
         )
+
+
+def link_citations(rendered: str, sources: Mapping[int, str]) -> str:
+    """`rendered` prose with each "[n]" of a source in `sources` (n -> its link) a link to it;
+    not inside a code span, a code block or a link the text made itself."""
+    pieces = TAG.split(rendered)
+    inside = 0  # how deep in tags whose text is not linked
+    for index, piece in enumerate(pieces):
+        if index % 2:  # a tag
+            tag = UNLINKED.match(piece)
+            if tag is not None:
+                inside = max(0, inside - 1) if tag.group(1) else inside + 1
+        elif not inside and "[" in piece:
+            pieces[index] = CITATION.sub(lambda m: _cite(m, sources), piece)
+    return "".join(pieces)
+
+
+def _cite(match: re.Match[str], sources: Mapping[int, str]) -> str:
+    link = sources.get(int(match.group(1)))
+    return match.group(0) if link is None else f'<a href="{link}">{match.group(0)}</a>'
+
+
+def begun_item(tail: str, before: str = "") -> str:
+    """The live tail of a growing reply, with a last line that is a numbered item's number
+    alone ("3.") after a numbered list's item (in the tail, or `before` it) made an item
+    begun: drawn in its list, with its number, not as a paragraph or as words of the item
+    above it (issue 43 item 16). (Markdown reads an item only once text follows the number.)"""
+    if BARE_NUMBER.search("\n" + tail) is None:
+        return tail
+    _cut, fence_at_line_end = _line_ends(tail)
+    if fence_at_line_end and fence_at_line_end[-1][1] is not None:
+        return tail  # inside a code block
+    lines = (before[-ITEM_LOOKBACK:] + tail).split("\n")[:-1]
+    above = next((line for line in reversed(lines) if line.strip()), "")
+    if not (LIST_ITEM.match(above) or above.startswith((" ", "\t"))):
+        return tail  # no list above: a number that starts a sentence ("3.5 is...")
+    return tail + " \u200b"
 
 
 MAX_TAIL_CHARS = 1500

@@ -127,7 +127,9 @@ class GrowingReply(QObject):
                 text_came = True
             elif item["type"] == "tool":
                 self._draw_step(item)
-            # (a citation is listed under the reply at its end)
+            else:
+                # Listed under the reply at its end; its "[n]" a link from now on.
+                reply.sources[item["n"]] = self._links.cite(item)
         if text_came and not self._timer.isActive():
             self._timer.start(COALESCE_MS)
 

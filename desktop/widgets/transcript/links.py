@@ -6,6 +6,8 @@ by whoever draws them and emptied when the document is drawn anew."""
 
 from __future__ import annotations
 
+import json
+
 from PySide6.QtCore import QObject, QUrl, Signal
 from PySide6.QtGui import QGuiApplication
 
@@ -39,12 +41,17 @@ class Links(QObject):
         self.steps: dict[str, ToolPartJSON] = {}  # by id, for their details links
         self.texts: dict[str, str] = {}  # message id -> its text (Copy)
         self._citations: dict[str, CitationPartJSON] = {}  # link number -> citation
+        self._cited: dict[str, str] = {}  # a citation's JSON -> its link (drawn again)
         self.summaries: dict[str, SummaryJSON] = {}  # by id, for their markers' links
 
     def cite(self, citation: CitationPartJSON) -> str:
-        """The link to a cited source drawn."""
-        number = f"{len(self._citations)}"
-        self._citations[number] = citation
+        """The link to a source drawn (in its reply's list, or its "[n]" in the text): the
+        same one each time it is drawn again (a streaming reply's text is)."""
+        known = json.dumps(citation, sort_keys=True)
+        number = self._cited.get(known)
+        if number is None:
+            number = self._cited[known] = f"{len(self._citations)}"
+            self._citations[number] = citation
         return f"cite:{number}"
 
     def clear(self) -> None:
@@ -52,6 +59,7 @@ class Links(QObject):
         self._renderer.code_blocks.clear()
         self.steps.clear()
         self._citations.clear()
+        self._cited.clear()
         self.texts.clear()
         self.summaries.clear()
 

@@ -37,6 +37,8 @@ class LiveReply:
     footer_start: int | None = None
     group_start: int | None = None
     group: list[str] = field(default_factory=list)
+    # Its sources so far (given or cited), by number -> their links: its "[n]" are links.
+    sources: dict[int, str] = field(default_factory=dict)
 
     def move(self, move: Callable[[int], int]) -> None:
         """Every position it keeps in the document, moved by `move`."""

@@ -2,14 +2,17 @@
 change (up to the last blank line outside a code fence) is rendered once and frozen, and only
 the short live tail is drawn again. A paragraph cut in two goes on in the same block, its
 lines that can no longer change sealed off (growing_paragraph.py); past JOIN_MAX_CHARS its
-pieces so far are kept as they are (long_paragraph.py)."""
+pieces so far are kept as they are (long_paragraph.py). A list drawn in pieces stays one list
+(its half-written item too: issue 43 item 16), and the reply's "[n]" of its sources are
+links from the moment the source is known."""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QTextCursor
+from PySide6.QtGui import QTextBlock, QTextCursor, QTextList, QTextListFormat
 
 from desktop.markdown_render import (
     MarkdownRenderer,
+    begun_item,
     cut_inside_paragraph,
     opens_with_a_list_table_or_quote,
     split_stable,
@@ -58,7 +61,9 @@ class LiveText:
         # its end, the block in one piece.
         continued = bool(reply.carry)
         if stable:
-            frozen = self._renderer.render(stable, continued=continued, cut=bool(carry))
+            frozen = self._renderer.render(
+                stable, continued=continued, cut=bool(carry), sources=reply.sources
+            )
             self.draw_live(reply, frozen)
             reply.frozen_len += len(stable) - len(reply.carry)
             reply.carry = carry
@@ -90,7 +95,11 @@ class LiveText:
                 reply.live_start = self._editor.open_block(0 if carry else PARAGRAPH_GAP)
                 reply.live_start -= self._sealed.unseal_unseen(edit)
             tail = carry + tail
-        rendered = self._renderer.render(tail, continued=continued) if tail.strip() else ""
+        rendered = ""
+        if tail.strip():
+            before = "" if continued else text[: reply.frozen_len]
+            tail = begun_item(tail, before)
+            rendered = self._renderer.render(tail, continued=continued, sources=reply.sources)
         self.draw_live(reply, rendered)
 
     def draw_live(self, reply: LiveReply, html_text: str) -> None:
@@ -109,15 +118,36 @@ class LiveText:
             # Kept whole: costs a layout of the block before, only while such a block is
             # the first of the live part.
             editor.insert_whole(reply.live_start - 1, html_text)
+            self._join_list(reply.live_start)
         else:
             editor.replace_from(reply.live_start, html_text)
+
+    def _join_list(self, position: int) -> None:
+        """A list drawn from `position` on that goes on with the list drawn above it (its
+        next number, or both bulleted, at the same depth): made one list with it, as drawn
+        whole, so its items are numbered on and laid out as that list's."""
+        block = self._editor.document.findBlock(position)
+        below = block.textList()
+        if below is None:
+            return
+        above = _list_above(block, below)
+        if above is None or above.format().style() != below.format().style():
+            return
+        if (
+            above.format().style() not in BULLETS
+            and below.format().start() != above.format().start() + above.count()
+        ):
+            return  # numbered anew: a list of its own
+        for item in [below.item(i) for i in range(below.count())]:
+            below.remove(item)
+            above.add(item)
 
     def draw_all(self, reply: LiveReply) -> None:
         """Draw every bit of text taken in (a tool step follows it): frozen, whole."""
         text = reply.text()
         pending = reply.carry + text[reply.frozen_len :]
         if pending.strip():
-            self.draw_live(reply, self._renderer.render(pending))
+            self.draw_live(reply, self._renderer.render(pending, sources=reply.sources))
         reply.frozen_len = reply.shown_len = len(text)
         reply.carry = ""
 
@@ -136,3 +166,28 @@ class LiveText:
         reply.live_start -= removed
         if reply.group_start is not None:
             reply.group_start -= removed
+
+
+BULLETS = (
+    QTextListFormat.Style.ListDisc,
+    QTextListFormat.Style.ListCircle,
+    QTextListFormat.Style.ListSquare,
+)
+LOOKBACK_BLOCKS = 200  # the blocks searched above a list for the one it goes on with
+
+
+def _list_above(block: QTextBlock, below: QTextList) -> QTextList | None:
+    """The list just above `block` at the depth of `below` (through the deeper lists nested
+    in it), if the blocks above it are list items."""
+    indent = below.format().indent()
+    above = block.previous()
+    for _ in range(LOOKBACK_BLOCKS):
+        found = above.textList() if above.isValid() else None
+        if found is None:
+            return None
+        if found.format().indent() == indent:
+            return found
+        if found.format().indent() < indent:
+            return None
+        above = above.previous()
+    return None
