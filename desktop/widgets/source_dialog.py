@@ -38,15 +38,17 @@ class SourceDialog(QDialog):
         super().__init__(parent)
         self.citation = citation
         path = Path(citation["path"])
-        self.setWindowTitle(f"Source [{citation['n']}] — {path.name}")
+        cited = citation.get("cited", True)  # else given to the model, not cited
+        kind = "Source" if cited else "Passage given to the model"
+        self.setWindowTitle(f"{kind} [{citation['n']}] — {path.name}")
         self.setObjectName("source")
         self.resize(720, 480)
         self.place = QLabel(f"{html.escape(str(path))}{_place(citation)}", self)
         self.place.setWordWrap(True)
-        self.place.setAccessibleName("The cited file and place")
+        self.place.setAccessibleName(f"The {'cited' if cited else 'given'} file and place")
         self.text = QTextBrowser(self)
         self.text.setOpenLinks(False)
-        self.text.setAccessibleName("The cited passage")
+        self.text.setAccessibleName(f"The {'cited' if cited else 'given'} passage")
         self.text.setHtml(_quote(citation, READING if citation["lines"] is not None else ""))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         self.open_button = QPushButton("Open file", self)

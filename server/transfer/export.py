@@ -119,14 +119,17 @@ def _markdown_message(message: MessageJSON) -> list[str]:
             lines += [f"*Tool {part['name']}: {part['status']}*", ""]
         else:
             citations.append(part)
-    if citations:
-        lines.append("Sources:")
-        for cited in citations:
-            place = f", page {cited['page']}" if cited["page"] is not None else ""
-            if cited["lines"] is not None:
-                place = f", lines {cited['lines'][0]}–{cited['lines'][1]}"
-            lines.append(f"- [{cited['n']}] {cited['path']}{place}")
-        lines.append("")
+    # Cited, then the prompt's passages it did not cite (issue 43 item 7).
+    for heading, cited in (("Sources:", True), ("Passages given to the model:", False)):
+        listed = [part for part in citations if part.get("cited", True) is cited]
+        if listed:
+            lines.append(heading)
+            for source in listed:
+                place = f", page {source['page']}" if source["page"] is not None else ""
+                if source["lines"] is not None:
+                    place = f", lines {source['lines'][0]}–{source['lines'][1]}"
+                lines.append(f"- [{source['n']}] {source['path']}{place}")
+            lines.append("")
     return lines
 
 

@@ -97,6 +97,10 @@ def test_use_my_documents_keeps_the_passages_given_when_none_is_cited(
     assert all(Path(c["path"]).name == "aardvark.md" for c in listed[:1])
     # Followers are told at once, so the window lists them as the stored reply does.
     assert streamed_sources(stream) == listed
+    # Exported as Markdown, they are listed apart from the sources it cited.
+    exported = parley.call("GET", f"/api/conversations/{cid}/export?format=md").body.decode()
+    assert "Sources:" not in exported
+    assert f"Passages given to the model:\n- [1] {listed[0]['path']}, lines " in exported
     # A later turn that cites one: that one listed as cited, the rest still as given.
     upstream.script = Script(texts=["See [2]."])
     stream = parley.send(cid, "aardvark burrows?")

@@ -12,6 +12,7 @@ from PySide6.QtGui import QTextCursor
 
 from desktop.client import ReplyEnd
 from desktop.reply_events import ReplyParts
+from desktop.widgets.source_dialog import SourceDialog
 from desktop.widgets.transcript import Transcript
 from server.types import CitationPartJSON, PartJSON
 from tests.desktop.widgets.transcript.replies import add_text, told
@@ -178,6 +179,9 @@ def test_passages_given_and_not_cited_are_listed_under_the_reply(qtbot: Any) -> 
     )
     assert line in view.toPlainText()
     assert click(qtbot, view, "b.md") == [given[1]]
+    dialog = SourceDialog(given[1])
+    qtbot.addWidget(dialog)
+    assert dialog.windowTitle() == "Passage given to the model [2] — b.md"
     # Reopened: as stored (server/agent/buffer.py), the same.
     view = reopened(qtbot, [{"type": "text", "text": "Aardvarks dig burrows."}, *given], "")
     assert line in view.toPlainText()
