@@ -115,7 +115,8 @@ class ReplyOverdue:
 
 @dataclass(frozen=True)
 class ReplyCitation:
-    """The reply cited a source as [n] for the first time."""
+    """A source of the reply: cited as [n] for the first time, or (`cited` false) a passage
+    given to the model in its prompt that it has not cited (yet)."""
 
     part: CitationPartJSON
 

@@ -50,7 +50,8 @@ class Compaction:
 
 @dataclass(frozen=True)
 class Cited:
-    """The reply cited a source as [n] for the first time (`parley.citation` on the wire)."""
+    """A source the reply was given, once (`parley.citation` on the wire): cited as [n] for the
+    first time, or (`cited` false) a passage put in its prompt that it has not cited (yet)."""
 
     citation: CitationPartJSON
 
