@@ -86,6 +86,10 @@ class Attachments:
         await self.db.run(rows.add, attachment, text, time.time())
         return attachment
 
+    async def uploads(self, ids: tuple[str, ...]) -> list[dict[str, object]]:
+        """Uploads as a message would store them, with their text (unknown ids left out)."""
+        return await self.db.run(rows.uploads, ids)
+
     async def find(self, attachment_id: str) -> AttachmentJSON | None:
         return await self.db.run(rows.find, attachment_id)
 

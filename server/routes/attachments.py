@@ -17,6 +17,8 @@ from server.errors import BadRequestError, PayloadTooLargeError, RequestTimeoutE
 from server.http.jsonbody import JSONObject, check_text
 from server.models.registry import ModelEntry
 from server.routes.services import Services, services
+from server.storage.branches import with_files
+from server.storage.store import TurnStart
 from server.types import ChatMessage
 
 
@@ -85,17 +87,15 @@ def attachment_ids(body: JSONObject, svc: Services) -> tuple[str, ...] | None:
     return tuple(value)
 
 
-async def refuse_images(svc: Services, ids: tuple[str, ...] | None, model: ModelEntry) -> None:
-    """A new message's images to a model that takes none: refused before anything is saved."""
+async def new_message(svc: Services, start: TurnStart, model: ModelEntry) -> ChatMessage:
+    """The new message as the model will see it (its files' text in it), for the context
+    check before anything is saved; its images refused here if the model takes none."""
+    files = await svc.attachments.uploads(start.attachments) if start.attachments else []
     why = model.backend.images_unsupported
-    if why is None or not ids:
-        return
-    for attachment_id in ids:
-        found = await svc.attachments.find(attachment_id)
-        if found is not None and found["kind"] == "image":
-            raise BadRequestError(
-                f"{found['name']!r} was not sent: {why}", code="images_not_supported"
-            )
+    image = next((f for f in files if f["kind"] == "image"), None)
+    if why is not None and image is not None:
+        raise BadRequestError(f"{image['name']!r} was not sent: {why}", code="images_not_supported")
+    return with_files(start.content, files)
 
 
 def image_reader(

@@ -16,7 +16,7 @@ from server.errors import BadRequestError, ConflictError, NotFoundError
 from server.http.jsonbody import JSONObject, check_text, number_field, read_object, text_field
 from server.library.tool import DocumentsTool, PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
-from server.routes.attachments import attachment_ids, image_reader, refuse_images
+from server.routes.attachments import attachment_ids, image_reader, new_message
 from server.routes.services import Services, services
 from server.storage.params import updated_params
 from server.storage.store import Switch, TurnStart
@@ -292,10 +292,10 @@ async def _reply(request: Request, body: JSONObject, start: TurnStart) -> RunEve
         start = dataclasses.replace(start, continued=model.backend.continuation)
     reply_tokens = int(max_tokens) if max_tokens else None
     # What is never dropped to fit the context: the system prompt and the new message.
-    kept: list[ChatMessage] = [{"role": "user", "content": start.content}]
+    # (Its images are refused here if the model takes none, before a local engine starts.)
+    kept: list[ChatMessage] = [await new_message(svc, start, model)]
     if conversation["system"]:
         kept.insert(0, {"role": "system", "content": conversation["system"]})
-    await refuse_images(svc, start.attachments, model)  # before a local engine is started
     await model.backend.admit(ChatRequest(kept, max_tokens=reply_tokens))
     numbers = SourceNumbers()
     documents = PromptDocuments(svc.library, numbers) if svc.library.has_folders else None

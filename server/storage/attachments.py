@@ -62,6 +62,20 @@ def take(conn: sqlite3.Connection, cid: str, ids: tuple[str, ...]) -> list[dict[
     return taken
 
 
+def uploads(conn: sqlite3.Connection, ids: tuple[str, ...]) -> list[dict[str, object]]:
+    """These uploads as a message would store them (with their text), in order; an unknown
+    id is left out (opening the turn refuses it)."""
+    found = []
+    for attachment_id in ids:
+        row = conn.execute("SELECT * FROM attachments WHERE id = ?", (attachment_id,)).fetchone()
+        if row is not None:
+            stored = {name: row[name] for name in COLUMNS}
+            if row["kind"] == "text":
+                stored["text"] = row["text"] or ""
+            found.append(stored)
+    return found
+
+
 def of_message(stored: str | None) -> list[dict[str, object]]:
     """A message's attachments as stored (with their text)."""
     found = json.loads(stored) if stored else []

@@ -176,6 +176,7 @@ def test_an_attachment_belongs_to_one_chat(parley: Parley, upstream: ScriptedUps
     assert parley.send(second, "c", attachments=[notes["id"]]).status == 404
 
 
+@pytest.mark.slow
 def test_the_local_model_refuses_an_image_before_anything_is_saved(data_dir: Path) -> None:
     parley = Parley(data_dir).start()  # the embedded default: the bundled model
     try:
@@ -191,8 +192,18 @@ def test_the_local_model_refuses_an_image_before_anything_is_saved(data_dir: Pat
         assert error["code"] == "images_not_supported"
         assert "cannot see images" in error["message"] and "'cat.png'" in error["message"]
         assert parley.conversation(cid)["messages"] == []
-        text = uploaded(parley, "notes.txt", b"fine")  # a text file is fine for it
-        assert text["kind"] == "text"
+        # A text file is fine for it, but one that cannot fit its context is refused before
+        # anything is saved too (not an error reply after the question is kept).
+        big = uploaded(parley, "notes.txt", b"filler words here. " * 2000)
+        too_long = parley.call(
+            "POST",
+            f"/api/conversations/{cid}/messages",
+            json_body={"content": "Summarise", "attachments": [big["id"]]},
+            timeout=120,
+        )
+        assert too_long.status == 400, too_long.body
+        assert too_long.json()["error"]["code"] == "context_length_exceeded"
+        assert parley.conversation(cid)["messages"] == []
     finally:
         parley.stop()
 
