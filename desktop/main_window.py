@@ -186,6 +186,7 @@ class MainWindow(QMainWindow):
         """The server is up: show the list, the status, and `reopen` if it still exists."""
         self.context.client = client
         self.bar.start()
+        self.model_view.refresh()  # the chat still open after a restart: measured anew
         self.tasks.spawn(self.chat_list.refresh())
         if reopen is not None and self.context.current_id is None:
             self.tasks.spawn(self._open(reopen, missing_ok=True))
@@ -199,6 +200,7 @@ class MainWindow(QMainWindow):
         """The server is going away (restart, quit): no more requests on its client."""
         self.bar.stop()
         self.context.client = None
+        self.model_view.refresh()  # a measure on its way is moot
 
     def show_error(self, message: str) -> None:
         self.banner.show_message(message)

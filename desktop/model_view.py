@@ -6,9 +6,12 @@ window's parts it listens to."""
 
 from __future__ import annotations
 
+import asyncio
+
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
+from desktop.client import ParleyClient
 from desktop.compaction import CompactNow
 from desktop.controller import Context
 from desktop.errors import ClientError
@@ -38,6 +41,7 @@ class ModelView(QObject):
         self.summaries = SummaryActions(context, transcript, parent)
         self.compaction = CompactNow(context, transcript, parent)
         self._asked = 0  # the newest meter asked for (an older answer is dropped)
+        self._measuring: asyncio.Task[None] | None = None  # the newest measure, on its way
         transcript.summary_action.connect(self.summaries.act)
         self.summaries.failed.connect(self.failed)
         self.compaction.failed.connect(self.failed)
@@ -67,21 +71,34 @@ class ModelView(QObject):
         self._context.tasks.spawn(self.compaction.stop())
 
     def refresh(self) -> None:
-        """Measure the chat on screen again (in the background)."""
+        """Measure the chat on screen again (in the background), with the client there is
+        now; with none (the server restarting, the app closing), clear the meter: a measure
+        on its way is superseded."""
         self._asked += 1
+        if self._measuring is not None:
+            self._measuring.cancel()  # its answer would be dropped: its request is closed
         current = self._context.current_id
+        client = self._context.client
         self._show_compacting()
-        if current is None or self._context.client is None:
+        if current is None or client is None:
             self.meter.clear()
             return
-        self._context.tasks.spawn(self._measure(self._asked, current, self._picker.current()))
+        model = self._picker.current()
+        self._measuring = self._context.tasks.spawn(
+            self._measure(self._asked, client, current, model)
+        )
 
-    async def _measure(self, asked: int, conversation_id: str, model: str | None) -> None:
-        client = self._context.require_client()
+    async def _measure(
+        self, asked: int, client: ParleyClient, conversation_id: str, model: str | None
+    ) -> None:
         try:
             meter = await client.context.meter(conversation_id, model)
         except ClientError as exc:
-            if exc.status != 404:  # (a model gone, a chat deleted: no meter, no error)
+            # Superseded, its failure is as moot as its answer would be: a server restart
+            # closes the client under it (the note that new backends wait for the reply was
+            # left up, replaced by "cannot reach Parley's server"). A 404: a model gone, a
+            # chat deleted: no meter, no error.
+            if asked == self._asked and exc.status != 404:
                 raise
             return
         if asked == self._asked and conversation_id == self._context.current_id:

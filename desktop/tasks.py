@@ -27,14 +27,16 @@ class Tasks:
     def __len__(self) -> int:
         return len(self._tasks)
 
-    def spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
-        """Run it on the loop; once closed, nothing new starts."""
+    def spawn(self, coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[None] | None:
+        """Run it on the loop (its task, to cancel it by; a cancelled task is no failure);
+        once closed, nothing new starts (None)."""
         if self._closed:
             coroutine.close()
-            return
+            return None
         task = asyncio.ensure_future(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._on_task_done)
+        return task
 
     async def close(self) -> None:
         """Start nothing more; cancel the others and wait until they have unwound (their

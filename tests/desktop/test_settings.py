@@ -3,6 +3,7 @@ embedded server restarts with it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import stat
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox, QMessageBox, QPushButton
 
 from desktop import api_keys
+from desktop.client import ParleyClient
 from desktop.config import DesktopConfig
 from desktop.widgets.settings_dialog import SettingsDialog
 from tests.desktop.conftest import GuiApp, run
@@ -285,3 +287,35 @@ def test_the_note_that_new_backends_wait_for_the_reply_goes_once_they_apply(
     qtbot.waitUntil(lambda: gui.window.client not in (None, old_client), timeout=20_000)
     qtbot.waitUntil(lambda: not gui.app._restart_pending and not gui.app.tasks, timeout=10_000)
     assert not gui.window.banner.isVisible()
+
+
+def test_a_context_measure_cut_by_a_server_restart_is_no_error(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    """The context meter is measured again as a reply ends, which is when a restart for new
+    backends begins: a measure the restart's closing of the client cut was shown as "cannot
+    reach Parley's server" (in place of the note that the backends wait for the reply, which
+    then stayed up). Its answer is moot, and so is its failure."""
+    upstream.script = Script(tokens=2)
+    window = gui.window
+    with qtbot.waitSignal(window.reply_finished, timeout=10_000):
+        gui.send("Hello")
+    live, server = window.client, gui.app.server
+    assert live is not None and server is not None
+    # A client of the window's own, closed as a restart closes the window's.
+    going = ParleyClient(live.base_url, server.settings.token)
+    before = asyncio.all_tasks()
+    window.connect_client(going)
+    begun = asyncio.all_tasks() - before  # the list, the status, the meter: asked with it
+    qtbot.waitUntil(lambda: all(task.done() for task in begun), timeout=10_000)
+    shown: list[str] = []
+    window.error_shown.connect(shown.append)
+    before = asyncio.all_tasks()
+    window.model_view.refresh()  # a measure on its way
+    (measure,) = asyncio.all_tasks() - before
+    window.disconnect_client()  # what a restart does before it closes the client
+    run(qtbot, going.aclose())
+    qtbot.waitUntil(measure.done, timeout=10_000)
+    assert shown == []
+    window.connect_client(live)  # the meter measured again, with the client there is now
+    qtbot.waitUntil(window.model_view.meter.isVisible, timeout=10_000)
