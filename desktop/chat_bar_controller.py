@@ -17,6 +17,7 @@ STATUS_POLL_MS = 1000
 
 class ChatBarController(Controller):
     status_shown = Signal()  # the models' state as the server reports it now
+    switch_saved = Signal(str)  # conversation id: its tools or documents switch was saved
 
     def __init__(self, context: Context, bar: ChatBar) -> None:
         super().__init__(context, bar)
@@ -104,3 +105,4 @@ class ChatBarController(Controller):
 
     async def _put_switch(self, conversation_id: str, switch: str, enabled: bool) -> None:
         await self._context.require_client().set_switch(conversation_id, switch, enabled)
+        self.switch_saved.emit(conversation_id)  # the tools offered count in its context

@@ -10,7 +10,6 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QKeyEvent
 from PySide6.QtWidgets import QMainWindow
 
-from desktop.approvals import ApprovalController
 from desktop.attachment_links import AttachmentLinks
 from desktop.attachments import Attachments
 from desktop.chat_bar_controller import ChatBarController
@@ -24,11 +23,11 @@ from desktop.help_windows import HelpWindows
 from desktop.history_files import HistoryFiles
 from desktop.menus import Menus, shortcut_rows
 from desktop.model_view import ModelView
-from desktop.overdue import OverdueController
 from desktop.reply import ReplyController
 from desktop.tasks import Tasks
 from desktop.transcript_links import TranscriptLinks
 from desktop.turn_actions import TurnActions, TurnAsked
+from desktop.waiting import Waiting
 from desktop.widgets.approval_card import ApprovalCard
 from desktop.widgets.banner import Banner
 from desktop.widgets.chat_bar import ChatBar
@@ -73,15 +72,9 @@ class MainWindow(QMainWindow):
         self.reply = ReplyController(self.context, self.transcript, self.composer, self)
         self.banner = Banner(self)
         self.chat_bar = ChatBar(self)
-        # Its controls, by their own names.
         self.model_picker = self.chat_bar.model_picker
         self.tools_switch = self.chat_bar.tools_switch
         self.documents_switch = self.chat_bar.documents_switch
-        self.settings_button = self.chat_bar.settings_button
-        self.models_button = self.chat_bar.models_button
-        self.tools_button = self.chat_bar.tools_button
-        self.chat_settings_button = self.chat_bar.chat_settings_button
-        self.library_button = self.chat_bar.library_button
         # The model's view of the chat: its context meter, summaries, Compact now (issue 42).
         self.model_view = ModelView(
             self.context, self.reply, self.transcript, self.model_picker, self
@@ -92,8 +85,7 @@ class MainWindow(QMainWindow):
         column = [self.chat_bar, self.banner, self.find_bar, self.transcript, self.approval_card,
                   self.overdue_card, self.model_view.meter, self.composer]  # fmt: skip
         self.splitter = lay_out(self, self.sidebar, column, self.transcript)
-        # There from the start: one made when a link is first hovered (its target shown) or a
-        # notice first given moved the composer up by its height.
+        # There from the start: one made later (a link hovered, a notice) moved the composer.
         self.statusBar().setSizeGripEnabled(False)
         style_fields([self.composer.editor, self.sidebar.search], self.palette())
 
@@ -102,8 +94,8 @@ class MainWindow(QMainWindow):
         self.opening = ChatOpening(self.context, self)
         self.bar = ChatBarController(self.context, self.chat_bar)
         self.links = TranscriptLinks(self.context, self, self.transcript, self.show_error)
-        self.approvals = ApprovalController(self.context, self.approval_card)
-        self.overdue = OverdueController(self.context, self.overdue_card)
+        cards = (self.approval_card, self.overdue_card)
+        self.waiting = Waiting(self.context, self.reply, cards, self.chat_list, self)
         self.turn_actions = TurnActions(
             self.context, self.reply, self.composer, self.transcript, self
         )
@@ -140,22 +132,20 @@ class MainWindow(QMainWindow):
         self.transcript.message_action.connect(self._on_transcript_message_action)
         self.transcript.reply_ended.connect(self._refresh_menus)
         self.transcript.prompt_chosen.connect(self._on_transcript_prompt_chosen)
-        self.transcript.panel_requested.connect(self._on_transcript_panel_requested)
+        panels = {
+            "settings": self.settings_requested.emit, "models": self.models_requested.emit,
+            "library": self.library_requested.emit, "shortcuts": self.help.show_shortcuts,
+        }  # fmt: skip
+        self.transcript.panel_requested.connect(lambda panel: panels[panel]())
         self.reply.conversation_created.connect(self._on_reply_conversation_created)
         self.reply.reply_started.connect(self.chat_list.reply_started)
         self.reply.reply_finished.connect(self._on_reply_finished)
         self.reply.busy_changed.connect(self._on_reply_busy_changed)
         self.reply.error_reported.connect(self.show_error)
-        self.reply.approval_requested.connect(self.approvals.requested)
-        self.reply.step_updated.connect(self.approvals.step_changed)
-        self.reply.reply_gone.connect(self.approvals.reply_ended)
-        self.approvals.failed.connect(self.show_error)
-        self.approvals.waiting_changed.connect(self._on_waiting_changed)
-        self.overdue.waiting_changed.connect(self._on_waiting_changed)
-        self.reply.overdue_asked.connect(self.overdue.requested)
-        self.reply.step_updated.connect(self.overdue.step_changed)
-        self.reply.reply_gone.connect(self.overdue.reply_ended)
-        self.overdue.failed.connect(self.show_error)
+        self.waiting.changed.connect(self._update_title)
+        self.waiting.failed.connect(self.show_error)
+        self.bar.switch_saved.connect(self.model_view.chat_changed)  # the tools offered
+        self.model_view.compaction.running_changed.connect(self._refresh_menus)
         self.model_view.failed.connect(self.show_error)
         self.conversation_opened.connect(lambda _id: self.model_view.refresh())
         self.chat_settings.saved.connect(lambda _id: self.model_view.refresh())
@@ -166,11 +156,13 @@ class MainWindow(QMainWindow):
         self.help.failed.connect(self.show_error)
         self.view.zoom_shown.connect(lambda level: self.menus.show_zoom(*view.can_zoom(level)))
         self.view.sidebar_shown.connect(self.menus.sidebar.setChecked)
-        self.chat_settings_button.clicked.connect(self._open_chat_settings)
-        self.settings_button.clicked.connect(self.settings_requested)
-        self.models_button.clicked.connect(self.models_requested)
-        self.tools_button.clicked.connect(self.tools_requested)
-        self.library_button.clicked.connect(self.library_requested)
+        bar = self.chat_bar
+        bar.chat_settings_button.clicked.connect(self._open_chat_settings)
+        for button, asked in ((bar.settings_button, self.settings_requested),
+                              (bar.models_button, self.models_requested),
+                              (bar.tools_button, self.tools_requested),
+                              (bar.library_button, self.library_requested)):  # fmt: skip
+            button.clicked.connect(asked)
 
     # -- called by the app -------------------------------------------------------------------
 
@@ -236,7 +228,7 @@ class MainWindow(QMainWindow):
     def keyPressEvent(self, event: QKeyEvent) -> None:
         # Esc that no child used (the composer, the transcript, the list; not an inline
         # rename, which cancels itself): stop the reply of the chat on screen.
-        if event.key() == Qt.Key.Key_Escape and self.reply.busy_in(self.context.current_id):
+        if event.key() == Qt.Key.Key_Escape and self._busy():
             self.stop_reply()
             return
         super().keyPressEvent(event)
@@ -263,8 +255,7 @@ class MainWindow(QMainWindow):
             if not named:
                 self.composer.switch_chat(self.context.current_id, conversation_id)
         self.context.current_id = conversation_id
-        self.approvals.show_current()
-        self.overdue.show_current()
+        self.waiting.show_current()
         self.bar.show_current()
         self._on_reply_busy_changed()
         self._update_title()
@@ -283,10 +274,14 @@ class MainWindow(QMainWindow):
     def _refresh_menus(self) -> None:
         """Enable the menus' entries that can act now, on the chat shown and its last reply."""
         current = self.context.current_id
-        busy = self.reply.busy_in(current)
+        busy = self._busy()
         last = self.transcript.last_actions() if current is not None and not busy else {}
         self.menus.show_chat(current is not None, busy, last)
         self.menus.compact.setEnabled(self.model_view.can_compact)
+
+    def _busy(self) -> bool:
+        """The chat on screen has a reply streaming, or a summary being made: Stop stops it."""
+        return self.reply.busy_in(self.context.current_id) or self.model_view.compacting_here
 
     def _asked(self) -> TurnAsked:
         """What a turn the user asks for now is asked with."""
@@ -304,6 +299,9 @@ class MainWindow(QMainWindow):
         self.composer.focus()
 
     def stop_reply(self) -> None:
+        """Stop: the reply of the chat on screen, or the summary "Compact now" is making."""
+        if self.model_view.compacting_here:
+            self.model_view.stop()
         self.tasks.spawn(self.reply.stop(self.context.current_id))
         self.composer.focus()  # the next typing goes to the composer, not the button
 
@@ -371,14 +369,6 @@ class MainWindow(QMainWindow):
         self.composer.set_text(prompt)
         self._on_composer_message_submitted(prompt)
 
-    def _on_transcript_panel_requested(self, panel: str) -> None:
-        {
-            "settings": self.settings_requested.emit,
-            "models": self.models_requested.emit,
-            "library": self.library_requested.emit,
-            "shortcuts": self.help.show_shortcuts,
-        }[panel]()
-
     def _on_transcript_theme_changed(self) -> None:
         # Shown again from what the server stored, a reply in flight live with it.
         if self.context.current_id is not None:
@@ -390,11 +380,6 @@ class MainWindow(QMainWindow):
         self.composer.set_streaming(self.reply.busy_in(self.context.current_id))
         self.chat_list.show_busy(self.reply.busy_conversations())
         self._refresh_menus()
-
-    def _on_waiting_changed(self) -> None:
-        """A chat's reply began or ceased to wait for the user: its row and the title."""
-        self.chat_list.show_waiting(self.approvals.waiting_chats() | self.overdue.waiting_chats())
-        self._update_title()
 
     def _on_reply_conversation_created(self, conversation_id: str) -> None:
         if self.context.current_id is None:  # still on the new chat it was typed in

@@ -46,7 +46,7 @@ class ModelView(QObject):
         self.summaries.failed.connect(self.failed)
         self.compaction.failed.connect(self.failed)
         for changed in (reply.compacted, self.summaries.changed, self.compaction.compacted):
-            changed.connect(self._on_chat_changed)
+            changed.connect(self.chat_changed)
         reply.reply_finished.connect(lambda _id: self.refresh())
         reply.busy_changed.connect(self._show_compacting)
         picker.model_chosen.connect(lambda _name: self.refresh())
@@ -61,6 +61,12 @@ class ModelView(QObject):
         return (
             current is not None and not self.compaction.running and not self._reply.busy_in(current)
         )
+
+    @property
+    def compacting_here(self) -> bool:
+        """The chat on screen is being compacted (the window's Stop, and Esc, end it)."""
+        running = self.compaction.conversation_id
+        return running is not None and running == self._context.current_id
 
     def compact_now(self) -> None:
         if self.can_compact and self._context.current_id is not None:
@@ -104,11 +110,10 @@ class ModelView(QObject):
         if asked == self._asked and conversation_id == self._context.current_id:
             self.meter.show_meter(meter)
 
-    def _on_chat_changed(self, conversation_id: str) -> None:
+    def chat_changed(self, conversation_id: str) -> None:
+        """Something the model is given of this chat changed: measure it again if shown."""
         if conversation_id == self._context.current_id:
             self.refresh()
 
     def _show_compacting(self) -> None:
-        running = self.compaction.conversation_id
-        shown = running is not None and running == self._context.current_id
-        self.meter.show_compacting(shown, self.can_compact)
+        self.meter.show_compacting(self.compacting_here, self.can_compact)

@@ -75,7 +75,7 @@ async def shoot(out: Path, tmp: Path, served: HubFile) -> None:
     task = asyncio.ensure_future(app.run())
     window = app.window
     await until(lambda: window.client is not None)
-    window.models_button.click()
+    window.chat_bar.models_button.click()
     await until(lambda: window.findChild(ModelsDialog, "models-dialog") is not None)
     models = window.findChild(ModelsDialog, "models-dialog")
     assert models is not None

@@ -12,7 +12,7 @@ from tests.support.upstream import Script, ScriptedUpstream
 
 
 def open_chat_settings(gui: GuiApp, qtbot: Any) -> ChatSettingsDialog:
-    button = gui.window.chat_settings_button
+    button = gui.window.chat_bar.chat_settings_button
     qtbot.waitUntil(button.isEnabled, timeout=5_000)
     for old in gui.window.findChildren(ChatSettingsDialog):
         old.setObjectName("closed")

@@ -185,3 +185,28 @@ def test_compact_now_is_not_offered_while_a_reply_streams(
         gui.window.stop_reply()
     gui.window.menus.chat.aboutToShow.emit()
     assert menus.compact.isEnabled() and meter.compact_button.isEnabled()
+
+
+def test_esc_and_the_chat_menus_stop_end_compact_now_too(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    view = gui.window.model_view
+    for index in range(3):  # (two are kept as they are: the third makes one to summarise)
+        upstream.queue = [Script(texts=[f"Reply {index}."])]
+        say(gui, qtbot, f"Question {index}.")
+    for stop in (
+        lambda: qtbot.keyClick(gui.window.composer.editor, Qt.Key.Key_Escape),  # Esc
+        lambda: gui.window.menus.stop.trigger(),  # Chat → Stop
+    ):
+        upstream.queue = [Script(tokens=1000, stall_after=2)]
+        asked = len(upstream.records)
+        gui.window.menus.chat.aboutToShow.emit()  # (its entries are enabled as it opens)
+        gui.window.menus.compact.trigger()
+        qtbot.waitUntil(lambda n=asked: len(upstream.records) > n, timeout=5_000)
+        upstream.wait_for(lambda: bool(upstream.records[-1].sent))
+        gui.window.menus.chat.aboutToShow.emit()
+        assert gui.window.menus.stop.isEnabled()
+        stop()
+        qtbot.waitUntil(lambda: not view.compaction.running, timeout=5_000)
+        upstream.wait_hung_up()
+        assert stored(gui, qtbot)["summaries"] == []

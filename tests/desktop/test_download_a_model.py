@@ -55,7 +55,7 @@ def test_search_download_killed_and_resumed_then_chat(
     hub.add(REPO, {FILE: served, "README.md": served}, downloads=1234)
     gui: GuiApp = gui_factory()
     window = gui.window
-    window.models_button.click()
+    window.chat_bar.models_button.click()
     models = window.findChild(ModelsDialog, "models-dialog")
     assert models is not None
     models.hub_button.click()

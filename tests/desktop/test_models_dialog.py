@@ -21,7 +21,7 @@ def names(dialog: ModelsDialog) -> list[str]:
 def test_the_dialog_lists_adds_and_removes_models(
     gui: GuiApp, qtbot: Any, tmp_path: Path, data_dir: Path
 ) -> None:
-    gui.window.models_button.click()
+    gui.window.chat_bar.models_button.click()
     dialog = gui.window.findChild(ModelsDialog, "models-dialog")
     assert dialog is not None
     qtbot.waitUntil(lambda: BUNDLED_MODEL_NAME in names(dialog), timeout=10_000)

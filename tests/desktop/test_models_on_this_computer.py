@@ -46,7 +46,7 @@ def test_a_model_ollama_keeps_is_listed_and_used_in_place(
 
     gui: GuiApp = gui_factory()
     window = gui.window
-    window.models_button.click()
+    window.chat_bar.models_button.click()
     models = window.findChild(ModelsDialog, "models-dialog")
     assert models is not None
     models.found_button.click()

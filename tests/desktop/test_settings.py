@@ -75,7 +75,7 @@ def broken_keyring() -> Iterator[None]:
 
 def add_backend(gui: GuiApp, upstream: ScriptedUpstream, key_text: str) -> SettingsDialog:
     """Open Settings and fill in a backend with an API key (not saved yet)."""
-    gui.window.settings_button.click()
+    gui.window.chat_bar.settings_button.click()
     dialog = gui.window.findChild(SettingsDialog, "settings-dialog")
     assert dialog is not None and dialog.isVisible()
     fill_row(dialog, upstream.base_url, "second-model", key_text)
@@ -119,7 +119,7 @@ def key_reaches_the_upstream(gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
 def test_a_backend_added_in_settings_is_saved_and_used(
     gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any, memory_keyring: MemoryKeyring
 ) -> None:
-    qtbot.mouseClick(gui.window.settings_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(gui.window.chat_bar.settings_button, Qt.MouseButton.LeftButton)
     dialog = gui.window.findChild(SettingsDialog, "settings-dialog")
     assert dialog is not None and dialog.isVisible()
     fill_row(dialog, upstream.base_url, "second-model", "sk-test-123")
@@ -201,7 +201,7 @@ def test_without_a_keyring_cancel_says_the_key_was_not_saved(
 def test_test_connection_fetches_the_models_to_pick_from(
     gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any, memory_keyring: MemoryKeyring
 ) -> None:
-    gui.window.settings_button.click()
+    gui.window.chat_bar.settings_button.click()
     dialog = gui.window.findChild(SettingsDialog, "settings-dialog")
     assert dialog is not None
     row = fill_row(dialog, upstream.base_url, "", "")
@@ -221,7 +221,7 @@ def test_saving_only_a_prompt_keeps_the_server_and_its_models(
     gui: GuiApp, qtbot: Any, memory_keyring: MemoryKeyring
 ) -> None:
     server, client = gui.app.server, gui.window.client
-    gui.window.settings_button.click()
+    gui.window.chat_bar.settings_button.click()
     dialog = gui.window.findChild(SettingsDialog, "settings-dialog")
     assert dialog is not None
     dialog.system_prompt.setPlainText("Be brief.")
@@ -243,7 +243,7 @@ def test_a_running_local_server_is_offered_and_added_only_when_asked(
 
     # The embedded server looks where Ollama listens; here, the scripted upstream answers.
     monkeypatch.setattr(backend_routes, "LOCAL_SERVERS", [("Ollama", upstream.base_url)])
-    gui.window.settings_button.click()
+    gui.window.chat_bar.settings_button.click()
     dialog = gui.window.findChild(SettingsDialog, "settings-dialog")
     assert dialog is not None
     rows = dialog.table.rowCount()

@@ -134,7 +134,7 @@ def test_the_mcp_servers_dialog_shows_adds_and_removes_servers(
     tools_gui: GuiApp, qtbot: Any, tmp_path: Path
 ) -> None:
     gui = tools_gui
-    gui.window.settings_button.click()  # Settings → MCP servers…
+    gui.window.chat_bar.settings_button.click()  # Settings → MCP servers…
     settings = gui.app._dialog
     assert settings is not None
     settings.tools_button.click()
@@ -228,7 +228,7 @@ def test_the_library_dialog_adds_shows_and_removes_a_folder(
 
     topic_folder(tmp_path / "docs")
     (tmp_path / "docs" / "blob.txt").write_bytes(b"\x00\x01" * 10)
-    gui.window.library_button.click()
+    gui.window.chat_bar.library_button.click()
     qtbot.waitUntil(lambda: gui.window.findChild(LibraryDialog) is not None, timeout=5_000)
     dialog = gui.window.findChild(LibraryDialog)
     assert dialog is not None
@@ -328,7 +328,7 @@ def test_a_folder_that_holds_secrets_is_added_only_after_the_user_confirms(
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "config.yaml").write_text("host: quokka\n")
     monkeypatch.setenv("HOME", str(home))
-    gui.window.library_button.click()
+    gui.window.chat_bar.library_button.click()
     qtbot.waitUntil(lambda: gui.window.findChild(LibraryDialog) is not None, timeout=5_000)
     dialog = gui.window.findChild(LibraryDialog)
     assert dialog is not None

@@ -64,3 +64,19 @@ def test_a_chat_offers_only_the_servers_ticked_in_its_settings(
     stored = run(qtbot, client.conversation(gui.window.current_id, limit=1))
     assert stored["tool_servers"] == []
     qtbot.waitUntil(lambda: "Tools' definitions: 0 tokens" in meter.toolTip(), timeout=5_000)
+
+
+def test_the_meter_counts_the_tools_again_once_the_tools_switch_is_saved(
+    tools_gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    gui = tools_gui
+    upstream.queue = [Script(texts=["Hi."])]
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=20_000):
+        gui.send("Hello")
+    meter = gui.window.model_view.meter
+    qtbot.waitUntil(lambda: "(2 messages)" in meter.toolTip(), timeout=5_000)
+    assert "Tools' definitions: 0 tokens" not in meter.toolTip()
+    gui.window.tools_switch.setChecked(False)  # no tools offered: their cost goes
+    qtbot.waitUntil(lambda: "Tools' definitions: 0 tokens" in meter.toolTip(), timeout=5_000)
+    gui.window.tools_switch.setChecked(True)
+    qtbot.waitUntil(lambda: "Tools' definitions: 0 tokens" not in meter.toolTip(), timeout=5_000)

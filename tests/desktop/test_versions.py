@@ -123,11 +123,11 @@ def test_chat_settings_set_the_system_prompt_and_parameters_of_the_next_replies(
     from desktop.errors import ClientError
     from desktop.widgets.chat_settings_dialog import ChatSettingsDialog
 
-    assert not gui.window.chat_settings_button.isEnabled()  # no chat yet
+    assert not gui.window.chat_bar.chat_settings_button.isEnabled()  # no chat yet
     upstream.script = Script(texts=["Hi."])
     with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
         gui.send("Hello")
-    button = gui.window.chat_settings_button
+    button = gui.window.chat_bar.chat_settings_button
     qtbot.waitUntil(button.isEnabled, timeout=5_000)
     button.click()
     qtbot.waitUntil(lambda: gui.window.findChild(ChatSettingsDialog) is not None, timeout=5_000)

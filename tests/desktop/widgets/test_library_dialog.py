@@ -71,7 +71,7 @@ def test_adding_a_folder_never_says_up_to_date_and_being_indexed_at_once(
     from tests.support.documents import topic_folder
 
     topic_folder(tmp_path / "docs")
-    gui.window.library_button.click()
+    gui.window.chat_bar.library_button.click()
     qtbot.waitUntil(lambda: gui.window.findChild(LibraryDialog) is not None, timeout=5_000)
     dialog = gui.window.findChild(LibraryDialog)
     assert dialog is not None
