@@ -10,6 +10,9 @@ from server.types import ChatMessage
 
 # ChatML wraps each message as "<|im_start|>role\n...<|im_end|>\n".
 MESSAGE_OVERHEAD = 6
+# What an image costs an upstream's prompt, estimated (OpenAI: 765 tokens for a 1024x1024
+# image in high detail; others differ): the context meter counts it, the upstream decides.
+IMAGE_TOKENS = 765
 # Room kept for the reply when a request sets no max_tokens; and for the count's own error.
 DEFAULT_REPLY_RESERVE = 512
 SAFETY_MARGIN = 32

@@ -30,7 +30,7 @@ from server.agent.history import with_tool_history
 from server.errors import NotFoundError
 from server.http.jsonbody import read_object, text_field
 from server.library.tool import SourceNumbers
-from server.models.context import MESSAGE_OVERHEAD, prompt_budget
+from server.models.context import IMAGE_TOKENS, MESSAGE_OVERHEAD, prompt_budget
 from server.routes.conversations import turn_tools
 from server.routes.services import services
 from server.turns.completions import ChunkWriter
@@ -64,12 +64,16 @@ async def get_context(request: Request) -> JSONResponse:
     counts, estimated = await backend.count_tokens([*texts, json.dumps(tools) if tools else ""])
     system_part = counts[0] + MESSAGE_OVERHEAD if first else 0
     history_part = sum(c + MESSAGE_OVERHEAD for c in counts[first:-1])
+    images = (
+        sum(len(m.get("images", [])) for m in history) if backend.images_unsupported is None else 0
+    )
+    history_part += images * IMAGE_TOKENS  # (a model that takes none is told their names)
     limit = backend.context_length
     meter: ContextJSON = {
         "model": model.name,
         "limit": limit,
         "budget": prompt_budget(limit, None) if limit is not None else None,
-        "estimated": estimated,
+        "estimated": estimated or images > 0,
         "used": system_part + history_part + counts[-1],
         "system": system_part,
         "history": history_part,

@@ -15,6 +15,7 @@ from urllib.parse import quote
 import pytest
 
 from server.limits import AttachmentLimits, Limits
+from server.models.context import IMAGE_TOKENS
 from tests.server.transfer.test_round_trip import import_document
 from tests.support.client import Reply, SSEStream
 from tests.support.documents import make_pdf
@@ -321,3 +322,19 @@ def test_an_import_s_hostile_attachments_are_refused(parley: Parley) -> None:
     assert attachment["name"] == "x.txt" and attachment["id"] != "../../x"
     folder = parley.settings.data_dir / "attachments"
     assert [p.name for p in folder.iterdir()] == [attachment["id"]]
+
+
+def test_the_context_meter_counts_an_image_for_a_model_that_takes_images(
+    parley: Parley, upstream: ScriptedUpstream
+) -> None:
+    upstream.script = Script(tokens=1)
+    with_image, without = parley.new_conversation(), parley.new_conversation()
+    image = uploaded(parley, "a.png", PNG)
+    parley.send(with_image, "look", attachments=[image["id"]]).read_all()
+    parley.send(without, "look").read_all()
+    meters = [
+        parley.call("GET", f"/api/conversations/{cid}/context").json()
+        for cid in (with_image, without)
+    ]
+    assert meters[0]["history"] - meters[1]["history"] == IMAGE_TOKENS
+    assert meters[0]["estimated"]
