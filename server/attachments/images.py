@@ -56,8 +56,13 @@ async def with_images(
 async def _read(attachments: Attachments, attachment_id: str) -> tuple[bytes, str | None]:
     try:
         with anyio.fail_after(attachments.limits.image_read_time):
+            # Abandoned at its deadline: a stalled disk must not hold the turn open.
             data = await anyio.to_thread.run_sync(
-                files.read, attachments.folder, attachment_id, attachments.limits.max_image_bytes
+                files.read,
+                attachments.folder,
+                attachment_id,
+                attachments.limits.max_image_bytes,
+                abandon_on_cancel=True,
             )
     except (OSError, StorageError, TimeoutError):
         return b"", "its file could not be read from the data folder"

@@ -38,16 +38,22 @@ def test_the_servers_dialog_shows_what_each_servers_tools_cost_a_prompt(
     assert COST.fullmatch(dialog.table.item(0, column).text())
 
 
-def test_a_chat_offers_only_the_servers_ticked_in_its_settings(
-    tools_gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
-) -> None:
-    gui = tools_gui
+def measured_chat(gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any) -> Any:
+    """A chat of one exchange whose meter counts its tools' definitions; the meter."""
     upstream.queue = [Script(texts=["Hi."])]
     with qtbot.waitSignal(gui.window.reply_finished, timeout=20_000):
         gui.send("Hello")
     meter = gui.window.model_view.meter
     qtbot.waitUntil(lambda: "(2 messages)" in meter.toolTip(), timeout=5_000)
     assert "Tools' definitions: 0 tokens" not in meter.toolTip()
+    return meter
+
+
+def test_a_chat_offers_only_the_servers_ticked_in_its_settings(
+    tools_gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    gui = tools_gui
+    meter = measured_chat(gui, upstream, qtbot)
 
     gui.window.menus.chat_settings.trigger()
     settings = gui.window.chat_settings
@@ -70,12 +76,7 @@ def test_the_meter_counts_the_tools_again_once_the_tools_switch_is_saved(
     tools_gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
 ) -> None:
     gui = tools_gui
-    upstream.queue = [Script(texts=["Hi."])]
-    with qtbot.waitSignal(gui.window.reply_finished, timeout=20_000):
-        gui.send("Hello")
-    meter = gui.window.model_view.meter
-    qtbot.waitUntil(lambda: "(2 messages)" in meter.toolTip(), timeout=5_000)
-    assert "Tools' definitions: 0 tokens" not in meter.toolTip()
+    meter = measured_chat(gui, upstream, qtbot)
     gui.window.tools_switch.setChecked(False)  # no tools offered: their cost goes
     qtbot.waitUntil(lambda: "Tools' definitions: 0 tokens" in meter.toolTip(), timeout=5_000)
     gui.window.tools_switch.setChecked(True)
