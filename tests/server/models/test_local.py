@@ -32,16 +32,20 @@ def backend(server: Parley) -> LocalBackend:
     return entry.backend
 
 
-def engine_idle_after(server: Parley, since: float, timeout: float = 30.0) -> float:
-    """Seconds from `since` until no slot of the engine is processing (its own account)."""
+def engine_slots_busy(server: Parley, timeout: float = 30.0) -> bool:
+    """Whether a slot of the engine is processing (its own account, not the lease's)."""
     engine = backend(server).engine
     assert engine is not None
     headers = {"Authorization": f"Bearer {engine.key}", "Connection": "close"}
+    slots = httpx.get(f"{engine.url}/slots", headers=headers, timeout=timeout).json()
+    return any(slot["is_processing"] for slot in slots)
+
+
+def engine_idle_after(server: Parley, since: float, timeout: float = 30.0) -> float:
+    """Seconds from `since` until no slot of the engine is processing."""
 
     def idle_for() -> float | None:
-        slots = httpx.get(f"{engine.url}/slots", headers=headers, timeout=timeout).json()
-        busy = any(slot["is_processing"] for slot in slots)
-        return None if busy else time.perf_counter() - since
+        return None if engine_slots_busy(server, timeout) else time.perf_counter() - since
 
     idle: float = wait_for(idle_for, timeout)
     return idle
@@ -144,7 +148,8 @@ def test_hang_up_during_prefill_stops_the_engine_at_the_next_batch(local_parley:
     stats: GenerationStats = local_parley.wait_for(
         lambda: len(gens) > before and gens[-1].prefill_started and gens[-1]
     )
-    time.sleep(0.5)  # well into the prefill
+    local_parley.wait_for(lambda: engine_slots_busy(local_parley))  # the engine is prefilling
+    assert stats.token_times == []
     hung_up_at = stream.hang_up()
     assert engine_idle_after(local_parley, hung_up_at) < 3.0
     local_parley.wait_idle()
