@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 KINDS = ("A program on this computer (stdio)", "A URL (streamable HTTP)")
 FORM_KEYS = ("command", "args", "env", "cwd", "url", "headers")
+SECRET_KEYS = ("env", "headers")
 DOTS = "•" * 8
 
 
@@ -234,6 +235,31 @@ class ServerEntryForm(QWidget):
     def _on_show_values_toggled(self, shown: bool) -> None:
         self.env.reveal(shown)
         self.headers.reveal(shown)
+
+
+def masked(entry: dict[str, Any]) -> dict[str, Any]:
+    """The entry with its environment's and headers' values shown as dots (the JSON beside
+    the form hides what the form hides)."""
+    shown = dict(entry)
+    for key in SECRET_KEYS:
+        found = entry.get(key)
+        if isinstance(found, dict):
+            shown[key] = {name: DOTS if value else value for name, value in found.items()}
+    return shown
+
+
+def unmasked(entry: dict[str, Any], known: dict[str, Any]) -> dict[str, Any]:
+    """The entry read from the JSON, each value still shown as dots given back from `known`
+    (the entry as last read in full); a value typed over the dots is the new value."""
+    full = dict(entry)
+    for key in SECRET_KEYS:
+        found, before = entry.get(key), known.get(key)
+        if isinstance(found, dict) and isinstance(before, dict):
+            full[key] = {
+                name: before.get(name, value) if value == DOTS else value
+                for name, value in found.items()
+            }
+    return full
 
 
 def _text(value: object) -> str:

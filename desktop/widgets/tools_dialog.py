@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 
 from desktop.widgets.context_meter import tools_cost
 from desktop.widgets.server_dialog import MessageLine, ServerDialog, rows_table
-from desktop.widgets.server_entry_form import ServerEntryForm
+from desktop.widgets.server_entry_form import ServerEntryForm, masked, unmasked
 from desktop.widgets.tool_trust import ServerTrustBox, ToolTrustTable
 from server.types.tools import ToolServerJSON, ToolsJSON
 
@@ -96,6 +96,7 @@ class ToolsDialog(ServerDialog):
         self._servers: list[ToolServerJSON] = []
         self._starting: str | None = None  # a server just saved: its start is told here
         self._from_form = False  # the JSON is being written from the form
+        self._known: dict[str, object] = {}  # the entry as last read, its secrets in full
         self.config_line = QLabel(self)
         self.config_line.setWordWrap(True)
         self.config_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -160,6 +161,7 @@ class ToolsDialog(ServerDialog):
         self.entry_edit.textChanged.connect(self._on_entry_edit_text_changed)
         self.server_trust.chosen.connect(self._on_server_trust_chosen)
         self.form.edited.connect(self._on_form_edited)
+        self.form.show_values.toggled.connect(self._on_show_values_toggled)
         self.import_button.clicked.connect(self.import_requested)
 
     def show_saved(self, server: ToolServerJSON) -> None:
@@ -242,7 +244,7 @@ class ToolsDialog(ServerDialog):
         server = self._server(self.selected())
         if server is not None:  # edit the chosen one
             self.name_edit.setText(server["name"])
-            self.entry_edit.setPlainText(json.dumps(server["config"], indent=2))
+            self.show_entry(dict(server["config"]))
         self._show_details()
 
     def _on_new_button_clicked(self) -> None:
@@ -256,14 +258,14 @@ class ToolsDialog(ServerDialog):
         if not name:
             self.show_error("Give the server a name.")
             return
-        entry = self._entry()
+        entry = self.entry()
         if entry is not None:
             self.save_requested.emit(name, entry)
 
-    def _entry(self) -> dict[str, object] | None:
+    def entry(self) -> dict[str, object] | None:
         """The entry being edited, or None with the reason shown."""
         try:
-            entry = json.loads(self.entry_edit.toPlainText())
+            entry = self._read_json()
         except ValueError as exc:
             self.show_error(f"The entry is not valid JSON: {exc}")
             return None
@@ -272,12 +274,33 @@ class ToolsDialog(ServerDialog):
             return None
         return entry
 
+    def show_entry(self, entry: dict[str, object]) -> None:
+        """Write an entry into the JSON box: its environment's and headers' values as dots
+        unless the form's "Show values" is ticked (the full values are kept aside)."""
+        self._known = entry
+        shown = entry if self.form.show_values.isChecked() else masked(entry)
+        self.entry_edit.setPlainText(json.dumps(shown, indent=2, ensure_ascii=False))
+
+    def _read_json(self) -> object:
+        """The JSON box's value, a value still shown as dots given back in full."""
+        entry = json.loads(self.entry_edit.toPlainText())
+        return unmasked(entry, self._known) if isinstance(entry, dict) else entry
+
+    def _on_show_values_toggled(self) -> None:
+        try:
+            entry = self._read_json()
+        except ValueError:
+            return  # being typed: left as it is
+        if isinstance(entry, dict):
+            self.show_entry(entry)
+
     def _on_entry_edit_text_changed(self) -> None:
         try:
-            entry = json.loads(self.entry_edit.toPlainText())
+            entry = self._read_json()
         except ValueError:
             return  # being typed: the choice and the form stay as they were
         if isinstance(entry, dict):
+            self._known = entry
             self.server_trust.show_trust(entry.get("trust"))
             if not self._from_form:
                 self.form.show_entry(entry)
@@ -286,23 +309,23 @@ class ToolsDialog(ServerDialog):
         """The form changed: the JSON written from it, its other keys kept (the JSON as it
         was last readable)."""
         try:
-            base = json.loads(self.entry_edit.toPlainText())
+            base = self._read_json()
         except ValueError:
             base = {}
         entry = self.form.entry(base if isinstance(base, dict) else {})
         self._from_form = True
         try:
-            self.entry_edit.setPlainText(json.dumps(entry, indent=2))
+            self.show_entry(entry)
         finally:
             self._from_form = False
 
     def _on_server_trust_chosen(self, trust: str) -> None:
-        entry = self._entry()
+        entry = self.entry()
         if entry is None:  # the choice is written into the JSON: it must be readable
             self.server_trust.show_trust("ask" if trust == "allow" else "allow")
             return
         entry["trust"] = trust
-        self.entry_edit.setPlainText(json.dumps(entry, indent=2))
+        self.show_entry(entry)
         self.show_note("Written into the entry: Save server to use it (the server restarts).")
 
     def _on_tools_table_trust_chosen(self, server: str, tool: str, trust: object) -> None:

@@ -21,7 +21,8 @@ from tests.support.tools import TOOL_COUNT, ToolLog, tool_server
 
 
 def entry(dialog: ToolsDialog) -> dict[str, Any]:
-    found: dict[str, Any] = json.loads(dialog.entry_edit.toPlainText())
+    found = dialog.entry()
+    assert found is not None
     return found
 
 
@@ -47,8 +48,12 @@ def test_the_form_writes_the_json_and_the_json_fills_the_form(qtbot: Any) -> Non
         "env": {"API_KEY": "sk-secret"},
     }  # fmt: skip
     assert form.env.table.item(0, 1).text() == DOTS  # a secret, shown as dots
+    assert "sk-secret" not in dialog.entry_edit.toPlainText()  # in the JSON too
+    assert json.loads(dialog.entry_edit.toPlainText())["env"] == {"API_KEY": DOTS}
     form.show_values.setChecked(True)
     assert form.env.table.item(0, 1).text() == "sk-secret"
+    assert json.loads(dialog.entry_edit.toPlainText())["env"] == {"API_KEY": "sk-secret"}
+    form.show_values.setChecked(False)
     form.args.table.setCurrentCell(0, 0)
     form.args.remove_button.click()
     assert entry(dialog)["args"] == ["@modelcontextprotocol/server-filesystem"]
@@ -63,6 +68,32 @@ def test_the_form_writes_the_json_and_the_json_fills_the_form(qtbot: Any) -> Non
 
     form.kind.setCurrentIndex(0)  # a program instead: the JSON follows the form
     assert entry(dialog) == {"command": "", "args": [], "env": {}}
+
+
+def test_the_json_hides_what_the_form_hides_and_keeps_it(qtbot: Any) -> None:
+    dialog = ToolsDialog()
+    qtbot.addWidget(dialog)
+    secret = {"command": "srv", "env": {"API_KEY": "sk-secret", "EMPTY": ""}, "trust": "ask"}
+    dialog.show_entry(secret)
+    text = dialog.entry_edit.toPlainText()
+    assert "sk-secret" not in text and json.loads(text)["env"] == {"API_KEY": DOTS, "EMPTY": ""}
+    assert entry(dialog) == secret  # the dots stand for the value kept
+
+    # An edit of the JSON elsewhere keeps the hidden value; a value typed over it replaces it.
+    dialog.entry_edit.setPlainText(text.replace('"srv"', '"srv2"'))
+    assert entry(dialog)["env"]["API_KEY"] == "sk-secret"
+    assert dialog.form.command.text() == "srv2"
+    dialog.entry_edit.setPlainText(dialog.entry_edit.toPlainText().replace(DOTS, "sk-new", 1))
+    assert entry(dialog)["env"]["API_KEY"] == "sk-new"
+    dialog.form.show_values.setChecked(True)
+    assert json.loads(dialog.entry_edit.toPlainText())["env"]["API_KEY"] == "sk-new"
+
+    # The trust choice rewrites the JSON: the secret stays hidden and whole.
+    dialog.form.show_values.setChecked(False)
+    dialog.server_trust.chosen.emit("allow")
+    assert "sk-new" not in dialog.entry_edit.toPlainText()
+    assert entry(dialog)["env"] == {"API_KEY": "sk-new", "EMPTY": ""}
+    assert entry(dialog)["trust"] == "allow"
 
 
 def test_a_server_made_in_the_form_is_saved_and_runs(
