@@ -2,7 +2,8 @@
 
 `server/` never imports the desktop or Qt; `desktop/` takes from `server` only the wire types
 and the configuration it starts the server with, and only `embedded.py` starts the server;
-only the client package (`desktop/client/`) speaks HTTP.
+only the client package (`desktop/client/`) speaks HTTP. No module of either half imports,
+at its top level, a module that imports it back.
 """
 
 from __future__ import annotations
@@ -157,3 +158,140 @@ def test_the_layering_check_sees_wrong_way_imports() -> None:
     assert wrong_way("tools", {"server.library.tool"}) == ["server.library.tool"]
     assert wrong_way("settings", {"server.logs"}) == []  # a loose layer
     assert wrong_way("turns", {"server.storage.store", "server.agent.loop"}) == []
+
+
+def module_name(path: Path) -> str:
+    """`server/storage/store.py` -> "server.storage.store"; a package's `__init__` is itself."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def top_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """The imports run when the module is imported: not those in a function or a class's
+    methods, nor those under `if TYPE_CHECKING:` (read by the type checker only)."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.append(node)
+        elif isinstance(node, ast.If):
+            pending.extend(node.orelse)
+            if not is_type_checking(node.test):
+                pending.extend(node.body)
+        elif isinstance(node, ast.Try):
+            pending.extend(node.body + node.orelse + node.finalbody)
+            for handler in node.handlers:
+                pending.extend(handler.body)
+        elif isinstance(node, ast.With | ast.ClassDef):
+            pending.extend(node.body)
+    return found
+
+
+def import_graph(package: str) -> dict[str, set[str]]:
+    """Each module of `package` -> the modules of `package` it imports when it is imported
+    (`from a import b` gives `a.b` where that is a module, else `a`)."""
+    paths = {module_name(path): path for path in modules(package)}
+    graph: dict[str, set[str]] = {}
+    for here, path in paths.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        used: set[str] = set()
+        for node in top_level_imports(tree):
+            if isinstance(node, ast.Import):
+                used.update(alias.name for alias in node.names)
+            elif node.module and node.level == 0:
+                for alias in node.names:
+                    sub = f"{node.module}.{alias.name}"
+                    used.add(sub if sub in paths else node.module)
+        graph[here] = {m for m in used if m in paths and m != here}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle through each strongly connected group of modules, as the import path
+    `a -> b -> ... -> a` (Tarjan's algorithm; none in an acyclic graph)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.add(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(group)
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return [path_around(graph, group) for group in groups]
+
+
+def path_around(graph: dict[str, set[str]], group: set[str]) -> list[str]:
+    """A shortest import path from the group's first module back to itself, within the group."""
+    start = min(group)
+    came_from: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for other in sorted(graph[node] & group):
+                if other == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(came_from[path[-1]])
+                    return [*reversed(path), start]
+                if other not in came_from:
+                    came_from[other] = node
+                    following.append(other)
+        frontier = following
+    raise AssertionError(f"no cycle through {sorted(group)}")  # a group always has one
+
+
+@pytest.mark.parametrize("package", ["server", "desktop"])
+def test_no_import_cycles(package: str) -> None:
+    """A module never imports, at its top level, one that imports it back (directly or not):
+    which half runs first would depend on which is imported first."""
+    found = cycles(import_graph(package))
+    assert not found, "import cycles (move the shared part down, or import in a function):\n" + (
+        "\n".join(" -> ".join(cycle) for cycle in found)
+    )
+
+
+def test_the_cycle_check_sees_cycles() -> None:
+    """Guard: the check finds a cycle and names it in order; it counts what runs on import."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}
+    assert cycles(graph) == [["a", "b", "c", "a"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+    source = (
+        "import a\nif TYPE_CHECKING:\n    import b\nelse:\n    import c\n"
+        "try:\n    import d\nexcept ImportError:\n    import e\n"
+        "def f():\n    import g\nclass K:\n    import h\n    def m(self):\n        import i\n"
+    )
+    found = {alias.name for node in top_level_imports(ast.parse(source)) for alias in node.names}
+    assert found == {"a", "c", "d", "e", "h"}
+    # server/serve.py imports the deadlines at its top, Services only for the type checker.
+    assert import_graph("server")["server.serve"] >= {"server.http.protocol", "server.settings"}
+    assert "server.routes.services" not in import_graph("server")["server.serve"]
