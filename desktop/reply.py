@@ -38,7 +38,13 @@ from desktop.errors import ClientError
 from desktop.reply_events import ReplyParts
 from desktop.widgets.composer import Composer
 from desktop.widgets.transcript import Transcript
-from server.types import AttachmentJSON, ConversationJSON, MessageJSON, ToolPartJSON
+from server.types import (
+    NEW_MESSAGE_KINDS,
+    AttachmentJSON,
+    ConversationJSON,
+    MessageJSON,
+    ToolPartJSON,
+)
 
 STOPPING_NOTE = "Stopped — saving…"
 SUMMARISING_NOTE = "Summarising earlier messages…"
@@ -63,7 +69,7 @@ def _stopping_note(step: ToolPartJSON | None) -> str:
 
 def _question(reply: Reply) -> str | None:
     """The question drawn above the reply: None when it is on screen already."""
-    return reply.text if reply.kind in ("send", "edit") else None
+    return reply.text if reply.kind in NEW_MESSAGE_KINDS else None
 
 
 def _attachment_ids(reply: Reply) -> list[str] | None:
@@ -217,7 +223,7 @@ class ReplyController(Controller):
             self._transcript.show_conversation(messages, unloaded=unloaded, summaries=summaries)
             return
         live = {reply.stream.message_id}
-        if reply.kind in ("send", "edit"):
+        if reply.kind in NEW_MESSAGE_KINDS:
             live.add(reply.stream.user_message_id)
         kept = [m for m in messages if m["id"] not in live]
         self._transcript.show_conversation(kept, unloaded=unloaded, summaries=summaries)

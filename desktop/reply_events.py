@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from server.types import (
+    OPEN_STATUSES,
     CitationPartJSON,
     EndedBy,
     EndedJSON,
@@ -203,7 +204,7 @@ class ReplyParts:
         than the sub-agent's own step, when one of its steps runs)."""
         for _, step in reversed(list(self.steps())):
             for inner in reversed(list(with_inner_steps(step))):
-                if inner["status"] in ("running", "awaiting_approval"):
+                if inner["status"] in OPEN_STATUSES:
                     return inner
         return None
 

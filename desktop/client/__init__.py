@@ -45,6 +45,7 @@ from desktop.reply_events import (
     has_steps,
 )
 from server.types import (
+    NEW_MESSAGE_KINDS,
     BackendCheckJSON,
     ConversationJSON,
     ConversationListJSON,
@@ -379,7 +380,7 @@ class ParleyClient:
         # Text at most once a frame: the window draws no faster, and each event is work on
         # its thread (and the server's) while the model streams (issue 16).
         body: dict[str, object] = {"pace_ms": REPLY_PACE_MS}
-        if kind in ("send", "edit"):
+        if kind in NEW_MESSAGE_KINDS:
             body["content"] = content
             if attachments is not None:
                 body["attachments"] = attachments

@@ -21,6 +21,7 @@ from server.types import (
     NOT_APPROVED,
     NOT_APPROVED_AT_CRASH,
     NOT_STARTED,
+    OPEN_STATUSES,
     AgentPartJSON,
     CitationPartJSON,
     PartJSON,
@@ -31,8 +32,6 @@ from server.types import (
 )
 
 __all__ = ["DENIED", "NEVER_ALLOWED", "NOT_APPROVED", "NOT_APPROVED_AT_CRASH", "NOT_STARTED"]
-# Statuses of a step that has not ended yet.
-OPEN_STATUSES: tuple[ToolStatus, ...] = ("running", "awaiting_approval")
 
 
 class AgentView(Protocol):

@@ -15,20 +15,31 @@ import json
 import math
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 from server.errors import BadImport, ParleyError
 from server.storage import params as chat_params
 from server.transfer import attachments
-from server.types import MAX_AGENT_DEPTH, NOT_APPROVED_AT_CRASH, ChatParams
+from server.types import (
+    MAX_AGENT_DEPTH,
+    NOT_APPROVED_AT_CRASH,
+    ChatParams,
+    Continued,
+    EndedBy,
+    FinishReason,
+    MessageRole,
+    Status,
+    ToolStatus,
+)
 
-ROLES = ("user", "assistant")
-STATUSES = ("streaming", "completed", "interrupted", "error")
-ENDED_BY = ("client_hangup", "shutdown", "error", "crash")
-CONTINUED = ("prefix", "fallback")
-FINISH_REASONS = ("stop", "length", "tool_calls")
+# The values a file may hold, read from the wire's own literals.
+ROLES: tuple[str, ...] = get_args(MessageRole)
+STATUSES: tuple[str, ...] = get_args(Status)
+ENDED_BY: tuple[str, ...] = get_args(EndedBy)
+CONTINUED: tuple[str, ...] = get_args(Continued)
+FINISH_REASONS: tuple[str, ...] = get_args(FinishReason)
 PART_TYPES = ("text", "tool", "citation")
-TOOL_STATUSES = ("running", "completed", "error", "interrupted", "awaiting_approval", "denied")
+TOOL_STATUSES: tuple[str, ...] = get_args(ToolStatus)
 MAX_ID_CHARS = 200
 
 

@@ -23,6 +23,8 @@ EndedBy = Literal["client_hangup", "shutdown", "error", "crash"]
 # "tool_calls": the model asked for tools (a step of a turn; the whole reply of a /v1 call).
 FinishReason = Literal["stop", "length", "tool_calls"]
 TurnKind = Literal["send", "edit", "regenerate", "continue"]  # how a turn starts
+# The kinds of turn that bring a new user message (its text and files).
+NEW_MESSAGE_KINDS: tuple[TurnKind, ...] = ("send", "edit")
 
 
 def continuable(status: Status, finish_reason: FinishReason | None) -> bool:
@@ -43,6 +45,8 @@ NOT_APPROVED_AT_CRASH = "Not run: Parley stopped while this call awaited approva
 DENIED = "Denied by the user: this call was not run."
 NEVER_ALLOWED = "Not allowed: the user's settings never allow this tool, so this call was not run."
 ToolStatus = Literal["running", "completed", "error", "interrupted", "awaiting_approval", "denied"]
+# Statuses of a step that has not ended yet.
+OPEN_STATUSES: tuple[ToolStatus, ...] = ("running", "awaiting_approval")
 # How far a tool is trusted: "ask" before every call; "chat": ask once per chat (an allow
 # then counts for the rest of that chat); "allow" every call; "never" (refused unasked).
 Trust = Literal["ask", "chat", "allow", "never"]
