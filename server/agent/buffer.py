@@ -157,6 +157,11 @@ class ReplyBuffer:
         if sources:
             self._on_change()
 
+    def touched(self) -> None:
+        """Something inside a part changed (a sub-agent's text): a checkpoint is due; the
+        followers are told with the part, when it is sent."""
+        self._on_change()
+
     def step_added(self, step: ToolStep) -> None:
         self.parts.step_added(step)
 

@@ -18,7 +18,7 @@ import anyio
 from server.agent import delegate
 from server.agent.buffer import ReplyBuffer
 from server.agent.delegate import Delegation, SubAgentView, SubsetToolBox
-from server.agent.feed import ApprovalNeeded, FeedItem
+from server.agent.feed import ApprovalNeeded, CallOverdue, FeedItem
 from server.agent.steps import ToolStep
 from server.agent.toolbox import ToolBox, ToolOutcome, capped
 from server.errors import ApiError, ToolCallError
@@ -111,14 +111,16 @@ class Children:
     # -- a child's changes, sent up as its step's -----------------------------------------
 
     def _forward(self, item: FeedItem) -> None:
-        """A child's feed item: its approval waits are the parent's to show at once; the rest
-        is in its step, sent with the step."""
-        if isinstance(item, ApprovalNeeded):
+        """A child's feed item: what asks the user (an approval, a call past its timeout) is
+        the parent's to show at once; the rest is in its step, sent with the step."""
+        if isinstance(item, ApprovalNeeded | CallOverdue):
             self._parent.buffer.publish(item)
 
     def _changed(self, step: ToolStep) -> None:
-        """A child's text or steps changed: its step is sent (at most once per interval,
-        so a child's every token does not send the whole step again)."""
+        """A child's text or steps changed: checkpointed like any part of the reply (the
+        run's interval), and its step sent to the followers at most once per interval, so a
+        child's every token does not send the whole step again."""
+        self._parent.buffer.touched()
         if step.id in self._due:
             return
         wait = self._sent_at.get(step.id, 0.0) + self._interval() - time.monotonic()

@@ -24,6 +24,7 @@ from tests.support.tools import ToolLog, now, tool_server, untrusted_text, write
 from tests.support.upstream import Script, ScriptedUpstream
 
 pytestmark = pytest.mark.slow
+CHECKPOINT_PROMISE_MS = 250
 
 
 def call(name: str, **arguments: Any) -> dict[str, str]:
@@ -140,6 +141,36 @@ def test_one_stop_ends_every_child_its_tools_and_says_what_it_ended(
     assert tool_log.find("done", tag="a") is None and tool_log.find("done", tag="b") is None
     assert len([r for r in upstream.records if "never said" in str(r.body)]) == 0
     agent.wait_idle()
+
+
+def test_a_childs_text_is_saved_as_soon_as_any_part_of_the_reply(
+    agent: Parley, upstream: ScriptedUpstream
+) -> None:
+    # A child's text is checkpointed with the reply on the run's interval (100 ms), not first
+    # held by the child's own update interval (it could reach the disk ~200 ms late). The
+    # child's stream goes silent after 40 tokens: the saved text must catch up within the
+    # promise of a crash losing at most 250 ms of delivered text (docs/reliability.md).
+    upstream.queue = [Script(tokens=0, tool_calls=[call("delegate", task="STREAM-TASK")])]
+    upstream.by_task["STREAM-TASK"] = [Script(tokens=40, rate=200, stall_after=40)]
+    cid = agent.new_conversation()
+    stream = agent.send(cid, "go")
+    message_id = stream.first["message_id"]
+    record = upstream.wait_for(
+        lambda: next((r for r in upstream.records if "STREAM-TASK" in str(r.body)), None)
+    )
+    upstream.wait_for(lambda: len(record.sent) == 40)
+    sent_at = record.sent[-1]
+
+    def child_text() -> str:
+        parts = agent.message(cid, message_id)["parts"]
+        (step,) = steps(parts) or [{"agent": {"parts": []}}]
+        return "".join(p["text"] for p in step["agent"]["parts"] if p["type"] == "text")
+
+    agent.wait_for(lambda: child_text() == Script(tokens=40).text(), timeout=5)
+    saved_after_ms = (time.perf_counter() - sent_at) * 1000  # the upstream's clock
+    stream.hang_up()
+    agent.wait_idle()
+    assert saved_after_ms <= CHECKPOINT_PROMISE_MS, saved_after_ms
 
 
 def test_a_childs_call_awaits_the_users_approval_like_the_parents(

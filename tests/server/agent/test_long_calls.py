@@ -137,6 +137,42 @@ def test_a_call_the_user_waits_for_gives_its_result(
         server.stop()
 
 
+def test_a_sub_agents_call_past_its_timeout_asks_the_user_too(
+    data_dir: Path, upstream: ScriptedUpstream, tool_log: ToolLog
+) -> None:
+    # A child's long call is asked about like the parent's (it was waited on silently).
+    server = start(data_dir, upstream, tool_log, toolTimeout={"slow": 0.3})
+    try:
+        upstream.queue = [
+            Script(tokens=0, tool_calls=[{"name": "delegate", "arguments": json.dumps(
+                {"task": "SLOW-TASK"})}]),
+            Script(texts=["The child stopped."]),
+        ]  # fmt: skip
+        upstream.by_task["SLOW-TASK"] = [
+            Script(tokens=0, tool_calls=[tool("slow", seconds=60, tag="c")]),
+            Script(texts=["it was stopped"]),
+        ]
+        cid = server.new_conversation()
+        stream = server.send(cid, "go")
+        asked = overdue_of(stream)
+        assert (asked["tool"], asked["function"]) == ("slow", "t__slow")
+        assert tool_log.find("cancelled", tag="c") is None  # asked, not cut
+        assert answer(server, cid, asked["call_id"], "stop").status == 200
+        tool_log.wait("cancelled", tag="c", timeout=5)
+        stream.read_all()
+        assert stream.final["parley"]["status"] == "completed"
+        (step,) = [
+            p
+            for p in server.message(cid, stream.first["message_id"])["parts"]
+            if p["type"] == "tool"
+        ]
+        (inner,) = [p for p in step["agent"]["parts"] if p["type"] == "tool"]
+        assert inner["status"] == "error" and inner["result"].startswith("Stopped by the user")
+        assert step["result"] == "it was stopped"
+    finally:
+        server.stop()
+
+
 def test_a_server_that_says_its_tools_changed_is_listed_again(
     agent: Parley, upstream: ScriptedUpstream, tool_log: ToolLog
 ) -> None:
