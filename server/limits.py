@@ -62,6 +62,9 @@ class Limits:
       be written (its socket's buffers full) is disconnected, and its reply takes the
       hang-up path (server/http/protocol.py). A slow reader is not dropped: only one that
       reads nothing at all.
+    - `drain_grace`: a connection whose response is complete while its client still sends
+      the request's body (a 408, a 413, a refused token) is closed after this long: time to
+      read the answer, not to trickle the body for ever (server/http/protocol.py).
     - `upstream_connect_timeout`, `upstream_write_timeout`, `upstream_pool_timeout`,
       `upstream_read_timeout`: how long a run waits on an OpenAI-compatible upstream before
       it ends with an error. They never delay a stop: stopping a run closes its request at
@@ -94,6 +97,7 @@ class Limits:
     header_timeout: float = 10.0
     body_timeout: float = 10.0
     send_timeout: float = 30.0
+    drain_grace: float = 1.0
     stop_timeout: float = 5.0
     checkpoint_interval: float = 0.1
     db_busy_timeout: float = 5.0
@@ -196,11 +200,18 @@ class LibraryLimits:
     parse_cpu: float = 20.0  # the worker's CPU per file: a 300-page PDF takes a few seconds
     parse_wall_grace: float = 10.0  # so a worker on a quarter of a core still has its budget
     parse_cpu_kill_grace: int = 2  # RLIMIT_CPU (whole seconds) above the timer
+    # The parent's wall-time bound on one file: its CPU budget this many times over, plus
+    # parse_wall_grace.
+    parse_wall_factor: float = 4.0
+    # The worker's address space (RLIMIT_AS): pypdf needs ~250 MB on the bomb.
+    parse_memory_bytes: int = 1 << 30
     worker_stop_wait: float = 2.0
     worker_idle: float = 60.0  # the parse worker is closed after this long with nothing to do
     watcher_ready_wait: float = 30.0  # its set-up walks the whole tree
     watcher_stop_wait: float = 2.0  # after stdin closes it ends within one watch step
     watcher_why_wait: float = 1.0  # for a failed watcher's last words
+    # One step of the watch (watchfiles' rust_timeout): the watcher sees its stop within it.
+    watcher_step: float = 0.1
 
 
 @dataclass(frozen=True)

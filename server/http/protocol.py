@@ -39,6 +39,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from server.errors import RequestTimeoutError
 from server.http.error_response import ErrorResponse
+from server.limits import Limits
 
 
 def _timeout_response() -> bytes:
@@ -46,15 +47,15 @@ def _timeout_response() -> bytes:
     return ErrorResponse(error, close=True).http_bytes()
 
 
-DRAIN_GRACE_S = 1.0
 SEND_BUFFER_BYTES = 131_072  # Linux doubles it for its bookkeeping
 
 
 class DeadlineProtocol(H11Protocol):
     """H11Protocol; subclasses set the deadlines (see `with_deadlines`)."""
 
-    header_timeout = 10.0
-    send_timeout = 30.0
+    header_timeout = Limits.header_timeout
+    send_timeout = Limits.send_timeout
+    drain_grace = Limits.drain_grace
     _header_timer: asyncio.TimerHandle | None = None
     _drain_timer: asyncio.TimerHandle | None = None
     _send_timer: asyncio.TimerHandle | None = None
@@ -120,7 +121,7 @@ class DeadlineProtocol(H11Protocol):
             self._arm_send_deadline()  # its end still waits in the buffer
         answered_early = self.conn.their_state is h11.SEND_BODY
         if answered_early and not self.transport.is_closing() and self._drain_timer is None:
-            self._drain_timer = self.loop.call_later(DRAIN_GRACE_S, self._on_drain_deadline)
+            self._drain_timer = self.loop.call_later(self.drain_grace, self._on_drain_deadline)
 
     def _on_drain_deadline(self) -> None:
         self._drain_timer = None

@@ -31,6 +31,7 @@ from server.limits import LibraryLimits
 
 READY_WAIT_S = LibraryLimits.watcher_ready_wait  # server/limits.py
 STOP_WAIT_S = LibraryLimits.watcher_stop_wait  # server/limits.py
+STEP_S = LibraryLimits.watcher_step  # server/limits.py
 
 
 @contextlib.asynccontextmanager
@@ -119,7 +120,7 @@ def main(roots: list[str]) -> int:
         recursive=True,
         ignore_permission_denied=True,
         yield_on_timeout=True,  # the first yield (empty at a timeout): the watch is in place
-        rust_timeout=100,
+        rust_timeout=round(STEP_S * 1000),  # milliseconds
     )
     try:
         for number, changes in enumerate(batches):

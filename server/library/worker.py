@@ -59,10 +59,10 @@ from server.limits import LibraryLimits
 
 PARSE_CPU_S = LibraryLimits.parse_cpu  # server/limits.py
 MAX_TEXT_CHARS = 20_000_000  # as many as the largest text file the library reads (20 MB)
-MEMORY_BYTES = worker_process.MEMORY_BYTES
+MEMORY_BYTES = LibraryLimits.parse_memory_bytes  # server/limits.py
 RETIRE_PEAK_BYTES = 200 << 20  # a worker that grew past this is replaced after its file
-WALL_FACTOR = 4.0  # the parent's bound: the CPU budget this many times over, plus a grace,
-WALL_GRACE_S = LibraryLimits.parse_wall_grace  # server/limits.py
+WALL_FACTOR = LibraryLimits.parse_wall_factor  # the parent's bound: the CPU budget this many
+WALL_GRACE_S = LibraryLimits.parse_wall_grace  # times over, plus a grace (server/limits.py)
 STOP_WAIT_S = LibraryLimits.worker_stop_wait
 BIG_ANSWER = 1 << 20  # decoded in a thread, not on the event loop
 _HEAD, _LENGTH = worker_process.HEAD, worker_process.LENGTH

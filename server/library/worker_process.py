@@ -18,7 +18,7 @@ from server.library.chunking import chunk
 from server.library.parsing import parse, too_much_text
 from server.limits import LibraryLimits
 
-MEMORY_BYTES = 1 << 30  # the worker's address space: pypdf needs ~250 MB on the bomb
+MEMORY_BYTES = LibraryLimits.parse_memory_bytes  # server/limits.py
 CPU_KILL_GRACE_S = LibraryLimits.parse_cpu_kill_grace  # server/limits.py
 HEAD = struct.Struct("!II")
 LENGTH = struct.Struct("!I")

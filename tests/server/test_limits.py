@@ -65,20 +65,25 @@ def test_a_deadline_must_be_positive(name: str) -> None:
         Limits(**{name: 0.0})
 
 
+def is_literal(node: ast.expr) -> bool:
+    """A number or None written in place; not a flag (`yield_on_timeout=True`)."""
+    return isinstance(node, ast.Constant) and not isinstance(node.value, bool)
+
+
 def literal_deadlines(source: str) -> list[str]:
     """Calls in `source` that give a deadline as a number of their own: `timeout=5`,
-    `move_on_after(1)`, `fail_after(2.5)`, `wait_for(x, 3)`."""
+    `rust_timeout=100`, `move_on_after(1)`, `fail_after(2.5)`, `wait_for(x, 3)`."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, ast.Call):
             continue
         name = getattr(node.func, "attr", getattr(node.func, "id", ""))
-        numbers = [k.value for k in node.keywords if k.arg == "timeout"]
+        numbers = [k.value for k in node.keywords if k.arg and k.arg.endswith("timeout")]
         if name in ("move_on_after", "fail_after") and node.args:
             numbers.append(node.args[0])
         if name == "wait_for" and len(node.args) > 1:
             numbers.append(node.args[1])
-        found += [ast.unparse(node) for n in numbers if isinstance(n, ast.Constant)]
+        found += [ast.unparse(node) for n in numbers if is_literal(n)]
     return found
 
 
@@ -94,8 +99,11 @@ def test_no_server_module_has_a_deadline_of_its_own() -> None:
 
 
 def test_the_inline_deadline_check_finds_one() -> None:
-    assert literal_deadlines("anyio.move_on_after(1)\nx.get(u, timeout=2.0)\nok(timeout=t)") == [
+    source = "anyio.move_on_after(1)\nx.get(u, timeout=2.0)\nok(timeout=t)\nw(rust_timeout=100)"
+    assert literal_deadlines(source) == [
         "anyio.move_on_after(1)",
         "x.get(u, timeout=2.0)",
+        "w(rust_timeout=100)",
     ]
+    assert literal_deadlines("w(yield_on_timeout=True)") == []
     assert Limits().tools.stop.grace > 0 and Limits().scan.max_depth > 0  # the parts are in it
