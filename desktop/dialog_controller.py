@@ -25,6 +25,9 @@ D = TypeVar("D", bound=ServerDialog)
 class Failed:
     """What a call to the server gave when it failed (its reason is shown in the dialog)."""
 
+    def __init__(self, code: str | None = None) -> None:
+        self.code = code  # the server's error code, when it answered
+
 
 class DialogController(Controller, Generic[D]):
     def __init__(self, context: Context, parent: QWidget) -> None:
@@ -84,4 +87,4 @@ class DialogController(Controller, Generic[D]):
         except ClientError as exc:
             if dialog is self.dialog:
                 dialog.show_error(exc.message)
-            return Failed()
+            return Failed(exc.code)

@@ -36,8 +36,21 @@ class ModelsController(DialogController[ModelsDialog]):
     def _on_dialog_add_requested(self, path: str) -> None:
         self._spawn_act(f"Added {path}.", lambda c: c.models.add_local(path))
 
-    def _on_dialog_remove_requested(self, name: str) -> None:
-        self._spawn_act(f"Removed {name}.", lambda c: c.models.remove_local(name))
+    def _on_dialog_remove_requested(self, name: str, stop_replies: bool) -> None:
+        self._context.tasks.spawn(self._remove(name, stop_replies))
+
+    async def _remove(self, name: str, stop_replies: bool) -> None:
+        """Remove an added model; while replies use it (a sub-agent's too) the user is asked
+        whether to stop them, and they end as their Stop would."""
+        dialog = self.dialog
+        done = await self._ask(lambda c: c.models.remove_local(name, stop_replies))
+        if dialog is None or dialog is not self.dialog:
+            return
+        if not isinstance(done, Failed):
+            dialog.show_note(f"Removed {name}.")
+            await self._refresh()
+        elif done.code == "model_in_use" and not stop_replies:
+            dialog.ask_stop_replies(name)
 
     def _on_dialog_settings_requested(self, name: str, settings: dict[str, int]) -> None:
         done = f"{name} starts with these settings on its next use."

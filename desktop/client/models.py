@@ -36,8 +36,11 @@ class ModelsApi:
         changed = await self._call("PATCH", f"/api/models/{segment(name)}", settings)
         return shaped(ModelJSON, MODEL_KEYS, changed)
 
-    async def remove_local(self, name: str) -> None:
-        await self._call("DELETE", f"/api/models/local/{segment(name)}", None)
+    async def remove_local(self, name: str, stop_replies: bool = False) -> None:
+        """Remove an added model. ClientError `model_in_use` while replies use it, unless
+        `stop_replies`: then they are stopped first (as the user's Stop)."""
+        query = "?stop_replies=true" if stop_replies else ""
+        await self._call("DELETE", f"/api/models/local/{segment(name)}{query}", None)
 
     async def set_default(self, name: str) -> None:
         """The model new chats use, remembered by the server ("Set as default")."""

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
+    QMessageBox,
     QPushButton,
     QSpinBox,
     QTableWidgetItem,
@@ -123,7 +124,7 @@ class LocalSettingsBox(QGroupBox):
 
 class ModelsDialog(ServerDialog):
     add_requested = Signal(str)  # the path of a GGUF file the user picked
-    remove_requested = Signal(str)  # a model's name
+    remove_requested = Signal(str, bool)  # a model's name; stop the replies that use it
     settings_requested = Signal(str, dict)  # a local model's name, its new settings
     default_requested = Signal(str)  # a model's name: new chats use it
     hub_requested = Signal()  # "Download a model…" (Hugging Face)
@@ -240,4 +241,25 @@ class ModelsDialog(ServerDialog):
     def _on_remove_button_clicked(self) -> None:
         name = self.selected()
         if name:
-            self.remove_requested.emit(name)
+            self.remove_requested.emit(name, False)
+
+    def ask_stop_replies(self, name: str) -> None:
+        """The model is replying (maybe a sub-agent of a reply): stop those and remove it?"""
+        ask = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Remove a model in use",
+            f"{name} is replying now (or a reply's sub-agent uses it).",
+            QMessageBox.StandardButton.Cancel,
+            self,
+        )
+        ask.setObjectName("stop-and-remove")
+        ask.setInformativeText("Stop those replies (what they said so far is kept) and remove it?")
+        stop = ask.addButton("Stop and remove", QMessageBox.ButtonRole.DestructiveRole)
+
+        def finished(_result: int) -> None:
+            ask.deleteLater()
+            if ask.clickedButton() is stop:
+                self.remove_requested.emit(name, True)
+
+        ask.finished.connect(finished)
+        ask.open()  # never exec() under qasync

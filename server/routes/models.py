@@ -75,9 +75,15 @@ async def remove_local_model(request: Request) -> Response:
     # Another model of that name (an upstream's, or a flag's) shadows the added one, which
     # never loaded: only the remembered entry goes.
     shadowed = not isinstance(entry.backend, LocalBackend) or entry.backend.path != added
-    if not shadowed and (entry.lease.in_use or entry.lease.queue_length or svc.runs.using(entry)):
-        # Also between its model calls (a reply's tools, sub-agents): Stop ends them all.
-        raise ConflictError(f"{name!r} is replying; stop its replies first", code="model_in_use")
+    if not shadowed and _in_use(svc, entry):
+        # Also between its model calls (a reply's tools, sub-agents). `stop_replies`: the
+        # user asked to stop them — each ends as their Stop would, its whole tree with it.
+        if request.query_params.get("stop_replies") in ("1", "true"):
+            await svc.runs.stop_using(entry, svc.settings.limits.stop_timeout)
+        if _in_use(svc, entry):
+            raise ConflictError(
+                f"{name!r} is replying; stop its replies first", code="model_in_use"
+            )
     try:
         await asyncio.to_thread(svc.local_models.remove, name)
     except OSError as exc:
@@ -108,7 +114,7 @@ async def configure_model(request: Request) -> JSONResponse:
             changes[key] = int(value)
     if not changes:
         raise BadRequestError(f"give one of {', '.join(SETTING_RANGES)}", code="invalid_field")
-    if entry.lease.in_use or entry.lease.queue_length or svc.runs.using(entry):
+    if _in_use(svc, entry):
         raise ConflictError(f"{entry.name!r} is replying; stop its replies first",
                             code="model_in_use")  # fmt: skip
     try:
@@ -118,6 +124,10 @@ async def configure_model(request: Request) -> JSONResponse:
         raise StorageError(f"could not remember the settings in {where}: {exc}") from exc
     await backend.reconfigure(**changes)
     return JSONResponse(await _model_json(svc, entry))
+
+
+def _in_use(svc: Services, entry: ModelEntry) -> bool:
+    return bool(entry.lease.in_use or entry.lease.queue_length or svc.runs.using(entry))
 
 
 def _removable(svc: Services, entry: ModelEntry) -> bool:

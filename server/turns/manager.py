@@ -59,10 +59,25 @@ class RunManager:
     def using(self, model: ModelEntry) -> bool:
         """A run not ended uses the model: its own loop, a sub-agent's or a compaction's —
         between model calls too (while tools run it holds no lease)."""
-        return any(
-            loop.model is model for run in self._runs.values() if not run.done
-            for loop in loops(run.agent)
-        )  # fmt: skip
+        return bool(self._users(model))
+
+    async def stop_using(self, model: ModelEntry, within: float) -> bool:
+        """Stop every run whose tree uses the model, as the user's Stop (they asked for the
+        model to go): each settles the one way, its whole tree ended. True once all have
+        ended within `within` seconds."""
+        users = self._users(model)
+        for run in users:
+            run.stop("client_hangup")
+        with anyio.move_on_after(within):
+            for run in users:
+                await run.wait_done()
+        return all(run.done for run in users)
+
+    def _users(self, model: ModelEntry) -> list[Run]:
+        return [
+            run for run in self._runs.values() if not run.done
+            if any(loop.model is model for loop in loops(run.agent))
+        ]  # fmt: skip
 
     def runs_of(self, conversation_id: str) -> list[Run]:
         """The runs (opening, streaming or settling) of this conversation's turns."""

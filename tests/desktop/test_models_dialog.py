@@ -9,9 +9,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtWidgets import QMessageBox
+
 from desktop.widgets.models_dialog import ModelsDialog
 from server.models.bundled import BUNDLED_MODEL_NAME, bundled_gguf
-from tests.desktop.conftest import GuiApp
+from tests.desktop.conftest import GuiApp, run
+from tests.support.upstream import Script, ScriptedUpstream
 
 
 def names(dialog: ModelsDialog) -> list[str]:
@@ -81,6 +84,47 @@ def test_the_dialog_lists_adds_and_removes_models(
     assert "Removed my-model" in dialog.message.text()
     dialog.reject()
     qtbot.waitUntil(lambda: gui.app.models.dialog is None, timeout=5_000)
+
+
+def test_removing_a_model_a_reply_uses_asks_to_stop_it_first(
+    gui: GuiApp, qtbot: Any, tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    # Issue 41: the reply's sub-agent uses the added model; Remove asks, and "Stop and
+    # remove" ends the reply as its Stop would, then the model goes.
+    copy = tmp_path / "helper-model.gguf"
+    shutil.copyfile(bundled_gguf(), copy)
+    client = gui.window.client
+    assert client is not None
+    run(qtbot, client.models.add_local(str(copy)))
+    task = "Write a long story about a lighthouse keeper, in many chapters."
+    upstream.queue = [Script(tokens=0, tool_calls=[{"name": "delegate", "arguments":
+        json.dumps({"task": task, "model": "helper-model"})}])]  # fmt: skip
+    upstream.script = Script(texts=["never said"])
+    gui.send("Ask a helper for a story.")
+
+    def in_use() -> bool:
+        found = {m["name"]: m for m in run(qtbot, client.models.all())}
+        return bool(found["helper-model"]["in_use"])
+
+    qtbot.waitUntil(in_use, timeout=30_000)
+    gui.window.chat_bar.models_button.click()
+    dialog = gui.window.findChild(ModelsDialog, "models-dialog")
+    assert dialog is not None
+    qtbot.waitUntil(lambda: "helper-model" in names(dialog), timeout=10_000)
+    dialog.table.selectRow(names(dialog).index("helper-model"))
+    dialog.remove_button.click()
+    qtbot.waitUntil(lambda: dialog.findChild(QMessageBox, "stop-and-remove") is not None,
+                    timeout=10_000)  # fmt: skip
+    ask = dialog.findChild(QMessageBox, "stop-and-remove")
+    assert ask is not None and "helper-model is replying" in ask.text()
+    assert "helper-model" in names(dialog)  # nothing removed before the answer
+    (stop,) = [b for b in ask.buttons() if b.text() == "Stop and remove"]
+    stop.click()
+    qtbot.waitUntil(lambda: "Removed helper-model" in dialog.message.text(), timeout=15_000)
+    qtbot.waitUntil(lambda: "helper-model" not in names(dialog), timeout=5_000)
+    qtbot.waitUntil(lambda: "Stopped" in gui.transcript_text(), timeout=10_000)
+    assert not any("never said" in str(r.body) for r in upstream.records)
+    dialog.reject()
 
 
 def test_the_picker_says_when_the_model_cannot_call_tools(gui: GuiApp, qtbot: Any) -> None:

@@ -3,6 +3,7 @@ remove an added one; added models are remembered and chat like the bundled one."
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import struct
@@ -15,6 +16,7 @@ from server.models.bundled import BUNDLED_MODEL_NAME, bundled_gguf
 from server.models.local import LocalBackend
 from tests.support.parley import Parley, wait_model_ready
 from tests.support.process import child_pids, command_line
+from tests.support.upstream import Script, ScriptedUpstream
 
 
 def models(server: Parley) -> dict[str, dict]:  # type: ignore[type-arg]
@@ -119,6 +121,46 @@ def test_an_added_gguf_chats_is_remembered_and_can_be_removed(
     server = Parley(data_dir).start()
     try:
         assert "my-model" not in models(server)
+    finally:
+        server.stop()
+
+
+def test_removing_a_model_a_sub_agent_uses_stops_the_reply_when_asked(
+    data_dir: Path, tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    # Issue 41: the reply's model is the scripted upstream; its sub-agent was handed the
+    # added local model. Removing that model is refused while the tree uses it, unless the
+    # user asks to stop its replies: then the reply ends as a Stop would, the child with it.
+    copy = tmp_path / "helper-model.gguf"
+    shutil.copyfile(bundled_gguf(), copy)
+    server = Parley(data_dir, upstream.base_url).start()
+    try:
+        reply = server.call("POST", "/api/models/local", json_body={"path": str(copy)})
+        assert reply.status == 201, reply.body
+        task = "Write a long story about a lighthouse keeper, in many chapters."
+        upstream.queue = [Script(tokens=0, tool_calls=[{"name": "delegate", "arguments":
+            json.dumps({"task": task, "model": "helper-model"})}])]  # fmt: skip
+        upstream.script = Script(texts=["never said"])
+        cid = server.new_conversation()
+        stream = server.send(cid, "Ask a helper for a story.")
+        message_id = stream.first["message_id"]
+
+        def child_started() -> bool:
+            parts = server.message(cid, message_id)["parts"] or []
+            return any(p["type"] == "tool" and "agent" in p for p in parts)
+
+        server.wait_for(child_started, timeout=30)
+        refused = server.call("DELETE", "/api/models/local/helper-model")
+        assert refused.status == 409 and refused.json()["error"]["code"] == "model_in_use"
+        removed = server.call("DELETE", "/api/models/local/helper-model?stop_replies=true")
+        assert removed.status == 204, removed.body
+        message = server.wait_settled(cid, message_id)
+        assert (message["status"], message["ended_by"]) == ("interrupted", "client_hangup")
+        (step,) = [p for p in message["parts"] if p["type"] == "tool"]
+        assert step["status"] == "interrupted" and step["agent"]["model"] == "helper-model"
+        assert message["ended"]["sub_agents"] == 1
+        assert "helper-model" not in models(server)
+        assert not any("never said" in str(r.body) for r in upstream.records)  # not resumed
     finally:
         server.stop()
 
