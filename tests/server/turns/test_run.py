@@ -6,7 +6,7 @@ import asyncio
 import concurrent.futures
 import threading
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 
 import anyio
@@ -116,6 +116,16 @@ class SlowDiskSink(CountingSink):
         return self.writes[-1]
 
 
+async def until(condition: Callable[[], object], within: float = 10.0) -> None:
+    """Wait for `condition` to hold (a worker thread's fact, looked at every 5 ms); fail after
+    `within` seconds instead of hanging when it never does."""
+    deadline = time.monotonic() + within
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not true within {within:g} s")
+        await asyncio.sleep(0.005)
+
+
 def make_run(
     backend: ThreadBackend, sink: CountingSink, stop_timeout: float = 5.0, **limits: int
 ) -> Run:
@@ -131,18 +141,15 @@ def test_lease_is_held_until_a_stubborn_worker_really_returns() -> None:
         run = make_run(backend, sink, stop_timeout=0.1)
         async with anyio.create_task_group() as tg:
             tg.start_soon(run.life)
-            while len(run.buffer.pieces) < 3:
-                await asyncio.sleep(0.005)
+            await until(lambda: len(run.buffer.pieces) >= 3)
             run.stop("client_hangup")
             await run.wait_done()
             # Settled after the bounded wait, but the worker still runs: the model stays leased.
             assert run.ending is not None and run.ending.status == "interrupted"
             assert not backend.thread_exited.is_set()
             assert run.model.lease.in_use
-            while not backend.thread_exited.is_set():
-                await asyncio.sleep(0.01)
-            await asyncio.sleep(0.01)
-            assert not run.model.lease.in_use
+            await until(lambda: not run.model.lease.in_use)
+            assert backend.thread_exited.is_set()  # given back only once the worker returned
         assert len(sink.finishes) == 1
 
     asyncio.run(scenario())
@@ -174,8 +181,7 @@ def test_cancelling_the_run_task_itself_still_saves_as_shutdown() -> None:
         run = make_run(backend, sink)
         async with anyio.create_task_group() as tg:
             tg.start_soon(run.life)
-            while len(run.buffer.pieces) < 2:
-                await asyncio.sleep(0.005)
+            await until(lambda: len(run.buffer.pieces) >= 2)
             tg.cancel_scope.cancel()  # what a server shutdown does to leftover tasks
         assert run.done
         assert len(sink.finishes) == 1
@@ -230,12 +236,11 @@ def test_checkpoints_never_pile_up_behind_a_slow_disk() -> None:
         run = make_run(backend, sink)  # a checkpoint every 50 ms wanted
         async with anyio.create_task_group() as tg:
             tg.start_soon(run.life)
-            while len(run.buffer.pieces) < 30:  # ~300 ms: six intervals while the first write hangs
-                await asyncio.sleep(0.01)
+            # ~300 ms: six intervals while the first write hangs
+            await until(lambda: len(run.buffer.pieces) >= 30)
             assert len(sink.checkpoints) == 1  # one write in flight, no queue behind it
             sink.writes[0].set_result(None)
-            while len(sink.checkpoints) < 2:
-                await asyncio.sleep(0.005)
+            await until(lambda: len(sink.checkpoints) >= 2)
             # The next write takes the latest text, not the one of an old interval.
             assert len(sink.checkpoints[1]) > len(sink.checkpoints[0])
             assert sink.checkpoints[1] == "".join(
@@ -299,8 +304,7 @@ def test_a_model_is_in_use_while_any_loop_of_a_running_tree_uses_it(tmp_path: Pa
         other = ModelEntry(ThreadBackend(tokens=1, per_token=0.01))  # type: ignore[arg-type]
         async with manager.running():
             run = manager.start_stateless(entry, ChatRequest(messages=[]))
-            while not run.buffer.pieces:
-                await asyncio.sleep(0.005)
+            await until(lambda: run.buffer.pieces)
             assert manager.using(entry) and not manager.using(other)
             # A loop of its tree on another model (a sub-agent's), holding no lease now.
             child = AgentLoop("r1/c", other, ReplyBuffer(100, lambda: None), Limits())
