@@ -106,7 +106,13 @@ class Children:
                 self._send(step)
         if finished is None and buffer.over_limit:
             raise ToolCallError(f"the sub-agent stopped: {buffer.over_limit}")
-        return ToolOutcome(capped(buffer.text) or "(the sub-agent gave no answer)")
+        said = capped(buffer.text) or "(the sub-agent gave no answer)"
+        if child.out_of_steps:  # the parent must know the task may be unfinished
+            said += (
+                f"\n\n(The sub-agent reached its limit of {limits.max_steps} steps before it "
+                "finished: its last tool calls were not run.)"
+            )
+        return ToolOutcome(said)
 
     # -- a child's changes, sent up as its step's -----------------------------------------
 

@@ -105,6 +105,7 @@ class AgentLoop:
         self.tool_calls: list[ToolCallJSON] | None = None  # a stateless reply's calls
         self.stopping = False
         self.in_call = False  # a model call streams now
+        self.out_of_steps = False  # its last step still asked for tools (not run)
         # Calls waiting for the user's decision (a conversation turn's; server/agent/approvals.py);
         # shared with the children, so one decision route and one `close` serve the tree.
         self.approvals = approvals or Approvals(None, ChatGrants())
@@ -189,6 +190,7 @@ class AgentLoop:
             messages.append({"role": "assistant", "content": said, "tool_calls": echoed})
             messages.extend(await self.tools.run(toolbox, calls, parsed, limited=last))
             if last:
+                self.out_of_steps = True
                 return end
         return None  # not reached: the last step returns
 

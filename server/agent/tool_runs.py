@@ -75,7 +75,7 @@ class ToolRuns:
             if limited:
                 step.end(
                     "error",
-                    f"not run: the turn reached its limit of {loop.limits.max_steps} steps",
+                    f"not run: the limit of {loop.limits.max_steps} steps was reached",
                 )
             elif target is None:
                 step.end("error", f"there is no tool named {function!r}")
