@@ -28,7 +28,7 @@ from desktop.widgets.found_dialog import FoundDialog
 from desktop.widgets.hub_dialog import HubDialog
 from desktop.widgets.models_dialog import ModelsDialog
 from server.models.bundled import bundled_gguf
-from tests.server.discovery.layouts import Home
+from tests.server.models.discovery.layouts import Home
 from tests.support.hub import HubFile, LocalHub, tiny_gguf
 
 SMOL = "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF"

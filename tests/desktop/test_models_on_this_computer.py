@@ -14,7 +14,7 @@ from desktop.widgets.found_dialog import FoundDialog
 from desktop.widgets.models_dialog import ModelsDialog
 from server.models.bundled import bundled_gguf
 from tests.desktop.conftest import GuiApp, run
-from tests.server.discovery.layouts import Home, tiny_gguf
+from tests.server.models.discovery.layouts import Home, tiny_gguf
 
 CLEARED = ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "XDG_CACHE_HOME", "APPDATA")
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.server.discovery.layouts import Home
+from tests.server.models.discovery.layouts import Home
 
 CLEARED = ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "XDG_CACHE_HOME", "APPDATA")
 

@@ -15,7 +15,7 @@ import pytest
 
 from server.models.bundled import BUNDLED_MODEL_NAME, bundled_gguf
 from server.settings import LocalSettings
-from tests.server.discovery.layouts import Home, place, tiny_gguf
+from tests.server.models.discovery.layouts import Home, place, tiny_gguf
 from tests.support.parley import Parley
 
 

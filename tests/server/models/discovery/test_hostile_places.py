@@ -13,7 +13,7 @@ from server.limits import ScanLimits
 from server.models.discovery.found import ScanResult
 from server.models.discovery.roots import default_roots
 from server.models.discovery.scan import scan
-from tests.server.discovery.layouts import Home, ollama_manifest, place, tiny_gguf
+from tests.server.models.discovery.layouts import Home, ollama_manifest, place, tiny_gguf
 
 
 def names(result: ScanResult) -> set[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.server.hub.helpers import MiB, models, start, wait_state
+from tests.server.models.hub.helpers import MiB, models, start, wait_state
 from tests.support.hub import HubFile, LocalHub, tiny_gguf
 from tests.support.parley import Parley
 from tests.support.upstream import ScriptedUpstream

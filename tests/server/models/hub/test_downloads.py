@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from server.models.bundled import bundled_gguf
-from tests.server.hub.helpers import MiB, child_pid, models, start, wait_bytes, wait_state
+from tests.server.models.hub.helpers import MiB, child_pid, models, start, wait_bytes, wait_state
 from tests.support.hub import HubFile, LocalHub, tiny_gguf
 from tests.support.parley import Parley, wait_model_ready
 
