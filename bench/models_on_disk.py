@@ -18,7 +18,7 @@ from pathlib import Path
 from bench.harness import show
 from server.models.bundled import bundled_gguf
 from server.models.discovery.service import Discovery
-from tests.server.discovery.layouts import Home, tiny_gguf
+from tests.server.models.discovery.layouts import Home, tiny_gguf
 from tests.support.hub import HubFile, LocalHub
 from tests.support.parley import Parley
 

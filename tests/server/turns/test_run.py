@@ -30,6 +30,7 @@ class ThreadBackend:
     kind = "test"
     slots = 1
     tools_unsupported = None
+    context_length = None  # not known: never compacted
     state = "ready"
     state_error = None
 
