@@ -11,6 +11,8 @@ import pytest
 
 from server.agent.compaction import OPENING_HEADING
 from server.settings import LocalSettings
+from tests.server.models.test_local import engine_idle_after, engine_slots_busy
+from tests.support.client import SSEStream
 from tests.support.parley import Parley, wait_model_ready
 
 pytestmark = pytest.mark.slow
@@ -50,5 +52,38 @@ def test_a_forty_turn_chat_keeps_a_fact_from_turn_one_in_the_models_view(data_di
         # The summary in force is the one the next turns are given (in the system prompt:
         # tests/server/agent/test_compaction.py sees it there), and it carries turn 1's fact.
         assert meter["summary_id"] == summary["id"]
+    finally:
+        server.stop()
+
+
+@pytest.mark.timeout(300)
+def test_a_stop_during_compact_now_on_the_engine_keeps_the_chat_and_frees_it(
+    data_dir: Path,
+) -> None:
+    # The summary is the engine's generation: a hang-up once it streams ends it on the
+    # engine (not only in Parley), saves no summary, and the chat is as it was.
+    server = Parley(data_dir).start()
+    try:
+        wait_model_ready(server)
+        cid = server.new_conversation()
+        server.send(cid, f"{FACT} Please remember that.", max_tokens=20).read_all()
+        for topic in TOPICS[:3]:  # long questions: the summary's prefill takes a while
+            asked = f"Tell me about {topic}. " + "I read slowly and carefully every day. " * 40
+            server.send(cid, asked, max_tokens=20).read_all()
+        before = server.conversation(cid)
+        stream = SSEStream(server.port, f"/api/conversations/{cid}/compact", {}, server.token)
+        stream.first  # noqa: B018
+        while True:  # until the summary is being made
+            event = stream.next_event()
+            assert isinstance(event, dict), f"the stream ended first: {stream.events}"
+            if event.get("parley", {}).get("compaction", {}).get("state") == "running":
+                break
+        server.wait_for(lambda: engine_slots_busy(server))  # the engine works on it
+        hung_up_at = stream.hang_up()
+        assert engine_idle_after(server, hung_up_at) < 3.0  # the engine stopped generating
+        server.wait_idle()
+        after = server.conversation(cid)
+        assert after["summaries"] == []
+        assert after["messages"] == before["messages"]
     finally:
         server.stop()
