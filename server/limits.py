@@ -70,8 +70,9 @@ class Limits:
       it ends with an error. They never delay a stop: stopping a run closes its request at
       once. The read timeout is long (a long prefill is legitimately silent for minutes);
       a hang-up, not this timeout, is how a user stops a stalled reply.
-    - `tool_call_timeout`: how long one tool call may run before it is cancelled (its
-      step ends as an error the model sees). A stop never waits for it.
+    - `tool_call_timeout`: how long one tool call runs before the user is asked whether to
+      keep waiting or stop it (never a silent cut; a stopped call's step ends as an error
+      the model sees). A stop never waits for it.
     - `max_steps`: the most model calls in one turn; the last one may call no tool
       (`tool_choice: none`), so the model answers with what it has.
     - `relay_pause`: None (parley-server): an upstream's stream is relayed as fast as it
