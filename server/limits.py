@@ -225,6 +225,11 @@ class ModelLimits:
     gguf_header_time: float = 5.0  # a slow disk or a hostile file: give up and say so
     upstream_check_timeout: float = 5.0  # "Test" of a backend in Settings
     upstream_detect_timeout: float = 1.5  # looking for a local server on a known port
+    # An upstream asked how many tokens it serves at once (server/models/upstream_context.py):
+    # each answer's time and size, and how soon a failed ask may be tried again.
+    upstream_context_time: float = 3.0
+    upstream_context_bytes: int = 1_000_000
+    upstream_context_retry: float = 60.0
     discovery_grace: float = 5.0  # a scan's thread after its own deadline
 
 

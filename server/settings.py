@@ -11,6 +11,7 @@ import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import platformdirs
 
@@ -60,8 +61,11 @@ class UpstreamSettings:
     model: str
     api_key: str | None = None
     # Tokens the model sees at once (the context meter's limit, and when compaction begins);
-    # None: not known (an upstream does not say it in OpenAI's API).
+    # None: asked of the upstream (server/models/upstream_context.py), not known until it says.
     context: int | None = None
+    # What a context may be, set or said (fewer tokens than this is no model's; more is absurd).
+    min_context: ClassVar[int] = 256
+    max_context: ClassVar[int] = 10_000_000
 
     def __post_init__(self) -> None:
         keep_secret(self.api_key)

@@ -31,6 +31,7 @@ from server.models.context import estimate_tokens
 from server.models.openai_chunks import parse_chunk, read_chunk, tool_call_deltas
 from server.models.relay_duty import DutyCycle
 from server.models.upstream_check import describe_transport_error, list_models, upstream_client
+from server.models.upstream_context import ContextAsker, ContextQuestion
 from server.settings import Limits, UpstreamSettings
 from server.text import TextJoiner, valid_unicode
 from server.types import ChatMessage, Continued, FinishReason, Usage
@@ -77,6 +78,8 @@ class OpenAICompatBackend:
         )
         self._client.headers["Accept"] = "text/event-stream"
         self._client.headers["Accept-Encoding"] = "identity"
+        question = ContextQuestion(self._client, self.base_url, self.name, limits.models)
+        self._asker = ContextAsker(question, limits.models.upstream_context_retry)
 
     # Checked, not assumed: "unloaded" until checked, "loading" while a check runs, then
     # "ready" or "error" (unreachable, key refused); every request's outcome updates it.
@@ -98,6 +101,8 @@ class OpenAICompatBackend:
         if self._check is None or self._check.done():
             self._state = "loading"
             self._check = asyncio.get_running_loop().create_task(self._check_reachable())
+        if self._context is None:
+            self._asker.start()  # its context, in the background too
 
     async def _check_reachable(self) -> None:
         try:
@@ -115,8 +120,9 @@ class OpenAICompatBackend:
 
     @property
     def context_length(self) -> int | None:
-        """What the backend's settings say (an upstream does not tell it in OpenAI's API)."""
-        return self._context
+        """What the backend's settings say, else what the upstream said when asked (in the
+        background: None until it answers, and when it does not say)."""
+        return self._context if self._context is not None else self._asker.known()
 
     async def count_tokens(self, texts: list[str]) -> tuple[list[int], bool]:
         return [estimate_tokens(text) for text in texts], True
@@ -124,6 +130,7 @@ class OpenAICompatBackend:
     async def aclose(self) -> None:
         if self._check is not None:
             self._check.cancel()
+        self._asker.cancel()
         await self._client.aclose()
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:

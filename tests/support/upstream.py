@@ -18,6 +18,7 @@ import anyio
 import anyio.lowlevel
 
 from server.serve import BackgroundServer, bind
+from tests.support.upstream_answers import Answer, Asked, serve_answer
 from tests.support.waiting import wait_for
 
 
@@ -100,6 +101,10 @@ class ScriptedUpstream(ServedOnLoopback):
         # children run at once, in no fixed order), in order; then the queue.
         self.by_task: dict[str, list[Script]] = {}
         self.records: list[Record] = []
+        # Answers of requests outside the chat, by path (tests/support/upstream_answers.py),
+        # and every request to one of those paths.
+        self.answers: dict[str, Answer] = {}
+        self.asked: list[Asked] = []
         self._lock = threading.Lock()
 
     # -- waiting helpers for tests (polling a recorded fact with a deadline) ---------------
@@ -133,6 +138,14 @@ class ScriptedUpstream(ServedOnLoopback):
                     return
         if scope["path"] in ("/_script", "/_records"):
             await self._control(scope, receive, send)
+            return
+        if scope["path"] in self.answers:
+            raw = await _read_body(receive)
+            if raw is not None:
+                headers = {k.decode(): v.decode() for k, v in scope["headers"]}
+                asked = Asked(scope["method"], scope["path"], raw, headers)
+                self.asked.append(asked)
+                await serve_answer(self.answers[scope["path"]], asked, receive, send)
             return
         if scope["path"] == "/v1/models":
             await _send_json(send, 200, {"object": "list", "data": [{"id": "scripted"}]})
