@@ -109,7 +109,9 @@ class App:
     def settings(self) -> Settings:
         """The server's settings now: the command line's, plus the configured backends."""
         configured = tuple(
-            UpstreamSettings(b.base_url, b.model, api_key=api_keys.api_key(b.base_url))
+            UpstreamSettings(
+                b.base_url, b.model, api_key=api_keys.api_key(b.base_url), context=b.context
+            )
             for b in self.config.backends
         )
         return dataclasses.replace(self.base, token=new_token(), later_upstreams=configured)

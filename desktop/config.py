@@ -15,7 +15,7 @@ from pathlib import Path
 
 import platformdirs
 
-from server.settings import Limits
+from server.settings import Limits, UpstreamSettings
 
 APP_NAME = "parley"  # the same directory names as the server's
 
@@ -35,6 +35,8 @@ def config_dir() -> Path:
 class Backend:
     base_url: str
     model: str
+    # Tokens the model sees at once; None: the server asks the upstream (issue 42).
+    context: int | None = None
 
 
 @dataclass
@@ -56,7 +58,10 @@ class DesktopConfig:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             return cls(
-                backends=[Backend(str(b["base_url"]), str(b["model"])) for b in data["backends"]],
+                backends=[
+                    Backend(str(b["base_url"]), str(b["model"]), _saved_context(b.get("context")))
+                    for b in data["backends"]
+                ],
                 system_prompt=str(data.get("system_prompt", "")),
                 max_tokens=_max_tokens(data.get("max_tokens", DEFAULT_MAX_TOKENS)),
                 default_model=str(data.get("default_model", "")),
@@ -76,6 +81,30 @@ def _max_tokens(value: object) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS:
         return value
     return DEFAULT_MAX_TOKENS
+
+
+def context_tokens(text: str) -> int | None:
+    """A backend's context as typed ("32768", "32,768"); None when blank (ask the upstream).
+
+    Raises ValueError saying what is wrong."""
+    plain = "".join(text.split()).replace(",", "").replace("_", "")
+    if not plain:
+        return None
+    lowest, highest = UpstreamSettings.min_context, UpstreamSettings.max_context
+    if not (plain.isascii() and plain.isdigit()) or not lowest <= int(plain) <= highest:
+        raise ValueError(
+            f"the context must be a whole number of tokens from {lowest:,} to {highest:,} "
+            f"(blank: ask the upstream), not {text.strip()!r}"
+        )
+    return int(plain)
+
+
+def _saved_context(value: object) -> int | None:
+    """What the file says, if it is a context (a hand-edited file may say anything)."""
+    lowest, highest = UpstreamSettings.min_context, UpstreamSettings.max_context
+    if isinstance(value, int) and not isinstance(value, bool) and lowest <= value <= highest:
+        return value
+    return None
 
 
 def _theme(value: object) -> str:

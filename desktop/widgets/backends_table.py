@@ -1,4 +1,5 @@
-"""The Settings dialog's list of OpenAI-compatible backends: base URL, model, API key.
+"""The Settings dialog's list of OpenAI-compatible backends: base URL, model, API key and
+context (tokens the model sees at once; blank: the server asks the upstream).
 
 Each cell is an editor with a hint of what goes there; the model is a list to pick from once
 the backend was tested (its models fetched), and stays free text before.
@@ -14,7 +15,7 @@ from PySide6.QtWidgets import QComboBox, QHeaderView, QLineEdit, QTableWidget, Q
 
 from desktop import api_keys
 
-URL, MODEL, KEY = range(3)
+URL, MODEL, KEY, CONTEXT = range(4)
 W = TypeVar("W", bound=QWidget)
 
 
@@ -23,25 +24,28 @@ class BackendRow:
     url: str
     model: str
     key: str  # "" keeps the stored key
+    context: str  # as typed: checked on Save (config.context_tokens); "" asks the upstream
 
 
 class BackendsTable(QTableWidget):
-    edited = Signal()  # a URL, model or key typed, or a row added or removed
+    edited = Signal()  # a URL, model, key or context typed, or a row added or removed
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(0, 3, parent)
+        super().__init__(0, 4, parent)
         self.setObjectName("backends")
-        self.setHorizontalHeaderLabels(["Base URL (…/v1)", "Model", "API key"])
+        self.setHorizontalHeaderLabels(["Base URL (…/v1)", "Model", "API key", "Context"])
         header = self.horizontalHeader()
         header.setSectionResizeMode(URL, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(MODEL, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(KEY, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(CONTEXT, QHeaderView.ResizeMode.Interactive)
         self.setColumnWidth(MODEL, 190)
         self.setColumnWidth(KEY, 170)
+        self.setColumnWidth(CONTEXT, 90)
         self.verticalHeader().hide()
         self.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
 
-    def add_row(self, url: str = "", model: str = "") -> int:
+    def add_row(self, url: str = "", model: str = "", context: int | None = None) -> int:
         row = self.rowCount()
         self.insertRow(row)
         url_edit = QLineEdit(url, self)
@@ -58,11 +62,21 @@ class BackendsTable(QTableWidget):
         key.setEchoMode(QLineEdit.EchoMode.Password)
         key.setPlaceholderText("stored" if url and api_keys.api_key(url) else "none")
         key.setAccessibleName("API key")
+        tokens = QLineEdit("" if context is None else str(context), self)
+        tokens.setPlaceholderText("ask")
+        tokens.setToolTip("Tokens the model sees at once. Blank: ask the upstream.")
+        tokens.setAccessibleName("Context, in tokens")
         self.setCellWidget(row, URL, url_edit)
         self.setCellWidget(row, MODEL, models)
         self.setCellWidget(row, KEY, key)
+        self.setCellWidget(row, CONTEXT, tokens)
         self.setCurrentCell(row, URL)
-        for typed in (url_edit.textEdited, models.editTextChanged, key.textEdited):
+        for typed in (
+            url_edit.textEdited,
+            models.editTextChanged,
+            key.textEdited,
+            tokens.textEdited,
+        ):
             typed.connect(self.edited)
         self.edited.emit()
         return row
@@ -81,11 +95,15 @@ class BackendsTable(QTableWidget):
     def key_edit(self, row: int) -> QLineEdit:
         return self._widget(row, KEY, QLineEdit)
 
+    def context_edit(self, row: int) -> QLineEdit:
+        return self._widget(row, CONTEXT, QLineEdit)
+
     def backend(self, row: int) -> BackendRow:
         return BackendRow(
             self.url_edit(row).text().strip(),
             self.model_box(row).currentText().strip(),
             self.key_edit(row).text(),
+            self.context_edit(row).text().strip(),
         )
 
     def backends(self) -> list[BackendRow]:

@@ -1,4 +1,4 @@
-"""Settings: OpenAI-compatible backends (URL, model, API key) and the system prompt.
+"""Settings: OpenAI-compatible backends (URL, model, API key, context) and the system prompt.
 
 API keys go to the keyring; where none works, Save asks where to keep them instead (this
 session only, or a file only the user can read) rather than dropping them.
@@ -58,7 +58,7 @@ class SettingsDialog(QDialog):
         self.table = BackendsTable(self)
         self.table.setAccessibleName("Backends")
         for backend in settings.backends:
-            self.table.add_row(backend.base_url, backend.model)
+            self.table.add_row(backend.base_url, backend.model, backend.context)
         self.error = QLabel(self)
         self.error.setStyleSheet("color: #c0392b;")
         self.check_result = QLabel(self)
@@ -188,7 +188,12 @@ class SettingsDialog(QDialog):
             if not entry.model:
                 self.error.setText(f"Row {row + 1}: name the model to use at {entry.url}.")
                 return
-            backends.append(config.Backend(entry.url, entry.model))
+            try:
+                context = config.context_tokens(entry.context)
+            except ValueError as exc:  # nothing saved: the dialog stays, as typed
+                self.error.setText(f"Row {row + 1}: {exc}.")
+                return
+            backends.append(config.Backend(entry.url, entry.model, context))
             if entry.key != KEEP_KEY:
                 keys[entry.url] = entry.key
         changed = bool(keys) or backends != self._settings.backends
