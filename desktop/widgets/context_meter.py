@@ -48,6 +48,8 @@ def meter_tooltip(meter: ContextJSON) -> str:
         f"  History: {meter['history']:,} tokens ({messages} message{'s' * (messages != 1)})",
         f"  Tools' definitions: {meter['tools']:,} tokens",
     ]
+    if meter.get("documents"):  # an older server sends none
+        lines.append(f"  Your documents' passages: ~{meter['documents']:,} tokens (at most)")
     if meter["summarised"]:
         lines.append(f"{meter['summarised']} earlier messages are summarised (still shown).")
     if meter["limit"] is None:

@@ -4,9 +4,10 @@ A stored reply keeps its steps as parts (storage hands them on with the reply's 
 `parts`); before any backend sees the history, each such reply becomes what the model first
 saw: its text, its calls (`tool_calls`), each call's result (`tool` messages), its text after
 them. So "summarise section 2 of the file you read" works a turn later. Results are kept
-newest first within a budget of characters; older ones are elided with a note that says how
-much was left out (the call itself stays, so the model knows it can ask again). A model that
-cannot call tools gets the replies' text alone.
+newest first within a budget of characters, a share of the model's context; an older one is
+left out with a note naming the call (tool and arguments), so the model can make it again.
+A turn that offers no tools gets each call and its result as plain text inside the reply's
+message instead: upstreams refuse `tool` messages in a request that offers no tools.
 """
 
 from __future__ import annotations
@@ -17,20 +18,35 @@ from server.agent.names import function_name
 from server.agent.untrusted import untrusted
 from server.types import ChatMessage, PartJSON, ToolCallJSON, ToolPartJSON
 
-# Characters of earlier tool results given back in a turn (about 4,000 tokens); the newest
-# first. The context meter and compaction see what is sent.
+# Characters of earlier tool results given back in a turn, the newest first: at most this
+# (about 4,000 tokens), and at most a quarter of the model's context (3 characters a token, as
+# server/models/context.py estimates), so that in a 2k-4k context they leave room for the rest.
+# The context meter counts what is sent (compaction counts the stored steps whole).
 RESULTS_BUDGET_CHARS = 16_000
+RESULTS_SHARE = 4  # of the model's context
+CHARS_PER_TOKEN = 3
 BUILT_IN = ("parley", "library")  # their functions are named as their tools
+ARGUMENT_CHARS = 60  # of each argument's value in a note
+ARGUMENTS_CHARS = 200  # of all of them
 
 
-def with_tool_history(messages: list[ChatMessage], tools_ok: bool) -> list[ChatMessage]:
+def results_budget(context: int | None) -> int:
+    """Characters of earlier results given back to a model of `context` tokens (None: not
+    known)."""
+    if context is None:
+        return RESULTS_BUDGET_CHARS
+    return max(0, min(RESULTS_BUDGET_CHARS, context // RESULTS_SHARE * CHARS_PER_TOKEN))
+
+
+def with_tool_history(
+    messages: list[ChatMessage], tools_ok: bool, *, context: int | None
+) -> list[ChatMessage]:
     """The history as a backend may see it: stored replies' parts turned into tool calls and
-    results (`tools_ok`), or dropped (their text stays)."""
+    results (`tools_ok`), or into plain text in the reply's message. `context`: the model's
+    context in tokens (None: not known), which sets the results' budget."""
     if not any("parts" in message for message in messages):
         return messages
-    if not tools_ok:
-        return [_text_only(message) for message in messages]
-    budget = RESULTS_BUDGET_CHARS
+    budget = results_budget(context)
     shown: dict[int, bool] = {}  # id of a step's JSON: its result is given whole
     for message in reversed(messages):
         for part in reversed(message.get("parts", [])):
@@ -42,13 +58,33 @@ def with_tool_history(messages: list[ChatMessage], tools_ok: bool) -> list[ChatM
     for message in messages:
         if "parts" not in message:
             expanded.append(message)
-        else:
+        elif tools_ok:
             expanded.extend(_expanded(message["parts"], shown))
+        else:
+            expanded.append(_as_text(message, shown))
     return expanded
 
 
-def _text_only(message: ChatMessage) -> ChatMessage:
-    return {k: v for k, v in message.items() if k != "parts"}  # type: ignore[return-value]
+def _as_text(message: ChatMessage, shown: dict[int, bool]) -> ChatMessage:
+    """A stored reply as one message without tool calls: its text, each call and its result
+    written where it was made ("[called files.read_file(path="a.md") → …]")."""
+    plain: ChatMessage = {k: v for k, v in message.items() if k != "parts"}  # type: ignore[assignment]
+    parts = message.get("parts", [])
+    if not any(part["type"] == "tool" for part in parts):
+        return plain
+    said = ""
+    for part in parts:
+        if part["type"] == "text":
+            said += part["text"]
+        elif part["type"] == "tool":
+            label = f"{_label(part)}({_short_arguments(part['arguments'])})"
+            if _left_out(part, shown):
+                size = len(part.get("result") or "")
+                called = f"[called {label}: its result ({size:,} characters) left out to save room]"
+            else:
+                called = f"[called {label} → {_result(part)}]"
+            said += ("" if not said or said.endswith("\n") else "\n") + called + "\n"
+    return {**plain, "content": said}
 
 
 def _expanded(parts: list[PartJSON], shown: dict[int, bool]) -> list[ChatMessage]:
@@ -74,17 +110,33 @@ def _expanded(parts: list[PartJSON], shown: dict[int, bool]) -> list[ChatMessage
                 flush()
             text.append(part["text"])
         elif part["type"] == "tool":
-            calls.append(_call(part))
-            results.append(
-                {"role": "tool", "tool_call_id": part["id"], "content": _result(part, shown)}
-            )
+            call = _call(part)
+            calls.append(call)
+            content = _result(part)
+            if _left_out(part, shown):  # the call stays: the model can make it again
+                said = f"{call['function']['name']}({_short_arguments(part['arguments'])})"
+                size = len(part.get("result") or "")
+                content = (
+                    f"[An earlier result of {size:,} characters from {said}, left out to save "
+                    "room. Call the tool again if you need it.]"
+                )
+            results.append({"role": "tool", "tool_call_id": part["id"], "content": content})
     flush()
     return found
 
 
-def _call(part: ToolPartJSON) -> ToolCallJSON:
+def _function(part: ToolPartJSON) -> str:
     server, name = part["server"], part["name"]
-    function = name if server in BUILT_IN else function_name(server, name)
+    return name if server in BUILT_IN else function_name(server, name)
+
+
+def _label(part: ToolPartJSON) -> str:
+    """The tool as a person names it: `files.read_file` (a built-in one by its own name)."""
+    server, name = part["server"], part["name"]
+    return name if server in BUILT_IN else f"{server}.{name}"
+
+
+def _call(part: ToolPartJSON) -> ToolCallJSON:
     try:
         arguments = part["arguments"] if isinstance(json.loads(part["arguments"]), dict) else "{}"
     except ValueError:
@@ -92,19 +144,38 @@ def _call(part: ToolPartJSON) -> ToolCallJSON:
     return {
         "id": part["id"],
         "type": "function",
-        "function": {"name": function, "arguments": arguments or "{}"},
+        "function": {"name": _function(part), "arguments": arguments or "{}"},
     }
 
 
-def _result(part: ToolPartJSON, shown: dict[int, bool]) -> str:
+def _short_arguments(arguments: str) -> str:
+    """A call's arguments as `path="a.md", k=3`, each value and the whole cut short."""
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict):
+        return _cut(arguments, ARGUMENT_CHARS)
+    said = ", ".join(
+        f"{key}={_cut(json.dumps(value, ensure_ascii=False), ARGUMENT_CHARS)}"
+        for key, value in parsed.items()
+    )
+    return _cut(said, ARGUMENTS_CHARS)
+
+
+def _cut(text: str, most: int) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def _left_out(part: ToolPartJSON, shown: dict[int, bool]) -> bool:
+    """The step ran and its result is beyond the budget."""
+    return not shown.get(id(part), True) and part["status"] in ("completed", "error")
+
+
+def _result(part: ToolPartJSON) -> str:
     result = part.get("result") or ""
     status = part["status"]
     if status not in ("completed", "error"):
         return f"({status}) {result}".strip()  # Parley's own words: it did not run, or stopped
-    if not shown.get(id(part), True):
-        return (
-            f"[An earlier result of {len(result):,} characters, left out to save room. Call "
-            "the tool again if you need it.]"
-        )
     said = untrusted(result, f"the tool {part['name']} of {part['server']}")
     return said if status == "completed" else f"Error: {said}"

@@ -152,7 +152,9 @@ class AgentLoop:
                 offered.append(self.children.spec(names))
         if history is not None:
             request = await Compactor(self).fit(request, history, offered)
-        messages = with_tool_history(list(request.messages), tools_ok=bool(offered))
+        messages = with_tool_history(
+            list(request.messages), bool(offered), context=self.model.backend.context_length
+        )
         if offered:  # the agent's instructions: what tools and documents say is data
             messages = with_agent_note(messages)
         limit = self.limits.max_steps

@@ -2,8 +2,9 @@
 
     GET    /api/conversations/{id}/context[?model=NAME]   → 200 the meter: tokens the next
            turn would use of the model's context, by what they are (system prompt, summary,
-           history, tools' definitions); `estimated` when no tokenizer counted them; `limit`
-           null when the model's context is not known (an upstream without --upstream-context)
+           history, tools' definitions, the passages "Use my documents" would add: their
+           room, estimated); `estimated` when no tokenizer counted them; `limit` null when
+           the model's context is not known (an upstream without --upstream-context)
     POST   /api/conversations/{id}/compact[?model=NAME]   → a stream like a turn's: the
            earlier messages (all but the last exchange) summarised now ("Compact now");
            `parley.compaction` events, then the final chunk; no message is written; a hang-up
@@ -27,10 +28,12 @@ from starlette.routing import Route
 from server.agent import delegate
 from server.agent.compaction import with_summary
 from server.agent.history import with_tool_history
+from server.agent.untrusted import untrusted
 from server.errors import NotFoundError
 from server.http.jsonbody import read_object, text_field
-from server.library.tool import SourceNumbers
-from server.models.context import IMAGE_TOKENS, MESSAGE_OVERHEAD, prompt_budget
+from server.library.chunking import MAX_CHARS, OVERLAP_CHARS
+from server.library.tool import PROMPT_INTRO, PROMPT_PASSAGES, SourceNumbers
+from server.models.context import IMAGE_TOKENS, MESSAGE_OVERHEAD, estimate_tokens, prompt_budget
 from server.routes.conversations import turn_tools
 from server.routes.services import services
 from server.turns.completions import ChunkWriter
@@ -38,6 +41,16 @@ from server.turns.responses import RunEventStream
 from server.types import ContextJSON
 
 MAX_SUMMARY_CHARS = 100_000
+PLACE_CHARS = 120  # a passage's "[n] path, lines a-b" line, on the long side
+
+
+def documents_room() -> int:
+    """Tokens the passages "Use my documents" puts in a prompt (server/library/tool.py) take
+    at most, estimated: the next message's passages are not known before it is written, so
+    the meter counts the room they may take (each passage as long as a passage can be)."""
+    passage = "p" * PLACE_CHARS + "\n" + "x" * (MAX_CHARS + OVERLAP_CHARS)
+    text = PROMPT_INTRO + untrusted("\n\n".join([passage] * PROMPT_PASSAGES), "documents")
+    return estimate_tokens(text) + MESSAGE_OVERHEAD
 
 
 async def get_context(request: Request) -> JSONResponse:
@@ -58,7 +71,7 @@ async def get_context(request: Request) -> JSONResponse:
             tools.append(delegate.spec(names))
     summary = found.summary["content"] if found.summary else None
     prompt = with_summary(found.prompt, found.system, summary)
-    history = with_tool_history(prompt, tools_ok=bool(tools))
+    history = with_tool_history(prompt, bool(tools), context=backend.context_length)
     first = 1 if history and history[0]["role"] == "system" else 0
     texts = [m["content"] + json.dumps(m.get("tool_calls", "")) for m in history]
     counts, estimated = await backend.count_tokens([*texts, json.dumps(tools) if tools else ""])
@@ -68,16 +81,20 @@ async def get_context(request: Request) -> JSONResponse:
         sum(len(m.get("images", [])) for m in history) if backend.images_unsupported is None else 0
     )
     history_part += images * IMAGE_TOKENS  # (a model that takes none is told their names)
+    # The passages the next turn's prompt gets ("Use my documents", once the library has a
+    # folder: server/routes/conversations.py), estimated.
+    documents = documents_room() if conversation["documents"] and svc.library.has_folders else 0
     limit = backend.context_length
     meter: ContextJSON = {
         "model": model.name,
         "limit": limit,
         "budget": prompt_budget(limit, None) if limit is not None else None,
-        "estimated": estimated or images > 0,
-        "used": system_part + history_part + counts[-1],
+        "estimated": estimated or images > 0 or documents > 0,
+        "used": system_part + history_part + counts[-1] + documents,
         "system": system_part,
         "history": history_part,
         "tools": counts[-1],
+        "documents": documents,
         "messages": sum(1 for mid in found.prompt_ids if mid),
         "summarised": found.summarised,
         "summary_id": found.summary["id"] if found.summary else None,

@@ -246,6 +246,9 @@ class ContextJSON(TypedDict):
     system: int  # the system prompt, with the summary in force
     history: int  # the messages the model is given
     tools: int  # the tools' definitions offered
+    # the room the passages "Use my documents" puts in the next prompt may take (estimated;
+    # 0 when it is off or the library has no folder)
+    documents: int
     messages: int  # how many messages the model is given
     summarised: int  # how many messages the summary stands for
     summary_id: str | None
