@@ -17,9 +17,9 @@ from typing import Any
 
 from server.storage.pages import BATCH, Skeleton, exists, rows_by_id
 from server.storage.rows import conversation_json, message_json
-from server.storage.summaries import summary_json
+from server.storage.summaries import on_path, summary_json
 from server.transfer import attachments
-from server.types import MessageJSON
+from server.types import MessageJSON, SummaryJSON
 
 FORMAT = "parley"
 VERSION = 1
@@ -77,7 +77,8 @@ def conversation_ids(conn: sqlite3.Connection) -> list[str]:
 
 def markdown_pieces(conn: sqlite3.Connection, cid: str) -> Iterator[bytes]:
     """The selected branch as Markdown: who said what, the model, how each reply ended,
-    its tool steps and the sources it cited; nothing for a conversation deleted meanwhile."""
+    its tool steps and the sources it cited, and where a summary the model was given in
+    place of the messages before it ends; nothing for a conversation deleted meanwhile."""
     row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
     if row is None:
         return
@@ -86,9 +87,14 @@ def markdown_pieces(conn: sqlite3.Connection, cid: str) -> Iterator[bytes]:
     if conversation["system"]:
         lines += ["> System prompt: " + conversation["system"].replace("\n", "\n> "), ""]
     path = Skeleton(conn, cid).path_to(row["leaf_id"])
+    ending: dict[str, list[SummaryJSON]] = {}
+    for summary in on_path(conn, cid, path):
+        ending.setdefault(summary["through_id"], []).append(summary)
     for start in range(0, len(path), BATCH):
         for message_row in rows_by_id(conn, path[start : start + BATCH]):
             lines += _markdown_message(message_json(message_row))
+            for summary in ending.get(message_row["id"], []):
+                lines += _markdown_summary(summary)
         if start + BATCH < len(path):
             yield ("\n".join(lines) + "\n").encode()
             lines = []
@@ -131,6 +137,19 @@ def _markdown_message(message: MessageJSON) -> list[str]:
                 lines.append(f"- [{source['n']}] {source['path']}{place}")
             lines.append("")
     return lines
+
+
+def _markdown_summary(summary: SummaryJSON) -> list[str]:
+    """Compaction's marker (issue 42): the messages above were given to the model as this."""
+    whose = "in the user's words" if summary["model"] is None else f"by {summary['model']}"
+    said = [f"> {line}" if line else ">" for line in summary["content"].split("\n")]
+    return [
+        f"> **Earlier messages summarised here** ({whose}; the model was given this summary "
+        "instead of the messages above it):",
+        ">",
+        *said,
+        "",
+    ]
 
 
 def _ending(message: MessageJSON) -> str:
