@@ -251,3 +251,46 @@ def test_a_stopped_compact_now_saves_nothing(data_dir: Path, upstream: ScriptedU
         assert server.conversation(cid)["summaries"] == []
     finally:
         server.stop()
+
+
+def test_a_compacted_chat_is_still_searched_in_full(
+    chat: Parley, upstream: ScriptedUpstream
+) -> None:
+    cid = chat.new_conversation()
+    upstream.queue = [Script(texts=["Noted."])]
+    chat.send(cid, f"My cat is called Wolfgang. {LONG}").read_all()
+    fill(chat, upstream, cid, 1)
+    upstream.queue = [Script(texts=["The user asked about lorem ipsum."]), Script(texts=["ok"])]
+    chat.send(cid, f"more {LONG}").read_all()
+    conversation = chat.conversation(cid)
+    (summary,) = conversation["summaries"]
+    ids = [m["id"] for m in conversation["messages"]]
+    asked = ids[0]
+    assert ids.index(summary["through_id"]) > 0  # the message is summarised
+
+    found = chat.call("GET", "/api/conversations?q=wolfgang").json()["conversations"]
+    assert [(c["id"], c["match"]["message_id"]) for c in found] == [(cid, asked)]
+    assert "«Wolfgang»" in found[0]["match"]["snippet"]
+
+
+def test_a_summary_is_still_in_force_after_the_server_restarts(
+    chat: Parley, upstream: ScriptedUpstream, data_dir: Path
+) -> None:
+    cid = chat.new_conversation()
+    fill(chat, upstream, cid, 2)
+    upstream.queue = [Script(texts=["The user likes herons."]), Script(texts=["ok"])]
+    chat.send(cid, f"more {LONG}").read_all()
+    (summary,) = chat.conversation(cid)["summaries"]
+    before = chat.call("GET", f"/api/conversations/{cid}/context").json()
+    assert chat.stop()
+
+    again = Parley(data_dir, upstream.base_url, context=CONTEXT).start()
+    try:
+        assert again.conversation(cid)["summaries"] == [summary]
+        after = again.call("GET", f"/api/conversations/{cid}/context").json()
+        assert after["summary_id"] == summary["id"] and after == before
+        upstream.queue = [Script(texts=["ok"])]
+        again.send(cid, "go on").read_all()
+        assert "The user likes herons." in upstream.records[-1].body["messages"][0]["content"]
+    finally:
+        again.stop()
