@@ -6,14 +6,62 @@ dialog's "Test connection" (through `POST /api/backends/check`).
 
 from __future__ import annotations
 
+import asyncio
+import json
+
+import anyio.to_thread
 import httpx
 
 from server.errors import BackendError
 from server.limits import ModelLimits
 
 CHECK_TIMEOUT_S = ModelLimits.upstream_check_timeout
+MAX_LIST_BYTES = 4 * 1024 * 1024  # a models list: thousands of entries fit in far less
 MAX_MODELS = 1000
 MAX_NAME_CHARS = 200
+
+
+class Unreadable(Exception):
+    """An answer too big, compressed (a bomb is not inflated), or not JSON."""
+
+
+async def bounded_json(
+    client: httpx.AsyncClient,
+    method: str,
+    url: str,
+    *,
+    seconds: float,
+    max_bytes: int,
+    body: object | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, object]:
+    """An upstream's answer as (status, parsed JSON) — None for a status other than 200 —
+    read within `seconds` in all (not per read: an answer sent a byte at a time ends too) and
+    `max_bytes`, parsed off the event loop. Raises httpx.HTTPError, TimeoutError or
+    Unreadable."""
+    raw = bytearray()
+    async with asyncio.timeout(seconds):
+        async with client.stream(
+            method, url, json=body, headers=headers, timeout=seconds
+        ) as response:
+            if response.status_code != 200:
+                return response.status_code, None
+            encoding = response.headers.get("content-encoding", "identity").lower()
+            if encoding not in ("", "identity"):
+                raise Unreadable(f"a compressed answer ({encoding})")
+            declared = response.headers.get("content-length", "")
+            known = declared.isascii() and declared.isdigit() and len(declared) <= 18
+            if known and int(declared) > max_bytes:
+                raise Unreadable(f"an answer over {max_bytes:,} bytes")
+            async for piece in response.aiter_raw():
+                raw += piece
+                if len(raw) > max_bytes:
+                    raise Unreadable(f"an answer over {max_bytes:,} bytes")
+    try:  # off the loop: a megabyte of JSON takes a while, and a reply may be streaming
+        parsed: object = await anyio.to_thread.run_sync(json.loads, bytes(raw))
+    except (ValueError, RecursionError) as exc:
+        raise Unreadable("an answer that is not JSON") from exc
+    return 200, parsed
 
 
 def upstream_client(
@@ -37,18 +85,22 @@ async def list_models(client: httpx.AsyncClient) -> list[str]:
 
     Raises BackendError when it cannot be reached or refuses the key.
     """
+    base = str(client.base_url)
     try:
-        response = await client.get("models", timeout=CHECK_TIMEOUT_S)
+        status, answer = await bounded_json(
+            client, "GET", "models", seconds=CHECK_TIMEOUT_S, max_bytes=MAX_LIST_BYTES
+        )
     except httpx.HTTPError as exc:
-        raise BackendError(describe_transport_error(exc, str(client.base_url))) from exc
-    if response.status_code in (401, 403):
-        raise BackendError(f"the upstream refused the API key (HTTP {response.status_code})")
-    if response.status_code != 200:
-        return []
-    try:
-        data = response.json().get("data", [])
-    except (ValueError, AttributeError):
-        return []
+        raise BackendError(describe_transport_error(exc, base)) from exc
+    except TimeoutError as exc:
+        raise BackendError(
+            f"the upstream at {base} did not list its models within {CHECK_TIMEOUT_S:g} s"
+        ) from exc
+    except Unreadable:
+        return []  # it answered: it is there, its list is not one Parley reads
+    if status in (401, 403):
+        raise BackendError(f"the upstream refused the API key (HTTP {status})")
+    data = answer.get("data", []) if isinstance(answer, dict) else []
     if not isinstance(data, list):
         return []
     names = [

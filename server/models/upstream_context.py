@@ -21,14 +21,13 @@ the desktop's Context column) is never asked: it wins.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 
-import anyio.to_thread
 import httpx
 
 from server.limits import ModelLimits
+from server.models.upstream_check import Unreadable, bounded_json
 from server.settings import UpstreamSettings
 
 log = logging.getLogger(__name__)
@@ -155,35 +154,19 @@ class ContextQuestion:
     async def _answer(self, method: str, url: str, body: JSON | None = None) -> JSON | None:
         """The JSON answer, or None: refused, not 200, slow, too big, compressed, not JSON."""
         limits = self._limits
-        raw = bytearray()
         try:
-            async with asyncio.timeout(limits.upstream_context_time):
-                async with self._client.stream(
-                    method,
-                    url,
-                    json=body,
-                    headers={"Accept": "application/json"},
-                    timeout=limits.upstream_context_time,
-                ) as response:
-                    if response.status_code != 200:
-                        return None
-                    encoding = response.headers.get("content-encoding", "identity").lower()
-                    if encoding not in ("", "identity"):
-                        return None  # asked for identity: a bomb is not inflated
-                    declared = response.headers.get("content-length", "")
-                    if _digits(declared, 18) and int(declared) > limits.upstream_context_bytes:
-                        return None
-                    async for piece in response.aiter_raw():
-                        raw += piece
-                        if len(raw) > limits.upstream_context_bytes:
-                            return None
-        except (httpx.HTTPError, TimeoutError):
+            _, answer = await bounded_json(
+                self._client,
+                method,
+                url,
+                seconds=limits.upstream_context_time,
+                max_bytes=limits.upstream_context_bytes,
+                body=body,
+                headers={"Accept": "application/json"},
+            )
+        except (httpx.HTTPError, TimeoutError, Unreadable):
             return None
-        try:  # off the loop: a megabyte of JSON takes a while, and a reply may be streaming
-            parsed: JSON = await anyio.to_thread.run_sync(json.loads, bytes(raw))
-        except (ValueError, RecursionError):
-            return None
-        return parsed
+        return answer
 
 
 class ContextAsker:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from server.models import upstream_check
 from server.routes import backends as backend_routes
 from tests.support.parley import MODEL, Parley
 from tests.support.upstream import ScriptedUpstream
+from tests.support.upstream_answers import Answer
 from tests.support.waiting import wait_for
 
 
@@ -87,3 +90,22 @@ def test_local_servers_that_answer_are_found_and_none_is_added(
     }
     after = [m["name"] for m in parley.call("GET", "/api/models").json()["models"]]
     assert after == before  # offered, not added
+
+
+def test_a_models_list_sent_a_byte_at_a_time_or_too_big_does_not_hold_the_check(
+    parley: Parley, upstream: ScriptedUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each read is quick, the answer never ends: the check's bound is on the whole answer.
+    monkeypatch.setattr(upstream_check, "CHECK_TIMEOUT_S", 0.5)
+    upstream.answers["/v1/models"] = Answer(b'{"data": [', drip=0.01)
+    began = time.monotonic()
+    dripping = parley.call("POST", "/api/backends/check", json_body={"base_url": upstream.base_url})
+    assert time.monotonic() - began < 5  # was: never, while the upstream kept sending
+    assert dripping.status == 200 and dripping.json()["reachable"] is False
+    assert "did not list its models within 0.5 s" in dripping.json()["error"]
+
+    # Bigger than any list of models: it is there, and its list is not read.
+    huge = {"data": [{"id": f"model-{n}", "pad": "x" * 100} for n in range(50_000)]}
+    upstream.answers["/v1/models"] = Answer.of(huge)
+    there = parley.call("POST", "/api/backends/check", json_body={"base_url": upstream.base_url})
+    assert there.status == 200 and there.json() == {"reachable": True, "models": []}
