@@ -187,8 +187,9 @@ def _upstream_from_args(args: argparse.Namespace) -> tuple[UpstreamSettings, ...
         if not key:
             raise UsageError(f"the environment variable {args.upstream_key_env} is not set")
     context: int | None = getattr(args, "upstream_context", None)
-    if context is not None and not 256 <= context <= 10_000_000:
-        raise UsageError(f"--upstream-context must be 256 to 10,000,000 tokens, got {context}")
+    low, high = UpstreamSettings.min_context, UpstreamSettings.max_context
+    if context is not None and not low <= context <= high:
+        raise UsageError(f"--upstream-context must be {low:,} to {high:,} tokens, got {context}")
     return (
         UpstreamSettings(
             base_url=args.upstream, model=args.upstream_model, api_key=key, context=context

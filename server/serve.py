@@ -56,7 +56,7 @@ def _limits(app: Starlette) -> Limits:
 def config_for(app: Starlette, **overrides: object) -> uvicorn.Config:
     limits = _limits(app)
     options: dict[str, object] = {
-        "http": with_deadlines(limits.header_timeout, limits.send_timeout),
+        "http": with_deadlines(limits),
         "h11_max_incomplete_event_size": limits.max_header_bytes,
         "log_level": "warning",
         "access_log": False,

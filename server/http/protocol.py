@@ -162,7 +162,11 @@ def _kernel_unsent(transport: asyncio.BaseTransport) -> int | None:
     return int(struct.unpack("i", raw)[0])
 
 
-def with_deadlines(header_timeout: float, send_timeout: float) -> type[DeadlineProtocol]:
-    """The protocol class for uvicorn's `http=` option, with these deadlines."""
-    deadlines = {"header_timeout": header_timeout, "send_timeout": send_timeout}
+def with_deadlines(limits: Limits) -> type[DeadlineProtocol]:
+    """The protocol class for uvicorn's `http=` option, with the server's deadlines."""
+    deadlines = {
+        "header_timeout": limits.header_timeout,
+        "send_timeout": limits.send_timeout,
+        "drain_grace": limits.drain_grace,
+    }
     return type("DeadlineProtocol", (DeadlineProtocol,), deadlines)
