@@ -219,6 +219,13 @@ def test_settings_from_args_is_the_one_path_for_both_commands(tmp_path: Path) ->
     with pytest.raises(UsageError, match="--sub-agents"):
         settings_from_args(parser.parse_args(["--sub-agents", "-1"]), token=token)
 
+    # A tool call is asked about after --tool-timeout, unless its server or tool sets one.
+    waits = settings_from_args(parser.parse_args(["--tool-timeout", "5"]), token=token)
+    assert waits.limits.tool_call_timeout == 5
+    for bad in ("0", "-1", "100000"):
+        with pytest.raises(UsageError, match="--tool-timeout"):
+            settings_from_args(parser.parse_args(["--tool-timeout", bad]), token=token)
+
 
 @pytest.mark.parametrize("token", ["a", " " * 20, "short-token", " padded-token-here "])
 def test_a_short_or_blank_token_is_refused(

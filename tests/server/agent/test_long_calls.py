@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from server.settings import Limits
 from tests.support.client import SSEStream
 from tests.support.parley import Parley
 from tests.support.tools import ToolLog, now, tool_server, write_config
@@ -133,6 +134,29 @@ def test_a_call_the_user_waits_for_gives_its_result(
         (step,) = [p for p in message["parts"] if p["type"] == "tool"]
         assert (step["status"], step["result"]) == ("completed", "slept 1.5 s")
         assert "overdue" not in step  # answered: no longer asked
+    finally:
+        server.stop()
+
+
+def test_without_a_timeout_of_its_own_a_call_is_asked_about_after_the_default(
+    data_dir: Path, upstream: ScriptedUpstream, tool_log: ToolLog
+) -> None:
+    # No toolTimeout, no server timeout: --tool-timeout (Limits.tool_call_timeout) applies.
+    write_config(data_dir / "mcp.json", {"t": tool_server(tool_log.path)})
+    server = Parley(data_dir, upstream.base_url, limits=Limits(tool_call_timeout=0.3)).start()
+    try:
+        server.wait_for(lambda: server.status()["tools"]["ready"] == 1, timeout=30)
+        upstream.queue = [
+            Script(tokens=0, tool_calls=[tool("slow", seconds=60, tag="d")]),
+            Script(texts=["ok"]),
+        ]
+        cid = server.new_conversation()
+        stream = server.send(cid, "go")
+        asked = overdue_of(stream)
+        assert asked["tool"] == "slow" and asked["waited_s"] >= 0.3
+        assert answer(server, cid, asked["call_id"], "stop").status == 200
+        stream.read_all()
+        assert stream.final["parley"]["status"] == "completed"
     finally:
         server.stop()
 
