@@ -188,3 +188,68 @@ def test_a_reply_stopped_in_an_earlier_session_keeps_its_receipt(
     cursor = second.window.transcript.document().find("May have acted")
     cursor.movePosition(QTextCursor.MoveOperation.NextBlock)
     assert "Copy" in cursor.block().text()
+
+
+def test_closing_the_window_mid_call_ends_both_sub_agents_and_the_next_launch_shows_it(
+    gui_factory: Any,
+    data_dir: Path,
+    upstream: ScriptedUpstream,
+    tool_log: ToolLog,
+    qtbot: Any,
+) -> None:
+    first = with_tools(gui_factory, data_dir, tool_log, qtbot, trust="allow")
+    two_children_mid_call(first, upstream, tool_log, qtbot)
+    first.close()  # the app's whole quit path, to the end
+    # Each call was cancelled at its MCP server, neither finished.
+    qtbot.waitUntil(
+        lambda: bool(tool_log.find("cancelled", tag="a") and tool_log.find("cancelled", tag="b")),
+        timeout=5_000,
+    )
+    assert not tool_log.find("done", tool="slow")
+
+    second: GuiApp = gui_factory()  # reopens the chat it showed
+    qtbot.waitUntil(lambda: "May have acted" in second.transcript_text(), timeout=10_000)
+    text = second.transcript_text()
+    # Closing the window hangs up the reply's stream first (as Stop does) and stops the
+    # server only once it reports no turn under way: the reply was ended by the hang-up,
+    # so it reads "Stopped", not "Interrupted: Parley was closed" (a shutdown's).
+    reply = stored_reply(second, qtbot)
+    assert (reply["status"], reply["ended_by"]) == ("interrupted", "client_hangup")
+    assert "Parley was closed" not in text
+    assert text.count("— stopped") == 4  # two sub-agents, and each one's call
+    assert "Sub-agent: CHILD-A wait — stopped" in text
+    assert "Sub-agent: CHILD-B wait — stopped" in text
+    assert "“CHILD-A starts.”" in text and "“CHILD-B starts.”" in text  # kept
+    assert any(acted in text for acted in ACTED)
+    assert text.index(RECEIPT) < text.index("May have acted")
+
+
+def test_stop_while_a_sub_agent_waits_for_approval_ends_the_wait_and_runs_nothing(
+    gui_factory: Any,
+    data_dir: Path,
+    upstream: ScriptedUpstream,
+    tool_log: ToolLog,
+    qtbot: Any,
+) -> None:
+    gui = with_tools(gui_factory, data_dir, tool_log, qtbot, trust="ask")
+    card = gui.window.approval_card
+    upstream.queue = [Script(tokens=0, tool_calls=[call("delegate", task="ASK-TASK")])]
+    upstream.script = Script(texts=["never said"])
+    upstream.by_task["ASK-TASK"] = [
+        Script(texts=["Asking. "], tool_calls=[tool("danger", target="x")]),
+        Script(texts=["acted on x"]),
+    ]
+    gui.send("one helper")
+    qtbot.waitUntil(card.isVisible, timeout=15_000)  # the child's call, asked of the user
+    assert "danger" in card.title.text()
+    assert json.loads(card.arguments.toPlainText()) == {"target": "x"}
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.window.menus.stop.trigger()
+    assert not card.isVisible()
+    text = gui.transcript_text()
+    assert "Stopped · ended 1 sub-agent, 1 approval" in text
+    assert "May have acted" not in text  # nothing ran
+    assert "“Asking.”" in text
+
+    gui.close()  # nothing of the app is left that could still run it
+    assert not tool_log.find("call", tool="danger")
