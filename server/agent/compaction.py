@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from server.agent.buffer import ReplyBuffer
 from server.agent.feed import Compaction
+from server.agent.history import as_sent_by_message
 from server.errors import ParleyError
 from server.models.base import ChatRequest
 from server.models.context import MESSAGE_OVERHEAD, prompt_budget
@@ -108,16 +109,23 @@ class Compactor:
             return request
         context = context or UNKNOWN_CONTEXT
         budget = prompt_budget(context, request.max_tokens)
-        texts = [_text(message) for message in messages] + [json.dumps(tools)]
+        # Counted as sent (server/agent/loop.py): earlier tool results within their budget,
+        # older ones as a note, as the context meter counts them (server/routes/context.py).
+        groups = as_sent_by_message(messages, bool(tools), context=backend.context_length)
+        texts = [_text(sent) for group in groups for sent in group] + [json.dumps(tools)]
         counts, _ = await backend.count_tokens(texts)
-        costs = [count + MESSAGE_OVERHEAD for count in counts[:-1]]
+        costs: list[int] = []
+        at = 0
+        for group in groups:  # each stored message's cost: of all it is sent as
+            costs.append(sum(count + MESSAGE_OVERHEAD for count in counts[at : at + len(group)]))
+            at += len(group)
         if sum(costs) + counts[-1] <= budget and not force:
             return request
         target = -1 if force else int(budget * KEEP) - SUMMARY_TOKENS - counts[-1]
         cut = _cut(messages, ids, costs, target)
         if cut is None:
             return request
-        summarised = messages[cut.first : cut.last + 1]
+        summarised = messages[cut.first : cut.last + 1]  # as stored: each result cut short
         opening, later = _split(history.summary["content"] if history.summary else None)
         if opening is None:  # the first compaction: the opening is kept word for word
             opening, taken = _opening(summarised)
@@ -246,8 +254,9 @@ def _transcript(messages: list[ChatMessage], previous: str | None, most_chars: i
 
 
 def _text(message: ChatMessage) -> str:
-    extra = message.get("tool_calls") or message.get("parts")
-    return message["content"] + (json.dumps(extra) if extra else "")
+    """A message as sent, as the backend counts it (server/models/context.py)."""
+    calls = message.get("tool_calls")
+    return message["content"] + (json.dumps(calls) if calls else "")
 
 
 def _nothing() -> None:

@@ -21,7 +21,7 @@ from server.types import ChatMessage, PartJSON, ToolCallJSON, ToolPartJSON
 # Characters of earlier tool results given back in a turn, the newest first: at most this
 # (about 4,000 tokens), and at most a quarter of the model's context (3 characters a token, as
 # server/models/context.py estimates), so that in a 2k-4k context they leave room for the rest.
-# The context meter counts what is sent (compaction counts the stored steps whole).
+# The context meter and compaction's fit both count what is sent (`as_sent_by_message`).
 RESULTS_BUDGET_CHARS = 16_000
 RESULTS_SHARE = 4  # of the model's context
 CHARS_PER_TOKEN = 3
@@ -46,6 +46,18 @@ def with_tool_history(
     context in tokens (None: not known), which sets the results' budget."""
     if not any("parts" in message for message in messages):
         return messages
+    return [
+        sent for group in as_sent_by_message(messages, tools_ok, context=context) for sent in group
+    ]
+
+
+def as_sent_by_message(
+    messages: list[ChatMessage], tools_ok: bool, *, context: int | None
+) -> list[list[ChatMessage]]:
+    """What `with_tool_history` makes of each message, one list per message (a stored reply
+    may become several, or none): compaction counts and cuts the history by stored message.
+    Whether a result is given whole depends on the newer ones only, so leaving the oldest
+    messages out changes nothing of the rest."""
     budget = results_budget(context)
     shown: dict[int, bool] = {}  # id of a step's JSON: its result is given whole
     for message in reversed(messages):
@@ -54,15 +66,15 @@ def with_tool_history(
                 size = len(part.get("result") or "")
                 shown[id(part)] = size <= budget
                 budget -= size if size <= budget else 0
-    expanded: list[ChatMessage] = []
+    groups: list[list[ChatMessage]] = []
     for message in messages:
         if "parts" not in message:
-            expanded.append(message)
+            groups.append([message])
         elif tools_ok:
-            expanded.extend(_expanded(message["parts"], shown))
+            groups.append(_expanded(message["parts"], shown))
         else:
-            expanded.append(_as_text(message, shown))
-    return expanded
+            groups.append([_as_text(message, shown)])
+    return groups
 
 
 def _as_text(message: ChatMessage, shown: dict[int, bool]) -> ChatMessage:

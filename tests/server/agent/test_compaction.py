@@ -5,6 +5,7 @@ the conversation, a Stop during the summary keeps the chat as it was, undo and e
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from server.agent.compaction import INSTRUCTIONS, LATER_HEADING, OPENING_HEADING
 from tests.server.transfer.test_transfer import import_json
 from tests.support.client import SSEStream
 from tests.support.parley import Parley
+from tests.support.tools import tool_server, write_config
 from tests.support.upstream import Script, ScriptedUpstream
 
 CONTEXT = 2_000  # tokens: a few long turns outgrow it (the estimate is 3 characters a token)
@@ -294,3 +296,81 @@ def test_a_summary_is_still_in_force_after_the_server_restarts(
         assert "The user likes herons." in upstream.records[-1].body["messages"][0]["content"]
     finally:
         again.stop()
+
+
+# With the tests' MCP server: its tools' definitions take ~1,500 tokens of every prompt, and an
+# earlier result over the results budget (a quarter of the context, 4,500 characters here) is
+# sent as a note (server/agent/history.py): compaction counts the prompt as sent, as the meter.
+TOOLS_CONTEXT = 6_000
+BIG = 15_000  # characters of the tool's result: ~5,000 tokens if it were sent whole
+
+
+@pytest.fixture
+def tool_chat(data_dir: Path, upstream: ScriptedUpstream, tmp_path: Path) -> Iterator[Parley]:
+    write_config(data_dir / "mcp.json", {"t": tool_server(tmp_path / "t.log")})
+    server = Parley(data_dir, upstream.base_url, context=TOOLS_CONTEXT).start()
+    server.wait_for(lambda: server.status()["tools"]["ready"] == 1, timeout=30)
+    yield server
+    server.stop()
+
+
+def read_big(chat: Parley, upstream: ScriptedUpstream, cid: str, reply: str) -> None:
+    """A turn that calls the `big` tool, then answers `reply`."""
+    call = {"name": "t__big", "arguments": json.dumps({"chars": BIG})}
+    upstream.queue = [Script(texts=["Reading. "], tool_calls=[call]), Script(texts=[reply])]
+    stream = chat.send(cid, "read the file")
+    stream.read_all()
+    assert stream.final["parley"]["status"] == "completed"
+
+
+def meter(chat: Parley, cid: str) -> dict[str, Any]:
+    found: dict[str, Any] = chat.call("GET", f"/api/conversations/{cid}/context").json()
+    return found
+
+
+@pytest.mark.slow
+def test_an_earlier_result_left_out_of_the_prompt_does_not_count_towards_compaction(
+    tool_chat: Parley, upstream: ScriptedUpstream
+) -> None:
+    cid = tool_chat.new_conversation()
+    upstream.queue = [Script(texts=["Hello."])]
+    tool_chat.send(cid, "hi").read_all()
+    read_big(tool_chat, upstream, cid, "I read it.")
+    before = meter(tool_chat, cid)
+    assert before["used"] < before["budget"] - 100  # the meter: the next turn fits
+
+    upstream.queue = [Script(texts=["It was long."])]
+    stream = tool_chat.send(cid, "what did it say?")
+    stream.read_all()
+    assert stream.final["parley"]["status"] == "completed"
+    assert not any(summarising(r) for r in upstream.records)
+    assert tool_chat.conversation(cid)["summaries"] == []
+    (result,) = [m for m in upstream.records[-1].body["messages"] if m["role"] == "tool"]
+    assert result["content"].startswith(f"[An earlier result of {BIG:,} characters")
+
+
+@pytest.mark.slow
+def test_a_turn_the_meter_says_does_not_fit_summarises_only_what_the_prompt_as_sent_needs(
+    tool_chat: Parley, upstream: ScriptedUpstream
+) -> None:
+    cid = tool_chat.new_conversation()
+    fill(tool_chat, upstream, cid, 5)
+    read_big(tool_chat, upstream, cid, f"I read it. {LONG}")
+    before = meter(tool_chat, cid)
+    assert before["used"] > before["budget"]  # the meter: the next turn does not fit
+    assert not any(summarising(r) for r in upstream.records)
+
+    upstream.queue = [Script(texts=["Five long questions."]), Script(texts=["ok"])]
+    stream = tool_chat.send(cid, "go on")
+    stream.read_all()
+    assert stream.final["parley"]["status"] == "completed"
+    assert summarising(upstream.records[-2])
+    conversation = tool_chat.conversation(cid)
+    (summary,) = conversation["summaries"]
+    # Up to the reply before the turn that read the file: its result is sent as a note, so
+    # the rest fits without summarising it too.
+    ids = [m["id"] for m in conversation["messages"]]
+    assert ids.index(summary["through_id"]) == 9  # not 11, the reply that read the file
+    assert conversation["messages"][10]["content"] == "read the file"
+    after = meter(tool_chat, cid)
+    assert after["used"] < after["budget"] and after["messages"] == 4
