@@ -35,7 +35,7 @@ LONG = "Tell me a long story about a dragon who learns to bake bread."
 
 async def drive(app: App, out: Path) -> None:
     window = app.window
-    while window.client is None or window.model_picker.state.text() != "ready":
+    while window.client is None or not window.model_picker.state.text().startswith("ready"):
         await asyncio.sleep(0.05)
     await asyncio.sleep(0.5)
 
