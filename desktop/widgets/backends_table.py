@@ -46,8 +46,7 @@ class BackendsTable(QTableWidget):
         self.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         # Three backends seen at once without scrolling (the rows hold line edits).
         rows = 3 * self.verticalHeader().defaultSectionSize()
-        header = self.horizontalHeader().sizeHint().height()
-        self.setMinimumHeight(header + rows + 2 * self.frameWidth() + 4)
+        self.setMinimumHeight(header.sizeHint().height() + rows + 2 * self.frameWidth() + 4)
 
     def add_row(self, url: str = "", model: str = "", context: int | None = None) -> int:
         row = self.rowCount()
