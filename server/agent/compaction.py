@@ -23,7 +23,7 @@ from server.agent.feed import Compaction
 from server.agent.history import as_sent_by_message
 from server.errors import ParleyError
 from server.models.base import ChatRequest
-from server.models.context import MESSAGE_OVERHEAD, prompt_budget
+from server.models.context import IMAGE_TOKENS, MESSAGE_OVERHEAD, prompt_budget
 from server.types import ChatMessage, SummaryJSON
 
 if TYPE_CHECKING:
@@ -116,8 +116,10 @@ class Compactor:
         counts, _ = await backend.count_tokens(texts)
         costs: list[int] = []
         at = 0
+        per_image = IMAGE_TOKENS if backend.images_unsupported is None else 0  # as the meter
         for group in groups:  # each stored message's cost: of all it is sent as
-            costs.append(sum(count + MESSAGE_OVERHEAD for count in counts[at : at + len(group)]))
+            cost = sum(count + MESSAGE_OVERHEAD for count in counts[at : at + len(group)])
+            costs.append(cost + per_image * sum(len(m.get("images", [])) for m in group))
             at += len(group)
         if sum(costs) + counts[-1] <= budget and not force:
             return request

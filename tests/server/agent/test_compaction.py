@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from server.agent.compaction import INSTRUCTIONS, LATER_HEADING, OPENING_HEADING, SUMMARY_HEADING
+from tests.server.attachments.test_attachments import PNG, uploaded
 from tests.server.transfer.test_transfer import import_json
 from tests.support.client import SSEStream
 from tests.support.parley import Parley
@@ -374,3 +375,27 @@ def test_a_turn_the_meter_says_does_not_fit_summarises_only_what_the_prompt_as_s
     assert conversation["messages"][10]["content"] == "read the file"
     after = meter(tool_chat, cid)
     assert after["used"] < after["budget"] and after["messages"] == 4
+
+
+def test_images_count_towards_compaction_as_the_meter_counts_them(
+    chat: Parley, upstream: ScriptedUpstream
+) -> None:
+    # Two images (765 tokens each, estimated) outgrow the 2,000-token context's prompt room
+    # (1,456) though their words are few: the meter says so, and so does compaction, which
+    # summarises the exchange after the opening (kept word for word) with its image.
+    cid = chat.new_conversation()
+    upstream.queue = [Script(texts=["Hello."])]
+    chat.send(cid, "Hello, I will show you diagrams.").read_all()
+    upstream.queue = [Script(texts=["A diagram."])]
+    first = uploaded(chat, "a.png", PNG)
+    chat.send(cid, "What is this?", attachments=[first["id"]]).read_all()
+    assert not any(summarising(r) for r in upstream.records)
+    upstream.queue = [Script(texts=["The user showed a diagram."]), Script(texts=["Another."])]
+    second = uploaded(chat, "b.png", PNG)
+    stream = chat.send(cid, "And this?", attachments=[second["id"]])
+    stream.read_all()
+    assert stream.final["parley"]["status"] == "completed"
+    assert summarising(upstream.records[-2])  # the exchange with the first image, summarised
+    assert len(chat.conversation(cid)["summaries"]) == 1
+    meter = chat.call("GET", f"/api/conversations/{cid}/context").json()
+    assert meter["used"] <= meter["budget"]  # it fits again, as the meter counts it
