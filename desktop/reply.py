@@ -36,6 +36,7 @@ from desktop.controller import Context, Controller
 from desktop.earlier_messages import PAGE
 from desktop.errors import ClientError
 from desktop.reply_events import ReplyParts
+from desktop.reply_notes import STOPPING_NOTE, SUMMARISING_NOTE, SUMMARY_FAILED, stopping_note
 from desktop.widgets.composer import Composer
 from desktop.widgets.transcript import Transcript
 from server.types import (
@@ -43,28 +44,7 @@ from server.types import (
     AttachmentJSON,
     ConversationJSON,
     MessageJSON,
-    ToolPartJSON,
 )
-
-STOPPING_NOTE = "Stopped — saving…"
-SUMMARISING_NOTE = "Summarising earlier messages…"
-SUMMARY_FAILED = (
-    "Earlier messages could not be summarised; the reply goes on without a summary, and the "
-    "model may not see the start of this chat."
-)
-
-
-def _stopping_note(step: ToolPartJSON | None) -> str:
-    """What the view says while a stopped reply is being saved: which tool, if one ran."""
-    if step is None:
-        return STOPPING_NOTE
-    agent = step.get("agent")
-    if agent is not None:
-        return f"Stopped during the sub-agent {agent['task'][:60]!r} — saving…"
-    where = f"{step['server']} · {step['name']}" if step["server"] else step["name"]
-    if step["status"] == "awaiting_approval":
-        return f"Stopped before {where} was allowed to run — saving…"
-    return f"Stopped during the tool {where} — saving…"
 
 
 def _question(reply: Reply) -> str | None:
@@ -202,7 +182,7 @@ class ReplyController(Controller):
         if reply.stream is None:
             return  # not begun yet: hung up as soon as it begins
         if self._is_shown(reply.conversation_id):
-            self._transcript.end_reply(None, note=_stopping_note(reply.parts.running_step()))
+            self._transcript.end_reply(None, note=stopping_note(reply.parts.running_step()))
         await reply.stream.aclose()
 
     async def hang_up(self, conversation_id: str | None = None) -> None:

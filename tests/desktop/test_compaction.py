@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt, QUrl
 
-from desktop.reply import SUMMARISING_NOTE
+from desktop.reply_notes import SUMMARISING_NOTE
 from desktop.widgets.transcript.summaries import MARKER_TEXT
 from tests.desktop.conftest import GuiApp, run
 from tests.support.upstream import Script, ScriptedUpstream

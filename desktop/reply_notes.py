@@ -1,0 +1,27 @@
+"""What the window says of a reply while it ends or waits on something that is not the model:
+a Stop being saved (naming the tool or sub-agent it stopped), earlier messages being
+summarised, or a summary that could not be made."""
+
+from __future__ import annotations
+
+from server.types import ToolPartJSON
+
+STOPPING_NOTE = "Stopped — saving…"
+SUMMARISING_NOTE = "Summarising earlier messages…"
+SUMMARY_FAILED = (
+    "Earlier messages could not be summarised; the reply goes on without a summary, and the "
+    "model may not see the start of this chat."
+)
+
+
+def stopping_note(step: ToolPartJSON | None) -> str:
+    """What the view says while a stopped reply is being saved: which tool, if one ran."""
+    if step is None:
+        return STOPPING_NOTE
+    agent = step.get("agent")
+    if agent is not None:
+        return f"Stopped during the sub-agent {agent['task'][:60]!r} — saving…"
+    where = f"{step['server']} · {step['name']}" if step["server"] else step["name"]
+    if step["status"] == "awaiting_approval":
+        return f"Stopped before {where} was allowed to run — saving…"
+    return f"Stopped during the tool {where} — saving…"
