@@ -107,6 +107,20 @@ def text_field(
     return value
 
 
+def string_list(value: object, key: str, *, most: int, max_chars: int, expected: str) -> list[str]:
+    """`value` as a list of at most `most` non-empty strings of at most `max_chars` each, each
+    valid text; else BadRequestError saying "'key' must be `expected`"."""
+    if (
+        not isinstance(value, list)
+        or len(value) > most
+        or not all(isinstance(item, str) and 0 < len(item) <= max_chars for item in value)
+    ):
+        raise BadRequestError(f"'{key}' must be {expected}", code="invalid_field")
+    for item in value:
+        check_text(item, key)
+    return value
+
+
 def check_text(value: str, what: str) -> None:
     if "\x00" in value:
         raise BadRequestError(f"'{what}' contains a NUL character", code="invalid_field")

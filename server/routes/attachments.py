@@ -14,7 +14,7 @@ from starlette.routing import Route
 
 from server.attachments.images import with_images
 from server.errors import BadRequestError, PayloadTooLargeError, RequestTimeoutError
-from server.http.jsonbody import JSONObject, check_text
+from server.http.jsonbody import JSONObject, check_text, string_list
 from server.models.registry import ModelEntry
 from server.routes.services import Services, services
 from server.storage.branches import with_files
@@ -75,16 +75,8 @@ def attachment_ids(body: JSONObject, svc: Services) -> tuple[str, ...] | None:
     if value is None:
         return None
     most = svc.settings.limits.attachments.max_per_message
-    if (
-        not isinstance(value, list)
-        or len(value) > most
-        or not all(isinstance(item, str) and 0 < len(item) <= 64 for item in value)
-    ):
-        raise BadRequestError(
-            f"'attachments' must be a list of at most {most} attachment ids",
-            code="invalid_field",
-        )
-    return tuple(value)
+    expected = f"a list of at most {most} attachment ids"
+    return tuple(string_list(value, "attachments", most=most, max_chars=64, expected=expected))
 
 
 async def new_message(svc: Services, start: TurnStart, model: ModelEntry) -> ChatMessage:

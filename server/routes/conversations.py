@@ -13,7 +13,14 @@ from starlette.routing import Route
 from server.agent.delegate import Delegation
 from server.agent.toolbox import CombinedToolBox, ToolBox
 from server.errors import BadRequestError, ConflictError, NotFoundError
-from server.http.jsonbody import JSONObject, check_text, number_field, read_object, text_field
+from server.http.jsonbody import (
+    JSONObject,
+    check_text,
+    number_field,
+    read_object,
+    string_list,
+    text_field,
+)
 from server.library.tool import DocumentsTool, PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
 from server.routes.attachments import attachment_ids, image_reader, new_message
@@ -102,17 +109,11 @@ def _server_names(value: object) -> list[str] | None:
     """`tool_servers`: a list of MCP servers' names (null: every server)."""
     if value is None:
         return None
-    if (
-        not isinstance(value, list)
-        or len(value) > MAX_TOOL_SERVERS
-        or not all(isinstance(name, str) and 0 < len(name) <= 64 for name in value)
-    ):
-        raise BadRequestError(
-            "'tool_servers' must be null or a list of MCP servers' names", code="invalid_field"
-        )
-    for name in value:
-        check_text(name, "tool_servers")
-    return list(dict.fromkeys(value))
+    expected = "null or a list of MCP servers' names"
+    names = string_list(
+        value, "tool_servers", most=MAX_TOOL_SERVERS, max_chars=64, expected=expected
+    )
+    return list(dict.fromkeys(names))
 
 
 def _bool_field(body: dict[str, object], name: str) -> bool | None:

@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from server.errors import BadRequestError
-from server.http.jsonbody import JSONObject, check_text, number_field, read_object
+from server.http.jsonbody import JSONObject, check_text, number_field, read_object, string_list
 from server.models.base import ChatRequest
 from server.routes.services import services
 from server.settings import Limits
@@ -288,18 +288,10 @@ def _stop(value: object) -> list[str]:
     if value is None:
         return []
     stops = [value] if isinstance(value, str) else value
-    if (
-        not isinstance(stops, list)
-        or len(stops) > MAX_STOP_SEQUENCES
-        or not all(isinstance(s, str) and 0 < len(s) <= 200 for s in stops)
-    ):
-        raise BadRequestError(
-            f"'stop' must be a string or up to {MAX_STOP_SEQUENCES} non-empty strings",
-            code="invalid_field",
-        )
-    for stop in stops:
-        check_text(stop, "stop")
-    return list(stops)
+    expected = f"a string or up to {MAX_STOP_SEQUENCES} non-empty strings"
+    return list(
+        string_list(stops, "stop", most=MAX_STOP_SEQUENCES, max_chars=200, expected=expected)
+    )
 
 
 routes = [
