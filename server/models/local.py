@@ -62,6 +62,7 @@ class GenerationStats:
 
     started: float
     asked: str = ""  # the start of the last message (which request this was, for diagnosis)
+    opening: str = ""  # the start of the first (the system prompt, a summary in force)
     prefill_started: float | None = None  # the request went to the engine
     token_times: list[float] = field(default_factory=list)
     stop_requested_at: float | None = None
@@ -298,8 +299,9 @@ class LocalBackend:
     ) -> AsyncGenerator[StreamEvent, None]:
         # Recorded before the first await: the order of `generations` is the order the slots
         # were granted in.
+        first = request.messages[0]["content"] if request.messages else ""
         last = request.messages[-1]["content"] if request.messages else ""
-        stats = GenerationStats(started=time.perf_counter(), asked=last[:80])
+        stats = GenerationStats(started=time.perf_counter(), asked=last[:80], opening=first[:600])
         self.generations.append(stats)
         relayed = False
         try:

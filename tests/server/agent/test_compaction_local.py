@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from server.agent.compaction import OPENING_HEADING
+from server.agent.compaction import OPENING_HEADING, SUMMARY_HEADING
 from server.settings import LocalSettings
-from tests.server.models.test_local import engine_idle_after, engine_slots_busy
+from tests.server.models.test_local import backend, engine_idle_after, engine_slots_busy
 from tests.support.client import SSEStream
 from tests.support.parley import Parley, wait_model_ready
 
@@ -44,6 +44,10 @@ def test_a_forty_turn_chat_keeps_a_fact_from_turn_one_in_the_models_view(data_di
         stream = server.send(cid, "What is my cat called?", max_tokens=30)
         stream.read_all()
         assert stream.final["parley"]["status"] == "completed"
+        # What the engine itself was given at turn 40: the summary, carrying turn 1's fact.
+        given = backend(server).generations[-1]
+        assert given.asked.startswith("What is my cat called?")
+        assert SUMMARY_HEADING in given.opening and f"User: {FACT}" in given.opening
         conversation = server.conversation(cid)
         assert len(conversation["messages"]) == 80  # nothing deleted
         assert conversation["messages"][0]["content"].startswith(FACT)
