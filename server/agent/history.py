@@ -4,8 +4,9 @@ A stored reply keeps its steps as parts (storage hands them on with the reply's 
 `parts`); before any backend sees the history, each such reply becomes what the model first
 saw: its text, its calls (`tool_calls`), each call's result (`tool` messages), its text after
 them. So "summarise section 2 of the file you read" works a turn later. Results are kept
-newest first within a budget of characters, a share of the model's context; an older one is
-left out with a note naming the call (tool and arguments), so the model can make it again.
+newest first within a budget of characters (a call's arguments and result), a share of the
+model's context; an older one is left out with a note naming the call, and the call's long
+values are cut, so the model can make it again without paying for it every turn.
 A turn that offers no tools gets each call and its result as plain text inside the reply's
 message instead: upstreams refuse `tool` messages in a request that offers no tools.
 """
@@ -18,7 +19,8 @@ from server.agent.names import function_name
 from server.agent.untrusted import untrusted
 from server.types import ChatMessage, PartJSON, ToolCallJSON, ToolPartJSON
 
-# Characters of earlier tool results given back in a turn, the newest first: at most this
+# Characters of earlier tool calls (arguments and result) given back whole in a turn, the
+# newest first: at most this
 # (about 4,000 tokens), and at most a quarter of the model's context (3 characters a token, as
 # server/models/context.py estimates), so that in a 2k-4k context they leave room for the rest.
 # The context meter and compaction's fit both count what is sent (`as_sent_by_message`).
@@ -62,8 +64,8 @@ def as_sent_by_message(
     shown: dict[int, bool] = {}  # id of a step's JSON: its result is given whole
     for message in reversed(messages):
         for part in reversed(message.get("parts", [])):
-            if part["type"] == "tool":
-                size = len(part.get("result") or "")
+            if part["type"] == "tool":  # its arguments and result: what it costs whole
+                size = len(part.get("result") or "") + len(part["arguments"])
                 shown[id(part)] = size <= budget
                 budget -= size if size <= budget else 0
     groups: list[list[ChatMessage]] = []
@@ -122,10 +124,11 @@ def _expanded(parts: list[PartJSON], shown: dict[int, bool]) -> list[ChatMessage
                 flush()
             text.append(part["text"])
         elif part["type"] == "tool":
-            call = _call(part)
+            left_out = _left_out(part, shown)
+            call = _call(part, shortened=left_out)
             calls.append(call)
             content = _result(part)
-            if _left_out(part, shown):  # the call stays: the model can make it again
+            if left_out:  # the call stays, its long values cut: the model can make it again
                 said = f"{call['function']['name']}({_short_arguments(part['arguments'])})"
                 size = len(part.get("result") or "")
                 content = (
@@ -148,11 +151,19 @@ def _label(part: ToolPartJSON) -> str:
     return name if server in BUILT_IN else f"{server}.{name}"
 
 
-def _call(part: ToolPartJSON) -> ToolCallJSON:
+def _call(part: ToolPartJSON, *, shortened: bool = False) -> ToolCallJSON:
+    """The call as the model made it; `shortened`: its long values cut (an older call whose
+    result is left out costs a few lines, not its whole content again every turn)."""
     try:
-        arguments = part["arguments"] if isinstance(json.loads(part["arguments"]), dict) else "{}"
+        parsed = json.loads(part["arguments"])
     except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict):
         arguments = "{}"
+    elif shortened:
+        arguments = json.dumps({key: _short_value(value) for key, value in parsed.items()})
+    else:
+        arguments = part["arguments"]
     return {
         "id": part["id"],
         "type": "function",
@@ -173,6 +184,15 @@ def _short_arguments(arguments: str) -> str:
         for key, value in parsed.items()
     )
     return _cut(said, ARGUMENTS_CHARS)
+
+
+def _short_value(value: object) -> object:
+    """A value of an older call's arguments: as it was if short, else its start and how much
+    was left out (a string either way)."""
+    said = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if len(said) <= ARGUMENT_CHARS:
+        return value
+    return f"{said[:ARGUMENT_CHARS]}… [{len(said) - ARGUMENT_CHARS:,} characters left out]"
 
 
 def _cut(text: str, most: int) -> str:

@@ -184,6 +184,28 @@ def test_a_result_left_out_names_its_call_so_the_model_can_make_it_again() -> No
     assert said.endswith("left out to save room. Call the tool again if you need it.]")
 
 
+def test_an_older_calls_long_arguments_are_cut_with_its_result_left_out() -> None:
+    # A write of 20,000 characters, then a newer call: the old one's content is not sent again
+    # every turn (its arguments count with its result against the budget).
+    written = json.dumps({"path": "draft.md", "content": "z" * 20_000})
+    history: list[ChatMessage] = [
+        {"role": "user", "content": "write it"},
+        stored_reply("written", arguments=written),
+        {"role": "user", "content": "read it"},
+        stored_reply("z" * 100, arguments=json.dumps({"path": "draft.md"})),
+        {"role": "user", "content": "and now?"},
+    ]
+    sent = with_tool_history(history, True, context=8_000)
+    old, new = [m["tool_calls"][0]["function"]["arguments"] for m in sent if m.get("tool_calls")]
+    assert json.loads(new) == {"path": "draft.md"}  # the newest, whole
+    cut = json.loads(old)  # still a JSON object the model could call with
+    assert cut["path"] == "draft.md" and len(old) < 300
+    assert cut["content"].endswith("… [19,940 characters left out]")
+    results = [m["content"] for m in sent if m["role"] == "tool"]
+    assert results[0].startswith("[An earlier result of 7 characters from t__read(path=")
+    assert len(json.dumps(sent)) < 2_000
+
+
 def test_a_model_offered_no_tools_gets_each_call_and_result_as_text_in_the_reply() -> None:
     history: list[ChatMessage] = [
         {"role": "user", "content": "q"},
