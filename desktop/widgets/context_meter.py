@@ -53,7 +53,10 @@ def meter_tooltip(meter: ContextJSON) -> str:
     if meter["summarised"]:
         lines.append(f"{meter['summarised']} earlier messages are summarised (still shown).")
     if meter["limit"] is None:
-        lines.append("The model's context is not known, so nothing is summarised by itself.")
+        lines.append(
+            "The model's context is not known (its server has not said it), so nothing is "
+            "summarised by itself: give it in Settings, the backend's Context column."
+        )
     else:
         lines.append(f"The model's context: {meter['limit']:,} tokens.")
         if meter["budget"] is not None:
