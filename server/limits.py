@@ -223,12 +223,16 @@ class ModelLimits:
     engine_stop_wait: float = 3.0  # an engine process to exit before it is killed
     engine_control_timeout: float = 30.0  # a load/unload order to the engine process
     gguf_header_time: float = 5.0  # a slow disk or a hostile file: give up and say so
-    upstream_check_timeout: float = 5.0  # "Test" of a backend in Settings
+    upstream_check_timeout: float = 5.0  # "Test" of a backend in Settings: connect, each read
+    # An upstream's models list read whole (a slow link, a long list; an answer sent a byte
+    # at a time ends here), and its size: thousands of entries fit in far less.
+    upstream_list_time: float = 15.0
+    upstream_list_bytes: int = 4 * 1024 * 1024
     upstream_detect_timeout: float = 1.5  # looking for a local server on a known port
     # An upstream asked how many tokens it serves at once (server/models/upstream_context.py):
     # each answer's time and size, and how soon a failed ask may be tried again.
     upstream_context_time: float = 3.0
-    upstream_context_bytes: int = 1_000_000
+    upstream_context_bytes: int = 4 * 1024 * 1024  # OpenRouter's /models lists hundreds
     upstream_context_retry: float = 60.0
     discovery_grace: float = 5.0  # a scan's thread after its own deadline
 

@@ -16,7 +16,8 @@ from server.errors import BackendError
 from server.limits import ModelLimits
 
 CHECK_TIMEOUT_S = ModelLimits.upstream_check_timeout
-MAX_LIST_BYTES = 4 * 1024 * 1024  # a models list: thousands of entries fit in far less
+LIST_TIME_S = ModelLimits.upstream_list_time
+MAX_LIST_BYTES = ModelLimits.upstream_list_bytes
 MAX_MODELS = 1000
 MAX_NAME_CHARS = 200
 
@@ -34,15 +35,18 @@ async def bounded_json(
     max_bytes: int,
     body: object | None = None,
     headers: dict[str, str] | None = None,
+    each_read: float | None = None,
 ) -> tuple[int, object]:
     """An upstream's answer as (status, parsed JSON) — None for a status other than 200 —
-    read within `seconds` in all (not per read: an answer sent a byte at a time ends too) and
-    `max_bytes`, parsed off the event loop. Raises httpx.HTTPError, TimeoutError or
-    Unreadable."""
+    read within `seconds` in all (not per read: an answer sent a byte at a time ends too;
+    `each_read`, if given, bounds the connect and each read) and `max_bytes`, parsed off the
+    event loop. It is asked uncompressed (a bomb is never inflated; one sent compressed all
+    the same is Unreadable). Raises httpx.HTTPError, TimeoutError or Unreadable."""
     raw = bytearray()
+    asked = {**(headers or {}), "Accept-Encoding": "identity"}
     async with asyncio.timeout(seconds):
         async with client.stream(
-            method, url, json=body, headers=headers, timeout=seconds
+            method, url, json=body, headers=asked, timeout=each_read or seconds
         ) as response:
             if response.status_code != 200:
                 return response.status_code, None
@@ -88,13 +92,18 @@ async def list_models(client: httpx.AsyncClient) -> list[str]:
     base = str(client.base_url)
     try:
         status, answer = await bounded_json(
-            client, "GET", "models", seconds=CHECK_TIMEOUT_S, max_bytes=MAX_LIST_BYTES
+            client,
+            "GET",
+            "models",
+            seconds=LIST_TIME_S,
+            max_bytes=MAX_LIST_BYTES,
+            each_read=CHECK_TIMEOUT_S,
         )
     except httpx.HTTPError as exc:
         raise BackendError(describe_transport_error(exc, base)) from exc
     except TimeoutError as exc:
         raise BackendError(
-            f"the upstream at {base} did not list its models within {CHECK_TIMEOUT_S:g} s"
+            f"the upstream at {base} did not list its models within {LIST_TIME_S:g} s"
         ) from exc
     except Unreadable:
         return []  # it answered: it is there, its list is not one Parley reads

@@ -96,7 +96,7 @@ def test_a_models_list_sent_a_byte_at_a_time_or_too_big_does_not_hold_the_check(
     parley: Parley, upstream: ScriptedUpstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Each read is quick, the answer never ends: the check's bound is on the whole answer.
-    monkeypatch.setattr(upstream_check, "CHECK_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(upstream_check, "LIST_TIME_S", 0.5)
     upstream.answers["/v1/models"] = Answer(b'{"data": [', drip=0.01)
     began = time.monotonic()
     dripping = parley.call("POST", "/api/backends/check", json_body={"base_url": upstream.base_url})
@@ -109,3 +109,13 @@ def test_a_models_list_sent_a_byte_at_a_time_or_too_big_does_not_hold_the_check(
     upstream.answers["/v1/models"] = Answer.of(huge)
     there = parley.call("POST", "/api/backends/check", json_body={"base_url": upstream.base_url})
     assert there.status == 200 and there.json() == {"reachable": True, "models": []}
+
+
+def test_the_models_list_is_asked_uncompressed(parley: Parley, upstream: ScriptedUpstream) -> None:
+    # Read whole within a bound, a compressed answer is not inflated: so none is asked for
+    # (httpx's own default asks for gzip, which a CDN in front of an upstream would send).
+    upstream.answers["/v1/models"] = Answer.of({"data": [{"id": "m1"}]})
+    there = parley.call("POST", "/api/backends/check", json_body={"base_url": upstream.base_url})
+    assert there.json() == {"reachable": True, "models": ["m1"]}
+    asked = [a for a in upstream.asked if a.path == "/v1/models"]
+    assert asked and all(a.headers.get("accept-encoding") == "identity" for a in asked)
