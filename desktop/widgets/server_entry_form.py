@@ -248,18 +248,45 @@ def masked(entry: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
-def unmasked(entry: dict[str, Any], known: dict[str, Any]) -> dict[str, Any]:
-    """The entry read from the JSON, each value still shown as dots given back from `known`
-    (the entry as last read in full); a value typed over the dots is the new value."""
+Secrets = dict[tuple[str, str], str]  # ("env" or "headers", a name) -> its value
+
+
+def secrets_of(entry: dict[str, Any]) -> Secrets:
+    """The entry's environment and header values that are known (not dots)."""
+    found: Secrets = {}
+    for key in SECRET_KEYS:
+        values = entry.get(key)
+        if isinstance(values, dict):
+            for name, value in values.items():
+                if isinstance(value, str) and value != DOTS:
+                    found[(key, name)] = value
+    return found
+
+
+def unmasked(entry: dict[str, Any], secrets: Secrets) -> dict[str, Any]:
+    """The entry read from the JSON, each value still shown as dots given back from
+    `secrets` (a value typed over the dots is the new value; dots under a name with no known
+    value stay dots: `hidden_unknown` names them)."""
     full = dict(entry)
     for key in SECRET_KEYS:
-        found, before = entry.get(key), known.get(key)
-        if isinstance(found, dict) and isinstance(before, dict):
+        found = entry.get(key)
+        if isinstance(found, dict):
             full[key] = {
-                name: before.get(name, value) if value == DOTS else value
+                name: secrets.get((key, name), value) if value == DOTS else value
                 for name, value in found.items()
             }
     return full
+
+
+def hidden_unknown(entry: dict[str, Any]) -> list[str]:
+    """The names whose value is dots that stand for nothing known (a name renamed, say)."""
+    return [
+        name
+        for key in SECRET_KEYS
+        if isinstance(entry.get(key), dict)
+        for name, value in entry[key].items()
+        if value == DOTS
+    ]
 
 
 def _text(value: object) -> str:

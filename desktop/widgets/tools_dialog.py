@@ -34,7 +34,14 @@ from PySide6.QtWidgets import (
 
 from desktop.widgets.context_meter import tools_cost
 from desktop.widgets.server_dialog import MessageLine, ServerDialog, rows_table
-from desktop.widgets.server_entry_form import ServerEntryForm, masked, unmasked
+from desktop.widgets.server_entry_form import (
+    Secrets,
+    ServerEntryForm,
+    hidden_unknown,
+    masked,
+    secrets_of,
+    unmasked,
+)
 from desktop.widgets.tool_trust import ServerTrustBox, ToolTrustTable
 from server.types.tools import ToolServerJSON, ToolsJSON
 
@@ -96,7 +103,10 @@ class ToolsDialog(ServerDialog):
         self._servers: list[ToolServerJSON] = []
         self._starting: str | None = None  # a server just saved: its start is told here
         self._from_form = False  # the JSON is being written from the form
-        self._known: dict[str, object] = {}  # the entry as last read, its secrets in full
+        # The entry's secret values seen (never forgotten while it is edited: a line deleted
+        # and put back keeps its value), and whether the JSON is owed its dots again.
+        self._secrets: Secrets = {}
+        self._mask_owed = False
         self.config_line = QLabel(self)
         self.config_line.setWordWrap(True)
         self.config_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -244,13 +254,13 @@ class ToolsDialog(ServerDialog):
         server = self._server(self.selected())
         if server is not None:  # edit the chosen one
             self.name_edit.setText(server["name"])
-            self.show_entry(dict(server["config"]))
+            self.show_entry(dict(server["config"]), fresh=True)
         self._show_details()
 
     def _on_new_button_clicked(self) -> None:
         self.table.clearSelection()
         self.name_edit.clear()
-        self.entry_edit.setPlainText(NEW_ENTRY)
+        self.show_entry(json.loads(NEW_ENTRY), fresh=True)
         self.name_edit.setFocus()
 
     def _on_save_button_clicked(self) -> None:
@@ -272,25 +282,37 @@ class ToolsDialog(ServerDialog):
         if not isinstance(entry, dict):
             self.show_error('The entry must be a JSON object, like {"command": "...", "args": []}.')
             return None
+        unknown = hidden_unknown(entry)
+        if unknown:
+            self.show_error(
+                f"The value of {', '.join(unknown)} is hidden and not known (was it renamed?): "
+                'type it, or tick "Show values".'
+            )
+            return None
         return entry
 
-    def show_entry(self, entry: dict[str, object]) -> None:
+    def show_entry(self, entry: dict[str, object], *, fresh: bool = False) -> None:
         """Write an entry into the JSON box: its environment's and headers' values as dots
-        unless the form's "Show values" is ticked (the full values are kept aside)."""
-        self._known = entry
+        unless the form's "Show values" is ticked (the full values are kept aside). `fresh`:
+        another server's entry (the secrets seen so far are not its)."""
+        if fresh:
+            self._secrets = {}
+        self._secrets.update(secrets_of(entry))
+        self._mask_owed = False
         shown = entry if self.form.show_values.isChecked() else masked(entry)
         self.entry_edit.setPlainText(json.dumps(shown, indent=2, ensure_ascii=False))
 
     def _read_json(self) -> object:
         """The JSON box's value, a value still shown as dots given back in full."""
         entry = json.loads(self.entry_edit.toPlainText())
-        return unmasked(entry, self._known) if isinstance(entry, dict) else entry
+        return unmasked(entry, self._secrets) if isinstance(entry, dict) else entry
 
     def _on_show_values_toggled(self) -> None:
         try:
             entry = self._read_json()
         except ValueError:
-            return  # being typed: left as it is
+            self._mask_owed = True  # shown as asked once the JSON can be read again
+            return
         if isinstance(entry, dict):
             self.show_entry(entry)
 
@@ -300,7 +322,10 @@ class ToolsDialog(ServerDialog):
         except ValueError:
             return  # being typed: the choice and the form stay as they were
         if isinstance(entry, dict):
-            self._known = entry
+            self._secrets.update(secrets_of(entry))
+            if self._mask_owed:
+                self.show_entry(entry)
+                return
             self.server_trust.show_trust(entry.get("trust"))
             if not self._from_form:
                 self.form.show_entry(entry)

@@ -95,6 +95,48 @@ def test_the_json_hides_what_the_form_hides_and_keeps_it(qtbot: Any) -> None:
     assert entry(dialog)["env"] == {"API_KEY": "sk-new", "EMPTY": ""}
     assert entry(dialog)["trust"] == "allow"
 
+    # Its line deleted (the JSON still valid) and put back: the value is still known.
+    shown = dialog.entry_edit.toPlainText()
+    dialog.entry_edit.setPlainText(shown.replace(f'"API_KEY": "{DOTS}",', ""))
+    assert "API_KEY" not in entry(dialog)["env"]
+    dialog.entry_edit.setPlainText(shown)
+    assert entry(dialog)["env"]["API_KEY"] == "sk-new"
+
+    # Renamed under its dots: nothing stands behind them, so Save says so, nothing is saved.
+    dialog.entry_edit.setPlainText(shown.replace('"API_KEY"', '"API_KEYS"'))
+    assert dialog.entry() is None
+    assert "API_KEYS is hidden and not known" in dialog.message.text()
+    saved: list[object] = []
+    dialog.save_requested.connect(lambda name, body: saved.append(body))
+    dialog.name_edit.setText("s")
+    dialog.save_button.click()
+    assert saved == []
+
+
+def test_values_shown_then_hidden_while_the_json_is_being_typed_are_hidden_once_it_reads(
+    qtbot: Any,
+) -> None:
+    dialog = ToolsDialog()
+    qtbot.addWidget(dialog)
+    dialog.form.show_values.setChecked(True)
+    dialog.show_entry({"command": "srv", "env": {"API_KEY": "sk-secret"}})
+    typed = dialog.entry_edit.toPlainText()
+    dialog.entry_edit.setPlainText(typed[:-1])  # mid-edit: not JSON
+    dialog.form.show_values.setChecked(False)
+    assert "sk-secret" in dialog.entry_edit.toPlainText()  # left as typed, for now
+    dialog.entry_edit.setPlainText(typed)  # readable again: hidden as asked
+    assert "sk-secret" not in dialog.entry_edit.toPlainText()
+    assert entry(dialog)["env"] == {"API_KEY": "sk-secret"}
+
+
+def test_another_servers_entry_does_not_take_the_last_ones_secrets(qtbot: Any) -> None:
+    dialog = ToolsDialog()
+    qtbot.addWidget(dialog)
+    dialog.show_entry({"command": "a", "env": {"API_KEY": "sk-of-a"}}, fresh=True)
+    dialog.new_button.click()
+    dialog.entry_edit.setPlainText(json.dumps({"command": "b", "env": {"API_KEY": DOTS}}))
+    assert dialog.entry() is None  # the dots are not a's key
+
 
 def test_a_server_made_in_the_form_is_saved_and_runs(
     gui: GuiApp, qtbot: Any, tool_log: ToolLog
