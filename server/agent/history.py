@@ -124,11 +124,10 @@ def _expanded(parts: list[PartJSON], shown: dict[int, bool]) -> list[ChatMessage
                 flush()
             text.append(part["text"])
         elif part["type"] == "tool":
-            left_out = _left_out(part, shown)
-            call = _call(part, shortened=left_out)
+            call = _call(part, shortened=not shown.get(id(part), True))  # any call beyond
             calls.append(call)
             content = _result(part)
-            if left_out:  # the call stays, its long values cut: the model can make it again
+            if _left_out(part, shown):  # the call stays, its long values cut: it can be made again
                 said = f"{call['function']['name']}({_short_arguments(part['arguments'])})"
                 size = len(part.get("result") or "")
                 content = (

@@ -205,6 +205,16 @@ def test_an_older_calls_long_arguments_are_cut_with_its_result_left_out() -> Non
     assert results[0].startswith("[An earlier result of 7 characters from t__read(path=")
     assert len(json.dumps(sent)) < 2_000
 
+    # The user denied it (or stopped it): no result to leave out, but its arguments still go.
+    denied = stored_reply("Not run: the user denied it.", arguments=written)
+    step = denied["parts"][0]
+    assert step["type"] == "tool"
+    step["status"] = "denied"
+    history[1] = denied
+    sent = with_tool_history(history, True, context=8_000)
+    old = next(m for m in sent if m.get("tool_calls"))["tool_calls"][0]["function"]["arguments"]
+    assert len(old) < 300 and json.loads(old)["content"].endswith("characters left out]")
+
 
 def test_a_model_offered_no_tools_gets_each_call_and_result_as_text_in_the_reply() -> None:
     history: list[ChatMessage] = [
