@@ -96,22 +96,23 @@ class Compactor:
         history: History,
         tools: list[dict[str, object]],
         *,
+        context: int | None,
         force: bool = False,
     ) -> ChatRequest:
         """The request, compacted if it would not fit the model's context. A compaction that
         gives nothing (an empty summary, nothing old enough to summarise) leaves it as it was
         (the backend then fits what it can: server/models/context.py)."""
         backend = self._loop.model.backend
-        context = backend.context_length
+        known = context  # the model's context, read once for the turn (None: not known)
         messages = request.messages
         ids = history.prompt_ids
-        if (context is None and not force) or len(ids) != len(messages):
+        if (known is None and not force) or len(ids) != len(messages):
             return request
-        context = context or UNKNOWN_CONTEXT
+        context = known or UNKNOWN_CONTEXT
         budget = prompt_budget(context, request.max_tokens)
         # Counted as sent (server/agent/loop.py): earlier tool results within their budget,
         # older ones as a note, as the context meter counts them (server/routes/context.py).
-        groups = as_sent_by_message(messages, bool(tools), context=backend.context_length)
+        groups = as_sent_by_message(messages, bool(tools), context=known)
         texts = [_text(sent) for group in groups for sent in group] + [json.dumps(tools)]
         counts, _ = await backend.count_tokens(texts)
         costs: list[int] = []

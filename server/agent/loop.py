@@ -126,7 +126,8 @@ class AgentLoop:
         """ "Compact now": the earlier messages summarised even if the next turn would fit
         (all but the last exchange). Finishes ("stop") whether or not there was anything to
         summarise; None when stopped."""
-        await Compactor(self).fit(request, history, [], force=True)
+        context = self.model.backend.context_length
+        await Compactor(self).fit(request, history, [], context=context, force=True)
         return StreamEnd("stop")
 
     def receipt(self) -> EndedJSON:
@@ -150,11 +151,12 @@ class AgentLoop:
             if offered and self.children.offered:  # only beside other tools (docs/api.md)
                 names = [spec["function"]["name"] for spec in toolbox.specs()]
                 offered.append(self.children.spec(names))
+        # Read once: an upstream's may become known meanwhile (asked in the background), and
+        # compaction must count with the budget the prompt is then sent with.
+        context = self.model.backend.context_length
         if history is not None:
-            request = await Compactor(self).fit(request, history, offered)
-        messages = with_tool_history(
-            list(request.messages), bool(offered), context=self.model.backend.context_length
-        )
+            request = await Compactor(self).fit(request, history, offered, context=context)
+        messages = with_tool_history(list(request.messages), bool(offered), context=context)
         if offered:  # the agent's instructions: what tools and documents say is data
             messages = with_agent_note(messages)
         limit = self.limits.max_steps
