@@ -42,6 +42,7 @@ MAX_PARAMETERS_CHARS = 100_000  # Ollama's `parameters` text
 # in ollama/ollama; open-webui/docs#1393), and OLLAMA_CONTEXT_LENGTH overrides it; none of
 # that is in the API. 4,096, the smallest, errs on the side of compacting early.
 OLLAMA_DEFAULT_CONTEXT = 4096
+OLLAMA_GUESS = "Ollama's default"  # the source of a guess, asked again later
 MODEL_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length")
 
 JSON = object  # a parsed answer, untrusted until checked
@@ -149,7 +150,7 @@ class ContextQuestion:
         found = from_ollama_ps(await self._answer("GET", f"{self.root}/api/ps"), self.model)
         if found is not None:
             return found, "api/ps"
-        return min(trained, OLLAMA_DEFAULT_CONTEXT), "Ollama's default"
+        return min(trained, OLLAMA_DEFAULT_CONTEXT), OLLAMA_GUESS
 
     async def _answer(self, method: str, url: str, body: JSON | None = None) -> JSON | None:
         """The JSON answer, or None: refused, not 200, slow, too big, compressed, not JSON."""
@@ -179,15 +180,21 @@ class ContextAsker:
         self.learned: int | None = None
         self._task: asyncio.Task[None] | None = None
         self._failed_at: float | None = None
+        # A guess (Ollama's default, while no model is loaded to say what it allocated): used,
+        # and asked again like a failure, until a source says the real figure.
+        self._guessed = False
 
     def known(self) -> int | None:
-        """What the upstream said; an ask starts when due (never asked, or failed long ago)."""
-        if self.learned is None:
+        """What the upstream said; an ask starts when due (never asked, failed or guessed
+        long ago)."""
+        if self.learned is None or self._guessed:
             self.start()
         return self.learned
 
     def start(self) -> None:
-        if self.learned is not None or (self._task is not None and not self._task.done()):
+        if self.learned is not None and not self._guessed:
+            return
+        if self._task is not None and not self._task.done():
             return
         if self._failed_at is not None and time.monotonic() - self._failed_at < self._retry:
             return
@@ -209,6 +216,9 @@ class ContextAsker:
             log.info("%s does not say %s's context length", question.base, question.model)
             return
         self.learned, source = found
+        self._guessed = source == OLLAMA_GUESS
+        if self._guessed:
+            self._failed_at = time.monotonic()  # asked again after the retry interval
         log.info(
             "%s serves %s with %d tokens of context (%s)",
             question.base,

@@ -259,6 +259,24 @@ def test_after_a_failure_it_is_asked_again_once_the_interval_passed(
     assert limit_once_known(server, cid) == 32_768
 
 
+def test_ollamas_default_is_a_guess_asked_again_until_a_loaded_model_says(
+    start: Callable[..., Parley], upstream: ScriptedUpstream
+) -> None:
+    # At start no model is loaded, so Ollama does not say what it allocates: 4,096 is used,
+    # and asked again (the retry interval) until /api/ps says the real figure.
+    answers = {MODELS: models_list(), "/api/show": ollama_show(), "/api/ps": Answer.of(
+        {"models": []})}  # fmt: skip
+    server = start(answers, upstream_context_retry=0.05)
+    cid = server.new_conversation()
+    assert limit_once_known(server, cid) == 4_096
+    upstream.answers["/api/ps"] = Answer.of(
+        {"models": [{"name": f"{MODEL}:latest", "model": MODEL, "context_length": 32_768}]}
+    )
+    server.wait_for(lambda: meter(server, cid)["limit"] == 32_768)
+    asks = len(context_asks(upstream, "/api/ps"))
+    stays_true(lambda: len(context_asks(upstream, "/api/ps")) == asks, 0.3)  # then kept
+
+
 def test_a_context_learned_from_the_upstream_drives_compaction(
     start: Callable[..., Parley], upstream: ScriptedUpstream
 ) -> None:
