@@ -22,6 +22,7 @@ from tests.support.parley import Parley
 from tests.support.process import ServerProcess
 from tests.support.tools import ToolLog, now, tool_server, untrusted_text, write_config
 from tests.support.upstream import Script, ScriptedUpstream
+from tests.support.waiting import stays_true
 
 pytestmark = pytest.mark.slow
 CHECKPOINT_PROMISE_MS = 250
@@ -232,11 +233,11 @@ def test_kill_9_mid_tree_leaves_every_child_interrupted_and_nothing_runs_again(
     write_config(data_dir / "mcp.json", {"t": tool_server(tool_log.path)})
     process = start_process(processes, data_dir, upstream)
 
-    def tools_ready() -> bool:
-        status = request(process.port, "GET", "/api/status", token=process.token).json()
+    def tools_ready(server: ServerProcess) -> bool:
+        status = request(server.port, "GET", "/api/status", token=server.token).json()
         return bool(status["tools"]["ready"] == 1)
 
-    upstream.wait_for(tools_ready, timeout=30)
+    upstream.wait_for(lambda: tools_ready(process), timeout=30)
     upstream.queue = [Script(tokens=0, tool_calls=[call("delegate", task="CRASH-TASK")])]
     upstream.by_task["CRASH-TASK"] = [
         Script(texts=["Going. "], tool_calls=[tool("slow", seconds=30, tag="k")])
@@ -265,6 +266,14 @@ def test_kill_9_mid_tree_leaves_every_child_interrupted_and_nothing_runs_again(
     (inner,) = steps(step["agent"]["parts"])
     assert inner["status"] == "interrupted" and inner["result"] != NOT_APPROVED_AT_CRASH
     assert len(upstream.records) == calls_before  # nothing ran again
+
+    # Its tools running again, the interrupted call is not made again either.
+    upstream.wait_for(lambda: tools_ready(restarted), timeout=30)
+
+    def calls_of_k() -> int:
+        return sum(1 for e in tool_log.events() if e["event"] == "call" and e.get("tag") == "k")
+
+    stays_true(lambda: calls_of_k() == 1, 0.5)
     restarted.terminate()
 
 
