@@ -20,6 +20,7 @@ from desktop.answers import (
     error_from,
     shaped,
 )
+from desktop.client.sse_lines import event_lines
 from desktop.errors import ClientError
 from desktop.reply_events import (
     ReplyApproval,
@@ -152,7 +153,7 @@ async def open_stream(
         raw = await response.aread()
         await response.aclose()
         raise error_from(response.status_code, raw)
-    lines = response.aiter_lines()
+    lines = event_lines(response)
     try:
         return await first_chunk(lines), response, lines
     except BaseException:

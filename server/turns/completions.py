@@ -64,8 +64,15 @@ class TurnIds:
     conversation_title: str
 
 
+# Characters that end a line for `str.splitlines` (and so for many clients' line readers, httpx's
+# `aiter_lines` among them) though not for SSE, and that JSON leaves unescaped. Escaped, a chunk
+# stays one line for every reader; the JSON's value is the same.
+_LINE_BREAKS = str.maketrans({"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
 def encode(payload: Mapping[str, object]) -> bytes:
-    return b"data: " + json.dumps(payload, ensure_ascii=False).encode() + b"\n\n"
+    text = json.dumps(payload, ensure_ascii=False).translate(_LINE_BREAKS)
+    return b"data: " + text.encode() + b"\n\n"
 
 
 class ChunkWriter:
