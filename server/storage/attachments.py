@@ -1,17 +1,31 @@
-"""Attachments' rows (issue 43): an upload's row until a message takes it, then its place in
-the message (`messages.attachments`, with the text the model is given). Functions run on the
-database thread (server/storage/db.py); the files themselves are server/attachments/'s."""
+"""Attachments' rows (issue 43): an upload's row until a message takes it, then its chat's
+alone and its place in the message (`messages.attachments`, with the text the model is given).
+Functions run on the database thread (server/storage/db.py); the files themselves are
+server/attachments/'s, but for their removal with their chat (`remove_files`): the rows go with
+the chat (`ON DELETE CASCADE`), the files once that has committed, off the database thread."""
 
 from __future__ import annotations
 
 import json
+import logging
+import re
 import sqlite3
+from pathlib import Path
 
 from server.errors import BadRequestError, NotFoundError
 from server.storage.transaction import transaction
 from server.types import AttachmentJSON
 
+log = logging.getLogger(__name__)
+
 COLUMNS = ("id", "name", "kind", "mime", "bytes", "chars", "note")
+FOLDER = "attachments"  # beside the database, in the data dir
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a file's name is its id, and never anything else
+
+
+def folder(db_path: Path) -> Path:
+    """The data dir's attachments folder (one file per attachment, named by its id)."""
+    return db_path.parent / FOLDER
 
 
 def public(stored: dict[str, object]) -> AttachmentJSON:
@@ -35,21 +49,24 @@ def find(conn: sqlite3.Connection, attachment_id: str) -> AttachmentJSON | None:
 
 def take(conn: sqlite3.Connection, cid: str, ids: tuple[str, ...]) -> list[dict[str, object]]:
     """The attachments a new message of conversation `cid` carries, as stored with it (with
-    their text), in the order given; each now belongs to the chat. Raises NotFoundError for
-    an unknown id or one another chat took (inside the turn's transaction: nothing is
-    written then)."""
+    their text), in the order given; each now belongs to the chat (an upload no message took
+    yet) or did already. Raises NotFoundError for an unknown id or one of another chat's
+    (inside the turn's transaction: nothing is written then)."""
     if len(set(ids)) != len(ids):
         raise BadRequestError("an attachment is given twice", code="invalid_field")
     taken: list[dict[str, object]] = []
     for attachment_id in ids:
-        row = conn.execute(
-            "SELECT * FROM attachments WHERE id = ? AND (conversation_id IS NULL "
-            "OR conversation_id = ?)",
-            (attachment_id, cid),
-        ).fetchone()
+        row = conn.execute("SELECT * FROM attachments WHERE id = ?", (attachment_id,)).fetchone()
         if row is None:
             raise NotFoundError(
                 f"no attachment with id {attachment_id!r} (upload it again)",
+                code="attachment_not_found",
+            )
+        if row["conversation_id"] not in (None, cid):
+            # From this chat it does not exist: a file is sent in the chat it was sent in.
+            raise NotFoundError(
+                f"attachment {attachment_id!r} belongs to another chat; upload the file "
+                "again to send it in this one",
                 code="attachment_not_found",
             )
         stored = {name: row[name] for name in COLUMNS}
@@ -83,8 +100,8 @@ def of_message(stored: str | None) -> list[dict[str, object]]:
 
 
 def unsent_before(conn: sqlite3.Connection, before: float) -> list[str]:
-    """Uploads no message took (or whose chat was deleted), older than `before`: deleted;
-    their ids returned, for their files."""
+    """Uploads no message took, older than `before`: deleted; their ids returned, for
+    their files."""
     with transaction(conn):
         ids = [
             row[0]
@@ -99,3 +116,25 @@ def unsent_before(conn: sqlite3.Connection, before: float) -> list[str]:
 
 def known(conn: sqlite3.Connection) -> set[str]:
     return {row[0] for row in conn.execute("SELECT id FROM attachments")}
+
+
+def of_conversation(conn: sqlite3.Connection, cid: str) -> list[str]:
+    """The chat's attachments (their rows go with it; their ids, for their files)."""
+    query = "SELECT id FROM attachments WHERE conversation_id = ?"
+    return [row[0] for row in conn.execute(query, (cid,))]
+
+
+def remove_files(where: Path, ids: list[str]) -> None:
+    """Unlink the files of attachments whose rows are gone (committed). Blocking: called on a
+    worker thread, never the database's (a chat of many files must not hold the writer). A
+    file left by a crash before this has no row: no route reads it, and the next start's
+    sweep of files without a row removes it."""
+    for attachment_id in ids:
+        if not ID.fullmatch(attachment_id):
+            continue
+        try:
+            (where / attachment_id).unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:  # its row is gone: unread, and swept at the next start
+            log.warning("could not remove attachment file %s: %s", attachment_id, exc)

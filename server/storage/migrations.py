@@ -326,6 +326,32 @@ def _attachments(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE messages ADD COLUMN attachments TEXT")
 
 
+def _attachments_go_with_their_chat(conn: sqlite3.Connection) -> None:
+    """An attachment is its chat's alone: deleting the chat (or an import's staged chats)
+    deletes its rows in the same transaction. With `SET NULL` a deleted chat's files looked
+    like fresh uploads, readable and sendable from any chat. SQLite cannot change a foreign
+    key in place: the table is rebuilt with its rows (no table refers to it). Indexed by chat,
+    so the cascade finds a chat's rows without scanning every attachment under the lock."""
+    columns = "id, conversation_id, name, kind, mime, bytes, chars, note, text, created_at"
+    conn.execute(
+        """
+        CREATE TABLE attachments_new (
+            id TEXT PRIMARY KEY,
+            conversation_id TEXT REFERENCES conversations(id) ON DELETE CASCADE,
+            name TEXT NOT NULL, kind TEXT NOT NULL, mime TEXT NOT NULL, bytes INTEGER NOT NULL,
+            chars INTEGER, note TEXT, text TEXT, created_at REAL NOT NULL
+        )
+        """
+    )
+    conn.execute(f"INSERT INTO attachments_new ({columns}) SELECT {columns} FROM attachments")
+    conn.execute("DROP TABLE attachments")
+    conn.execute("ALTER TABLE attachments_new RENAME TO attachments")
+    conn.execute(
+        "CREATE INDEX attachments_unsent ON attachments(created_at) WHERE conversation_id IS NULL"
+    )
+    conn.execute("CREATE INDEX attachments_by_conversation ON attachments(conversation_id)")
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_initial_schema", _initial_schema),
     ("0002_index_replies_once_settled", _index_replies_once_settled),
@@ -340,6 +366,7 @@ MIGRATIONS: list[Migration] = [
     ("0011_summaries", _summaries),
     ("0012_tool_servers", _tool_servers),
     ("0013_attachments", _attachments),
+    ("0014_attachments_go_with_their_chat", _attachments_go_with_their_chat),
 ]
 
 

@@ -12,9 +12,9 @@ from typing import Literal
 
 from server.ids import new_id
 from server.settings import Limits
+from server.storage import attachments, search, stored_steps, summaries, turn_rows
 from server.storage import pages as chat_pages
 from server.storage import params as chat_params
-from server.storage import search, stored_steps, summaries, turn_rows
 from server.storage.db import Database
 from server.storage.readers import Readers, json_bytes
 from server.storage.rows import conversation_json, message_json
@@ -162,7 +162,16 @@ class Store:
         return await self.db.run(_set, conversation_id, "tool_servers", encoded)
 
     async def delete(self, conversation_id: str) -> bool:
-        return await self.db.run(_delete, conversation_id)
+        """Delete the chat with its messages, summaries and attachments. The attachments'
+        rows go in the chat's transaction; their files once it has committed, on a worker
+        thread (never the writer's: another reply's checkpoint does not wait on unlinks)."""
+        files = await self.db.run(_delete, conversation_id)
+        if files is None:
+            return False
+        if files:
+            folder = attachments.folder(self.db.path)
+            await asyncio.to_thread(attachments.remove_files, folder, files)
+        return True
 
     async def has_tool_step(self, conversation_id: str, call_id: str) -> bool:
         """A reply of the conversation has a tool step with this id (in any branch)."""
@@ -306,10 +315,13 @@ def _set(conn: sqlite3.Connection, cid: str, column: str, value: object) -> Conv
     return conversation_json(row)
 
 
-def _delete(conn: sqlite3.Connection, cid: str) -> bool:
+def _delete(conn: sqlite3.Connection, cid: str) -> list[str] | None:
+    """The chat's rows deleted; its attachments' ids (their rows went with it by the
+    cascade), for their files. None: no such chat."""
     with transaction(conn):
+        files = attachments.of_conversation(conn, cid)
         # Messages first, so the FTS delete trigger runs for each; then the conversation.
         conn.execute("DELETE FROM messages WHERE conversation_id = ?", (cid,))
         conn.execute("DELETE FROM summaries WHERE conversation_id = ?", (cid,))
         cursor = conn.execute("DELETE FROM conversations WHERE id = ?", (cid,))
-    return cursor.rowcount > 0
+    return files if cursor.rowcount > 0 else None
