@@ -75,15 +75,9 @@ class Downloads:
         file = names.gguf_name(file)
         if revision is not None and names.commit_of(revision) is None:
             raise BadRequestError("a revision is a commit (40 hex digits)", code="invalid_revision")
-        for item in self._items.values():
-            if (item.repo, item.file) == (repo, file):
-                raise ConflictError(
-                    f"{file} is already a download ({item.state}, id {item.id})",
-                    code="download_exists",
-                )
+        path = self.folder / owner / name / file
+        self._refuse_a_second(path)  # early, so a duplicate costs the hub nothing
         listed = await self.catalog.files(repo, revision)
-        if any((i.repo, i.file) == (repo, file) for i in self._items.values()):
-            raise ConflictError(f"{file} is already a download", code="download_exists")
         entry = next((f for f in listed["files"] if f["file"] == file), None)
         if entry is None:
             raise NotFoundError(f"{repo} has no file {file}", code="hub_not_found")
@@ -93,9 +87,12 @@ class Downloads:
             raise BadRequestError(
                 f"the hub gives no size or sha256 for {file}", code="unverifiable"
             )
-        path = self.folder / owner / name / file
         if await asyncio.to_thread(path.exists):
             raise ConflictError(f"{path} exists already", code="model_exists")
+        # Checked again and claimed with no await in between: requests that all passed the
+        # first check while this one waited on the hub are refused here, so one file is
+        # one download and never two children writing one `.part`.
+        self._refuse_a_second(path)
         item = Download(
             id=secrets.token_hex(6),
             repo=repo,
@@ -109,6 +106,15 @@ class Downloads:
         await self._save()
         self._wake.set()
         return item
+
+    def _refuse_a_second(self, path: Path) -> None:
+        """ConflictError (`download_exists`, naming it) if a download already has `path`."""
+        for item in self._items.values():
+            if item.path == str(path):
+                raise ConflictError(
+                    f"{item.file} of {item.repo} is already the download {item.id} ({item.state})",
+                    code="download_exists",
+                )
 
     async def pause(self, download_id: str) -> Download:
         item = self.get(download_id)
@@ -140,9 +146,11 @@ class Downloads:
         item = self.get(download_id)
         if item.state in records.ACTIVE:
             await self._stop(item, "cancelled")
-        del self._items[item.id]
+        # Its partial file goes while it still holds its path: a new download of the same
+        # file cannot be claimed (and start writing the `.part`) before the unlink.
         if item.state != "completed":
             await asyncio.to_thread(item.part.unlink, missing_ok=True)
+        self._items.pop(item.id, None)
         await self._save()
 
     async def _stop(self, item: Download, reason: str) -> None:
@@ -159,6 +167,8 @@ class Downloads:
     async def running(self) -> AsyncIterator[None]:
         loaded = await asyncio.to_thread(records.load, self._file, self.folder)
         for item in loaded:
+            if any(kept.path == item.path for kept in self._items.values()):
+                continue  # one download per file, even in a file written before that held
             if item.state in records.RUNNING:
                 item.state = "paused"  # stopped by a shutdown or a crash: resumed when asked
             item.done = await asyncio.to_thread(_size, item.part)
@@ -246,22 +256,45 @@ class Downloads:
             )
             return
         final = Path(item.path)
-        await asyncio.to_thread(os.replace, item.part, final)
+        try:
+            await asyncio.to_thread(_place, item.part, final)
+        except FileExistsError:
+            await asyncio.to_thread(item.part.unlink, missing_ok=True)
+            self._fail(
+                item,
+                "model_exists",
+                f"{final} appeared while {item.file} was downloading; it was left as it is",
+                False,
+            )
+            return
         try:
             entry = await self._add(final, item)
         except ApiError as exc:
+            # The file at `final` is the one just placed there (never another's): _place
+            # does not replace a file.
             await asyncio.to_thread(final.unlink, missing_ok=True)
             self._fail(item, exc.code, exc.message, False)
             return
         item.state, item.model, item.done = "completed", entry, item.size
 
     async def _add(self, path: Path, item: Download) -> str:
-        """Added under the file's stem, or `<stem>-<owner>` if that name is taken."""
-        stem, owner = path.stem, item.repo.split("/")[0]
-        try:
-            return (await self.adder.add(path, stem)).name
-        except ConflictError:
-            return (await self.adder.add(path, f"{stem}-{owner}")).name
+        """Added under the first free name of names.model_names: the file's stem, then
+        `<stem>-<owner>`, then numbered."""
+        owner = item.repo.split("/")[0]
+        taken, candidates = self._model_names(), names.model_names(path.stem, owner)
+        while True:  # ends: each name tried is free, or taken and then skipped
+            name = next(candidates)
+            if name in taken:
+                continue
+            try:
+                return (await self.adder.add(path, name)).name
+            except ConflictError:
+                taken = self._model_names()
+                if name not in taken:
+                    raise  # not the name: the file itself is a model already
+
+    def _model_names(self) -> set[str]:
+        return {entry.name for entry in self.adder.models.entries()}
 
     def _fail(self, item: Download, code: str, message: str, resumable: bool) -> None:
         item.state, item.error_code, item.error = "failed", code, message
@@ -275,6 +308,22 @@ class Downloads:
                 await asyncio.to_thread(records.save, self._file, items)
             except OSError as exc:
                 log.error("cannot remember the downloads in %s: %s", self._file, exc)
+
+
+def _place(part: Path, final: Path) -> None:
+    """Move a verified `part` to `final`, never over a file there (blocking):
+    FileExistsError if `final` exists. A hard link is the check and the move in one step."""
+    try:
+        os.link(part, final)
+    except FileExistsError:
+        raise
+    except OSError:
+        # A file system without hard links (FAT, exFAT, some shares): checked, then renamed.
+        if final.exists():
+            raise FileExistsError(final) from None
+        os.rename(part, final)
+        return
+    part.unlink()
 
 
 def _size(path: Path) -> int:

@@ -5,7 +5,9 @@ folder, no `..`, nothing hidden): it becomes part of a path under the models fol
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterator
 
 from server.errors import BadRequestError
 
@@ -75,6 +77,16 @@ def quantization(file: str) -> str | None:
     """The quantization named in a GGUF file name (`Q4_K_M`), upper-case, or None."""
     found = _QUANT.findall(file[: -len(".gguf")] if file.lower().endswith(".gguf") else file)
     return found[-1].upper() if found else None
+
+
+def model_names(stem: str, owner: str) -> Iterator[str]:
+    """The names a downloaded file may take as a model, first choice first, without end:
+    its stem, `<stem>-<owner>` (the same file name from another owner), then
+    `<stem>-<owner>-2`, `-3`, ... (the same file name in several repositories of one owner)."""
+    yield stem
+    yield f"{stem}-{owner}"
+    for number in itertools.count(2):
+        yield f"{stem}-{owner}-{number}"
 
 
 def sha256_of(value: object) -> str | None:

@@ -158,3 +158,24 @@ def test_downloads_go_to_the_models_folder_chosen(
         assert not (data_dir / "models").exists()
     finally:
         server.stop()
+
+
+def test_the_same_file_name_from_three_repositories_of_one_owner_is_three_models(
+    hub: LocalHub, data_dir: Path, gguf_dir: Path
+) -> None:
+    for repo in ("A", "B", "C"):
+        source = tiny_gguf(gguf_dir / f"{repo}.gguf", 4096, name=repo)
+        hub.add(f"me/{repo}-GGUF", {"tiny-Q8_0.gguf": HubFile(source)})
+    server = Parley(data_dir).start()
+    try:
+        added = []
+        for repo in ("A", "B", "C"):  # one after another: the names are given in this order
+            download_id = start(server, f"me/{repo}-GGUF", "tiny-Q8_0.gguf")
+            done = wait_state(server, download_id, "completed", "failed")
+            assert done["state"] == "completed", done
+            assert Path(done["path"]).is_file()
+            added.append(done["model"])
+        assert added == ["tiny-Q8_0", "tiny-Q8_0-me", "tiny-Q8_0-me-2"]
+        assert set(added) <= set(models(server))
+    finally:
+        server.stop()
