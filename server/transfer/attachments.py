@@ -1,7 +1,10 @@
 """Attachments in an export and back (issue 43): each message's files go out with the text the
 model was given and their bytes (base64), and come back checked as hostile input: names
-cleaned, sizes bounded, an image's bytes that are no image refused. Their bytes are written
-by the import's thread (server/transfer/jobs.py) before its rows, never under the write lock."""
+cleaned, sizes bounded, an image's bytes that are no image refused. An imported file always
+gets a new id (`Carried`): the ids a file gives only say which of its messages share a file,
+within one conversation, so an import can never point a message at a file of the data dir nor
+write under an id that is there. Their bytes are written by the import's thread
+(server/transfer/jobs.py) before its rows, never under the write lock."""
 
 from __future__ import annotations
 
@@ -9,7 +12,6 @@ import base64
 import binascii
 import contextlib
 import sqlite3
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from server.attachments import files
 from server.attachments.kinds import kind_of
 from server.attachments.service import bounded, clean_name
 from server.errors import BadImport, BadRequestError, StorageError
+from server.ids import new_id
 from server.limits import AttachmentLimits
 from server.storage import attachments as rows
 
@@ -28,8 +31,42 @@ def folder_of(conn: sqlite3.Connection) -> Path:
     """The data dir's attachments folder, beside the database the connection is on."""
     for _, name, path in conn.execute("PRAGMA database_list"):
         if name == "main" and path:
-            return Path(path).parent / "attachments"
+            return rows.folder(Path(path))
     raise StorageError("the database has no file")
+
+
+class Carried:
+    """One conversation's files in an import, each under a new id. The same id twice in the
+    conversation (an edit keeps its question's files) is one file; an id given in another
+    conversation, or already in the data dir, names nothing here."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, str] = {}  # the id the file gives -> the new one
+        self.rows: list[tuple[dict[str, Any], float]] = []  # each new file once, with its time
+        self.data: dict[str, bytes] = {}  # bytes by new id, until written
+        self.written: set[str] = set()  # new ids whose file is written (they get a row)
+
+    def add(self, value: object, where: str, created_at: float) -> list[dict[str, Any]]:
+        """A message's `attachments` from the file, checked, under their new ids: as stored
+        with the message. Raises BadImport saying where."""
+        if value is None:
+            return []
+        if not isinstance(value, list) or len(value) > LIMITS.max_per_message:
+            raise BadImport(where, f"must be a list of at most {LIMITS.max_per_message} files")
+        stored: list[dict[str, Any]] = []
+        for index, raw in enumerate(value):
+            item, data = _one(raw, f"{where}[{index}]")
+            given = raw.get("id") if isinstance(raw, dict) else None
+            known = self._ids.get(given) if isinstance(given, str) else None
+            item["id"] = known or new_id()
+            if known is None:
+                if isinstance(given, str):
+                    self._ids[given] = item["id"]
+                self.rows.append((dict(item), created_at))
+            if data is not None and item["id"] not in self.data:
+                self.data[item["id"]] = data
+            stored.append(item)
+        return stored
 
 
 def exported(conn: sqlite3.Connection, stored: str | None) -> list[dict[str, Any]]:
@@ -45,30 +82,9 @@ def exported(conn: sqlite3.Connection, stored: str | None) -> list[dict[str, Any
     return found
 
 
-def imported(value: object, where: str) -> tuple[list[dict[str, Any]], dict[str, bytes]]:
-    """A message's `attachments` from a file, checked: as stored with the message, and the
-    bytes of each (by id) to write. Raises BadImport saying where."""
-    if value is None:
-        return [], {}
-    if not isinstance(value, list) or len(value) > LIMITS.max_per_message:
-        raise BadImport(where, f"must be a list of at most {LIMITS.max_per_message} files")
-    stored: list[dict[str, Any]] = []
-    data_of: dict[str, bytes] = {}
-    for index, raw in enumerate(value):
-        at = f"{where}[{index}]"
-        item, data = _one(raw, at)
-        stored.append(item)
-        if data is not None:
-            data_of[item["id"]] = data
-    return stored, data_of
-
-
 def _one(raw: object, at: str) -> tuple[dict[str, Any], bytes | None]:
     if not isinstance(raw, dict):
         raise BadImport(at, "must be an object")
-    attachment_id = raw.get("id")
-    if not isinstance(attachment_id, str) or not files.ID.fullmatch(attachment_id):
-        attachment_id = uuid.uuid4().hex
     kind = raw.get("kind")
     if kind not in ("text", "image"):
         raise BadImport(f"{at}.kind", "must be 'text' or 'image'")
@@ -88,7 +104,7 @@ def _one(raw: object, at: str) -> tuple[dict[str, Any], bytes | None]:
             raise BadImport(f"{at}.data", "is not a PNG, JPEG, GIF or WebP image")
         mime = sniffed.mime
     item: dict[str, Any] = {
-        "id": attachment_id,
+        "id": None,  # a new one (Carried.add)
         "name": clean_name(name),
         "kind": kind,
         "mime": mime,
@@ -122,30 +138,27 @@ def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
-def write_files(folder: Path, stored: list[dict[str, Any]], data_of: dict[str, bytes]) -> None:
-    """Write an imported message's files; an id whose file exists already (the same export
-    imported twice) gets a new one. Blocking: the import's own thread."""
-    for item in stored:
-        data = data_of.pop(item["id"], None)
-        if data is None:
-            continue
-        while True:
-            try:
-                files.write(folder, item["id"], data)
-                break
-            except FileExistsError:
-                item["id"] = uuid.uuid4().hex
+def write_files(folder: Path, carried: Carried) -> None:
+    """Write a conversation's files under their new ids. Raises StorageError if one is taken
+    (never written over, nor given to a message). Blocking: the import's own thread."""
+    while carried.data:
+        attachment_id, data = carried.data.popitem()
+        try:
+            files.write(folder, attachment_id, data)
+        except FileExistsError as exc:
+            raise StorageError(f"a new attachment id is taken: {attachment_id!r}") from exc
+        carried.written.add(attachment_id)
 
 
-def insert_rows(
-    conn: sqlite3.Connection, cid: str, stored: list[dict[str, Any]], now: float
-) -> None:
-    """Each imported file's row, in its chat (a file never written has none: it is gone)."""
-    folder = folder_of(conn)
-    for item in stored:
-        if (folder / item["id"]).exists():
-            conn.execute(
-                "INSERT OR IGNORE INTO attachments (id, conversation_id, name, kind, mime, "
-                "bytes, chars, note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (item["id"], cid, *(item[k] for k in rows.COLUMNS[1:]), now),
-            )
+def insert_rows(conn: sqlite3.Connection, cid: str, carried: Carried) -> None:
+    """Each of a conversation's files written, its row in its chat (a file the import did
+    not carry has none: it is gone)."""
+    conn.executemany(
+        "INSERT INTO attachments (id, conversation_id, name, kind, mime, bytes, chars, note, "
+        "text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (item["id"], cid, *(item[k] for k in rows.COLUMNS[1:]), item.get("text"), created_at)
+            for item, created_at in carried.rows
+            if item["id"] in carried.written
+        ],
+    )

@@ -268,8 +268,7 @@ class _Worker:
                 self.skipped.append(item.skipped)
                 continue
             conversation: Conversation = item.conversation
-            for message in conversation.messages:  # their bytes, before their rows
-                attachments.write_files(self.attachments, message.attachments, message.files)
+            attachments.write_files(self.attachments, conversation.files)  # before its rows
             count = len(conversation.messages)
             start = 0
             while True:

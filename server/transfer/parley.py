@@ -6,7 +6,8 @@ first problem is a 400 that says where it is ("conversations[3].messages[12].rol
 'user' or 'assistant'"), and nothing is imported (server/transfer/jobs.py stages and drops).
 Ids are kept when they are free; a conversation whose id (or one of whose messages' ids) is
 taken already gets new ones (server/transfer/staging.py), so importing the same file twice
-gives two copies and never overwrites a chat.
+gives two copies and never overwrites a chat. Attachments always get new ones, never the
+data dir's (server/transfer/attachments.py).
 """
 
 from __future__ import annotations
@@ -60,9 +61,8 @@ class Message:
     continued: str | None
     finish_reason: str | None = None
     ended: dict[str, Any] | None = None  # a stopped reply: what the stop ended
-    # A user message's files as stored with it, and their bytes by id until written.
+    # A user message's files as stored with it (their bytes are its conversation's `files`).
     attachments: list[dict[str, Any]] = field(default_factory=list)
-    files: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass
@@ -92,6 +92,7 @@ class Conversation:
     updated_at: float
     messages: list[Message] = field(default_factory=list)
     summaries: list[Summary] = field(default_factory=list)
+    files: attachments.Carried = field(default_factory=attachments.Carried)
 
 
 def parley_conversation(
@@ -106,8 +107,9 @@ def parley_conversation(
         raise BadImport(f"{where}.messages", "must be a list")
     messages: list[Message] = []
     seen: set[str] = set()
+    files = attachments.Carried()
     for index, raw in enumerate(raw_messages):
-        message = _message(raw, f"{where}.messages[{index}]", max_chars)
+        message = _message(raw, f"{where}.messages[{index}]", max_chars, files)
         if message.id in seen:
             raise BadImport(f"{where}.messages[{index}].id", "appears twice")
         if message.parent_id is not None and message.parent_id not in seen:
@@ -139,6 +141,7 @@ def parley_conversation(
         updated_at=_time(item, "updated_at", where, created),
         messages=messages,
         summaries=_summaries(item.get("summaries"), seen, f"{where}.summaries", max_chars),
+        files=files,
     )
 
 
@@ -181,7 +184,7 @@ def _summaries(value: object, ids: set[str], where: str, max_chars: int) -> list
     return found
 
 
-def _message(raw: object, where: str, max_chars: int) -> Message:
+def _message(raw: object, where: str, max_chars: int, files: attachments.Carried) -> Message:
     if not isinstance(raw, dict):
         raise BadImport(where, "must be an object")
     role = raw.get("role")
@@ -205,10 +208,11 @@ def _message(raw: object, where: str, max_chars: int) -> Message:
     usage = _usage(raw.get("usage"), f"{where}.usage")
     if status == "streaming":  # exported mid-reply: it was cut there
         status, ended_by = "interrupted", ended_by or "crash"
-    stored, data_of = (
-        attachments.imported(raw.get("attachments"), f"{where}.attachments")
+    created_at = _time(raw, "created_at", where)
+    stored = (
+        files.add(raw.get("attachments"), f"{where}.attachments", created_at)
         if role == "user"
-        else ([], {})
+        else []
     )
     return Message(
         id=_id(raw, "id", where),
@@ -220,7 +224,7 @@ def _message(raw: object, where: str, max_chars: int) -> Message:
         ended_by=ended_by,
         error=_optional_text(raw, "error", where, max_chars),
         model=_optional_text(raw, "model", where, max_chars),
-        created_at=_time(raw, "created_at", where),
+        created_at=created_at,
         completed_at=_optional_time(raw, "completed_at", where),
         usage=usage,
         continued=continued,
@@ -229,7 +233,6 @@ def _message(raw: object, where: str, max_chars: int) -> Message:
         if status == "interrupted"
         else None,
         attachments=stored,
-        files=data_of,
     )
 
 

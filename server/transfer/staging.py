@@ -53,6 +53,7 @@ def stage(conn: sqlite3.Connection, import_id: str, pieces: list[Piece]) -> None
                 _renumber(conn, conversation, piece.start)
             if first:
                 _insert_conversation(conn, conversation, import_id)
+                attachments.insert_rows(conn, conversation.id, conversation.files)
             _insert_messages(conn, conversation.id, messages)
             if piece.stop == len(conversation.messages):  # every id is final now
                 _insert_summaries(conn, conversation)
@@ -246,6 +247,3 @@ def _insert_messages(conn: sqlite3.Connection, cid: str, messages: list[Message]
             for m in messages
         ],
     )
-    for m in messages:
-        if m.attachments:
-            attachments.insert_rows(conn, cid, m.attachments, m.created_at)

@@ -7,6 +7,7 @@ kept with their message (also on Stop), shown on reopening, kept by an edit."""
 from __future__ import annotations
 
 import base64
+import copy
 import time
 from pathlib import Path
 from typing import Any
@@ -279,8 +280,12 @@ def test_attachments_round_trip_through_export_and_import(
     try:
         assert import_document(elsewhere, exported).status == 201
         again = elsewhere.call("GET", f"/api/conversations/{cid}/export?format=json").json()
-        assert again["conversations"] == exported["conversations"]  # ids and all
-        assert elsewhere.call("GET", f"/api/attachments/{image['id']}").body == PNG
+        # Ids and all, but for the files': an import's are always new (never another chat's).
+        assert files_renamed(again) == files_renamed(exported)
+        [kept] = [m for m in again["conversations"][0]["messages"] if m["role"] == "user"]
+        assert kept["attachments"][1]["id"] != image["id"]
+        assert elsewhere.call("GET", f"/api/attachments/{image['id']}").status == 404
+        assert elsewhere.call("GET", f"/api/attachments/{kept['attachments'][1]['id']}").body == PNG
         elsewhere.send(cid, "and again").read_all()  # the model is given them there too
         first = next(m for m in upstream.records[-1].body["messages"] if m["role"] == "user")
         assert '<file name="notes.txt">\nthe notes\n</file>' in first["content"][0]["text"]
@@ -294,6 +299,15 @@ def test_attachments_round_trip_through_export_and_import(
     assert [a["name"] for a in copied["attachments"]] == ["notes.txt", "a.png"]
     assert copied["attachments"][1]["id"] != image["id"]
     assert parley.call("GET", f"/api/attachments/{copied['attachments'][1]['id']}").body == PNG
+
+
+def files_renamed(document: dict[str, Any]) -> list[Any]:
+    """An export's conversations with their files' ids left out."""
+    found: list[Any] = copy.deepcopy(document["conversations"])
+    for message in (m for c in found for m in c["messages"]):
+        for attachment in message.get("attachments", []):
+            del attachment["id"]
+    return found
 
 
 def test_an_import_s_hostile_attachments_are_refused(parley: Parley) -> None:

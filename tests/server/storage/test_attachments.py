@@ -17,7 +17,8 @@ from server.storage import attachments as rows
 from server.storage import migrations
 from server.storage.db import connect
 from server.storage.store import Store, TurnStart
-from tests.server.attachments.test_attachments import PNG, uploaded
+from tests.server.attachments.test_attachments import uploaded
+from tests.server.transfer.test_attachments import PNG
 from tests.support.client import Reply
 from tests.support.parley import Parley
 from tests.support.upstream import Script, ScriptedUpstream
