@@ -332,7 +332,7 @@ class ReplyController(Controller):
         if end is None:  # hung up (Stop, close) or cut: no final chunk, read what was saved
             end = await self._saved(stream)
         if end is not None and end.save_error:
-            self.error_reported.emit(f"The reply could not be saved: {end.save_error}")
+            self.error_reported.emit(f"The reply is not saved: {end.save_error}")
         stored = False  # the chat read again and drawn as stored (once at most)
         if not self._is_shown(conversation_id):
             pass  # another chat is on screen: this one shows the reply when opened

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from server.attachments.service import Attachments
-from server.errors import ApiError, StorageError, UnavailableError
+from server.errors import ApiError, DiskFullError, StorageError, UnavailableError
 from server.http.error_response import ErrorResponse
 from server.http.framing import FramingMiddleware
 from server.http.security import SecurityMiddleware
@@ -154,7 +154,8 @@ async def _api_error(request: Request, exc: Exception) -> Response:
 
 async def _storage_error(request: Request, exc: Exception) -> Response:
     log.error("storage error on %s %s: %s", request.method, request.url.path, exc)
-    return ErrorResponse(UnavailableError(str(exc), code="storage_error"))
+    code = "disk_full" if isinstance(exc, DiskFullError) else "storage_error"
+    return ErrorResponse(UnavailableError(str(exc), code=code))
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

@@ -15,6 +15,8 @@
     │   ├── BadGatewayError           502
     │   └── UnavailableError          503
     ├── StorageError              the database refused (the app answers 503 storage_error)
+    │   ├── DiskFullError             ... for lack of space (503 disk_full)
+    │   └── ReplyGoneError            a reply's row is no longer streaming (deleted, settled)
     ├── BackendError              a model backend failed (the reply ends as `error`)
     ├── BundledModelMissingError  the bundled model is not installed (local model: `error`)
     ├── UsageError                a flag the server cannot start with (exit status 2)
@@ -178,6 +180,17 @@ class StorageError(ParleyError):
     Raised by server/storage/db.py and server/storage/store.py; answered as 503
     `storage_error`. Never answered by deleting anything: the user's data stays as it was.
     """
+
+
+class DiskFullError(StorageError):
+    """The database could not write for lack of disk space (SQLite's SQLITE_FULL). Answered
+    as 503 `disk_full`; a reply whose writes fail so is kept in memory and written again
+    once there is room (server/turns/run.py)."""
+
+
+class ReplyGoneError(StorageError):
+    """A reply's final write found its row no longer `streaming`: the chat was deleted, or
+    someone else settled it. Nothing is left to save it into, so it is not tried again."""
 
 
 class BackendError(ParleyError):

@@ -12,7 +12,7 @@ from starlette.routing import Route
 
 from server.agent.delegate import Delegation
 from server.agent.toolbox import CombinedToolBox, ToolBox
-from server.errors import BadRequestError, ConflictError, NotFoundError
+from server.errors import BadRequestError, NotFoundError
 from server.http.jsonbody import (
     JSONObject,
     check_text,
@@ -203,11 +203,7 @@ async def select_branch(request: Request) -> Response:
     body = await read_object(request, svc.settings.limits)
     message_id = text_field(body, "message_id", max_chars=100, required=True, allow_empty=False)
     conversation_id = _id(request)
-    if svc.runs.runs_of(conversation_id):
-        raise ConflictError(
-            "this conversation's reply is still streaming; stop it or wait for it",
-            code="reply_in_progress",
-        )
+    svc.runs.check_idle(conversation_id)
     limit = _limit(request)
     conversation = await svc.store.select(conversation_id, message_id or "", limit)
     if conversation is None:
@@ -340,7 +336,7 @@ async def get_message(request: Request) -> JSONResponse:
         with anyio.move_on_after(svc.settings.limits.settled_wait):
             for run in svc.runs.runs_of(conversation_id):
                 if run.id == message_id:
-                    await run.wait_done()
+                    await run.wait_saved()
     message = await svc.store.get_message(conversation_id, message_id)
     if message is None:
         raise NotFoundError(

@@ -21,7 +21,7 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-from server.errors import StorageError
+from server.errors import DiskFullError, StorageError
 from server.settings import Limits
 from server.storage.migrations import Migration, migrate
 
@@ -139,7 +139,7 @@ class Database:
         try:
             return fn(self._conn, *args)
         except sqlite3.Error as exc:
-            raise StorageError(describe_error(exc)) from exc
+            raise storage_error(exc) from exc
         except (ValueError, OverflowError) as exc:  # unencodable text, out-of-range numbers
             raise StorageError(f"could not store the data: {exc}") from exc
 
@@ -167,11 +167,22 @@ class Database:
         self._pool.shutdown(wait=True)
 
 
+def storage_error(exc: sqlite3.Error) -> StorageError:
+    """The error tree's word for what SQLite said."""
+    if _disk_full(exc):
+        return DiskFullError(describe_error(exc))
+    return StorageError(describe_error(exc))
+
+
+def _disk_full(exc: sqlite3.Error) -> bool:
+    return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "full" in str(exc)
+
+
 def describe_error(exc: sqlite3.Error) -> str:
     text = str(exc)
     if "locked" in text or "busy" in text:
         return f"the database is busy (another program holds it): {text}"
-    if "full" in text:
+    if _disk_full(exc):
         return f"the disk is full; nothing was deleted: {text}"
     if "readonly" in text or "read-only" in text:
         return f"the database is read-only: {text}"

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from server.errors import StorageError
 from server.limits import TransferLimits
-from server.storage.db import describe_error
+from server.storage.db import storage_error
 
 T = TypeVar("T")
 
@@ -86,7 +86,7 @@ class Readers:
             finally:
                 conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            raise StorageError(describe_error(exc)) from exc
+            raise storage_error(exc) from exc
 
     def _call(self, fn: Callable[..., T], *args: object) -> T:  # on a reader thread
         return self._in_transaction(self._connection(), fn, *args)

@@ -15,7 +15,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 
-from server.errors import ConflictError, NotFoundError, StorageError
+from server.errors import ConflictError, NotFoundError, ReplyGoneError
 from server.storage import attachments, branches, summaries
 from server.storage import params as chat_params
 from server.storage.rows import message_json
@@ -354,7 +354,7 @@ def finish(conn: sqlite3.Connection, message_id: str, ending: Ending) -> None:
             ),
         )
     if cursor.rowcount != 1:
-        raise StorageError(
+        raise ReplyGoneError(
             "the reply was no longer marked as streaming in the database "
             "(deleted, or settled by someone else); its text was not saved"
         )

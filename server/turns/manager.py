@@ -79,6 +79,23 @@ class RunManager:
             if any(loop.model is model for loop in loops(run.agent))
         ]  # fmt: skip
 
+    def check_idle(self, conversation_id: str) -> None:
+        """Raise ConflictError while a run of the conversation streams, or waits to save."""
+        runs = self.runs_of(conversation_id)
+        if runs and all(run.saving for run in runs):
+            problem = next((run.save_problem for run in runs if run.save_problem), None)
+            raise ConflictError(
+                "this conversation's last reply is not saved yet"
+                + (f" ({problem})" if problem else "")
+                + "; Parley saves it when there is room again",
+                code="reply_not_saved",
+            )
+        if runs:
+            raise ConflictError(
+                "this conversation's reply is still streaming; stop it or wait for it",
+                code="reply_in_progress",
+            )
+
     def runs_of(self, conversation_id: str) -> list[Run]:
         """The runs (opening, streaming or settling) of this conversation's turns."""
         return [
@@ -102,6 +119,9 @@ class RunManager:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(remaining):
                     for run in self.runs():
                         await run.wait_done()
+                    # A reply kept in memory (a full disk) has until then to be written.
+                    for run in self.runs():
+                        await run.wait_saved()
                 self._tg = None
                 tg.cancel_scope.cancel()
 
@@ -132,11 +152,7 @@ class RunManager:
         and return once it is open. Raises ConflictError, UnavailableError, and what opening
         raises (NotFoundError, StorageError); then nothing was written."""
         self._check_open()
-        if self.runs_of(conversation_id):
-            raise ConflictError(
-                "this conversation's reply is still streaming; stop it or wait for it",
-                code="reply_in_progress",
-            )
+        self.check_idle(conversation_id)
         turn = ConversationTurn(
             self._store,
             conversation_id,
@@ -171,11 +187,7 @@ class RunManager:
         writes no reply (server/agent/compaction.py). Raises ConflictError while a reply of
         the conversation streams (and the other way round)."""
         self._check_open()
-        if self.runs_of(conversation_id):
-            raise ConflictError(
-                "this conversation's reply is still streaming; stop it or wait for it",
-                code="reply_in_progress",
-            )
+        self.check_idle(conversation_id)
         sink = CompactionTurn(self._store, conversation_id, model.name)
         approvals = Approvals(conversation_id, self.grants)
         run = self._start(f"compact-{new_id()}", model, sink, approvals)

@@ -33,7 +33,7 @@ from server.agent.buffer import ReplyBuffer
 from server.agent.delegate import Delegation
 from server.agent.feed import FeedItem
 from server.agent.loop import AgentLoop
-from server.errors import ParleyError, UnavailableError
+from server.errors import DiskFullError, ParleyError, ReplyGoneError, UnavailableError
 from server.models.base import ChatRequest, StreamEnd
 from server.models.registry import ModelEntry
 from server.settings import Limits
@@ -75,6 +75,10 @@ class Run:
         self._opened = anyio.Event()
         self._open_error: BaseException | None = None
         self._done = anyio.Event()
+        self._saved = anyio.Event()
+        # Why the reply's last write failed (a full disk), while it is kept only in memory.
+        self.save_problem: str | None = None
+        self._retry_at = 0.0
         self._loop = asyncio.get_running_loop()
         self._timer: asyncio.TimerHandle | None = None
         self._last_checkpoint = 0.0
@@ -100,6 +104,15 @@ class Run:
 
     async def wait_done(self) -> None:
         await self._done.wait()
+
+    @property
+    def saving(self) -> bool:
+        """Settled, but its final write waits for the database to take it (a full disk)."""
+        return self.done and not self._saved.is_set()
+
+    async def wait_saved(self) -> None:
+        """Until the ending is on disk, or given up (the row gone, the server stopping)."""
+        await self._saved.wait()
 
     async def wait_opened(self) -> None:
         """Until the turn is open (its rows written). Raises why it could not open."""
@@ -184,7 +197,8 @@ class Run:
             # Reached by every ending; also when the run task itself is cancelled (server
             # shutdown): the settle must still write, so it is shielded.
             with anyio.CancelScope(shield=True):
-                await self._settle(finished, error)
+                unsaved = await self._settle(finished, error)
+            await self._keep_saving(unsaved)
 
     async def _open(self) -> ChatRequest:
         # Shielded: once the store is asked to open the turn, the run must learn whether the
@@ -207,7 +221,8 @@ class Run:
     def _schedule_checkpoint(self) -> None:
         if self._timer is not None:
             return
-        delay = self._last_checkpoint + self._limits.checkpoint_interval - time.monotonic()
+        due = max(self._last_checkpoint + self._limits.checkpoint_interval, self._retry_at)
+        delay = due - time.monotonic()
         if delay <= 0:
             self._checkpoint()
         else:
@@ -230,21 +245,35 @@ class Run:
             self._writing = True
             written.add_done_callback(self._on_checkpoint_written)
 
-    def _on_checkpoint_written(self, _written: concurrent.futures.Future[object]) -> None:
+    def _on_checkpoint_written(self, written: concurrent.futures.Future[object]) -> None:
         # On the database thread: back to the run's loop.
+        failure = None if written.cancelled() else written.exception()
+        problem = None if failure is None else str(failure)
         with contextlib.suppress(RuntimeError):  # the loop is closed: nothing more to write
-            self._loop.call_soon_threadsafe(self._after_checkpoint)
+            self._loop.call_soon_threadsafe(self._after_checkpoint, problem)
 
-    def _after_checkpoint(self) -> None:
+    def _after_checkpoint(self, problem: str | None) -> None:
         self._writing = False
+        if self.ending is not None:
+            return  # the settle wrote (or keeps) the ending
+        self.save_problem = problem
+        if problem is not None:
+            # The text stays in memory; it is written again after a pause whether or not more
+            # comes (a reply waiting on a tool sends nothing), so what was delivered reaches
+            # the disk soon after space returns.
+            self._retry_at = time.monotonic() + self._limits.save_retry_interval
+            self._write_wanted = True
         if self._write_wanted:
             self._write_wanted = False
             self._schedule_checkpoint()
 
-    async def _settle(self, finished: StreamEnd | None, error: str | None) -> None:
-        """End the run: stop the work, release the model, save the text. Once; never raises."""
+    async def _settle(self, finished: StreamEnd | None, error: str | None) -> Ending | None:
+        """End the run: stop the work, release the model, save the text. Once; never raises.
+        Returns the ending when its write failed in a way that may pass (a full disk): the
+        run then keeps it and writes it again (`_keep_saving`)."""
         if self.ending is not None:
-            return
+            return None
+        unsaved: Ending | None = None
         try:
             if self.stop_reason is None and finished is None and error is None:
                 error = self.buffer.over_limit  # cut at the size limit: an error that says so
@@ -264,7 +293,7 @@ class Run:
                 log.exception("run %s: could not describe its ending", self.id)
                 ending = failed_ending(self.buffer, "internal error")
             self.ending = ending  # from here on, no checkpoint and no stop reason
-            self.ending = await self._write_final(ending)
+            self.ending, unsaved = await self._write_final(ending)
         except Exception:
             log.exception("run %s: settle failed", self.id)
         finally:
@@ -272,19 +301,53 @@ class Run:
                 self.ending = failed_ending(self.buffer, "settle failed")
             self._done.set()
             self.buffer.changed.set()
-            self._on_done(self)
+            if unsaved is None:
+                self._saved.set()
+                self._on_done(self)
+        return unsaved
 
-    async def _write_final(self, ending: Ending) -> Ending:
-        """Write the ending (retried); return it, with `save_error` if every attempt failed."""
+    async def _write_final(self, ending: Ending) -> tuple[Ending, Ending | None]:
+        """Write the ending (retried). Return what followers are told — the ending, with
+        `save_error` if every attempt failed — and the ending still to write, if any."""
         attempts = self._limits.final_write_attempts
         for attempt in range(1, attempts + 1):
             try:
                 await self._sink.finish(ending)
-                return ending
+                return ending, None
+            except DiskFullError as exc:
+                log.error("run %s: final write failed, kept to write again: %s", self.id, exc)
+                self.save_problem = str(exc)
+                kept = f"{exc}. Parley keeps it and saves it when there is room: keep Parley open"
+                return dataclasses.replace(ending, save_error=kept), ending
             except Exception as exc:
                 log.error("run %s: final write failed (attempt %d): %s", self.id, attempt, exc)
-                if attempt == attempts:
+                if attempt == attempts or isinstance(exc, ReplyGoneError):
                     # The last checkpoint stays on disk; the next start marks it interrupted.
-                    return dataclasses.replace(ending, save_error=str(exc))
+                    return dataclasses.replace(ending, save_error=str(exc)), None
                 await anyio.sleep(self._limits.final_write_pause * attempt)
-        return ending  # not reached: the last attempt returns either way
+        return ending, None  # not reached: the last attempt returns either way
+
+    async def _keep_saving(self, ending: Ending | None) -> None:
+        """Write a settled reply's ending again and again until the database takes it. The
+        run stays registered meanwhile (its chat is busy: a new turn would fail to write too,
+        and must not read the old reply half-saved). Not shielded: a server that stops ends
+        it, and the next start marks the row interrupted with its last checkpoint."""
+        if ending is None:
+            return
+        try:
+            while True:
+                await anyio.sleep(self._limits.save_retry_interval)
+                try:
+                    await self._sink.finish(ending)
+                except ReplyGoneError as exc:
+                    log.error("run %s: its reply can no longer be saved: %s", self.id, exc)
+                    return
+                except Exception as exc:
+                    self.save_problem = str(exc)
+                    continue
+                self.save_problem = None
+                log.warning("run %s: saved once the database took it again", self.id)
+                return
+        finally:
+            self._saved.set()
+            self._on_done(self)
