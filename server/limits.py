@@ -261,8 +261,10 @@ class AttachmentLimits:
     # older ones are named to the model, not sent.
     max_request_image_bytes: int = 30 * 1024 * 1024
     upload_time: float = 120.0  # a body sent this slowly is refused (20 MB at 170 KB/s)
-    parse_cpu: float = 20.0  # a PDF's text, in the library's parse worker
-    image_read_time: float = 10.0  # an attachment's file read back for a model call
+    parse_cpu: float = 20.0  # a PDF's text, in the library's parse workers
+    # An image's width and height (WebP's own most; a 200-megapixel phone photo fits).
+    max_image_side: int = 16_384
+    read_time: float = 10.0  # an attachment's file read back (for the window, a model call)
     unsent_keep: float = 24 * 3600.0  # an upload never sent is deleted after this long
 
 

@@ -1,6 +1,7 @@
 """An attachment's bytes in the data dir's attachments/ folder, one file per attachment named
 by its id. Written once (a new file, never through a link), read back through one descriptor
-that follows no link and is bounded in bytes. Blocking: called on a worker thread."""
+that follows no link, opened without waiting (a FIFO in its place is refused, not waited on),
+and bounded in bytes. Blocking: called on a worker thread, within a time bound (service.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from server.errors import StorageError
 
 ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what server/ids.py makes; nothing else is a name
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 def _path(folder: Path, attachment_id: str) -> Path:
@@ -38,14 +40,22 @@ def write(folder: Path, attachment_id: str, data: bytes) -> None:
 
 
 def read(folder: Path, attachment_id: str, max_bytes: int) -> bytes:
-    """Raises OSError (missing, a link, not a regular file) or StorageError (too big)."""
-    fd = os.open(_path(folder, attachment_id), os.O_RDONLY | NOFOLLOW)
+    """Raises OSError (missing, a link) or StorageError (not a regular file, too big)."""
+    # Non-blocking: opening a FIFO put in the file's place waits for a writer that never
+    # comes; so opened, it returns at once and fstat refuses it.
+    flags = os.O_RDONLY | NOFOLLOW | NONBLOCK | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(_path(folder, attachment_id), flags)
     with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-            raise StorageError(f"attachment {attachment_id!r} is not a regular file")
+        found = os.fstat(file.fileno())
+        if not stat.S_ISREG(found.st_mode):
+            raise StorageError(f"the file of attachment {attachment_id!r} is not a regular file")
+        if found.st_size > max_bytes:
+            raise StorageError(
+                f"the file of attachment {attachment_id!r} is over {max_bytes} bytes"
+            )
         data = file.read(max_bytes + 1)
     if len(data) > max_bytes:
-        raise StorageError(f"attachment {attachment_id!r} grew past {max_bytes} bytes")
+        raise StorageError(f"the file of attachment {attachment_id!r} grew past {max_bytes} bytes")
     return data
 
 

@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import base64
 
-import anyio
-import anyio.to_thread
-
-from server.attachments import files
 from server.attachments.service import Attachments
 from server.errors import StorageError
 from server.types import ChatMessage, ImageJSON
@@ -55,15 +51,7 @@ async def with_images(
 
 async def _read(attachments: Attachments, attachment_id: str) -> tuple[bytes, str | None]:
     try:
-        with anyio.fail_after(attachments.limits.image_read_time):
-            # Abandoned at its deadline: a stalled disk must not hold the turn open.
-            data = await anyio.to_thread.run_sync(
-                files.read,
-                attachments.folder,
-                attachment_id,
-                attachments.limits.max_image_bytes,
-                abandon_on_cancel=True,
-            )
-    except (OSError, StorageError, TimeoutError):
+        data = await attachments.read(attachment_id, attachments.limits.max_image_bytes)
+    except (OSError, StorageError):  # a TimeoutError is an OSError
         return b"", "its file could not be read from the data folder"
     return data, None

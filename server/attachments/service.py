@@ -1,6 +1,7 @@
-"""Attachments: an upload checked, its text extracted (a PDF's in the library's parse worker,
-with its budget), its bytes stored in the data dir and its row written; read back for the
-window; uploads never sent deleted after a day."""
+"""Attachments: an upload checked, its text extracted (a PDF's in the library's parse workers,
+waiting its turn within their budget), its bytes stored in the data dir and its row written;
+read back (within a time bound) for the window and the model; uploads never sent deleted
+after a day."""
 
 from __future__ import annotations
 
@@ -14,7 +15,14 @@ import anyio.to_thread
 
 from server.attachments import files
 from server.attachments.kinds import decoded, kind_of
-from server.errors import BadRequestError, NotFoundError, PayloadTooLargeError, SkipFile
+from server.errors import (
+    BadRequestError,
+    NotFoundError,
+    PayloadTooLargeError,
+    SkipFile,
+    StorageError,
+    UnavailableError,
+)
 from server.ids import new_id
 from server.limits import AttachmentLimits
 from server.storage import attachments as rows
@@ -49,7 +57,7 @@ class Attachments:
         """Check, extract and store an upload. Raises BadRequestError (not a file Parley can
         attach, or one with no text) and PayloadTooLargeError (an image over its bound)."""
         name = clean_name(name)
-        kind = kind_of(name, data)
+        kind = await anyio.to_thread.run_sync(kind_of, name, data, self.limits.max_image_side)
         text: str | None = None
         if kind.kind == "image":
             if len(data) > self.limits.max_image_bytes:
@@ -101,15 +109,33 @@ class Attachments:
                 f"no attachment with id {attachment_id!r}", code="attachment_not_found"
             )
         try:
-            data = await anyio.to_thread.run_sync(
-                files.read, self.folder, attachment_id, self.limits.max_file_bytes
-            )
+            data = await self.read(attachment_id, self.limits.max_file_bytes)
+        except TimeoutError as exc:  # before OSError, of which it is one
+            raise UnavailableError(
+                f"the file of attachment {attachment_id!r} was not read from the data folder "
+                f"within {self.limits.read_time:g} s",
+                code="attachment_file_unreadable",
+            ) from exc
         except OSError as exc:
             raise NotFoundError(
                 f"the file of attachment {attachment_id!r} is gone from the data folder",
                 code="attachment_not_found",
             ) from exc
+        except StorageError as exc:
+            raise UnavailableError(
+                f"{exc}: it cannot be read from the data folder",
+                code="attachment_file_unreadable",
+            ) from exc
         return found, data
+
+    async def read(self, attachment_id: str, max_bytes: int) -> bytes:
+        """An attachment's bytes from its file within `read_time`. Raises TimeoutError, OSError
+        (missing, a link) or StorageError (not a regular file, over `max_bytes`)."""
+        with anyio.fail_after(self.limits.read_time):
+            # Abandoned at its deadline: a stalled disk must not hold a request or a turn.
+            return await anyio.to_thread.run_sync(
+                files.read, self.folder, attachment_id, max_bytes, abandon_on_cancel=True
+            )
 
 
 def bounded(text: str, max_chars: int) -> tuple[str, int, str | None]:

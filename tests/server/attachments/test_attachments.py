@@ -20,11 +20,9 @@ from server.models.context import IMAGE_TOKENS
 from tests.server.transfer.test_round_trip import import_document
 from tests.support.client import Reply, SSEStream
 from tests.support.documents import make_pdf
+from tests.support.image_files import JPEG, PNG, png
 from tests.support.parley import Parley
 from tests.support.upstream import Script, ScriptedUpstream
-
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(range(64))
-JPEG = b"\xff\xd8\xff\xe0" + bytes(range(100))
 
 
 def upload(parley: Parley, name: str, data: bytes) -> Reply:
@@ -127,7 +125,7 @@ def test_big_files_are_bounded(data_dir: Path, upstream: ScriptedUpstream) -> No
         too_big = upload(parley, "big.txt", b"x" * 4001)
         assert too_big.status == 413
         assert too_big.json()["error"]["code"] == "attachment_too_large"
-        assert upload(parley, "big.png", PNG + bytes(100)).status == 413
+        assert upload(parley, "big.png", png(filler=100)).status == 413
         long = uploaded(parley, "long.txt", b"y" * 3000)
         assert long["chars"] == 1000
         assert long["note"] == "only the first 1,000 of 3,000 characters are given to the model"
