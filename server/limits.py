@@ -120,6 +120,7 @@ class Limits:
     # Each part's own bounds (below), so every number of the house is in this one module.
     tools: ToolLimits = field(default_factory=lambda: ToolLimits())
     agents: AgentLimits = field(default_factory=lambda: AgentLimits())
+    compaction: CompactionLimits = field(default_factory=lambda: CompactionLimits())
     library: LibraryLimits = field(default_factory=lambda: LibraryLimits())
     models: ModelLimits = field(default_factory=lambda: ModelLimits())
     transfer: TransferLimits = field(default_factory=lambda: TransferLimits())
@@ -190,6 +191,23 @@ class AgentLimits:
     max_depth: int = 1  # sub-agents of sub-agents: none by default
     max_steps: int = 6  # model calls of one sub-agent
     update_interval: float = 0.1  # a running sub-agent's step is sent at most this often
+
+
+@dataclass(frozen=True)
+class CompactionLimits:
+    """Summarising a chat's earlier messages (server/agent/compaction.py)."""
+
+    summary_tokens: int = 512  # the summary's own length at most (each round's answer)
+    # Summarising calls of one compaction: what does not fit one call is read in rounds,
+    # each going on from the summary the one before wrote. Each round is a model call with
+    # a full prompt, so this bounds how long a turn waits for its compaction.
+    max_rounds: int = 16
+    # Tokens of a message (its start and its end) worth another round: as few rounds are
+    # made as keep each message this much; more is kept when those rounds have room.
+    line_share: int = 128
+    # Tokens a message is cut to at the least, when `max_rounds` cannot keep `line_share`
+    # of each, before the oldest messages are left out of the rounds instead.
+    line_floor: int = 24
 
 
 @dataclass(frozen=True)

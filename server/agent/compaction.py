@@ -6,8 +6,10 @@ Nothing is deleted or hidden: the messages stay in the chat, shown, searched and
 summary is stored beside them (server/storage/summaries.py) and drawn as a marker the user can
 read, edit or undo. The summarising is a model call of the turn itself (a loop of its own in
 the turn's tree, server/agent/children.py), so the turn's one Stop ends it, and a stopped one
-saves nothing: the chat stays as it was. The system prompt stays first; the summary is added
-to it (a single system message, which every chat template takes).
+saves nothing: the chat stays as it was. A part too long for one summarising call is read in
+rounds, each a call of the same kind that fits the model's context (server/agent/
+transcript.py). The system prompt stays first; the summary is added to it (a single system
+message, which every chat template takes).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 from server.agent.buffer import ReplyBuffer
 from server.agent.feed import Compaction
 from server.agent.history import as_sent_by_message
+from server.agent.transcript import fitted, lines_of, plan
 from server.errors import ParleyError
 from server.models.base import ChatRequest
 from server.models.context import IMAGE_TOKENS, MESSAGE_OVERHEAD, prompt_budget
@@ -41,12 +44,10 @@ INSTRUCTIONS = (
     "the user gave (names, numbers, codes, dates, places, preferences), every decision, every "
     "question still open, and what each tool call found. Write plain sentences, no preamble."
 )
-SUMMARY_TOKENS = 512  # the summary's own length at most
 OPENING_HEADING = "How the conversation began, word for word:"
 LATER_HEADING = "What followed, summarised:"
 OPENING_CHARS = 1_500  # of the first question and of the first reply
 KEEP = 0.5  # after compacting, the prompt takes at most this share of its room
-CHARS_PER_TOKEN = 3  # the transcript is cut to fit the summarising call, on the safe side
 UNKNOWN_CONTEXT = 8_192  # what "Compact now" assumes of a model whose context is not known
 
 
@@ -124,7 +125,8 @@ class Compactor:
             at += len(group)
         if sum(costs) + counts[-1] <= budget and not force:
             return request
-        target = -1 if force else int(budget * KEEP) - SUMMARY_TOKENS - counts[-1]
+        summary_tokens = self._loop.limits.compaction.summary_tokens
+        target = -1 if force else int(budget * KEEP) - summary_tokens - counts[-1]
         cut = _cut(messages, ids, costs, target)
         if cut is None:
             return request
@@ -158,26 +160,46 @@ class Compactor:
         self, messages: list[ChatMessage], previous: str | None, context: int
     ) -> str:
         """The summary of `messages` (after `previous`, the summary in force, if any) by the
-        chat's model, as a loop of the turn's tree: the turn's stop ends it."""
+        chat's model: in rounds, each a loop of the turn's tree (the turn's stop ends it)
+        going on from the summary the one before wrote. "" when stopped or when a round
+        gave no summary. Raises PromptTooLongError when the context leaves no room."""
         loop = self._loop
         loop.buffer.publish(Compaction("running", None))
         backend = loop.model.backend
-        room = prompt_budget(context, SUMMARY_TOKENS) - len(INSTRUCTIONS) // CHARS_PER_TOKEN
-        most = max(room, 0) * CHARS_PER_TOKEN
-        for _ in range(3):  # cut to fit the summarising call, counted by the model's tokenizer
-            transcript = _transcript(messages, previous, most)
-            (tokens,), _ = await backend.count_tokens([transcript])
-            if tokens <= room:
-                break
-            most = int(most * room / tokens * 0.9)
+        limits = loop.limits.compaction
+
+        async def count(texts: list[str]) -> list[int]:
+            counts, _ = await backend.count_tokens(texts)
+            return counts
+
+        # What a summarising call's transcript may take: the context less the room kept
+        # for the answer, the instructions, and each message's wrapping.
+        (instructions,) = await count([INSTRUCTIONS])
+        room = prompt_budget(context, limits.summary_tokens) - instructions - 2 * MESSAGE_OVERHEAD
+        rounds = await plan(lines_of(messages), previous, count, room, limits)
+        summary = previous
+        for number, lines in enumerate(rounds.rounds, start=1):
+            if loop.stopping:
+                return ""
+            transcript = await fitted(summary, lines, count, room)
+            said = await self._round(transcript, f"{loop.id}/compaction/{number}")
+            if not said:
+                return ""
+            summary = said
+        return summary or ""
+
+    async def _round(self, transcript: str, loop_id: str) -> str:
+        """One summarising call: its summary, "" when stopped or empty."""
+        loop = self._loop
         buffer = ReplyBuffer(loop.limits.max_reply_chars, on_change=_nothing, forward=_ignore)
-        child = loop.children.adopt(buffer, f"{loop.id}/compaction", steps=1)
+        child = loop.children.adopt(buffer, loop_id, steps=1)
         prompt: list[ChatMessage] = [
             {"role": "system", "content": INSTRUCTIONS},
             {"role": "user", "content": transcript},
         ]
-        summary_request = ChatRequest(prompt, max_tokens=SUMMARY_TOKENS, temperature=0.0)
-        finished = await child.run(summary_request, None)
+        max_tokens = loop.limits.compaction.summary_tokens
+        request = ChatRequest(prompt, max_tokens=max_tokens, temperature=0.0)
+        finished = await child.run(request, None)
         return buffer.text.strip() if finished is not None else ""
 
 
@@ -235,25 +257,6 @@ def _cut(messages: list[ChatMessage], ids: list[str], costs: list[int], target: 
             if remaining <= target:
                 break
     return Cut(first, last_ok) if last_ok is not None else None
-
-
-def _transcript(messages: list[ChatMessage], previous: str | None, most_chars: int) -> str:
-    """The messages as text to summarise (each cut to its share when they are too long)."""
-    lines = [f"Summary of what came before:\n{previous}"] if previous else []
-    for message in messages:
-        who = {"user": "User", "assistant": "Assistant"}.get(message["role"])
-        if who is None:
-            continue  # passages of documents given for one question, tool results
-        said = message["content"]
-        for part in message.get("parts", []):
-            if part["type"] == "tool":
-                said += f"\n[used the tool {part['name']}: {(part.get('result') or '')[:300]}]"
-        lines.append(f"{who}: {said}")
-    share = max(40, most_chars // max(len(lines), 1))
-    return "\n\n".join(
-        line if len(line) <= share else f"{line[: share // 2]} … {line[-share // 2 :]}"
-        for line in lines
-    )
 
 
 def _text(message: ChatMessage) -> str:

@@ -64,6 +64,12 @@ class Record:
     sent: list[float] = field(default_factory=list)
     hung_up_at: float | None = None
     finished: bool = False
+    refused: str | None = None  # why the request was refused for the model's context
+
+    @property
+    def tokens(self) -> int:
+        """What the request asks of the model's context (`requested_tokens`)."""
+        return requested_tokens(self.body)
 
     def sent_after(self, moment: float) -> int:
         return sum(1 for t in self.sent if t > moment)
@@ -105,6 +111,9 @@ class ScriptedUpstream(ServedOnLoopback):
         # and every request to one of those paths.
         self.answers: dict[str, Answer] = {}
         self.asked: list[Asked] = []
+        # The model's context, in tokens (None: no limit): said in its `GET /models` entry,
+        # and a request that would not fit it is refused, as a real upstream refuses it.
+        self.context: int | None = None
         self._lock = threading.Lock()
 
     # -- waiting helpers for tests (polling a recorded fact with a deadline) ---------------
@@ -148,7 +157,10 @@ class ScriptedUpstream(ServedOnLoopback):
                 await serve_answer(self.answers[scope["path"]], asked, receive, send)
             return
         if scope["path"] == "/v1/models":
-            await _send_json(send, 200, {"object": "list", "data": [{"id": "scripted"}]})
+            entry: dict[str, Any] = {"id": "scripted"}
+            if self.context is not None:
+                entry["context_length"] = self.context
+            await _send_json(send, 200, {"object": "list", "data": [entry]})
             return
         if scope["path"] != "/v1/chat/completions" or scope["method"] != "POST":
             await _send_json(send, 404, {"error": {"message": "not found"}})
@@ -166,6 +178,14 @@ class ScriptedUpstream(ServedOnLoopback):
         )
         with self._lock:
             self.records.append(record)
+        wanted = requested_tokens(body)
+        if self.context is not None and wanted > self.context:
+            record.refused = f"{wanted} tokens asked of a {self.context}-token context"
+            message = (
+                f"This model's maximum context length is {self.context} tokens. {record.refused}."
+            )
+            await _send_json(send, 400, {"error": {"message": message}})
+            return
         if script.status != 200:
             await _send_json(send, script.status, {"error": {"message": script.error_message}})
             return
@@ -286,6 +306,16 @@ class ScriptedUpstream(ServedOnLoopback):
             await emit(b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n")
         await emit(b"data: [DONE]\n\n")
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def requested_tokens(body: dict[str, Any]) -> int:
+    """The prompt's tokens and the reply's `max_tokens`, as an upstream that refuses what
+    would not fit adds them up. Counted as Parley estimates (3 characters a token, and 6 a
+    message for the chat template): stricter than a real tokenizer on English text."""
+    prompt = sum(-(-len(str(m.get("content") or "")) // 3) + 6 for m in body["messages"])
+    if body.get("tools"):
+        prompt += -(-len(json.dumps(body["tools"])) // 3)
+    return prompt + int(body.get("max_tokens") or 0)
 
 
 async def _read_body(receive: Any) -> bytes | None:

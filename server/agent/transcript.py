@@ -1,0 +1,188 @@
+"""What the summariser reads (server/agent/compaction.py): the messages to summarise as the
+lines of a transcript, in rounds that each fit the model's context.
+
+A chat far longer than the context (an import, a model with a smaller context than the
+chat's last one) cannot be read in one call. Its lines are read in rounds, oldest first,
+each round given the summary the one before wrote; a line too long for its share keeps its
+start and its end. Every count is made with the backend's own counter (the one the turn
+fits its prompt with), and each round's text is counted again before its call: nothing is
+sent that the model would refuse. When even the shortest cuts would need more rounds than
+allowed, the oldest lines are left out, and the transcript says how many.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from server.errors import PromptTooLongError
+from server.limits import CompactionLimits
+from server.types import ChatMessage
+
+Count = Callable[[list[str]], Awaitable[list[int]]]  # each text's tokens, by the backend
+
+SEPARATOR = "\n\n"
+SEPARATOR_TOKENS = 1  # between two lines (a count on the high side: "\n\n" is one token)
+PREVIOUS_HEADING = "Summary of what came before:"
+RESULT_CHARS = 300  # of a tool's result, in the line of the reply that called it
+LESS = 0.95  # each further try at a fit asks this much less than the last
+ATTEMPTS = 8  # of a round's text, counted again after each further cut
+
+
+@dataclass(frozen=True)
+class Plan:
+    rounds: list[list[str]]  # each round's lines, oldest first, cut to their share
+    left_out: int  # the oldest lines no round reads
+
+
+def lines_of(messages: list[ChatMessage]) -> list[str]:
+    """The messages as the transcript's lines: who said what, and what each tool call found
+    (its result's start). Passages of documents given for one question are not lines."""
+    lines: list[str] = []
+    for message in messages:
+        who = {"user": "User", "assistant": "Assistant"}.get(message["role"])
+        if who is None:
+            continue
+        said = message["content"]
+        for part in message.get("parts", []):
+            if part["type"] == "tool":
+                result = (part.get("result") or "")[:RESULT_CHARS]
+                said += f"\n[used the tool {part['name']}: {result}]"
+        lines.append(f"{who}: {said}")
+    return lines
+
+
+def header(summary: str | None) -> str | None:
+    """The summary a round goes on from, as the first line of its text."""
+    return f"{PREVIOUS_HEADING}\n{summary}" if summary else None
+
+
+def left_out_note(count: int) -> str:
+    return (
+        f"[{count:,} older messages are left out here, too many to read; the summary above "
+        "covers what came before them, if any.]"
+    )
+
+
+async def plan(
+    lines: list[str], previous: str | None, count: Count, room: int, limits: CompactionLimits
+) -> Plan:
+    """The lines split into at most `limits.max_rounds` rounds for calls whose text may take
+    `room` tokens, each beside the summary it goes on from (`previous` for the first).
+
+    As few rounds as keep `limits.line_share` tokens of each line; each line then keeps as
+    much as they hold (the same most for every line, the short ones whole). When even the
+    most rounds cannot keep that share, each line keeps no less than `limits.line_floor`
+    tokens, and the oldest lines that still do not fit are left out."""
+    if not lines:
+        return Plan([], 0)
+    first = header(previous)
+    tokens = await count([*lines, first or ""])
+    carried = tokens.pop()
+    most = level(tokens, room - min(room // 2, carried) - SEPARATOR_TOKENS * len(tokens))
+    if most >= min(limits.line_share, max(tokens)):  # one round is enough
+        kept = [_cut_to_tokens(line, t, most) for line, t in zip(lines, tokens, strict=True)]
+        return Plan([kept], 0)
+    # A later round goes on from the summary the one before wrote: counted by this counter,
+    # it may take more than the `summary_tokens` the model kept to; never more than half.
+    carry = limits.summary_tokens + limits.summary_tokens // 2
+    room -= min(room // 2, max(carried, carry))
+    if room <= limits.line_floor + SEPARATOR_TOKENS:
+        raise PromptTooLongError("the model's context leaves no room to summarise in")
+    # As few rounds as keep `line_share` of each line; all the rounds allowed when that is
+    # too many, each line then cut to as much as they hold (`line_floor` at the least).
+    wanted = [min(t, limits.line_share) + SEPARATOR_TOKENS for t in tokens]
+    bounds, start = _packed(wanted, room, limits.max_rounds)
+    least = limits.line_share if start == 0 else limits.line_floor
+    made = len(bounds)
+    total = room * made
+    while True:
+        most = level(tokens, total - SEPARATOR_TOKENS * len(tokens))
+        cap = min(max(most, least), room - SEPARATOR_TOKENS)
+        costs = [min(t, cap) + SEPARATOR_TOKENS for t in tokens]
+        bounds, start = _packed(costs, room, made)
+        if start == 0 or cap <= least:
+            break
+        total = int(total * LESS)  # next-fit left room unused at a round's end: ask less
+    rounds = [
+        [_cut_to_tokens(lines[i], tokens[i], cap) for i in range(begin, end)]
+        for begin, end in bounds
+    ]
+    if start:
+        rounds[0].insert(0, left_out_note(start))
+    return Plan(rounds, start)
+
+
+async def fitted(summary: str | None, lines: list[str], count: Count, room: int) -> str:
+    """One round's text: the summary it goes on from, then its lines, counted at most `room`
+    tokens. The summary takes at most half; the lines are cut further (the longest first)
+    while it does not fit. Raises PromptTooLongError if nothing fits."""
+    head = header(summary)
+    fixed = 0  # the summary's tokens
+    if head is not None:
+        (fixed,) = await count([head])
+        if fixed > room // 2:
+            head = cut(head, len(head) * (room // 2) // fixed)
+            (fixed,) = await count([head])
+    sizes = [len(line) for line in lines]
+    chars = sum(sizes)
+    text = ""
+    tokens = 0
+    for _ in range(ATTEMPTS):
+        kept = [cut(line, level(sizes, chars)) for line in lines]
+        text = SEPARATOR.join([head, *kept] if head is not None else kept)
+        (tokens,) = await count([text])
+        if tokens <= room:
+            return text
+        # The lines' share of what is over, taken from the longest ones.
+        ratio = max(room - fixed, 0) / max(tokens - fixed, 1)
+        chars = int(min(chars, sum(len(line) for line in kept)) * ratio * LESS)
+    raise PromptTooLongError(
+        f"the text to summarise does not fit the model's context: {tokens} tokens, at most "
+        f"{room} fit with room for the summary"
+    )
+
+
+def level(sizes: list[int], total: int) -> int:
+    """The most each size may keep so that together they keep at most `total` (the sizes
+    under it kept whole): the largest cap with sum(min(size, cap)) <= total."""
+    if sum(sizes) <= total:
+        return max(sizes, default=0)
+    left = max(total, 0)
+    ordered = sorted(sizes)
+    for index, size in enumerate(ordered):
+        share = left // (len(ordered) - index)
+        if size > share:
+            return share
+        left -= size
+    return ordered[-1]  # not reached: the sum is over `total`
+
+
+def cut(line: str, most: int) -> str:
+    """The line's start and end within `most` characters, the middle marked as left out."""
+    if len(line) <= most:
+        return line
+    half = max(most - 3, 2) // 2
+    return f"{line[:half]} … {line[len(line) - half :]}"
+
+
+def _cut_to_tokens(line: str, tokens: int, cap: int) -> str:
+    return line if tokens <= cap else cut(line, len(line) * cap // tokens)
+
+
+def _packed(costs: list[int], room: int, rounds: int) -> tuple[list[tuple[int, int]], int]:
+    """The lines (by cost) in at most `rounds` runs of at most `room`, filled from the newest
+    back: each run's (begin, end) oldest first, and the first line in any run (the ones
+    before it are left out)."""
+    bounds: list[tuple[int, int]] = []
+    end = len(costs)
+    used = 0
+    for index in range(len(costs) - 1, -1, -1):
+        if used + costs[index] > room:
+            bounds.append((index + 1, end))
+            if len(bounds) == rounds:
+                return bounds[::-1], index + 1
+            end, used = index + 1, 0
+        used += costs[index]
+    bounds.append((0, end))
+    return bounds[::-1], 0

@@ -1,0 +1,126 @@
+"""Compaction of a chat far longer than the model's context: the summariser is given the
+earlier messages in rounds, each a model call that fits the model's context with room for
+its answer, each going on from the summary the one before wrote. The upstream here says its
+context and refuses, as a real one does, a request that would not fit it."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.agent.compaction import INSTRUCTIONS, LATER_HEADING, SUMMARY_HEADING
+from server.limits import Limits
+from tests.server.transfer.test_transfer import import_json
+from tests.support.parley import Parley
+from tests.support.upstream import Record, Script, ScriptedUpstream
+
+CONTEXT = 4_096
+MESSAGES = 2_000
+FILLER = "and some more words about the matter at hand " * 5  # ~230 characters
+
+
+def summarising(record: Record) -> bool:
+    return bool(record.body["messages"][0]["content"] == INSTRUCTIONS)
+
+
+def transcript(record: Record) -> str:
+    said: str = record.body["messages"][1]["content"]
+    return said
+
+
+def long_chat(count: int) -> dict[str, Any]:
+    """A Parley export of one chat of `count` messages, questions and replies in turn."""
+    messages: list[dict[str, Any]] = []
+    for index in range(count):
+        role = "user" if index % 2 == 0 else "assistant"
+        said = f"{'Question' if role == 'user' else 'Reply'} {index}: {FILLER}(end of {index})"
+        messages.append(
+            {
+                "id": uuid.uuid4().hex,
+                "role": role,
+                "content": said,
+                "created_at": 1.0 + index,
+                "parent_id": messages[-1]["id"] if messages else None,
+            }
+        )
+    chat = {"id": uuid.uuid4().hex, "title": "long", "created_at": 1.0, "updated_at": 1.0}
+    return {"format": "parley", "version": 1, "conversations": [{**chat, "messages": messages}]}
+
+
+@pytest.fixture
+def small(data_dir: Path, upstream: ScriptedUpstream) -> Iterator[Parley]:
+    """Parley with an upstream whose context is CONTEXT (asked of it, as for a real one)."""
+    upstream.context = CONTEXT
+    server = Parley(data_dir, upstream.base_url).start()
+    yield server
+    server.stop()
+
+
+def imported(server: Parley, count: int) -> str:
+    reply = import_json(server, long_chat(count))
+    assert reply.status == 201, reply.body
+    (cid,) = reply.json()["conversations"]
+    path = f"/api/conversations/{cid}/context"
+    server.wait_for(lambda: server.call("GET", path).json()["limit"] == CONTEXT)
+    return str(cid)
+
+
+def test_a_2000_message_chat_is_summarised_in_rounds_that_each_fit_the_models_context(
+    small: Parley, upstream: ScriptedUpstream
+) -> None:
+    upstream.script = Script(texts=["The user asked numbered questions."])
+    server = small
+    cid = imported(server, MESSAGES)
+    stream = server.send(cid, "What was the last question about?")
+    stream.read_all()
+    assert stream.final["parley"]["status"] == "completed", stream.final
+
+    # Every request fitted the model's context, the summariser's answer included.
+    assert upstream.records and not [r.refused for r in upstream.records if r.refused]
+    assert max(r.tokens for r in upstream.records) <= CONTEXT
+    rounds = [r for r in upstream.records if summarising(r)]
+    assert 1 < len(rounds) <= Limits().compaction.max_rounds
+    assert all(r.body["max_tokens"] > 0 for r in rounds)  # room kept for the answer
+    for later in rounds[1:]:  # each round goes on from the summary written before it
+        assert transcript(later).startswith(
+            "Summary of what came before:\nThe user asked numbered questions."
+        )
+
+    conversation = server.conversation(cid)
+    assert len(conversation["messages"]) == MESSAGES + 2  # nothing deleted
+    (summary,) = conversation["summaries"]
+    assert f"{LATER_HEADING}\nThe user asked numbered questions." in summary["content"]
+    ids = [m["id"] for m in conversation["messages"]]
+    through = ids.index(summary["through_id"])
+    assert through > MESSAGES // 2  # the oldest part, most of the chat
+    # The newest message summarised is read, by the last round.
+    assert f"Reply {through}:" in transcript(rounds[-1])
+    assert f"(end of {through})" in transcript(rounds[-1])
+
+    answered = upstream.records[-1]
+    assert not summarising(answered)
+    assert SUMMARY_HEADING in answered.body["messages"][0]["content"]
+    assert answered.body["messages"][-1]["content"] == "What was the last question about?"
+
+
+def test_a_stop_during_a_later_round_ends_the_rounds_and_saves_nothing(
+    small: Parley, upstream: ScriptedUpstream
+) -> None:
+    cid = imported(small, MESSAGES)
+    upstream.queue = [Script(texts=["Round one."]), Script(tokens=1000, stall_after=2)]
+    stream = small.send(cid, "go on")
+    message_id = stream.first["message_id"]
+    upstream.wait_for(lambda: len([r for r in upstream.records if summarising(r) and r.sent]) == 2)
+    stream.hang_up()
+    message = small.wait_settled(cid, message_id)
+    assert (message["status"], message["ended_by"]) == ("interrupted", "client_hangup")
+    assert message["ended"]["model_calls"] == 1  # the round under way
+    upstream.wait_hung_up()
+    small.wait_idle()
+    assert len(upstream.records) == 2  # no round after it
+    assert transcript(upstream.records[1]).startswith("Summary of what came before:\nRound one.")
+    assert small.conversation(cid)["summaries"] == []
