@@ -309,6 +309,11 @@ class HubLimits:
     chunk_bytes: int = 1024 * 1024
     # The child's own last words (a JSON line, and its stderr tail) are read up to this.
     child_output_bytes: int = 64 * 1024
+    # Seconds with no new byte on disk before a download fails as `connection_lost` (resumable)
+    # and the queue moves on: a hub that drips a byte now and then passes every read timeout
+    # and would hold the queue for ever. Bytes reach the disk `chunk_bytes` at a time, so this
+    # is also the slowest transfer kept going (1 MiB a minute, ~17 KB/s).
+    stall_timeout: float = 60.0
     # At shutdown: the downloads are paused (their children killed) and remembered within this.
     shutdown_wait: float = 10.0
 

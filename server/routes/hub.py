@@ -38,6 +38,7 @@ def create_downloads(svc: Services) -> Downloads:
         settings.models_path,
         settings.data_dir / "downloads.json",
         os.environ.get("HF_ENDPOINT") or None,
+        settings.limits.hub,
     )
 
 

@@ -10,7 +10,9 @@ repositories holding GGUF files the tests make. Nothing reaches the internet.
 Like the real hub: an unknown repository is 401 RepoNotFound, a gated one lists its files
 but answers a download with 401 GatedRepo, a missing file is 404 EntryNotFound. A file may
 be served with bytes that do not match its sha256, drop the connection at an offset (every
-time: the connection is lost for good), or hold at an offset until `release()`. Each GET
+time: the connection is lost for good), hold at an offset until `release()`, or from an
+offset drip one byte every `drip_every` seconds until `release()` (a stalled hub that no
+read timeout catches). Each GET
 of a file's bytes is recorded (`gets`: its first byte, what it sent), so a test can tell a
 resume from a restart."""
 
@@ -49,6 +51,8 @@ class HubFile:
     missing: bool = False  # listed, but its download is a 404
     drop_at: int | None = None
     hold_at: int | None = None
+    drip_at: int | None = None
+    drip_every: float = 0.1
     held: threading.Event = field(default_factory=threading.Event)
     release_event: threading.Event = field(default_factory=threading.Event)
     # Each GET of the bytes: [its first byte, the bytes it sent so far].
@@ -231,7 +235,7 @@ class _Handler(BaseHTTPRequestHandler):
             offset = start
             while offset < size:
                 stop = size
-                for mark in (file.drop_at, file.hold_at):
+                for mark in (file.drop_at, file.hold_at, file.drip_at):
                     if mark is not None and offset < mark:
                         stop = min(stop, mark)
                 if file.drop_at is not None and offset >= file.drop_at:
@@ -249,6 +253,16 @@ class _Handler(BaseHTTPRequestHandler):
                 if offset == file.hold_at and not file.release_event.is_set():
                     file.held.set()
                     file.release_event.wait(30)
+                if offset == file.drip_at and not file.release_event.is_set():
+                    file.held.set()
+                    while offset < size - 1 and not file.release_event.wait(file.drip_every):
+                        try:
+                            self.wfile.write(source.read(1))
+                            self.wfile.flush()
+                        except OSError:
+                            return
+                        sent[1] += 1
+                        offset += 1
 
     def _json(self, status: int, value: object) -> None:
         body = json.dumps(value).encode()

@@ -1,6 +1,6 @@
 """One run of a download's child process (fetch.py), watched from the server's loop: the
-bytes on disk are read every poll (the progress, and the bound on what the hub may send),
-and `kill()` ends the transfer at once, whatever the child is doing."""
+bytes on disk are read every poll (the progress, the bound on what the hub may send, and
+whether it stalled), and `kill()` ends the transfer at once, whatever the child is doing."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -53,6 +54,7 @@ class FetchChild:
         )
         if self._killed:  # stopped while it was starting
             child.kill()
+        seen, moved_at = item.done, time.monotonic()
         try:
             while child.returncode is None:
                 with contextlib.suppress(TimeoutError):
@@ -65,6 +67,19 @@ class FetchChild:
                         "code": "too_big",
                         "message": f"the hub sent more bytes than {item.file} holds "
                         f"({item.size:,}); the partial file was deleted",
+                    }
+                # Judged by the bytes on disk, not by the connection: a hub that sends a
+                # byte now and then keeps every read timeout happy and the queue waiting.
+                if item.done != seen:
+                    seen, moved_at = item.done, time.monotonic()
+                elif time.monotonic() - moved_at > self.limits.stall_timeout:
+                    self.kill()
+                    await child.wait()
+                    return {
+                        "code": "connection_lost",
+                        "message": f"the download made no progress for "
+                        f"{self.limits.stall_timeout:.0f} s (the hub stalled); resume to "
+                        "continue from the bytes on disk",
                     }
             last = b""
             if child.stdout is not None:
