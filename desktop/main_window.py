@@ -142,6 +142,7 @@ class MainWindow(QMainWindow):
         self.reply.reply_finished.connect(self._on_reply_finished)
         self.reply.busy_changed.connect(self._on_reply_busy_changed)
         self.reply.error_reported.connect(self.show_error)
+        self.reply.error_resolved.connect(self.banner.withdraw)
         self.waiting.changed.connect(self._update_title)
         self.waiting.failed.connect(self.show_error)
         self.bar.switch_saved.connect(self.model_view.chat_changed)  # the tools offered

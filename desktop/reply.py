@@ -27,6 +27,7 @@ from desktop.client import (
     ReplyCompaction,
     ReplyEnd,
     ReplyOverdue,
+    ReplySaveProblem,
     ReplyStep,
     ReplyStream,
     ReplyText,
@@ -36,7 +37,13 @@ from desktop.controller import Context, Controller
 from desktop.earlier_messages import PAGE
 from desktop.errors import ClientError
 from desktop.reply_events import ReplyParts
-from desktop.reply_notes import STOPPING_NOTE, SUMMARISING_NOTE, SUMMARY_FAILED, stopping_note
+from desktop.reply_notes import (
+    STOPPING_NOTE,
+    SUMMARISING_NOTE,
+    SUMMARY_FAILED,
+    save_problem_note,
+    stopping_note,
+)
 from desktop.widgets.composer import Composer
 from desktop.widgets.transcript import Transcript
 from server.types import (
@@ -99,6 +106,7 @@ class Reply:
         self.parts = ReplyParts()
         self.stop_requested = False
         self.ending: ReplyEnd | None = None  # known, and being drawn
+        self.save_note: str | None = None  # what the window says while it cannot be saved
         self.summarising = False  # earlier messages are being summarised before it (issue 42)
 
 
@@ -112,6 +120,7 @@ class ReplyController(Controller):
     reply_finished = Signal(str)  # message id: the view shows its ending
     busy_changed = Signal()  # a chat began or finished a reply (Send/Stop, the sidebar)
     error_reported = Signal(str)  # for the user; the reply itself is saved regardless
+    error_resolved = Signal(str)  # a message reported before that is no longer true
     approval_requested = Signal(str, dict)  # conversation id, ApprovalJSON: a call waits
     overdue_asked = Signal(str, dict)  # conversation id, OverdueJSON: wait on, or stop it?
     step_updated = Signal(str, dict)  # conversation id, ToolPartJSON: a step changed
@@ -294,6 +303,9 @@ class ReplyController(Controller):
                 if isinstance(event, ReplyCompaction):
                     self._compaction(reply, conversation_id, event)
                     continue
+                if isinstance(event, ReplySaveProblem):
+                    self._save_problem(reply, event.problem)
+                    continue
                 if isinstance(event, ReplyText):
                     reply.parts.add_text(event.text)
                 elif isinstance(event, ReplyStep):
@@ -310,6 +322,14 @@ class ReplyController(Controller):
         await self._show_ending(reply, stream, end)
         if broken is not None:
             raise broken
+
+    def _save_problem(self, reply: Reply, problem: str | None) -> None:
+        """Said while it lasts: closing Parley then would lose what was not saved."""
+        if reply.save_note is not None:
+            self.error_resolved.emit(reply.save_note)
+        reply.save_note = None if problem is None else save_problem_note(problem)
+        if reply.save_note is not None:
+            self.error_reported.emit(reply.save_note)
 
     def _compaction(self, reply: Reply, conversation_id: str, event: ReplyCompaction) -> None:
         """Earlier messages summarised before the reply: said where its text will come; once

@@ -131,6 +131,14 @@ class ReplyCompaction:
     compaction: CompactionJSON
 
 
+@dataclass(frozen=True)
+class ReplySaveProblem:
+    """The server cannot save the reply now (`problem`: why, e.g. the disk is full; it
+    keeps it in memory and saves it when it can), or can again (`problem` None)."""
+
+    problem: str | None
+
+
 ReplyEvent = (
     ReplyText
     | ReplyStep
@@ -138,6 +146,7 @@ ReplyEvent = (
     | ReplyOverdue
     | ReplyCitation
     | ReplyCompaction
+    | ReplySaveProblem
     | ReplyEnd
 )
 

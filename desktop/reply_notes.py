@@ -1,6 +1,6 @@
 """What the window says of a reply while it ends or waits on something that is not the model:
 a Stop being saved (naming the tool or sub-agent it stopped), earlier messages being
-summarised, or a summary that could not be made."""
+summarised, a summary that could not be made, or a reply the server cannot save now."""
 
 from __future__ import annotations
 
@@ -12,6 +12,15 @@ SUMMARY_FAILED = (
     "Earlier messages could not be summarised; the reply goes on without a summary, and the "
     "model may not see the start of this chat."
 )
+
+
+def save_problem_note(problem: str) -> str:
+    """While the server cannot save a reply (a full disk): it keeps it in memory meanwhile,
+    so quitting Parley then is what would lose it."""
+    return (
+        f"This reply cannot be saved now ({problem}). Parley keeps it and saves it as soon "
+        "as there is room: free some disk space, and keep Parley open until then."
+    )
 
 
 def stopping_note(step: ToolPartJSON | None) -> str:

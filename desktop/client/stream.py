@@ -29,6 +29,7 @@ from desktop.reply_events import (
     ReplyEnd,
     ReplyEvent,
     ReplyOverdue,
+    ReplySaveProblem,
     ReplyStep,
     ReplyText,
 )
@@ -84,6 +85,9 @@ class ReplyStream:
                     yield ReplyOverdue(shaped(OverdueJSON, OVERDUE_KEYS, outcome["overdue"]))
                 elif outcome is not None and "compaction" in outcome:
                     yield ReplyCompaction(compaction(outcome["compaction"]))
+                elif outcome is not None and "save_problem" in outcome:
+                    problem = outcome["save_problem"]
+                    yield ReplySaveProblem(problem if isinstance(problem, str) else None)
                 elif outcome is not None and "citation" in outcome:
                     cited = shaped(CitationPartJSON, CITATION_KEYS, outcome["citation"])
                     yield ReplyCitation(cited)

@@ -27,3 +27,8 @@ class Banner(QWidget):
     def show_message(self, message: str) -> None:
         self.label.setText(message)
         self.show()
+
+    def withdraw(self, message: str) -> None:
+        """Hide the banner if it still says `message` (no longer true), not another one."""
+        if self.isVisible() and self.text() == message:
+            self.hide()

@@ -56,4 +56,14 @@ class Cited:
     citation: CitationPartJSON
 
 
-FeedItem = ToolCallsMade | StepChanged | ApprovalNeeded | CallOverdue | Compaction | Cited
+@dataclass(frozen=True)
+class SaveProblem:
+    """The reply's writes began to fail (a full disk: `problem` says why; it is kept in
+    memory and written again), or succeed again (`problem` None): `parley.save_problem`."""
+
+    problem: str | None
+
+
+FeedItem = (
+    ToolCallsMade | StepChanged | ApprovalNeeded | CallOverdue | Compaction | Cited | SaveProblem
+)

@@ -153,6 +153,13 @@ class ChunkWriter:
         chunk["parley"] = {"citation": part}
         return chunk
 
+    def save_problem(self, problem: str | None) -> ChunkJSON:
+        """The reply's writes fail (why), or succeed again (None): no choices."""
+        chunk = self.chunk({})
+        chunk["choices"] = []
+        chunk["parley"] = {"save_problem": problem}
+        return chunk
+
     def final(self, ending: Ending) -> ChunkJSON:
         """The last chunk: enough to show the reply's ending without asking the server again.
 

@@ -18,6 +18,7 @@ from server.agent.feed import (
     CallOverdue,
     Cited,
     Compaction,
+    SaveProblem,
     StepChanged,
     ToolCallsMade,
 )
@@ -89,6 +90,8 @@ class RunEventStream(RunResponse):
                 body = encode(self.writer.compaction(item.state, item.summary))
             elif isinstance(item, Cited):
                 body = encode(self.writer.citation(item.citation))
+            elif isinstance(item, SaveProblem):
+                body = encode(self.writer.save_problem(item.problem))
             else:
                 body = encode(self.writer.final(item)) + DONE
             await send({"type": "http.response.body", "body": body, "more_body": True})

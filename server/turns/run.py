@@ -31,7 +31,7 @@ import anyio.lowlevel
 from server.agent.approvals import Approvals
 from server.agent.buffer import ReplyBuffer
 from server.agent.delegate import Delegation
-from server.agent.feed import FeedItem
+from server.agent.feed import FeedItem, SaveProblem
 from server.agent.loop import AgentLoop
 from server.errors import DiskFullError, ParleyError, ReplyGoneError, UnavailableError
 from server.models.base import ChatRequest, StreamEnd
@@ -256,6 +256,8 @@ class Run:
         self._writing = False
         if self.ending is not None:
             return  # the settle wrote (or keeps) the ending
+        if (problem is None) != (self.save_problem is None):
+            self.buffer.publish(SaveProblem(problem))  # the followers say so, and when it ends
         self.save_problem = problem
         if problem is not None:
             # The text stays in memory; it is written again after a pause whether or not more

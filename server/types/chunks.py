@@ -92,6 +92,9 @@ class StepEventJSON(TypedDict, total=False):
     overdue: OverdueJSON
     compaction: CompactionJSON
     citation: CitationPartJSON
+    # The reply's writes fail (a full disk): why, while it is kept only in memory; null
+    # once a write succeeds again.
+    save_problem: str | None
 
 
 class DecisionJSON(TypedDict):

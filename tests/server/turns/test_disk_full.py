@@ -1,21 +1,18 @@
 """A disk that fills mid-reply: what was delivered is kept in memory and written once there
 is room again, streaming or settled; a settled reply is never left `streaming`.
-
-The data dir is a small tmpfs of its own, filled by a file of the test's and emptied again:
-the database meets a real ENOSPC (SQLite's SQLITE_FULL), as on a user's full disk."""
+The data dir is a small tmpfs of its own (tests/support/small_disk.py), filled and emptied."""
 
 from __future__ import annotations
 
-import errno
-import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.support.database import stored_status
 from tests.support.parley import Parley
+from tests.support.small_disk import SmallDisk, mounted_small_disk
 from tests.support.upstream import Script, ScriptedUpstream
 from tests.support.waiting import stays_true
 
@@ -24,51 +21,9 @@ pytestmark = pytest.mark.slow
 TOKEN_CHARS = 100  # 150 tokens: 15,000 characters, as in the report that found this
 
 
-class SmallDisk:
-    """A tmpfs mounted for the test; `fill()` takes every free byte, `free()` gives it back."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.filler = root / "filler"
-
-    def fill(self) -> None:
-        block = b"\0" * 65_536
-        with open(self.filler, "ab") as out:
-            try:
-                while True:
-                    out.write(block)
-                    out.flush()
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC, exc
-        # The last bytes a buffered write could not place: fill them one by one.
-        fd = os.open(self.filler, os.O_WRONLY | os.O_APPEND)
-        try:
-            while True:
-                os.write(fd, b"\0")
-        except OSError as exc:
-            assert exc.errno == errno.ENOSPC, exc
-        finally:
-            os.close(fd)
-
-    def free(self) -> None:
-        self.filler.unlink()
-
-
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
-    root = tmp_path / "disk"
-    root.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small filesystem needs root")
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(root)], capture_output=True
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
-    try:
-        yield SmallDisk(root)
-    finally:
-        subprocess.run(["umount", "-l", str(root)], check=False)
+    yield from mounted_small_disk(tmp_path)
 
 
 @pytest.fixture
@@ -129,7 +84,20 @@ def test_what_came_while_the_disk_was_full_is_checkpointed_when_space_returns(
     stays_true(lambda: len(stored_status(db_path, message_id)[1]) < len(delivered), 1.0)
     small_disk.free()
     server.wait_for(lambda: stored_status(db_path, message_id) == ("streaming", delivered))
+    # The client was told when the writes began to fail, and when they worked again.
+    stream.read_until(lambda _: problems(stream)[-1:] == [None])
+    said = problems(stream)
+    assert len(said) == 2 and "disk is full" in str(said[0]), said
 
     stream.hang_up()
     saved = server.wait_settled(conversation_id, message_id)
     assert (saved["status"], saved["content"]) == ("interrupted", delivered)
+
+
+def problems(stream: Any) -> list[str | None]:
+    """The `parley.save_problem` events the stream has brought so far."""
+    return [
+        event["parley"]["save_problem"]
+        for event in stream.events
+        if isinstance(event, dict) and "save_problem" in event.get("parley", {})
+    ]
