@@ -1,8 +1,9 @@
 """A file attached in the composer, read for its upload off the window's thread: bounded in
 bytes (a file over the server's limit is refused from its size, before any of it is read),
-opened without following a link, and its thumbnail made there too when it is an image.
-Also an image pasted from the clipboard, as the PNG file it is sent as, and sizes as people
-read them. Nothing here touches a widget: every function may run on a worker thread."""
+opened without following a link (its thumbnail is decoded after, in the window's queue of
+images: desktop/image_decoding.py). Also an image pasted from the clipboard, as the PNG file
+it is sent as, and sizes as people read them. Nothing here touches a widget: every function
+may run on a worker thread."""
 
 from __future__ import annotations
 
@@ -11,27 +12,24 @@ import os
 import stat
 from dataclasses import dataclass
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize, Qt
-from PySide6.QtGui import QImage, QImageReader, QImageWriter
+from PySide6.QtCore import QBuffer, QIODevice
+from PySide6.QtGui import QImage, QImageWriter
 
 from desktop.client.attachments import MAX_BYTES
 from desktop.errors import AttachmentError
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 READ_CHUNK = 1024 * 1024
-THUMBNAIL_PX = 96  # the longer side of a thumbnail, composer and transcript alike
 PASTED_NAME = "Pasted image.png"
 
 
 @dataclass(frozen=True)
 class FileRead:
-    """A file's bytes as read, what it is (`mime`, a guess from its name) and, for an image
-    Qt can read, its thumbnail."""
+    """A file's bytes as read and what it is (`mime`, a guess from its name)."""
 
     name: str
     data: bytes
     mime: str | None
-    thumbnail: QImage | None
 
 
 def size_text(size: int) -> str:
@@ -78,30 +76,7 @@ def read_file(path: str, limit: int = MAX_BYTES) -> FileRead:
     finally:
         os.close(fd)
     data = b"".join(chunks)
-    return FileRead(name, data, mimetypes.guess_type(name)[0], thumbnail(data))
-
-
-def thumbnail(data: bytes, px: int = THUMBNAIL_PX) -> QImage | None:
-    """An image's thumbnail (its longer side `px`), decoded at that size; None when `data`
-    is no image Qt reads."""
-    buffer = QBuffer()
-    buffer.setData(QByteArray(data))
-    buffer.open(QIODevice.OpenModeFlag.ReadOnly)
-    reader = QImageReader(buffer)
-    reader.setAutoTransform(True)  # a photo's EXIF turn
-    if not reader.canRead():
-        return None
-    size = reader.size()
-    if size.isValid() and (size.width() > px or size.height() > px):
-        reader.setScaledSize(size.scaled(QSize(px, px), Qt.AspectRatioMode.KeepAspectRatio))
-    image = reader.read()
-    if image.isNull():
-        return None
-    if image.width() > px or image.height() > px:  # a format that ignores the scaled size
-        image = image.scaled(
-            px, px, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation
-        )
-    return image
+    return FileRead(name, data, mimetypes.guess_type(name)[0])
 
 
 def pasted_image(image: QImage) -> FileRead:
@@ -113,4 +88,4 @@ def pasted_image(image: QImage) -> FileRead:
     data = bytes(buffer.data().data())
     if len(data) > MAX_BYTES:
         raise AttachmentError(too_large(PASTED_NAME, len(data)))
-    return FileRead(PASTED_NAME, data, "image/png", thumbnail(data))
+    return FileRead(PASTED_NAME, data, "image/png")

@@ -1,7 +1,8 @@
 """The files of the messages in the transcript (issue 43): their thumbnails, fetched from
-the server when Qt first draws one (and decoded off the window's thread), and what a click
-on a file's chip does: an image opens in a viewer (with Save…), any other file is saved
-where the user chooses (the save dialog starts with its name)."""
+the server when Qt first draws one, one file at a time, and decoded at their size in the
+window's queue of images (desktop/image_decoding.py); and what a click on a file's chip does:
+an image opens in a viewer (decoded at the size of the screen, with Save…), any other file is
+saved where the user chooses (the save dialog starts with its name)."""
 
 from __future__ import annotations
 
@@ -9,15 +10,14 @@ import asyncio
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QTimer, QUrl
-from PySide6.QtGui import QImage
+from PySide6.QtCore import QSize, QTimer, QUrl
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from desktop.attachment_files import thumbnail
 from desktop.controller import Context, Controller
 from desktop.errors import ClientError
 from desktop.history_files import file_name_for
-from desktop.widgets.image_viewer import ImageViewer
+from desktop.image_decoding import decoded
+from desktop.widgets.image_viewer import ImageViewer, screen_room
 from desktop.widgets.transcript import Transcript
 from desktop.widgets.transcript.attachments import THUMBNAIL_PX, parse_link
 
@@ -30,6 +30,9 @@ class AttachmentLinks(Controller):
         self._images = transcript.attachment_images
         self.folder = ""
         self.viewer: ImageViewer | None = None  # the last one opened
+        # One thumbnail's file fetched and decoded at a time: a chat of many images holds
+        # one file's bytes while it waits, not all of them.
+        self._one_thumbnail = asyncio.Lock()
         self._images.wanted.connect(self._on_images_wanted)
         # The transcript's own links leave this scheme alone (desktop/widgets/transcript/links.py).
         transcript.anchorClicked.connect(self._on_transcript_anchor_clicked)
@@ -38,12 +41,15 @@ class AttachmentLinks(Controller):
         self._context.tasks.spawn(self._fetch_thumbnail(attachment_id))
 
     async def _fetch_thumbnail(self, attachment_id: str) -> None:
-        try:
-            data = await self._context.require_client().attachments.content(attachment_id)
-        except ClientError:
-            self._images.add(attachment_id, None)  # gone or unreadable: the empty square stays
-            return
-        self._images.add(attachment_id, await asyncio.to_thread(thumbnail, data, THUMBNAIL_PX * 2))
+        async with self._one_thumbnail:
+            try:
+                data = await self._context.require_client().attachments.content(attachment_id)
+            except ClientError:
+                self._images.add(attachment_id, None)  # gone or unreadable: an empty square
+                return
+            side = THUMBNAIL_PX * 2  # for a high-density screen
+            picture = await decoded(data, QSize(side, side))
+        self._images.add(attachment_id, picture.image, too_large=picture.too_large)
 
     def _on_transcript_anchor_clicked(self, url: QUrl) -> None:
         found = parse_link(url)
@@ -74,11 +80,16 @@ class AttachmentLinks(Controller):
 
     async def _view(self, attachment_id: str, name: str) -> None:
         data = await self._context.require_client().attachments.content(attachment_id)
-        image = await asyncio.to_thread(QImage.fromData, data)
-        if image.isNull():  # not an image Qt shows: offered to save (the dialog not in here)
+        picture = await decoded(data, screen_room(self._parent))
+        if picture.image is None and not picture.too_large:
+            # Not an image Qt shows: offered to save (the dialog not in here).
             QTimer.singleShot(0, lambda: self.save(attachment_id, name, data))
             return
-        viewer = ImageViewer(name, image, self._parent)
+        if picture.image is not None:
+            viewer = ImageViewer(name, picture.image, self._parent)
+        else:
+            said = f"{name} is too large to show here ({picture.size_text()})."
+            viewer = ImageViewer(name, None, self._parent, said)
         viewer.save_requested.connect(lambda: self.save(attachment_id, name, data))
         self.viewer = viewer
         viewer.open()

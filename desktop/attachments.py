@@ -13,17 +13,19 @@ import os
 from collections.abc import Callable
 from functools import partial
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QSize, Signal
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QAbstractScrollArea, QFileDialog, QWidget
 
 from desktop.attachment_files import PASTED_NAME, FileRead, pasted_image, read_file
 from desktop.controller import Context, Controller
 from desktop.errors import AttachmentError, ClientError
-from desktop.widgets.attachment_chips import Chip
+from desktop.image_decoding import decoded
+from desktop.widgets.attachment_chips import CHIP_THUMBNAIL_PX, TOO_LARGE_TO_PREVIEW, Chip
 from desktop.widgets.composer import Composer
 from desktop.widgets.file_drops import FileDrops
 
+THUMBNAIL_PX = 2 * CHIP_THUMBNAIL_PX  # decoded for a high-density screen
 MAX_PER_MESSAGE = 10  # the server's limit (Limits.attachments.max_per_message)
 FILE_TYPES = (
     "Text, code, PDF and images (*.txt *.md *.markdown *.csv *.json *.yaml *.yml *.toml "
@@ -80,7 +82,11 @@ class Attachments(Controller):
     async def _upload(self, chip: Chip, reading: Callable[[], FileRead]) -> None:
         try:
             read = await asyncio.to_thread(reading)  # (never on the window's thread)
-            chip.size, chip.thumbnail = len(read.data), read.thumbnail
+            chip.size = len(read.data)
+            self._composer.show_chips()
+            picture = await decoded(read.data, QSize(THUMBNAIL_PX, THUMBNAIL_PX))
+            chip.thumbnail = picture.image
+            chip.preview = TOO_LARGE_TO_PREVIEW if picture.too_large else ""
             self._composer.show_chips()
             client = self._context.require_client()
             chip.attachment = await client.attachments.upload(read.name, read.data, read.mime)

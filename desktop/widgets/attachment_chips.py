@@ -1,6 +1,7 @@
 """The files attached to the message being written, as chips above the message box: each
 with its name, its size (or "uploading…", or why the server refused it), a thumbnail for an
-image, and × to take it off (a button of its own: Tab reaches it, Space or Enter presses it).
+image (or, for one too large to decode, the file's icon and "too large to preview"), and × to
+take it off (a button of its own: Tab reaches it, Space or Enter presses it).
 The chips wrap onto more lines when there are many."""
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ CHIP_THUMBNAIL_PX = 36
 NAME_WIDTH_PX = 180
 REASON_WIDTH_PX = 260
 UPLOADING = "uploading…"
+TOO_LARGE_TO_PREVIEW = "too large to preview"
 
 
 @dataclass(eq=False)
@@ -43,6 +45,7 @@ class Chip:
     state: ChipState = "uploading"
     reason: str = ""  # why it was refused
     thumbnail: QImage | None = None
+    preview: str = ""  # why an image has no thumbnail
     attachment: AttachmentJSON | None = None  # the server's, once uploaded
 
 
@@ -144,11 +147,13 @@ class AttachmentChips(QWidget):
 def _detail(chip: Chip) -> str:
     if chip.state == "refused":
         return chip.reason
-    if chip.state == "uploading":
-        return UPLOADING if chip.size is None else f"{size_text(chip.size)} · {UPLOADING}"
-    note = chip.attachment.get("note") if chip.attachment else None
     size = size_text(chip.size) if chip.size is not None else ""
-    return f"{size} · {note}" if note else size
+    said = [size, chip.preview]
+    if chip.state == "uploading":
+        said.append(UPLOADING)
+    elif chip.attachment and chip.attachment.get("note"):
+        said.append(chip.attachment.get("note") or "")
+    return " · ".join(s for s in said if s)
 
 
 class FlowLayout(QLayout):

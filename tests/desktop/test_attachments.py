@@ -3,7 +3,9 @@ upstream: files attached by the Attach button, dropped on the conversation or pa
 or an image) become chips that upload at once; a file refused shows why; a message with an
 image reaches an upstream as an OpenAI `image_url` part, and the chips clear; the local model
 refuses an image before anything is sent, and the composer keeps the words and the chips;
-reopening the chat shows the files, and a click saves one or shows an image."""
+reopening the chat shows the files, and a click saves one or shows an image; ten images of
+8000×8000 pixels, attached or in a chat, add at most 100 MB to the window and say they are
+too large to preview."""
 
 from __future__ import annotations
 
@@ -14,8 +16,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
-from PySide6.QtGui import QColor, QDragEnterEvent, QDropEvent, QImage
+from PySide6.QtGui import QColor, QDragEnterEvent, QDropEvent, QImage, QTextDocument
 from PySide6.QtWidgets import QApplication, QFileDialog, QToolButton, QWidget
 
 from desktop.attachment_files import read_file
@@ -25,6 +28,7 @@ from desktop.widgets.attachment_chips import Chip
 from desktop.widgets.image_viewer import ImageViewer
 from server.models.bundled import BUNDLED_MODEL_NAME
 from tests.desktop.conftest import GuiApp, run
+from tests.support.pixels import big_png, memory_mb, reset_peak_memory
 from tests.support.upstream import Script, ScriptedUpstream
 
 
@@ -39,10 +43,10 @@ def chips(gui: GuiApp) -> list[Chip]:
     return gui.window.composer.chips_shown()
 
 
-def settled(gui: GuiApp, qtbot: Any, count: int) -> list[Chip]:
+def settled(gui: GuiApp, qtbot: Any, count: int, timeout_ms: int = 10_000) -> list[Chip]:
     """Until `count` chips are attached and none is still uploading."""
     qtbot.waitUntil(
-        lambda: len(chips(gui)) == count and not gui.window.composer.uploading, timeout=10_000
+        lambda: len(chips(gui)) == count and not gui.window.composer.uploading, timeout=timeout_ms
     )
     return chips(gui)
 
@@ -341,3 +345,63 @@ def _messages(gui: GuiApp) -> list[dict[str, Any]]:
         "messages"
     ]
     return found
+
+
+@pytest.mark.slow
+@pytest.mark.qt_log_ignore("exceeds the current allocation limit")
+def test_ten_huge_images_add_at_most_100_mb_to_the_window_attached_or_shown(
+    gui_factory: Any, upstream: ScriptedUpstream, qtbot: Any, monkeypatch: Any, tmp_path: Path
+) -> None:
+    upstream.script = Script(tokens=1)
+    first = big_png(tmp_path / "huge 0.png")  # 265 KB, 8000×8000 (256 MB decoded)
+    pictures = [first] + [tmp_path / f"huge {i}.png" for i in range(1, 10)]
+    for picture in pictures[1:]:
+        picture.write_bytes(first.read_bytes())
+    gui = gui_factory()
+    before = reset_peak_memory()
+    attach_by_dialog(gui, monkeypatch, *pictures)
+    attached = settled(gui, qtbot, 10, timeout_ms=30_000)
+    added = memory_mb()["VmHWM"] - before
+    print(f"ten 8000x8000 images attached: +{added:.0f} MB at the peak")  # measured: +14
+    assert added <= 100
+    assert all(c.state == "ready" and c.thumbnail is None for c in attached)
+    assert all("too large to preview" in text for text in chip_texts(gui))
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=20_000):
+        gui.send("Ten big ones")
+    gui.close()
+
+    # The next launch opens the chat: its ten thumbnails are fetched and decoded there.
+    gui = gui_factory()
+    view = gui.window.transcript
+    sidebar = gui.window.sidebar
+    qtbot.waitUntil(lambda: sidebar.list.count() >= 1, timeout=5_000)
+    before = reset_peak_memory()
+    sidebar.list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: "huge 9.png" in gui.transcript_text(), timeout=10_000)
+    ids = [a["id"] for a in _attached(gui)]
+    assert len(ids) == 10
+    view.grab()  # drawn: every thumbnail is asked for
+    qtbot.waitUntil(lambda: all(view.attachment_images.has(i) for i in ids), timeout=30_000)
+    # A click on one: the viewer says it is too large, and offers to save it.
+    view.anchorClicked.emit(QUrl(next(h for h in _hrefs(view.toHtml()) if "huge+0.png" in h)))
+    links = gui.window.attachment_links
+    qtbot.waitUntil(lambda: links.viewer is not None, timeout=10_000)
+    added = memory_mb()["VmHWM"] - before
+    print(f"a chat of ten 8000x8000 images shown: +{added:.0f} MB at the peak")  # measured: +2
+    assert added <= 100
+    for ident in ids:
+        thumbnail = view.document().resource(
+            QTextDocument.ResourceType.ImageResource, f"parley-attachment:thumb/{ident}"
+        )
+        assert isinstance(thumbnail, QImage) and _has_words(thumbnail)  # "Too large…"
+    assert links.viewer is not None
+    assert "too large to show here (8000 × 8000 pixels)" in links.viewer.picture.text()
+    assert links.viewer.save_button.isVisible()
+    links.viewer.close()
+
+
+def _has_words(square: QImage) -> bool:
+    """Something is drawn in the middle of `square`, beside its plain ground."""
+    ground, middle = square.pixelColor(0, 0), square.height() // 2
+    return any(square.pixelColor(x, middle + dy) != ground for x in range(square.width())
+               for dy in range(-8, 9))  # fmt: skip

@@ -4,14 +4,15 @@ name and size, an image's thumbnail, a file's icon; a click on one is the window
 
 A thumbnail is an image resource of the transcript's document, loaded when Qt first draws it
 (`AttachmentImages.load`, from the transcript's `loadResource`): until the window has fetched
-the file (`wanted`) it is an empty square of its size, so nothing moves when it comes."""
+the file (`wanted`) it is an empty square of its size, so nothing moves when it comes. An
+image too large to decode within the window's bounds is a square that says so."""
 
 from __future__ import annotations
 
 import html
 from urllib.parse import quote, urlencode
 
-from PySide6.QtCore import QObject, Qt, QUrl, QUrlQuery, Signal
+from PySide6.QtCore import QObject, QRect, Qt, QUrl, QUrlQuery, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QTextDocument
 from PySide6.QtWidgets import QTextEdit
 
@@ -23,6 +24,7 @@ SCHEME = "parley-attachment"
 THUMBNAIL_PX = 72  # drawn; the image itself is twice that, for a high-density screen
 ICON_PX = 20
 MIDDLE = 'style="vertical-align: middle;"'  # the name beside the picture's middle
+TOO_LARGE = "Too large to preview"
 
 
 def attachments_html(attachments: list[AttachmentJSON] | None, muted: str) -> str:
@@ -91,9 +93,12 @@ class AttachmentImages(QObject):
             self.wanted.emit(ident)
         return _square(None)
 
-    def add(self, ident: str, image: QImage | None) -> None:
-        """The thumbnail of `ident` came (None: the file is no image Qt reads: a grey square)."""
+    def add(self, ident: str, image: QImage | None, too_large: bool = False) -> None:
+        """The thumbnail of `ident` came (None: the file is no image Qt reads: a grey square;
+        `too_large`: one the window does not decode, a square that says so)."""
         square = _square(image)
+        if image is None and too_large:
+            _say(square, TOO_LARGE, self._view.palette().text().color())
         self._thumbnails[ident] = square
         url = QUrl(f"{SCHEME}:thumb/{quote(ident, safe='')}")
         self._view.document().addResource(QTextDocument.ResourceType.ImageResource, url, square)
@@ -120,3 +125,16 @@ def _square(image: QImage | None) -> QImage:
         painter.drawImage((side - fitted.width()) // 2, (side - fitted.height()) // 2, fitted)
         painter.end()
     return square
+
+
+def _say(square: QImage, words: str, colour: QColor) -> None:
+    """`words` written across the middle of `square`, wrapped, small."""
+    painter = QPainter(square)
+    font = painter.font()
+    font.setPixelSize(square.height() // 7)
+    painter.setFont(font)
+    painter.setPen(colour)
+    margin = square.width() // 10
+    box = QRect(margin, 0, square.width() - 2 * margin, square.height())
+    painter.drawText(box, int(Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap), words)
+    painter.end()
