@@ -53,6 +53,7 @@ class Downloads:
         self._child: FetchChild | None = None
         self._stop_as: dict[str, str] = {}  # id -> "paused" / "cancelled": a kill of ours
         self._idle: dict[str, asyncio.Event] = {}  # set when the item's run has ended
+        self._leaving: set[str] = set()  # paths of cancelled downloads, their `.part` going
         self._save_lock = asyncio.Lock()
 
     # -- reading --------------------------------------------------------------------------
@@ -109,6 +110,11 @@ class Downloads:
 
     def _refuse_a_second(self, path: Path) -> None:
         """ConflictError (`download_exists`, naming it) if a download already has `path`."""
+        if str(path) in self._leaving:
+            raise ConflictError(
+                f"{path.name} was just cancelled and its partial file is being deleted: ask again",
+                code="download_exists",
+            )
         for item in self._items.values():
             if item.path == str(path):
                 raise ConflictError(
@@ -146,11 +152,16 @@ class Downloads:
         item = self.get(download_id)
         if item.state in records.ACTIVE:
             await self._stop(item, "cancelled")
-        # Its partial file goes while it still holds its path: a new download of the same
-        # file cannot be claimed (and start writing the `.part`) before the unlink.
-        if item.state != "completed":
-            await asyncio.to_thread(item.part.unlink, missing_ok=True)
+        # Forgotten at once (nothing runs or resumes it now), but its path stays claimed until
+        # its partial file is gone: a new download of the same file cannot start writing the
+        # `.part` before the unlink.
         self._items.pop(item.id, None)
+        if item.state != "completed":
+            self._leaving.add(item.path)
+            try:
+                await asyncio.to_thread(item.part.unlink, missing_ok=True)
+            finally:
+                self._leaving.discard(item.path)
         await self._save()
 
     async def _stop(self, item: Download, reason: str) -> None:

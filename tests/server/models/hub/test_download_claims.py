@@ -89,3 +89,28 @@ def test_a_file_already_at_the_path_is_neither_replaced_nor_deleted(
         assert "tiny-Q8_0" not in models(server)
     finally:
         server.stop()
+
+
+def test_a_cancelled_download_lets_go_of_its_file(
+    hub: LocalHub, data_dir: Path, gguf_dir: Path
+) -> None:
+    file = HubFile(tiny_gguf(gguf_dir / "t.gguf", 1024 * 1024), hold_at=512 * 1024)
+    hub.add("me/Tiny-GGUF", {"tiny-Q8_0.gguf": file})
+    part = data_dir / "models" / "me" / "Tiny-GGUF" / "tiny-Q8_0.gguf.part"
+    server = Parley(data_dir).start()
+    try:
+        first = start(server, "me/Tiny-GGUF", "tiny-Q8_0.gguf")
+        assert file.held.wait(30)
+        assert server.call("DELETE", f"/api/downloads/{first}").status == 204
+        assert not part.exists()
+        file.hold_at = None
+        file.release_event.set()
+        again = start(server, "me/Tiny-GGUF", "tiny-Q8_0.gguf")
+        done = wait_state(server, again, "completed", "failed")
+        assert done["state"] == "completed", done
+        assert [d["id"] for d in server.call("GET", "/api/downloads").json()["downloads"]] == [
+            again
+        ]
+        assert "tiny-Q8_0" in models(server)
+    finally:
+        server.stop()
