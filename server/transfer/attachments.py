@@ -162,3 +162,19 @@ def insert_rows(conn: sqlite3.Connection, cid: str, carried: Carried) -> None:
             if item["id"] in carried.written
         ],
     )
+
+
+def without_rows(conn: sqlite3.Connection, ids: list[str]) -> list[str]:
+    """Those of `ids` that no attachment's row names."""
+    found: set[str] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        query = f"SELECT id FROM attachments WHERE id IN ({marks})"
+        found.update(row[0] for row in conn.execute(query, chunk))
+    return [i for i in ids if i not in found]
+
+
+def remove(folder: Path, ids: list[str]) -> None:
+    """Remove these files (a failed import's, whose rows are gone). Blocking."""
+    files.remove(folder, ids)

@@ -208,6 +208,7 @@ class _Worker:
         self.batches = 0
         self.cache_size: int | None = None  # the database's page cache before the import
         self.attachments = db.path.parent / "attachments"  # the data dir's (server/attachments/)
+        self.files: list[str] = []  # the attachments' files this import wrote
 
     def run(self) -> None:
         job = self.job
@@ -269,6 +270,7 @@ class _Worker:
                 continue
             conversation: Conversation = item.conversation
             attachments.write_files(self.attachments, conversation.files)  # before its rows
+            self.files.extend(conversation.files.written)
             count = len(conversation.messages)
             start = 0
             while True:
@@ -322,6 +324,9 @@ class _Worker:
         try:
             while self._call(staging.discard, self.job.id, max(self.budget, MIN_BATCH_ROWS)):
                 self._check_closing()
+            # Its files no row names now (a file whose row is there stays: it is shown).
+            gone = cast(list[str], self._call(attachments.without_rows, self.files))
+            attachments.remove(self.attachments, gone)
         except Exception:  # the next start deletes what is left
             log.exception("could not delete the rows of a failed import")
 

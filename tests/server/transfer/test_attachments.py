@@ -138,3 +138,12 @@ def test_the_same_export_imported_twice_gives_two_copies_of_its_files(
     assert parley.call("DELETE", f"/api/conversations/{first}").status == 204
     assert parley.call("GET", f"/api/attachments/{b['id']}").body == b"one"
     assert [p.name for p in (data_dir / "attachments").iterdir()] == [b["id"]]
+
+
+def test_a_failed_import_leaves_none_of_its_files(parley: Parley, data_dir: Path) -> None:
+    doc = document([text_file("a1", b"one")], [text_file("a2", b"two")])
+    doc["conversations"][1]["messages"][0]["role"] = "robot"  # read after the first's files
+    reply = import_document(parley, doc)
+    assert reply.status == 400, reply.body
+    assert "conversations[1].messages[0].role" in reply.json()["error"]["message"]
+    assert list((data_dir / "attachments").iterdir()) == []
