@@ -4,7 +4,7 @@
 
 parley-server and the scripted upstream each in a process of their own. Measured:
 - the upload of a 1 MB Markdown file, a 20 MB text file (the largest), a 10 MB image and a
-  40-page PDF (its text extracted in a parse worker started for it): POST to 201;
+  40-page PDF (its text extracted in the library's parse workers): POST to 201;
 - a send carrying the 10 MB image: POST to the upstream holding the request (the file read,
   base64 and the request's JSON), and the server's resident memory after;
 - while the 20 MB file uploads, a reply streaming in another chat: its longest gap between
@@ -24,8 +24,11 @@ from urllib.parse import quote
 from bench.harness import TOKEN, ParleyProcess, processes, show, summary
 from tests.support.client import SSEStream, request
 from tests.support.documents import make_pdf
+from tests.support.image_files import png
 
-PNG = b"\x89PNG\r\n\x1a\n"
+PNG_BYTES = 10 * 1024 * 1024  # the most an attached image may be
+# A real PNG made that big by a text chunk (20 bytes of the chunk's own around the filler).
+PNG = png(filler=PNG_BYTES - len(png()) - 20)
 
 
 def upload(parley: ParleyProcess, name: str, data: bytes) -> tuple[float, dict[str, Any]]:
@@ -52,7 +55,7 @@ def main(rounds: int) -> None:
         files = {
             "notes.md (1 MB)": ("notes.md", b"# Notes\n\n" + b"Some words here. " * 61_680),
             "big.txt (20 MB)": ("big.txt", b"x" * (20 * 1024 * 1024 - 1)),
-            "photo.png (10 MB)": ("photo.png", PNG + bytes(10 * 1024 * 1024 - len(PNG))),
+            "photo.png (10 MB)": ("photo.png", PNG),
             "report.pdf (40 pages)": ("report.pdf", pdf.read_bytes()),
         }
         with processes() as (upstream, parley):

@@ -19,7 +19,6 @@ from server.http.error_response import ErrorResponse
 from server.http.framing import FramingMiddleware
 from server.http.security import SecurityMiddleware
 from server.library.service import Library
-from server.library.worker import pdf_text
 from server.models.base import ChatBackend
 from server.models.local import LocalBackend
 from server.models.openai_compat import OpenAICompatBackend
@@ -84,7 +83,10 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
         library=library,
         imports=Imports(store.db, settings.db_path.parent / "imports"),
         attachments=Attachments(
-            store.db, settings.data_dir / "attachments", settings.limits.attachments, pdf_text
+            store.db,
+            settings.data_dir / "attachments",
+            settings.limits.attachments,
+            library.parsers.pdf_text,  # attached PDFs wait their turn in the library's workers
         ),
     )
     downloads = hub_routes.create_downloads(svc)

@@ -224,8 +224,11 @@ class LibraryLimits:
     parse_wall_factor: float = 4.0
     # The worker's address space (RLIMIT_AS): pypdf needs ~250 MB on the bomb.
     parse_memory_bytes: int = 1 << 30
+    # Parse workers at once, the library's files and attached PDFs together (server/library/
+    # pool.py): what parsing may cost is this many times parse_memory_bytes, whatever comes.
+    parse_workers: int = 2
     worker_stop_wait: float = 2.0
-    worker_idle: float = 60.0  # the parse worker is closed after this long with nothing to do
+    worker_idle: float = 60.0  # a parse worker is closed after this long with nothing to do
     watcher_ready_wait: float = 30.0  # its set-up walks the whole tree
     watcher_stop_wait: float = 2.0  # after stdin closes it ends within one watch step
     watcher_why_wait: float = 1.0  # for a failed watcher's last words

@@ -3,8 +3,9 @@
 A folder is scanned when it is added and at every start (a file changed or deleted while
 Parley was not running is caught then), and its changes are followed while Parley runs
 (`watching`). A file is read (as hostile input: `reading`) in a thread, parsed and cut into
-passages in a worker process with a budget (`worker`: a PDF bomb is skipped, saying why),
-then written in one transaction: a kill -9 leaves whole files in the index,
+passages in a worker process with a budget (`worker`: a PDF bomb is skipped, saying why; the
+workers are the server's parse pool, shared with attached PDFs: `pool`), then written in one
+transaction: a kill -9 leaves whole files in the index,
 and the next scan skips every file already there unchanged (the same file, by device and
 inode, with the same size and time; or the same content hash), so it goes on where it was.
 Folders may nest: a file below two folders of the library is indexed once, and stays while
@@ -32,23 +33,21 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from server.errors import SkipFile, WatchFailed
 from server.library.chunking import Chunk
 from server.library.parsing import kind_of
+from server.library.pool import ParsePool
 from server.library.reading import Identity, read_inside, under
 from server.library.sensitive import passed_over
 from server.library.store import KnownFile, LibraryStore
 from server.library.watching import watching
-from server.library.worker import Parser, Skipped
-from server.limits import LibraryLimits
+from server.library.worker import Skipped
 from server.types.library import LibraryProgressJSON
 
 log = logging.getLogger(__name__)
-
-WORKER_IDLE_S = LibraryLimits.worker_idle  # server/limits.py
 
 IGNORED_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox"}
 
 
 class Indexer:
-    def __init__(self, store: LibraryStore) -> None:
+    def __init__(self, store: LibraryStore, parsers: ParsePool) -> None:
         self.store = store
         self.progress: LibraryProgressJSON = _idle()
         self._wanted: list[str] = []  # folder ids to scan, in order
@@ -57,7 +56,7 @@ class Indexer:
         self._tg: anyio.abc.TaskGroup | None = None
         self._folders: dict[str, str] = {}  # id -> path, as watched
         self._rewatch = anyio.Event()  # the folders changed: watch the new set
-        self.parser = Parser()  # the worker process that parses files
+        self.parsers = parsers  # the worker processes that parse files, shared (pool.py)
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -71,9 +70,7 @@ class Indexer:
                 yield
             finally:
                 self._tg = None
-                tg.cancel_scope.cancel()
-                self.parser.kill()  # mid-file: its work stops now
-        await self.parser.aclose()
+                tg.cancel_scope.cancel()  # mid-file: its worker is killed (worker.Parser)
 
     @property
     def folder_count(self) -> int:
@@ -89,7 +86,7 @@ class Indexer:
         self._folders[folder_id] = path
         self._rewatch.set()
         if self._tg is not None:  # warm (~70 ms of start-up) while the watch is set up
-            self._tg.start_soon(self.parser.start)
+            self._tg.start_soon(self.parsers.warm)
 
     def scan(self, folder_id: str) -> None:
         """Scan this folder soon (after those asked before)."""
@@ -111,11 +108,7 @@ class Indexer:
         while True:
             if not self._wanted:
                 self._wake = anyio.Event()
-                with anyio.move_on_after(WORKER_IDLE_S):
-                    await self._wake.wait()
-                if not self._wake.is_set():
-                    await self.parser.aclose()  # idle: its memory back until the next file
-                    await self._wake.wait()
+                await self._wake.wait()
                 continue
             folder_id = self._wanted.pop(0)
             with anyio.CancelScope() as scope:
@@ -223,7 +216,7 @@ class Indexer:
             digest = read.known.hash
             if before is not None and digest is not None and before.hash == digest:
                 return partial(self.store.touch_file, path, read.known)  # touched, not changed
-            outcome = _outcome(read.known, read.kind, await self.parser.cut(read.kind, read.data))
+            outcome = _outcome(read.known, read.kind, await self.parsers.cut(read.kind, read.data))
         known, kind, chunks, skipped = outcome
         return partial(self.store.write_file, folder_id, path, known, kind, chunks, skipped)
 

@@ -13,6 +13,7 @@ import anyio.to_thread
 from server.errors import StorageError
 from server.library import sources
 from server.library.indexer import Indexer
+from server.library.pool import ParsePool
 from server.library.store import LibraryStore
 from server.settings import Limits
 from server.types.library import (
@@ -29,7 +30,9 @@ log = logging.getLogger(__name__)
 class Library:
     def __init__(self, path: Path, limits: Limits) -> None:
         self.store = LibraryStore(path, busy_timeout=limits.db_busy_timeout)
-        self.indexer = Indexer(self.store)
+        # The server's parse workers: the indexer's files and attached PDFs share them.
+        self.parsers = ParsePool(limits.library.parse_workers)
+        self.indexer = Indexer(self.store, self.parsers)
         self.error: str | None = None  # the index could not be opened: the app runs without
 
     @property
@@ -42,6 +45,12 @@ class Library:
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
+        # The pool outlives the indexer, which stops first (and attached PDFs use it too).
+        async with self.parsers.running(), self._indexing():
+            yield
+
+    @contextlib.asynccontextmanager
+    async def _indexing(self) -> AsyncIterator[None]:
         try:
             await self.store.open()
         except StorageError as exc:

@@ -18,8 +18,8 @@ A process can be killed at once, and its CPU time, memory and output can be boun
 
 Each is skipped with its reason, which the user sees. A worker that dies (a crash, a kill, a
 limit) skips the file it was on, and a new one serves the next. One worker serves file after
-file (starting one costs ~70 ms, ~250 ms with pypdf): the indexer starts it with the library
-and closes it after a minute with nothing to do.
+file (starting one costs ~70 ms, ~250 ms with pypdf); how many run at once, and when an idle
+one is closed, is the pool's (pool.py), which the library and attached PDFs share.
 
 The file's bytes are read by the parent (`reading.read_inside`, which is where the library's
 rules on links, FIFOs and sizes live, and whose bytes the parent hashes anyway) and handed
@@ -51,7 +51,6 @@ import anyio.abc
 import anyio.to_thread
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from server.errors import SkipFile
 from server.library import worker_process
 from server.library.chunking import Chunk
 from server.library.worker_process import over_time
@@ -77,7 +76,8 @@ class Skipped:
 
 class Parser:
     """The worker, started at the first file and replaced when it dies or is stopped. One
-    file at a time (the indexer's). Cancelling `cut` kills the worker at once."""
+    file at a time (the pool lends it to one caller). Cancelling `cut` kills the worker at
+    once."""
 
     def __init__(self) -> None:
         self._process: anyio.abc.Process | None = None
@@ -230,16 +230,3 @@ def _why(returncode: int | None, cpu_s: float) -> str:
         with contextlib.suppress(ValueError):
             return f"the parser crashed on it ({signal.Signals(number).name})"
     return f"the parser crashed on it (exit {returncode})"
-
-
-async def pdf_text(data: bytes, cpu_s: float) -> str:
-    """An attached PDF's text, parsed in a worker of its own within `cpu_s` of CPU (attachments
-    are few: starting one costs ~250 ms). Raises SkipFile saying why there is none."""
-    parser = Parser()
-    try:
-        found = await parser.text("pdf", data, cpu_s)
-    finally:
-        await parser.aclose()
-    if isinstance(found, Skipped):
-        raise SkipFile(found.reason)
-    return found

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import anyio
 import pytest
 
-from server.library import indexer, worker
+from server.library import pool, worker
 from server.library.chunking import Chunk
 from server.library.worker import Parser, Skipped
 from tests.server.library.test_library import add, indexed, library, search
@@ -216,7 +216,7 @@ def test_a_bomb_in_a_folder_is_skipped_with_its_reason_and_the_rest_indexed(
     parley: Parley, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(worker, "PARSE_CPU_S", 1.0)
-    monkeypatch.setattr(indexer, "WORKER_IDLE_S", 0.5)
+    monkeypatch.setattr(pool, "WORKER_IDLE_S", 0.5)
     folder = tmp_path / "docs"
     folder.mkdir()
     make_pdf_bomb(folder / "a-bomb.pdf")
