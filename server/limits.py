@@ -84,6 +84,9 @@ class Limits:
       streams. It bounds what a crash loses (promise: 250 ms of delivered text,
       docs/reliability.md); 100 ms keeps a margin for the write itself and costs about
       one small transaction per interval (docs/benchmarks.md).
+    - `save_retry_interval`: a reply whose write failed (a full disk) is kept in memory and
+      written again this often, streaming or settled, until the database takes it; what was
+      delivered meanwhile is on disk this long after space returns.
     """
 
     max_body_bytes: int = 1_000_000
@@ -104,6 +107,7 @@ class Limits:
     db_busy_timeout: float = 5.0
     final_write_attempts: int = 3
     final_write_pause: float = 0.2  # before attempt n+1: n x this
+    save_retry_interval: float = 1.0
     settled_wait: float = 30.0
     shutdown_runs_wait: float = 6.0
     graceful_shutdown: float = 8.0
