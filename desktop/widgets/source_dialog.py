@@ -11,9 +11,17 @@ place itself."""
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QUrl, Signal
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import (
+    QFontDatabase,
+    QFontMetricsF,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+)
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -28,6 +36,7 @@ from server.types import CitationPartJSON
 from server.types.library import SourceJSON
 
 READING = "Reading the file…"
+NBSP = "\u00a0"
 NOT_IN_LIBRARY = "From an imported chat, or a folder since removed: not in your library."
 
 
@@ -72,7 +81,7 @@ class SourceDialog(QDialog):
         if not source["in_library"]:
             self.text.setHtml(_quote(self.citation, NOT_IN_LIBRARY))
         elif source["lines"]:
-            self.text.setHtml(_lines(source, self.citation))
+            self._show_lines(numbered(source, self.citation))
         elif self.citation["lines"] is not None:
             why = f"The file cannot be shown now ({source['reason'] or 'unknown'})."
             self.text.setHtml(_quote(self.citation, why))
@@ -81,6 +90,30 @@ class SourceDialog(QDialog):
 
     def show_failure(self, why: str) -> None:
         self.text.setHtml(_quote(self.citation, f"The file cannot be shown now: {why}"))
+
+    def _show_lines(self, lines: list[NumberedLine]) -> None:
+        """Each line a paragraph that wraps at the view's width, its wrapped rest indented
+        under its own text: the numbers stay a column of their own and code keeps its shape
+        (a `<pre>` does not wrap: a long line, or a minified file's one, ran off to the side)."""
+        document = self.text.document()
+        document.clear()
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        metrics = QFontMetricsF(font)
+        cursor = QTextCursor(document)
+        for i, line in enumerate(lines):
+            block = QTextBlockFormat()
+            indent = metrics.horizontalAdvance(line.prefix)
+            block.setLeftMargin(indent)
+            block.setTextIndent(-indent)
+            chars = QTextCharFormat()
+            chars.setFont(font)
+            if not line.cited:
+                chars.setForeground(Qt.GlobalColor.gray)
+            if i:
+                cursor.insertBlock(block, chars)
+            else:
+                cursor.setBlockFormat(block)
+            cursor.insertText(_unbroken_start(line), chars)
 
     def _open(self, path: Path) -> None:
         self.open_requested.emit(QUrl.fromLocalFile(str(path)))
@@ -100,13 +133,28 @@ def _quote(citation: CitationPartJSON, note: str) -> str:
     return f"{said}<pre style='white-space:pre-wrap;'>{html.escape(citation['quote'])}…</pre>"
 
 
-def _lines(source: SourceJSON, citation: CitationPartJSON) -> str:
-    """The lines read now with their numbers, the cited ones marked and the others dimmed."""
+def _unbroken_start(line: NumberedLine) -> str:
+    """The line with the spaces before its first word made non-breaking: a long first word
+    (a minified file's line) is broken where the width ends, not moved whole to the next row
+    away from its number and indentation. (Qt's plain text gives them back as spaces.)"""
+    words = line.text.lstrip(" ")
+    return line.prefix.replace(" ", NBSP) + NBSP * (len(line.text) - len(words)) + words
+
+
+@dataclass(frozen=True)
+class NumberedLine:
+    """A line read now: its number and mark (the cited ones), then its text as in the file."""
+
+    prefix: str
+    text: str
+    cited: bool
+
+
+def numbered(source: SourceJSON, citation: CitationPartJSON) -> list[NumberedLine]:
+    """The lines read now with their numbers, the cited ones marked (the others are dimmed)."""
     first, last = citation["lines"] or (0, 0)
-    rows = []
+    lines = []
     for line in source["lines"] or []:
         cited = first <= line["n"] <= last
-        style = "" if cited else " style='color:gray;'"
-        text = html.escape(line["text"])
-        rows.append(f"<span{style}>{line['n']:>5} {'▌' if cited else ' '} {text}</span>")
-    return f"<pre>{chr(10).join(rows)}</pre>"
+        lines.append(NumberedLine(f"{line['n']:>5} {'▌' if cited else ' '} ", line["text"], cited))
+    return lines
