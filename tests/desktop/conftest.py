@@ -26,6 +26,8 @@ from tests.support.tools import ToolLog, tool_server, write_config
 from tests.support.upstream import ScriptedUpstream
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Qt Quick draws with its software renderer there: no GPU, the same pixels on every machine.
+os.environ.setdefault("QT_QUICK_BACKEND", "software")
 
 
 @pytest.fixture(scope="session")

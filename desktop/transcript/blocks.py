@@ -1,0 +1,94 @@
+"""A message's text as a list of HTML blocks, for a Qt Quick list of text items.
+
+A stored message is one block, rendered when its row is first drawn. A reply that streams
+grows: the part of it that can no longer change (markdown_render.split_stable: up to the last
+blank line outside a code fence) is rendered once into a block of its own and frozen; only
+the live tail after it is rendered again as text comes. `BlockList` is the list model QML
+reads: frozen blocks are never touched again, so their items are never laid out again."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QByteArray,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+)
+
+from desktop.markdown_render import MarkdownRenderer, split_stable
+
+HTML_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class BlockList(QAbstractListModel):
+    """The HTML blocks of one message (role `html`). `set_blocks` tells views only what
+    changed: blocks that stayed the same are left alone."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._blocks: list[str] = []
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex | None = None) -> int:
+        return 0 if parent is not None and parent.isValid() else len(self._blocks)
+
+    def roleNames(self) -> dict[int, QByteArray]:
+        return {HTML_ROLE: QByteArray(b"html")}
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = HTML_ROLE) -> str | None:
+        if role != HTML_ROLE or not 0 <= index.row() < len(self._blocks):
+            return None
+        return self._blocks[index.row()]
+
+    @property
+    def blocks(self) -> list[str]:
+        return list(self._blocks)
+
+    def set_blocks(self, blocks: list[str]) -> None:
+        old = self._blocks
+        same = 0
+        while same < min(len(old), len(blocks)) and old[same] == blocks[same]:
+            same += 1
+        if len(blocks) < len(old):
+            self.beginRemoveRows(QModelIndex(), len(blocks), len(old) - 1)
+            self._blocks = old[: len(blocks)]
+            self.endRemoveRows()
+        changed_end = min(len(self._blocks), len(blocks))
+        self._blocks[same:changed_end] = blocks[same:changed_end]
+        if same < changed_end:
+            self.dataChanged.emit(self.index(same), self.index(changed_end - 1), [HTML_ROLE])
+        if len(blocks) > len(self._blocks):
+            self.beginInsertRows(QModelIndex(), len(self._blocks), len(blocks) - 1)
+            self._blocks.extend(blocks[len(self._blocks) :])
+            self.endInsertRows()
+
+
+class ReplyBlocks:
+    """A growing reply's Markdown as frozen blocks and one live tail (`blocks`)."""
+
+    def __init__(self, renderer: MarkdownRenderer) -> None:
+        self._renderer = renderer
+        self._frozen: list[str] = []  # HTML of the text up to `_frozen_chars`
+        self._frozen_chars = 0
+        self._carry = ""  # the fence line that opens the rest, when a code block was cut
+        self._text = ""
+        self.blocks: list[str] = []
+
+    def set_text(self, text: str) -> list[str]:
+        """The blocks of `text` (the reply so far). Text that only grew renders just what is
+        new past the last frozen block; any other change renders it afresh."""
+        if not text.startswith(self._text[: self._frozen_chars]):
+            self._frozen, self._frozen_chars, self._carry = [], 0, ""
+        self._text = text
+        rest = self._carry + text[self._frozen_chars :]
+        continued = bool(self._carry)
+        stable, tail, carry = split_stable(rest)
+        if stable.strip() and len(stable) > len(self._carry):
+            self._frozen.append(self._renderer.render(stable, continued=continued, cut=bool(carry)))
+            self._frozen_chars += len(stable) - len(self._carry)
+            self._carry = carry
+            rest, continued = carry + tail, bool(carry)
+        live = self._renderer.render(rest, continued=continued) if rest.strip() else ""
+        self.blocks = [*self._frozen, live] if live else list(self._frozen)
+        return self.blocks

@@ -1,0 +1,112 @@
+// One message: the user's words in a bubble on the right; a reply full width under the
+// name of the model that wrote it, its text as blocks (only the live tail of a streaming
+// reply is ever laid out again), and a line saying how it ended.
+import QtQuick
+
+Item {
+    id: row
+
+    required property string rowId
+    required property string author
+    required property string header
+    required property var blocks
+    required property string footer
+    required property bool streaming
+    required property string question
+    property var colours
+    property var look
+
+    signal linkActivated(string link)
+
+    readonly property bool mine: author === "user"
+    readonly property real column: Math.min(width - 2 * look.spacing.xl, look.column)
+
+    objectName: "message-" + rowId
+    implicitHeight: content.implicitHeight
+    height: implicitHeight
+
+    Column {
+        id: content
+        x: (row.width - row.column) / 2
+        width: row.column
+        spacing: look.spacing.xs
+
+        Text {
+            objectName: "header"
+            visible: !row.mine && row.header !== ""
+            text: row.header
+            color: row.colours.muted
+            font.pixelSize: row.look.type.small
+            font.weight: Font.DemiBold
+        }
+
+        // The user's words: a soft bubble, as wide as they need, right-aligned.
+        Rectangle {
+            id: bubble
+            objectName: "bubble"
+            visible: row.mine
+            anchors.right: parent.right
+            radius: row.look.bubbleRadius
+            color: row.colours.bubble
+            width: Math.min(measure.implicitWidth, row.column * 0.8) + 2 * row.look.spacing.l
+            height: visible ? question.implicitHeight + 2 * row.look.spacing.m : 0
+
+            Text {
+                id: measure
+                visible: false
+                text: row.question
+                textFormat: Text.RichText
+                font: question.font
+            }
+            TextEdit {
+                id: question
+                objectName: "question"
+                x: row.look.spacing.l
+                y: row.look.spacing.m
+                width: bubble.width - 2 * row.look.spacing.l
+                text: row.question
+                textFormat: TextEdit.RichText
+                wrapMode: TextEdit.Wrap
+                readOnly: true
+                selectByMouse: true
+                color: row.colours.text
+                font.pixelSize: row.look.type.body
+                Accessible.name: "You: " + getText(0, length)
+            }
+        }
+
+        // A reply: no bubble, text on the page.
+        Column {
+            id: reply
+            objectName: "replyBody"
+            visible: !row.mine
+            width: parent.width
+            spacing: row.look.spacing.s
+            Repeater {
+                model: row.blocks
+                delegate: TextEdit {
+                    required property string html
+                    objectName: "block"
+                    width: reply.width
+                    text: html
+                    textFormat: TextEdit.RichText
+                    wrapMode: TextEdit.Wrap
+                    readOnly: true
+                    selectByMouse: true
+                    color: row.colours.text
+                    font.pixelSize: row.look.type.body
+                    onLinkActivated: (link) => row.linkActivated(link)
+                    Accessible.name: getText(0, length)
+                }
+            }
+        }
+
+        Text {
+            objectName: "footer"
+            visible: row.footer !== ""
+            text: row.footer
+            color: row.colours.muted
+            font.pixelSize: row.look.type.small
+        }
+    }
+}

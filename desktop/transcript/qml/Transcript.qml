@@ -1,0 +1,44 @@
+// The transcript: a virtualised list of messages. Only the rows on screen (and a little
+// around them) exist; each is drawn from the row's properties, which Python holds.
+import QtQuick
+import QtQuick.Controls.Basic
+
+ListView {
+    id: list
+    objectName: "transcript"
+
+    required property var rows
+    required property var colours
+    required property var look
+    // Stays at the newest message while it grows, until the user scrolls away from it.
+    property bool following: true
+
+    signal linkActivated(string link)
+
+    model: rows
+    clip: true
+    spacing: look.spacing.xl
+    topMargin: look.spacing.xl
+    bottomMargin: look.spacing.xl
+    boundsBehavior: Flickable.StopAtBounds
+    cacheBuffer: 600
+    activeFocusOnTab: true
+    Accessible.role: Accessible.List
+    Accessible.name: "Conversation"
+
+    ScrollBar.vertical: ScrollBar {
+        objectName: "transcriptScrollBar"
+        policy: ScrollBar.AsNeeded
+    }
+
+    onMovementEnded: following = atYEnd
+    onContentHeightChanged: if (following) Qt.callLater(list.positionViewAtEnd)
+    onCountChanged: if (following) Qt.callLater(list.positionViewAtEnd)
+
+    delegate: MessageRow {
+        width: ListView.view.width
+        colours: list.colours
+        look: list.look
+        onLinkActivated: (link) => list.linkActivated(link)
+    }
+}

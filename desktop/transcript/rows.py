@@ -1,0 +1,167 @@
+"""The transcript's rows: one per message, the list model a Qt Quick ListView draws.
+
+Opening a chat costs one light object per message; a message's HTML is rendered only when
+its row is first drawn (the ListView asks for its `blocks`), so a chat of 100,000 messages
+opens as fast as one of ten. A reply that streams is the last row: its text grows through
+`ReplyBlocks` into its `BlockList`, and only the blocks that changed are drawn again."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QByteArray,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+)
+
+from desktop.markdown_render import MarkdownRenderer
+from desktop.transcript.blocks import BlockList, ReplyBlocks
+from server.types import MessageJSON
+
+# The roles QML reads, and the Row attribute each one is (`blocks` is made when first read).
+ROLES = {
+    "rowId": "id",
+    "author": "role",
+    "header": "header",
+    "blocks": "blocks",
+    "footer": "footer",
+    "streaming": "streaming",
+    "question": "question",
+}
+_ROLE_IDS = {name: Qt.ItemDataRole.UserRole + 1 + i for i, name in enumerate(ROLES)}
+_ATTRIBUTES = {number: ROLES[name] for name, number in _ROLE_IDS.items()}
+
+
+@dataclass
+class Row:
+    """One message as the transcript shows it."""
+
+    id: str
+    role: str  # "user" or "assistant"
+    text: str  # the user's words, or the reply's Markdown
+    header: str = ""  # over a reply: the model that wrote it
+    footer: str = ""  # under a reply: how it ended
+    streaming: bool = False
+    blocks: BlockList | None = None  # made when the row is first drawn
+    growing: ReplyBlocks | None = field(default=None, repr=False)
+
+    @property
+    def question(self) -> str:
+        """The user's words as rich text (never interpreted as markup); "" for a reply."""
+        return html.escape(self.text).replace("\n", "<br>") if self.role == "user" else ""
+
+
+def row_of(message: MessageJSON) -> Row:
+    role = "user" if message["role"] == "user" else "assistant"
+    return Row(
+        id=message["id"],
+        role=role,
+        text=message["content"],
+        header=(message.get("model") or "") if role == "assistant" else "",
+        footer=ending_line(message) if role == "assistant" else "",
+        streaming=message["status"] == "streaming",
+    )
+
+
+def ending_line(message: MessageJSON) -> str:
+    """What is said under a stored reply that did not simply complete."""
+    if message["status"] == "interrupted":
+        return "Stopped" if message["ended_by"] == "client_hangup" else "Interrupted"
+    if message["status"] == "error":
+        return f"Error: {message['error'] or 'the model failed'}"
+    return ""
+
+
+class TranscriptRows(QAbstractListModel):
+    """The messages on screen, oldest first."""
+
+    def __init__(self, renderer: MarkdownRenderer, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._renderer = renderer
+        self._rows: list[Row] = []
+        self._index: dict[str, int] = {}
+
+    # -- what QML reads ---------------------------------------------------------------------
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex | None = None) -> int:
+        return 0 if parent is not None and parent.isValid() else len(self._rows)
+
+    def roleNames(self) -> dict[int, QByteArray]:
+        return {number: QByteArray(name.encode()) for name, number in _ROLE_IDS.items()}
+
+    def data(
+        self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> object:
+        if not 0 <= index.row() < len(self._rows):
+            return None
+        row = self._rows[index.row()]
+        if role == _ROLE_IDS["blocks"]:
+            return self._blocks(row)
+        attribute = _ATTRIBUTES.get(role)
+        return None if attribute is None else getattr(row, attribute)
+
+    def _blocks(self, row: Row) -> BlockList:
+        if row.blocks is None:
+            row.blocks = BlockList(self)
+            row.blocks.set_blocks(self._render(row))
+        return row.blocks
+
+    def _render(self, row: Row) -> list[str]:
+        if row.role == "user":
+            return []  # its words are `question`
+        if row.growing is not None:
+            return row.growing.set_text(row.text)
+        return [self._renderer.render(row.text)] if row.text.strip() else []
+
+    # -- what the window does ---------------------------------------------------------------
+
+    def show(self, messages: Iterable[MessageJSON]) -> None:
+        """Show these messages (a chat opened) in place of the ones shown."""
+        self.beginResetModel()
+        for row in self._rows:
+            if row.blocks is not None:
+                row.blocks.deleteLater()
+        self._rows = [row_of(message) for message in messages]
+        self._index = {row.id: i for i, row in enumerate(self._rows)}
+        self.endResetModel()
+
+    def ids(self) -> list[str]:
+        return [row.id for row in self._rows]
+
+    def row(self, row_id: str) -> Row | None:
+        at = self._index.get(row_id)
+        return None if at is None else self._rows[at]
+
+    def append(self, row: Row) -> None:
+        """A message sent (the question) or a reply begun, below the others."""
+        if row.role == "assistant" and row.streaming:
+            row.growing = ReplyBlocks(self._renderer)
+        self.beginInsertRows(QModelIndex(), len(self._rows), len(self._rows))
+        self._rows.append(row)
+        self._index[row.id] = len(self._rows) - 1
+        self.endInsertRows()
+
+    def grow(self, row_id: str, text: str) -> None:
+        """A streaming reply's text so far: only its blocks that changed are drawn again."""
+        row = self.row(row_id)
+        if row is None:
+            return
+        row.text = text
+        if row.blocks is not None:  # drawn: its blocks follow; else rendered when drawn
+            row.blocks.set_blocks(self._render(row))
+
+    def end(self, row_id: str, footer: str) -> None:
+        """A reply is over: its footer says how."""
+        at = self._index.get(row_id)
+        if at is None:
+            return
+        row = self._rows[at]
+        row.footer, row.streaming = footer, False
+        changed = [_ROLE_IDS["footer"], _ROLE_IDS["streaming"]]
+        self.dataChanged.emit(self.index(at), self.index(at), changed)

@@ -1,0 +1,58 @@
+"""The Qt Quick transcript as a widget of the window: a QQuickWidget showing
+qml/Transcript.qml over the window's `TranscriptRows`, in the look's palette and scales."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QUrl, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtQuickWidgets import QQuickWidget
+from PySide6.QtWidgets import QWidget
+
+from desktop.look import scale
+from desktop.look.palette import palette
+from desktop.markdown_render import MarkdownRenderer
+from desktop.transcript.rows import TranscriptRows
+
+QML = Path(__file__).with_name("qml") / "Transcript.qml"
+
+
+class QmlLoadError(RuntimeError):
+    """The transcript's QML did not load (a broken install): what Qt said."""
+
+
+class QuickTranscript(QQuickWidget):
+    link_activated = Signal(str)  # a link in a message (a source, a code block's Copy…)
+
+    def __init__(self, dark: bool = False, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("quickTranscript")
+        self.renderer = MarkdownRenderer(dark)
+        self.rows = TranscriptRows(self.renderer, self)
+        self.setResizeMode(QQuickWidget.ResizeMode.SizeRootObjectToView)
+        self.setClearColor(QColor(palette(dark).background))
+        self.setInitialProperties(
+            {"rows": self.rows, "colours": palette(dark).as_map(), "look": scale.as_map()}
+        )
+        self.setSource(QUrl.fromLocalFile(str(QML)))
+        if self.status() != QQuickWidget.Status.Ready:
+            raise QmlLoadError("; ".join(error.toString() for error in self.errors()))
+        self.list.linkActivated.connect(self.link_activated)  # type: ignore[attr-defined]
+
+    @property
+    def list(self) -> QObject:
+        """The ListView (QML's root object)."""
+        root = self.rootObject()
+        assert root is not None  # loaded in __init__, or it raised
+        return root
+
+    def set_dark(self, dark: bool) -> None:
+        self.renderer.set_dark(dark)
+        self.setClearColor(QColor(palette(dark).background))
+        self.list.setProperty("colours", palette(dark).as_map())
+
+    def follow(self) -> None:
+        """Show the newest message, and stay with it as it grows."""
+        self.list.setProperty("following", True)
+        self.list.positionViewAtEnd()  # type: ignore[attr-defined]

@@ -1,0 +1,75 @@
+"""The transcript's rows: a chat opens as light rows, each rendered only when drawn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from desktop.markdown_render import MarkdownRenderer
+from desktop.transcript.rows import Row, TranscriptRows
+from server.types import MessageJSON
+
+
+def message(i: int, role: str = "user", **fields: Any) -> MessageJSON:
+    base: dict[str, Any] = {
+        "id": f"m{i}", "conversation_id": "c", "role": role, "content": f"Message {i}",
+        "parts": [], "status": "completed", "ended_by": None, "error": None, "model": None,
+        "created_at": 0.0, "completed_at": 0.0, "usage": None, "parent_id": None,
+        "continued": None, "finish_reason": None,
+    }  # fmt: skip
+    return base | fields  # type: ignore[return-value]
+
+
+class CountingRenderer(MarkdownRenderer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def render(self, text: str, *args: Any, **kwargs: Any) -> str:
+        self.calls += 1
+        return super().render(text, *args, **kwargs)
+
+
+def role(rows: TranscriptRows, name: str) -> int:
+    return next(k for k, v in rows.roleNames().items() if bytes(v.data()) == name.encode())
+
+
+def test_a_chat_opens_without_rendering_a_message(qapp: Any) -> None:
+    renderer = CountingRenderer()
+    rows = TranscriptRows(renderer)
+    rows.show(message(i, "user" if i % 2 else "assistant") for i in range(100_000))
+    assert rows.rowCount() == 100_000
+    assert renderer.calls == 0
+    blocks = rows.data(rows.index(4), role(rows, "blocks"))
+    assert renderer.calls == 1 and "Message 4" in blocks.blocks[0]
+
+
+def test_a_question_is_shown_as_text_never_as_markup(qapp: Any) -> None:
+    rows = TranscriptRows(MarkdownRenderer())
+    rows.show([message(1, content="<b>bold?</b>\n**no**")])
+    question = rows.data(rows.index(0), role(rows, "question"))
+    assert question == "&lt;b&gt;bold?&lt;/b&gt;<br>**no**"
+
+
+def test_a_stored_reply_says_how_it_ended(qapp: Any) -> None:
+    rows = TranscriptRows(MarkdownRenderer())
+    stopped = message(2, "assistant", status="interrupted", ended_by="client_hangup", model="m")
+    failed = message(3, "assistant", status="error", error="upstream refused")
+    rows.show([stopped, failed])
+    footer = role(rows, "footer")
+    assert rows.data(rows.index(0), footer) == "Stopped"
+    assert rows.data(rows.index(1), footer) == "Error: upstream refused"
+    assert rows.data(rows.index(0), role(rows, "header")) == "m"
+
+
+def test_a_streaming_reply_grows_and_ends(qapp: Any) -> None:
+    rows = TranscriptRows(MarkdownRenderer())
+    rows.append(Row(id="r", role="assistant", text="", header="m", streaming=True))
+    blocks = rows.data(rows.index(0), role(rows, "blocks"))  # drawn
+    rows.grow("r", "First paragraph.\n\nSecond, still")
+    assert len(blocks.blocks) == 2 and "still" in blocks.blocks[1]
+    ended: list[Any] = []
+    rows.dataChanged.connect(lambda *args: ended.append(args))
+    rows.end("r", "Stopped")
+    assert rows.data(rows.index(0), role(rows, "footer")) == "Stopped"
+    assert rows.data(rows.index(0), role(rows, "streaming")) is False
+    assert len(ended) == 1

@@ -1,0 +1,98 @@
+"""The Qt Quick transcript drawn (offscreen, software renderer): the items QML makes for the
+rows, found by objectName, as a user would see them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QObject, QPointF
+from PySide6.QtQuick import QQuickItem
+
+from desktop.transcript.rows import Row
+from desktop.transcript.view import QuickTranscript
+from tests.desktop.transcript.test_rows import message
+
+
+@pytest.fixture
+def view(qtbot: Any) -> Iterator[QuickTranscript]:
+    transcript = QuickTranscript()
+    qtbot.addWidget(transcript)
+    transcript.resize(900, 600)
+    transcript.show()
+    yield transcript
+
+
+def items(view: QuickTranscript, name: str, visible: bool = True) -> list[QQuickItem]:
+    """The items of that objectName in the view (delegates are visual children, not QObject
+    children, of the list), those shown unless `visible` is False."""
+    found: list[QQuickItem] = []
+    stack: list[QQuickItem] = [view.list]  # type: ignore[list-item]
+    while stack:
+        item = stack.pop()
+        if item.objectName() == name and (item.isVisible() or not visible):
+            found.append(item)
+        stack.extend(item.childItems())
+    return found
+
+
+def text_of(item: QObject) -> str:
+    return str(item.property("text"))
+
+
+def plain(item: QQuickItem) -> str:
+    length = int(item.property("length"))
+    return str(item.getText(0, length))  # type: ignore[attr-defined]
+
+
+def test_a_question_is_a_bubble_on_the_right_and_a_reply_text_on_the_page(
+    view: QuickTranscript, qtbot: Any
+) -> None:
+    view.rows.show(
+        [message(1, content="Hello there"),
+         message(2, "assistant", content="**Hi**, how can I help?", model="SmolLM2")]
+    )  # fmt: skip
+    qtbot.waitUntil(lambda: len(items(view, "block")) == 1)
+    (bubble,) = items(view, "bubble")
+    (question,) = items(view, "question")
+    assert plain(question) == "Hello there"
+    column_right = bubble.mapToScene(QPointF(bubble.width(), 0)).x()
+    assert column_right > view.width() / 2 + bubble.width() / 2  # right-aligned
+    (block,) = items(view, "block")
+    assert plain(block) == "Hi, how can I help?" and "font-weight:700" in text_of(block)
+    (header,) = items(view, "header")
+    assert text_of(header) == "SmolLM2"
+    assert items(view, "footer") == []
+
+
+def test_a_streaming_reply_lays_out_only_its_tail_again(view: QuickTranscript, qtbot: Any) -> None:
+    view.rows.append(Row(id="q", role="user", text="Tell me"))
+    view.rows.append(Row(id="r", role="assistant", text="", header="m", streaming=True))
+    view.rows.grow("r", "First paragraph.\n\nSecond")
+    qtbot.waitUntil(lambda: len(items(view, "block")) == 2)
+    first, _ = sorted(items(view, "block"), key=lambda item: item.y())
+    view.rows.grow("r", "First paragraph.\n\nSecond paragraph, longer now.")
+    qtbot.waitUntil(lambda: any("longer now" in plain(b) for b in items(view, "block")))
+    assert first in items(view, "block")  # the frozen block's item was kept as it was
+    view.rows.end("r", "Stopped")
+    qtbot.waitUntil(lambda: [text_of(f) for f in items(view, "footer")] == ["Stopped"])
+
+
+def test_a_long_chat_opens_with_only_the_rows_on_screen_made(
+    view: QuickTranscript, qtbot: Any
+) -> None:
+    view.rows.show(message(i, "user" if i % 2 else "assistant") for i in range(10_000))
+    view.follow()
+    qtbot.waitUntil(lambda: "Message 9998" in " ".join(plain(b) for b in items(view, "block")))
+    made = len(items(view, "block", visible=False))
+    assert 0 < made < 200  # drawn: those on screen and a cache around them, not 5,000
+
+
+def test_a_link_in_a_reply_reaches_the_window(view: QuickTranscript, qtbot: Any) -> None:
+    view.rows.show([message(1, "assistant", content="```python\nx = 1\n```")])
+    qtbot.waitUntil(lambda: len(items(view, "block")) == 1)
+    (block,) = items(view, "block")
+    with qtbot.waitSignal(view.link_activated) as activated:
+        block.linkActivated.emit("copy:1")  # type: ignore[attr-defined]
+    assert activated.args == ["copy:1"]
