@@ -24,6 +24,7 @@ from server.agent.toolbox import ToolBox, ToolOutcome, capped
 from server.errors import ApiError, ToolCallError
 from server.models.base import ChatRequest
 from server.types import ActedJSON, EndedJSON
+from server.types.chunks import AskingAgentJSON
 
 if TYPE_CHECKING:
     from server.agent.loop import AgentLoop
@@ -74,10 +75,11 @@ class Children:
             model = parent.model if asked.model is None else self.delegation.resolve(asked.model)
         except ApiError as exc:
             raise ToolCallError(f"cannot use that model: {exc}") from exc
+        asking: AskingAgentJSON = {"call_id": step.id, "task": asked.task}
         buffer = ReplyBuffer(
             parent.limits.max_reply_chars,
             on_change=lambda: self._changed(step),
-            forward=self._forward,
+            forward=lambda item: self._forward(asking, item),
         )
         limits = parent.child_limits()
         child = type(parent)(
@@ -116,11 +118,19 @@ class Children:
 
     # -- a child's changes, sent up as its step's -----------------------------------------
 
-    def _forward(self, item: FeedItem) -> None:
+    def _forward(self, asking: AskingAgentJSON, item: FeedItem) -> None:
         """A child's feed item: what asks the user (an approval, a call past its timeout) is
-        the parent's to show at once; the rest is in its step, sent with the step."""
-        if isinstance(item, ApprovalNeeded | CallOverdue):
-            self._parent.buffer.publish(item)
+        the parent's to show at once, naming the sub-agent that asks (the user must know a
+        task they did not write is behind it); the rest is in its step, sent with the step.
+        A deeper child's question came through its own parent first, which named it."""
+        if isinstance(item, ApprovalNeeded):
+            approval = item.approval.copy()
+            approval.setdefault("sub_agent", asking)
+            self._parent.buffer.publish(ApprovalNeeded(approval))
+        elif isinstance(item, CallOverdue):
+            overdue = item.overdue.copy()
+            overdue.setdefault("sub_agent", asking)
+            self._parent.buffer.publish(CallOverdue(overdue))
 
     def _changed(self, step: ToolStep) -> None:
         """A child's text or steps changed: checkpointed like any part of the reply (the

@@ -40,6 +40,13 @@ class ChoiceJSON(TypedDict):
     finish_reason: FinishReason | None
 
 
+class AskingAgentJSON(TypedDict):
+    """The sub-agent whose call asks the user (an approval, a call past its timeout)."""
+
+    call_id: str  # its `delegate` step's id: the step that holds the sub-agent's parts
+    task: str  # what it was asked to do, whole
+
+
 class ApprovalJSON(TypedDict):
     """A tool call that waits for the user's decision (`parley.approval` of a chunk):
     answer with `POST /api/conversations/{id}/tool-calls/{call_id}`."""
@@ -49,6 +56,7 @@ class ApprovalJSON(TypedDict):
     tool: str  # its own name at the server
     function: str  # the name the model called (`server__tool`)
     arguments: str  # JSON text, as the model wrote it, whole
+    sub_agent: NotRequired[AskingAgentJSON]  # the call is a sub-agent's (absent: the reply's)
 
 
 class OverdueJSON(TypedDict):
@@ -60,6 +68,7 @@ class OverdueJSON(TypedDict):
     tool: str
     function: str
     waited_s: float
+    sub_agent: NotRequired[AskingAgentJSON]  # the call is a sub-agent's (absent: the reply's)
 
 
 class CompactionJSON(TypedDict):

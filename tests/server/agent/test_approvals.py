@@ -91,6 +91,7 @@ def test_a_call_waits_for_approval_and_runs_once_allowed(
     assert approval["server"] == "t" and approval["tool"] == "danger"
     assert approval["function"] == "t__danger"
     assert json.loads(approval["arguments"]) == {"target": "everything"}
+    assert "sub_agent" not in approval  # the reply's own call
     # The step came first, saying so; it is on disk with its arguments (checkpointed).
     assert stream.steps[-1]["status"] == "awaiting_approval"
     assert stream.steps[-1]["id"] == approval["call_id"]

@@ -202,6 +202,8 @@ def test_a_childs_call_awaits_the_users_approval_like_the_parents(
         (step,) = steps(server.message(cid, stream.first["message_id"])["parts"])
         (inner,) = steps(step["agent"]["parts"])
         assert (inner["name"], inner["status"]) == ("danger", "completed")
+        # The card can say who asks: the sub-agent, by its step and task.
+        assert approval["sub_agent"] == {"call_id": step["id"], "task": "ASK-TASK"}
         assert step["result"] == "acted on x"
         # A subset of tools was given: the child was offered that one alone.
         child_first = next(r.body for r in upstream.records if "ASK-TASK" in str(r.body))

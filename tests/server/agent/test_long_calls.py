@@ -192,6 +192,7 @@ def test_a_sub_agents_call_past_its_timeout_asks_the_user_too(
         ]
         (inner,) = [p for p in step["agent"]["parts"] if p["type"] == "tool"]
         assert inner["status"] == "error" and inner["result"].startswith("Stopped by the user")
+        assert asked["sub_agent"] == {"call_id": step["id"], "task": "SLOW-TASK"}  # who asks
         assert step["result"] == "it was stopped"
     finally:
         server.stop()
