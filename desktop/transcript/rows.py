@@ -79,18 +79,18 @@ def ending_line(message: MessageJSON) -> str:
 
 
 class TranscriptRows(QAbstractListModel):
-    """The messages on screen, oldest first."""
+    """The messages on screen, oldest first. A stored message becomes a Row only when it is
+    first read (drawn, or looked up), so opening a chat costs one list of references."""
 
     def __init__(self, renderer: MarkdownRenderer, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._renderer = renderer
-        self._rows: list[Row] = []
-        self._index: dict[str, int] = {}
+        self._items: list[Row | MessageJSON] = []
 
     # -- what QML reads ---------------------------------------------------------------------
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex | None = None) -> int:
-        return 0 if parent is not None and parent.isValid() else len(self._rows)
+        return 0 if parent is not None and parent.isValid() else len(self._items)
 
     def roleNames(self) -> dict[int, QByteArray]:
         return {number: QByteArray(name.encode()) for name, number in _ROLE_IDS.items()}
@@ -98,13 +98,19 @@ class TranscriptRows(QAbstractListModel):
     def data(
         self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
     ) -> object:
-        if not 0 <= index.row() < len(self._rows):
+        if not 0 <= index.row() < len(self._items):
             return None
-        row = self._rows[index.row()]
+        row = self._row_at(index.row())
         if role == _ROLE_IDS["blocks"]:
             return self._blocks(row)
         attribute = _ATTRIBUTES.get(role)
         return None if attribute is None else getattr(row, attribute)
+
+    def _row_at(self, at: int) -> Row:
+        item = self._items[at]
+        if not isinstance(item, Row):
+            item = self._items[at] = row_of(item)
+        return item
 
     def _blocks(self, row: Row) -> BlockList:
         if row.blocks is None:
@@ -124,27 +130,33 @@ class TranscriptRows(QAbstractListModel):
     def show(self, messages: Iterable[MessageJSON]) -> None:
         """Show these messages (a chat opened) in place of the ones shown."""
         self.beginResetModel()
-        for row in self._rows:
-            if row.blocks is not None:
-                row.blocks.deleteLater()
-        self._rows = [row_of(message) for message in messages]
-        self._index = {row.id: i for i, row in enumerate(self._rows)}
+        for item in self._items:
+            if isinstance(item, Row) and item.blocks is not None:
+                item.blocks.deleteLater()
+        self._items = list(messages)
         self.endResetModel()
 
     def ids(self) -> list[str]:
-        return [row.id for row in self._rows]
+        return [item.id if isinstance(item, Row) else item["id"] for item in self._items]
+
+    def _find(self, row_id: str) -> int | None:
+        """Where the message is: looked for from the newest, where the rows that change are."""
+        for at in range(len(self._items) - 1, -1, -1):
+            item = self._items[at]
+            if (item.id if isinstance(item, Row) else item["id"]) == row_id:
+                return at
+        return None
 
     def row(self, row_id: str) -> Row | None:
-        at = self._index.get(row_id)
-        return None if at is None else self._rows[at]
+        at = self._find(row_id)
+        return None if at is None else self._row_at(at)
 
     def append(self, row: Row) -> None:
         """A message sent (the question) or a reply begun, below the others."""
         if row.role == "assistant" and row.streaming:
             row.growing = ReplyBlocks(self._renderer)
-        self.beginInsertRows(QModelIndex(), len(self._rows), len(self._rows))
-        self._rows.append(row)
-        self._index[row.id] = len(self._rows) - 1
+        self.beginInsertRows(QModelIndex(), len(self._items), len(self._items))
+        self._items.append(row)
         self.endInsertRows()
 
     def grow(self, row_id: str, text: str) -> None:
@@ -158,10 +170,10 @@ class TranscriptRows(QAbstractListModel):
 
     def end(self, row_id: str, footer: str) -> None:
         """A reply is over: its footer says how."""
-        at = self._index.get(row_id)
+        at = self._find(row_id)
         if at is None:
             return
-        row = self._rows[at]
+        row = self._row_at(at)
         row.footer, row.streaming = footer, False
         changed = [_ROLE_IDS["footer"], _ROLE_IDS["streaming"]]
         self.dataChanged.emit(self.index(at), self.index(at), changed)

@@ -22,6 +22,7 @@ ListView {
     bottomMargin: look.spacing.xl
     boundsBehavior: Flickable.StopAtBounds
     cacheBuffer: 600
+    reuseItems: true
     activeFocusOnTab: true
     Accessible.role: Accessible.List
     Accessible.name: "Conversation"
