@@ -23,6 +23,7 @@
     ├── ToolCallError             a tool call gave no result (the step ends as `error`)
     ├── GGUFError                 not a usable GGUF file (also a ValueError)
     ├── ConfigEntryError          an mcp.json entry that cannot be used (also a ValueError)
+    │   └── ConfigChangingError       mcp.json kept changing while a change was written
     ├── ManifestError             an Ollama manifest naming no usable blob (also a ValueError)
     ├── FolderListFullError       one folder too many to scan for models (also a ValueError)
     ├── FetchError                a download's child gave up (`code` says why)
@@ -264,6 +265,12 @@ class GGUFError(ParleyError, ValueError):
 class ConfigEntryError(ParleyError, ValueError):
     """An entry of `mcpServers` that cannot be used; the message names the field.
     Raised by server/tools/config.py."""
+
+
+class ConfigChangingError(ConfigEntryError):
+    """mcp.json was saved again (by hand) each time Parley had read it to make a change, up
+    to `ToolLimits.config_attempts` times: the change is not made, and nothing in the file
+    is lost. Raised by server/tools/config.py; answered 409 `config_changing`."""
 
 
 class ImportCancelledError(ConflictError):

@@ -181,6 +181,10 @@ class ToolLimits:
     exit_code_wait: float = 0.5  # for a crashed server's exit code (the reason shown)
     exit_poll: float = 0.05  # how often a stopping server's exit is looked for
     config_poll: float = 1.0  # how soon a hand edit of mcp.json is applied
+    config_bytes: int = 4_000_000  # mcp.json: far more than any; a hand-made mistake is refused
+    # Settings' change of mcp.json is made again while the file keeps changing under it (saved
+    # by hand between the read and the write), this many times at most; then it is refused.
+    config_attempts: int = 20
     # Other apps' MCP configuration files, read to import their servers (tools/importing.py).
     import_file_bytes: int = 1_000_000
     import_read: float = 2.0  # one file's read

@@ -27,7 +27,9 @@ from starlette.routing import Route
 
 from server.errors import (
     BadRequestError,
+    ConfigChangingError,
     ConfigEntryError,
+    ConflictError,
     NotFoundError,
     StorageError,
     UnavailableError,
@@ -50,6 +52,8 @@ async def put_server(request: Request) -> JSONResponse:
         check_name(name)
         config = check_entry(body)
         server = await svc.tools.put(name, config)
+    except ConfigChangingError as exc:
+        raise ConflictError(str(exc), code="config_changing") from exc
     except ConfigEntryError as exc:
         raise BadRequestError(str(exc), code="invalid_field") from exc
     except OSError as exc:
@@ -63,6 +67,8 @@ async def delete_server(request: Request) -> Response:
     name: str = request.path_params["name"]
     try:
         removed = await svc.tools.remove(name)
+    except ConfigChangingError as exc:
+        raise ConflictError(str(exc), code="config_changing") from exc
     except ConfigEntryError as exc:
         raise BadRequestError(str(exc), code="invalid_field") from exc
     except OSError as exc:
@@ -88,6 +94,8 @@ async def put_tool_trust(request: Request) -> JSONResponse:
         raise BadRequestError(f"'trust' must be one of {allowed}, or null", code="invalid_field")
     try:
         server = await svc.tools.set_tool_trust(name, tool, trust)
+    except ConfigChangingError as exc:
+        raise ConflictError(str(exc), code="config_changing") from exc
     except ConfigEntryError as exc:
         raise BadRequestError(str(exc), code="invalid_field") from exc
     except OSError as exc:
@@ -130,6 +138,8 @@ async def add_found_server(request: Request) -> JSONResponse:
         server = await svc.tools.put(as_name, config)
     except LookupError as exc:
         raise NotFoundError(str(exc)) from exc
+    except ConfigChangingError as exc:
+        raise ConflictError(str(exc), code="config_changing") from exc
     except ConfigEntryError as exc:
         raise BadRequestError(f"{name}: {exc}", code="invalid_field") from exc
     except OSError as exc:

@@ -13,23 +13,34 @@ Other keys (of an entry or of the file) are kept as they are when Parley writes 
 entry that is not valid is reported with why, and the others still run; a file that cannot be
 read at all runs no server at start, and is never written over (see McpConfigFile). Edits
 made by hand while Parley runs are picked up (server/tools/manager.py watches the file).
+
+No file means no servers: a new data dir has none, and the first change from Settings makes
+it. A file there must be an object with `mcpServers`: an empty one, `{}` or another app's
+shape is an error like a broken file (an editor saving in place empties the file first, and a
+reader catching that moment must not stop every server, nor write over the edit).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import stat
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from server.errors import ConfigEntryError
-from server.files import write_json_atomically
+from server.errors import ConfigChangingError, ConfigEntryError
+from server.limits import ToolLimits
+from server.tools.file_version import (
+    Signature,
+    Version,
+    read_steady,
+    replace_version,
+    signature,
+    signature_written,
+)
 from server.types import Trust
 from server.types.tools import ToolServerConfigJSON
 
@@ -241,14 +252,17 @@ class McpConfigFile:
     while Parley runs (issue 37). So each change from Settings is made to the file as it is
     on disk now (read again under the lock, then written whole, atomically); a file broken
     on disk is never written over (the change is refused, saying why); a symlink stays a
-    symlink and the file keeps its mode (`write_json_atomically`). `changed` tells the tool
-    manager's watch that the file was edited since it was last read or written."""
+    symlink and the file keeps its mode. The write lands only over the file as read
+    (server/tools/file_version.py): a save by hand in between makes the change again, to
+    the file as saved. `changed` tells the tool manager's watch that the file was edited
+    since it was last read or written."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.error: str | None = None  # why the file cannot be read; then nothing runs
         self._document: dict[str, Any] = {}
         self._seen: Signature | None = None  # the file as last read or written
+        self._version: Version | None = None  # the file as last read (None: unreadable)
         self._lock = threading.Lock()
         self.reload()
 
@@ -259,29 +273,38 @@ class McpConfigFile:
 
     def changed(self) -> bool:
         """Whether the file on disk is not the one last read or written (blocking)."""
-        return _signature(self.path) != self._seen
+        return signature(self.path) != self._seen
 
     def _load(self) -> None:
-        self._seen = _signature(self.path)  # first: an edit made while reading is seen again
+        self._seen = signature(self.path)  # first: an edit made while reading is seen again
+        self._document, self._version = {}, None
         try:
-            text = _read_bounded(self.path)
-        except FileNotFoundError:
-            self._document, self.error = {}, None
+            version = read_steady(self.path, ToolLimits.config_bytes, ToolLimits.config_attempts)
+        except OSError as exc:
+            self.error = f"cannot read {self.path}: {exc}"
             return
-        except (OSError, UnicodeDecodeError) as exc:
-            self._document, self.error = {}, f"cannot read {self.path}: {exc}"
+        if version.data is None:
+            self._document, self._version, self.error = {"mcpServers": {}}, version, None
+            return
+        try:
+            text = version.data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            self.error = f"cannot read {self.path}: {exc}"
+            return
+        expected = f"{self.path}: expected an object with 'mcpServers' (an object)"
+        if not text.strip():
+            self.error = f"{expected}, and the file is empty"
             return
         try:
             document = json.loads(text, parse_constant=_no_constant)
         except (ValueError, RecursionError) as exc:
-            self._document, self.error = {}, f"{self.path} is not valid JSON: {exc}"
+            self.error = f"{self.path} is not valid JSON: {exc}"
             return
-        servers = document.get("mcpServers", {}) if isinstance(document, dict) else None
+        servers = document.get("mcpServers") if isinstance(document, dict) else None
         if not isinstance(servers, dict):
-            self._document = {}
-            self.error = f"{self.path}: expected an object with 'mcpServers' (an object)"
+            self.error = expected
             return
-        self._document, self.error = document, None
+        self._document, self._version, self.error = document, version, None
 
     def entries(self) -> list[ServerEntry]:
         servers: dict[str, object] = self._document.get("mcpServers", {})
@@ -326,7 +349,7 @@ class McpConfigFile:
             return True
 
         self._change(edit)
-        return entry_from(name, found[0]) if found else None
+        return entry_from(name, found[-1]) if found else None  # as last written
 
     def remove(self, name: str) -> bool:
         """Remove an entry; False if there was none. Raises OSError."""
@@ -334,56 +357,27 @@ class McpConfigFile:
 
     def _change(self, edit: Callable[[dict[str, Any]], bool]) -> bool:
         """Apply `edit` to the file as it is on disk now, and write it if `edit` says it
-        changed something; what `edit` said."""
+        changed something; what `edit` said. Made again (read, edited, written) while the
+        file is saved by hand between the read and the write; at most
+        `ToolLimits.config_attempts` times, then refused."""
         with self._lock:
-            self._load()
-            if self.error is not None:
-                raise ConfigEntryError(
-                    f"the configuration file is not changed, because it cannot be read as it "
-                    f"is on disk now ({self.error}); fix it by hand, or move it away"
-                )
-            document = json.loads(json.dumps(self._document))  # a copy, changed then written
-            servers = document.setdefault("mcpServers", {})
-            if not edit(servers):
-                return False
-            write_json_atomically(self.path, document)
-            self._document = document
-            self._seen = _signature(self.path)
-            return True
-
-
-# What tells one version of the file from another: the link's own stat and its target's.
-Signature = tuple[tuple[int, int, int, int], tuple[int, int, int, int] | None]
-MAX_FILE_BYTES = 4_000_000  # far more than any configuration; a hand-made mistake is refused
-
-
-def _signature(path: Path) -> Signature | None:
-    try:
-        link = os.lstat(path)
-    except OSError:
-        return None
-    try:
-        target = os.stat(path)
-    except OSError:
-        return (_of(link), None)
-    return (_of(link), _of(target))
-
-
-def _of(found: os.stat_result) -> tuple[int, int, int, int]:
-    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
-
-
-def _read_bounded(path: Path) -> str:
-    """The file's text, read through one descriptor that never blocks on a FIFO, at most
-    MAX_FILE_BYTES. Raises OSError (FileNotFoundError when there is none)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
-        with os.fdopen(os.dup(fd), "rb") as file:
-            data = file.read(MAX_FILE_BYTES + 1)
-    finally:
-        os.close(fd)
-    if len(data) > MAX_FILE_BYTES:
-        raise OSError(f"{path} is larger than {MAX_FILE_BYTES // 1_000_000} MB")
-    return data.decode("utf-8-sig")
+            for _ in range(ToolLimits.config_attempts):
+                self._load()
+                if self.error is not None or self._version is None:
+                    raise ConfigEntryError(
+                        f"the configuration file is not changed, because it cannot be read as "
+                        f"it is on disk now ({self.error}); fix it by hand, or move it away"
+                    )
+                document = json.loads(json.dumps(self._document))  # a copy, changed then written
+                if not edit(document["mcpServers"]):
+                    return False
+                text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+                written = replace_version(self.path, self._version, text.encode("utf-8"))
+                if written is not None:
+                    self._document, self._seen = document, signature_written(self.path, written)
+                    return True
+            raise ConfigChangingError(
+                f"the configuration file is not changed, because it was saved again each time "
+                f"Parley read it ({ToolLimits.config_attempts} times): nothing in it was lost; "
+                f"try again once it is no longer being edited"
+            )
