@@ -33,8 +33,8 @@ class ChatBar(QWidget):
         self.documents_switch = QCheckBox("Use my documents", self)
         self.documents_switch.setAccessibleName("Use my documents in this chat")
         self.documents_switch.setToolTip(
-            "Give the model the passages of your Library that best match each message, "
-            "for models that cannot search by themselves"
+            "Give the model your Library: the passages that best match each message, and "
+            "the search of your documents when it uses tools. Off: it is given neither"
         )
         self.chat_settings_button = self._button(
             "sliders", "Chat settings", "This chat's system prompt and parameters"

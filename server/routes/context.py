@@ -64,7 +64,7 @@ async def get_context(request: Request) -> JSONResponse:
     backend = model.backend
     tools: list[dict[str, object]] = []
     if conversation["tools"] and backend.tools_unsupported is None:
-        offered = turn_tools(svc, SourceNumbers(), conversation["tool_servers"])
+        offered = turn_tools(svc, SourceNumbers(), conversation)
         tools = list(offered.specs())
         if tools and svc.settings.limits.agents.max_depth > 0:
             names = [str(t["function"]["name"]) for t in tools]  # type: ignore[index]

@@ -29,7 +29,7 @@ from server.storage.params import updated_params
 from server.storage.store import Switch, TurnStart
 from server.turns.completions import ChunkWriter, TurnIds
 from server.turns.responses import RunEventStream
-from server.types import ChatMessage, ConversationListJSON
+from server.types import ChatMessage, ConversationJSON, ConversationListJSON
 
 SWITCHES: tuple[Switch, ...] = ("tools", "documents")
 
@@ -295,13 +295,13 @@ async def _reply(request: Request, body: JSONObject, start: TurnStart) -> RunEve
         kept.insert(0, {"role": "system", "content": conversation["system"]})
     await model.backend.admit(ChatRequest(kept, max_tokens=reply_tokens))
     numbers = SourceNumbers()
-    documents = PromptDocuments(svc.library, numbers) if svc.library.has_folders else None
+    documents = PromptDocuments(svc.library, numbers) if uses_documents(svc, conversation) else None
     run, turn = await svc.runs.start_turn(
         conversation_id,
         start,
         model,
         reply_tokens,
-        turn_tools(svc, numbers, conversation["tool_servers"]),
+        turn_tools(svc, numbers, conversation),
         documents,
         numbers,
         Delegation(svc.models.resolve, svc.settings.limits.agents),
@@ -312,11 +312,20 @@ async def _reply(request: Request, body: JSONObject, start: TurnStart) -> RunEve
     return RunEventStream(run, writer, ids, pace=(pace_ms or 0) / 1000)
 
 
-def turn_tools(svc: Services, numbers: SourceNumbers, servers: list[str] | None = None) -> ToolBox:
-    """What a turn may call: the MCP servers' tools (of `servers` alone, when the chat
-    chose), and the search of the user's documents once the library has a folder."""
+def uses_documents(svc: Services, conversation: ConversationJSON) -> bool:
+    """Whether a turn of `conversation` is given the user's documents: its "Use my
+    documents" switch, once the library has a folder. The one switch governs both ways the
+    model reads them, the passages put in its prompt and the `search_documents` tool."""
+    return conversation["documents"] and svc.library.has_folders
+
+
+def turn_tools(svc: Services, numbers: SourceNumbers, conversation: ConversationJSON) -> ToolBox:
+    """What a turn of `conversation` may call, when it offers tools at all (its "Use tools"
+    switch and a model that calls tools): the MCP servers' tools (of the servers it chose,
+    when it chose), and the search of the user's documents when it uses them."""
+    servers = conversation["tool_servers"]
     boxes: list[ToolBox] = [svc.tools.toolbox(None if servers is None else set(servers))]
-    if svc.library.has_folders:
+    if uses_documents(svc, conversation):
         boxes.append(DocumentsTool(svc.library, numbers))
     return CombinedToolBox(boxes)
 

@@ -275,7 +275,8 @@ class ConversationJSON(TypedDict):
     system: str | None
     tools: bool  # the model may call the configured tools in this conversation
     tool_servers: list[str] | None  # the MCP servers whose tools it offers (None: every one)
-    documents: bool  # passages of the user's documents go into its prompt ("Use my documents")
+    documents: bool  # its model is given the user's documents ("Use my documents"): passages
+    # in the prompt, and the search_documents tool in a turn that offers tools
     params: ChatParams
     leaf_id: str | None  # the last message of the selected branch
     created_at: float

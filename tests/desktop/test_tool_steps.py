@@ -190,6 +190,7 @@ def test_a_reply_lists_the_documents_it_cited(
     qtbot.waitUntil(indexed, timeout=30_000)
     search = {"name": "search_documents", "arguments": '{"query": "aardvark burrows"}'}
     upstream.queue = [Script(tokens=0, tool_calls=[search]), Script(texts=["They dig [1]."])]
+    gui.window.documents_switch.setChecked(True)  # the search is offered with the documents
     with qtbot.waitSignal(gui.window.reply_finished, timeout=15_000):
         gui.send("aardvarks?")
     text = gui.transcript_text()

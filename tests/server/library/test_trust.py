@@ -99,7 +99,7 @@ def test_a_file_swapped_for_a_link_during_a_scan_never_reaches_the_model(
     # The model searches the documents (never asked): the key is not in what it is told.
     search_call = {"name": "search_documents", "arguments": '{"query": "OPENSSH quokkakey"}'}
     upstream.queue = [Script(tokens=0, tool_calls=[search_call]), Script(texts=["done"])]
-    cid = parley.new_conversation()
+    cid = parley.new_conversation(documents=True)
     parley.send(cid, "what keys do I have?").read_all()
     told = untrusted_text(upstream.records[1].body["messages"][-1]["content"])
     assert "PRIVATE KEY" not in told and "quokkakey" not in told

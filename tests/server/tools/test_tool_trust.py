@@ -91,7 +91,7 @@ def test_a_document_telling_the_model_to_call_a_tool_gets_an_approval_request(
         Script(tokens=0, tool_calls=[DANGER]),
         Script(texts=["I will not do that."]),
     ]
-    cid = asking.new_conversation()
+    cid = asking.new_conversation(documents=True)
     stream = asking.send(cid, "what do my notes say?")
     approval = approval_of(stream)
     assert approval["tool"] == "danger"

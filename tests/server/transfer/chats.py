@@ -165,7 +165,7 @@ class Chats:
     def citations(self) -> str:
         """A reply that searched the user's documents and cites a passage, and one stopped
         after citing two."""
-        cid = self.parley.new_conversation()
+        cid = self.parley.new_conversation(documents=True)
         search = Script(tokens=0, tool_calls=[SEARCH])
         cited = self.reply(cid, search, Script(texts=["Aardvarks dig ", "[1]", "."]))
         assert any(p["type"] == "citation" for p in cited["parts"]), cited
