@@ -210,12 +210,13 @@ class CompactionLimits:
     # each going on from the summary the one before wrote. Each round is a model call with
     # a full prompt, so this bounds how long a turn waits for its compaction.
     max_rounds: int = 16
-    # Tokens of a message (its start and its end) worth another round: as few rounds are
-    # made as keep each message this much; more is kept when those rounds have room.
-    line_share: int = 128
-    # Tokens a message is cut to at the least, when `max_rounds` cannot keep `line_share`
-    # of each, before the oldest messages are left out of the rounds instead.
-    line_floor: int = 24
+    # Tokens of a message worth another round (its first and last words, ~80 characters):
+    # one round while it keeps each message this much, else as few rounds as do; more is
+    # kept when those rounds have room.
+    line_share: int = 24
+    # Tokens a message is cut to at the least (~40 characters), when `max_rounds` cannot keep
+    # `line_share` of each, before the oldest messages are left out of the rounds instead.
+    line_floor: int = 12
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 from server.agent.buffer import ReplyBuffer
 from server.agent.feed import Compaction
 from server.agent.history import as_sent_by_message
-from server.agent.transcript import fitted, lines_of, plan
+from server.agent.transcript import lines_of, next_round, plan, unread_note
 from server.errors import ParleyError
 from server.models.base import ChatRequest
 from server.models.context import IMAGE_TOKENS, MESSAGE_OVERHEAD, prompt_budget
@@ -176,16 +176,19 @@ class Compactor:
         # for the answer, the instructions, and each message's wrapping.
         (instructions,) = await count([INSTRUCTIONS])
         room = prompt_budget(context, limits.summary_tokens) - instructions - 2 * MESSAGE_OVERHEAD
-        rounds = await plan(lines_of(messages), previous, count, room, limits)
-        summary = previous
-        for number, lines in enumerate(rounds.rounds, start=1):
+        planned = await plan(lines_of(messages), previous, count, room, limits)
+        summary, start, number = previous, 0, 0
+        while start < len(planned.lines):
             if loop.stopping:
                 return ""
-            transcript = await fitted(summary, lines, count, room)
+            transcript, start = await next_round(summary, planned, start, count, room)
+            number += 1
             said = await self._round(transcript, f"{loop.id}/compaction/{number}")
             if not said:
                 return ""
             summary = said
+        if summary and planned.left_out:
+            summary = f"{summary}\n\n{unread_note(planned.left_out)}"
         return summary or ""
 
     async def _round(self, transcript: str, loop_id: str) -> str:

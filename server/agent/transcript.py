@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from server.errors import PromptTooLongError
 from server.limits import CompactionLimits
+from server.models.context import estimate_tokens
 from server.types import ChatMessage
 
 Count = Callable[[list[str]], Awaitable[list[int]]]  # each text's tokens, by the backend
@@ -31,7 +32,10 @@ ATTEMPTS = 8  # of a round's text, counted again after each further cut
 
 @dataclass(frozen=True)
 class Plan:
-    rounds: list[list[str]]  # each round's lines, oldest first, cut to their share
+    lines: list[str]  # oldest first, cut to their share; a note first when some are left out
+    tokens: list[int]  # what each line takes of a round, its separator included
+    carry: int  # the most the summary a round goes on from may take
+    rounds: int  # the most rounds that read them all (fewer when the summaries are short)
     left_out: int  # the oldest lines no round reads
 
 
@@ -64,66 +68,86 @@ def left_out_note(count: int) -> str:
     )
 
 
+def unread_note(count: int) -> str:
+    """Said in the summary itself: the user reads it, and so does the model."""
+    return (
+        f"({count:,} older messages were too many to read for this summary; they are still "
+        "in the chat.)"
+    )
+
+
 async def plan(
     lines: list[str], previous: str | None, count: Count, room: int, limits: CompactionLimits
 ) -> Plan:
-    """The lines split into at most `limits.max_rounds` rounds for calls whose text may take
+    """The lines to read in at most `limits.max_rounds` rounds, for calls whose text may take
     `room` tokens, each beside the summary it goes on from (`previous` for the first).
 
-    As few rounds as keep `limits.line_share` tokens of each line; each line then keeps as
-    much as they hold (the same most for every line, the short ones whole). When even the
-    most rounds cannot keep that share, each line keeps no less than `limits.line_floor`
-    tokens, and the oldest lines that still do not fit are left out."""
+    One round when it keeps `limits.line_share` tokens of each line (or each whole); else as
+    few rounds as keep that share, each line then keeping as much as they hold (the same most
+    for every line, the short ones whole). When even the most rounds cannot keep that share,
+    each line keeps no less than `limits.line_floor` tokens, and the oldest lines that still
+    do not fit are left out. Raises PromptTooLongError when `room` holds no round at all."""
     if not lines:
-        return Plan([], 0)
+        return Plan([], [], 0, 0, 0)
     first = header(previous)
     tokens = await count([*lines, first or ""])
-    carried = tokens.pop()
-    most = level(tokens, room - min(room // 2, carried) - SEPARATOR_TOKENS * len(tokens))
+    carried = min(tokens.pop(), room // 2)
+    seps = SEPARATOR_TOKENS * len(tokens)
+    most = level(tokens, room - carried - seps)
     if most >= min(limits.line_share, max(tokens)):  # one round is enough
-        kept = [_cut_to_tokens(line, t, most) for line, t in zip(lines, tokens, strict=True)]
-        return Plan([kept], 0)
+        return _made(lines, tokens, most, carried, 1, 0)
     # A later round goes on from the summary the one before wrote: counted by this counter,
     # it may take more than the `summary_tokens` the model kept to; never more than half.
-    carry = limits.summary_tokens + limits.summary_tokens // 2
-    room -= min(room // 2, max(carried, carry))
+    carry = min(room // 2, max(carried, limits.summary_tokens + limits.summary_tokens // 2))
+    # And the first may say how many lines are left out.
+    room -= carry + estimate_tokens(left_out_note(len(lines))) + SEPARATOR_TOKENS
     if room <= limits.line_floor + SEPARATOR_TOKENS:
         raise PromptTooLongError("the model's context leaves no room to summarise in")
-    # As few rounds as keep `line_share` of each line; all the rounds allowed when that is
-    # too many, each line then cut to as much as they hold (`line_floor` at the least).
     wanted = [min(t, limits.line_share) + SEPARATOR_TOKENS for t in tokens]
-    bounds, start = _packed(wanted, room, limits.max_rounds)
+    rounds, start = _packed(wanted, room, limits.max_rounds)
     least = limits.line_share if start == 0 else limits.line_floor
-    made = len(bounds)
-    total = room * made
+    total = room * rounds
     while True:
-        most = level(tokens, total - SEPARATOR_TOKENS * len(tokens))
+        most = level(tokens, total - seps)
         cap = min(max(most, least), room - SEPARATOR_TOKENS)
         costs = [min(t, cap) + SEPARATOR_TOKENS for t in tokens]
-        bounds, start = _packed(costs, room, made)
+        made, start = _packed(costs, room, rounds)
         if start == 0 or cap <= least:
             break
         total = int(total * LESS)  # next-fit left room unused at a round's end: ask less
-    rounds = [
-        [_cut_to_tokens(lines[i], tokens[i], cap) for i in range(begin, end)]
-        for begin, end in bounds
-    ]
-    if start:
-        rounds[0].insert(0, left_out_note(start))
-    return Plan(rounds, start)
+    return _made(lines[start:], tokens[start:], cap, carry, made, start)
 
 
-async def fitted(summary: str | None, lines: list[str], count: Count, room: int) -> str:
-    """One round's text: the summary it goes on from, then its lines, counted at most `room`
-    tokens. The summary takes at most half; the lines are cut further (the longest first)
-    while it does not fit. Raises PromptTooLongError if nothing fits."""
+async def next_round(
+    summary: str | None, plan: Plan, start: int, count: Count, room: int
+) -> tuple[str, int]:
+    """The text of the round that reads `plan.lines` from `start`, going on from `summary`,
+    and where the next round starts. It reads as many lines as its room holds beside the
+    summary (cut to `plan.carry` if longer), so the rounds are never more than planned: each
+    has at least the room the plan gave it."""
     head = header(summary)
-    fixed = 0  # the summary's tokens
+    fixed = 0
+    if head is not None:
+        for _ in range(ATTEMPTS):
+            (fixed,) = await count([head])
+            if fixed <= plan.carry:
+                break
+            head = cut(head, int(len(head) * plan.carry / fixed * LESS))
+    end, used = start, fixed
+    while end < len(plan.lines) and used + plan.tokens[end] <= room:
+        used += plan.tokens[end]
+        end += 1
+    end = max(end, start + 1)
+    return await fitted(head, plan.lines[start:end], count, room), end
+
+
+async def fitted(head: str | None, lines: list[str], count: Count, room: int) -> str:
+    """A round's text: `head` (the summary it goes on from, as its first line), then its
+    lines, counted at most `room` tokens; the lines are cut further (the longest first)
+    while it does not fit. Raises PromptTooLongError if nothing fits."""
+    fixed = 0  # the head's tokens
     if head is not None:
         (fixed,) = await count([head])
-        if fixed > room // 2:
-            head = cut(head, len(head) * (room // 2) // fixed)
-            (fixed,) = await count([head])
     sizes = [len(line) for line in lines]
     chars = sum(sizes)
     text = ""
@@ -166,23 +190,29 @@ def cut(line: str, most: int) -> str:
     return f"{line[:half]} … {line[len(line) - half :]}"
 
 
-def _cut_to_tokens(line: str, tokens: int, cap: int) -> str:
-    return line if tokens <= cap else cut(line, len(line) * cap // tokens)
+def _made(
+    lines: list[str], tokens: list[int], cap: int, carry: int, rounds: int, left_out: int
+) -> Plan:
+    kept = [
+        cut(line, len(line) * cap // t) if t > cap else line
+        for line, t in zip(lines, tokens, strict=True)
+    ]
+    costs = [min(t, cap) + SEPARATOR_TOKENS for t in tokens]
+    if left_out:
+        note = left_out_note(left_out)
+        kept.insert(0, note)
+        costs.insert(0, estimate_tokens(note) + SEPARATOR_TOKENS)
+    return Plan(kept, costs, carry, rounds, left_out)
 
 
-def _packed(costs: list[int], room: int, rounds: int) -> tuple[list[tuple[int, int]], int]:
-    """The lines (by cost) in at most `rounds` runs of at most `room`, filled from the newest
-    back: each run's (begin, end) oldest first, and the first line in any run (the ones
-    before it are left out)."""
-    bounds: list[tuple[int, int]] = []
-    end = len(costs)
-    used = 0
+def _packed(costs: list[int], room: int, rounds: int) -> tuple[int, int]:
+    """How many runs of at most `room` the lines (by cost) take, filled from the newest back,
+    at most `rounds`; and the first line in any run (the ones before it do not fit)."""
+    made, used = 1, 0
     for index in range(len(costs) - 1, -1, -1):
         if used + costs[index] > room:
-            bounds.append((index + 1, end))
-            if len(bounds) == rounds:
-                return bounds[::-1], index + 1
-            end, used = index + 1, 0
+            if made == rounds:
+                return made, index + 1
+            made, used = made + 1, 0
         used += costs[index]
-    bounds.append((0, end))
-    return bounds[::-1], 0
+    return made, 0

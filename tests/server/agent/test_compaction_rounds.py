@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from server.agent.compaction import INSTRUCTIONS, LATER_HEADING, SUMMARY_HEADING
-from server.limits import Limits
+from server.agent.transcript import unread_note
+from server.limits import CompactionLimits, Limits
 from tests.server.transfer.test_transfer import import_json
 from tests.support.parley import Parley
 from tests.support.upstream import Record, Script, ScriptedUpstream
@@ -69,13 +70,21 @@ def imported(server: Parley, count: int) -> str:
     return str(cid)
 
 
+def summarised_through(server: Parley, cid: str) -> tuple[dict[str, Any], int]:
+    """The chat's one summary, and the place of the last message it covers."""
+    conversation = server.conversation(cid)
+    assert len(conversation["messages"]) == MESSAGES + 2  # nothing deleted
+    (summary,) = conversation["summaries"]
+    ids = [m["id"] for m in conversation["messages"]]
+    return summary, ids.index(summary["through_id"])
+
+
 def test_a_2000_message_chat_is_summarised_in_rounds_that_each_fit_the_models_context(
     small: Parley, upstream: ScriptedUpstream
 ) -> None:
     upstream.script = Script(texts=["The user asked numbered questions."])
-    server = small
-    cid = imported(server, MESSAGES)
-    stream = server.send(cid, "What was the last question about?")
+    cid = imported(small, MESSAGES)
+    stream = small.send(cid, "What was the last question about?")
     stream.read_all()
     assert stream.final["parley"]["status"] == "completed", stream.final
 
@@ -90,21 +99,48 @@ def test_a_2000_message_chat_is_summarised_in_rounds_that_each_fit_the_models_co
             "Summary of what came before:\nThe user asked numbered questions."
         )
 
-    conversation = server.conversation(cid)
-    assert len(conversation["messages"]) == MESSAGES + 2  # nothing deleted
-    (summary,) = conversation["summaries"]
-    assert f"{LATER_HEADING}\nThe user asked numbered questions." in summary["content"]
-    ids = [m["id"] for m in conversation["messages"]]
-    through = ids.index(summary["through_id"])
+    summary, through = summarised_through(small, cid)
     assert through > MESSAGES // 2  # the oldest part, most of the chat
-    # The newest message summarised is read, by the last round.
+    assert summary["content"].endswith(f"{LATER_HEADING}\nThe user asked numbered questions.")
+    # Every message summarised is read (its start and its end), in order, the newest last.
+    read = "".join(transcript(r) for r in rounds)
+    assert "left out" not in read
+    places = [read.index(f"(end of {index})") for index in range(2, through + 1)]
+    assert places == sorted(places)
     assert f"Reply {through}:" in transcript(rounds[-1])
-    assert f"(end of {through})" in transcript(rounds[-1])
 
     answered = upstream.records[-1]
     assert not summarising(answered)
     assert SUMMARY_HEADING in answered.body["messages"][0]["content"]
     assert answered.body["messages"][-1]["content"] == "What was the last question about?"
+
+
+def test_messages_too_many_for_the_rounds_allowed_are_left_out_and_the_summary_says_so(
+    data_dir: Path, upstream: ScriptedUpstream
+) -> None:
+    upstream.context = CONTEXT
+    upstream.script = Script(texts=["The user asked numbered questions."])
+    limits = Limits(compaction=CompactionLimits(max_rounds=4))
+    server = Parley(data_dir, upstream.base_url, limits=limits).start()
+    try:
+        cid = imported(server, MESSAGES)
+        stream = server.send(cid, "go on")
+        stream.read_all()
+        assert stream.final["parley"]["status"] == "completed", stream.final
+        assert not [r.refused for r in upstream.records if r.refused]
+        rounds = [r for r in upstream.records if summarising(r)]
+        assert 1 < len(rounds) <= 4
+        note = transcript(rounds[0]).split("\n\n")[0]
+        assert note.startswith("[") and "older messages are left out here" in note
+        unread = int(note[1:].split(" ")[0].replace(",", ""))
+        summary, through = summarised_through(server, cid)
+        assert 0 < unread < through
+        assert summary["content"].endswith(unread_note(unread))
+        # The newest are read, the oldest left out.
+        assert f"(end of {through})" in transcript(rounds[-1])
+        assert "(end of 2)" not in "".join(transcript(r) for r in rounds)
+    finally:
+        server.stop()
 
 
 def test_a_stop_during_a_later_round_ends_the_rounds_and_saves_nothing(
