@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QRectF, Qt
-from PySide6.QtGui import QIcon, QPainter, QPalette, QPixmap
+from PySide6.QtGui import QIcon, QImage, QPainter, QPalette, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 
 ICONS = Path(__file__).resolve().parent.parent / "resources" / "icons"
@@ -28,19 +28,29 @@ def icon(name: str, palette: QPalette) -> QIcon:
 @lru_cache(maxsize=128)
 def _icon(name: str, colour: str, disabled: str) -> QIcon:
     made = QIcon()
+    for mode, shade in ((QIcon.Mode.Normal, colour), (QIcon.Mode.Disabled, disabled)):
+        for size in SIZES:
+            image = drawn(name, shade, size)
+            if image.isNull():
+                return QIcon()
+            made.addPixmap(QPixmap.fromImage(image), mode)
+    return made
+
+
+@lru_cache(maxsize=256)
+def drawn(name: str, colour: str, size: int) -> QImage:
+    """The icon `name` drawn in `colour`, `size` pixels square; a null image if there is no
+    such icon or it cannot be drawn."""
     try:
         drawing = (ICONS / f"{name}.svg").read_text(encoding="utf-8")
     except OSError:
-        return made
-    for mode, shade in ((QIcon.Mode.Normal, colour), (QIcon.Mode.Disabled, disabled)):
-        renderer = QSvgRenderer(QByteArray(drawing.replace(DRAWN_IN, shade).encode()))
-        if not renderer.isValid():
-            return QIcon()
-        for size in SIZES:
-            pixmap = QPixmap(size, size)
-            pixmap.fill(Qt.GlobalColor.transparent)
-            painter = QPainter(pixmap)
-            renderer.render(painter, QRectF(0, 0, size, size))
-            painter.end()
-            made.addPixmap(pixmap, mode)
-    return made
+        return QImage()
+    renderer = QSvgRenderer(QByteArray(drawing.replace(DRAWN_IN, colour).encode()))
+    if not renderer.isValid():
+        return QImage()
+    image = QImage(size, size, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    renderer.render(painter, QRectF(0, 0, size, size))
+    painter.end()
+    return image

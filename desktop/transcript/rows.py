@@ -33,6 +33,8 @@ ROLES = {
     "footer": "footer",
     "streaming": "streaming",
     "question": "question",
+    "actions": "actions",
+    "version": "version",
 }
 _ROLE_IDS = {name: Qt.ItemDataRole.UserRole + 1 + i for i, name in enumerate(ROLES)}
 _ATTRIBUTES = {number: ROLES[name] for name, number in _ROLE_IDS.items()}
@@ -48,8 +50,21 @@ class Row:
     header: str = ""  # over a reply: the model that wrote it
     footer: str = ""  # under a reply: how it ended
     streaming: bool = False
+    ended: str = "completed"  # its status once over: what may be done with it depends on it
+    version: str = ""  # "2/3": which of its versions this is, when it has several
     blocks: BlockList | None = None  # made when the row is first drawn
     growing: ReplyBlocks | None = field(default=None, repr=False)
+
+    @property
+    def actions(self) -> list[str]:
+        """What may be done with the message, in the order its buttons show."""
+        if self.streaming:
+            return []
+        if self.role == "user":
+            return ["copy", "edit"]
+        if self.ended == "completed":
+            return ["copy", "regenerate"]
+        return ["copy", "regenerate", "continue"]  # stopped, cut or failed: it may go on
 
     @property
     def question(self) -> str:
@@ -66,7 +81,15 @@ def row_of(message: MessageJSON) -> Row:
         header=(message.get("model") or "") if role == "assistant" else "",
         footer=ending_line(message) if role == "assistant" else "",
         streaming=message["status"] == "streaming",
+        ended=message["status"],
+        version=version_of(message),
     )
+
+
+def version_of(message: MessageJSON) -> str:
+    siblings = message.get("siblings") or []
+    at = message.get("sibling_index")
+    return f"{at + 1}/{len(siblings)}" if len(siblings) > 1 and at is not None else ""
 
 
 def ending_line(message: MessageJSON) -> str:
@@ -168,12 +191,12 @@ class TranscriptRows(QAbstractListModel):
         if row.blocks is not None:  # drawn: its blocks follow; else rendered when drawn
             row.blocks.set_blocks(self._render(row))
 
-    def end(self, row_id: str, footer: str) -> None:
-        """A reply is over: its footer says how."""
+    def end(self, row_id: str, footer: str, status: str = "completed") -> None:
+        """A reply is over (`status`, as saved): its footer says how."""
         at = self._find(row_id)
         if at is None:
             return
         row = self._row_at(at)
-        row.footer, row.streaming = footer, False
-        changed = [_ROLE_IDS["footer"], _ROLE_IDS["streaming"]]
+        row.footer, row.streaming, row.ended = footer, False, status
+        changed = [_ROLE_IDS[name] for name in ("footer", "streaming", "actions")]
         self.dataChanged.emit(self.index(at), self.index(at), changed)

@@ -11,6 +11,7 @@ from PySide6.QtQuickWidgets import QQuickWidget
 from PySide6.QtWidgets import QWidget
 
 from desktop.look import scale
+from desktop.look.icon_images import PROVIDER, IconImages
 from desktop.look.palette import palette
 from desktop.markdown_render import MarkdownRenderer
 from desktop.transcript.rows import TranscriptRows
@@ -24,6 +25,7 @@ class QmlLoadError(RuntimeError):
 
 class QuickTranscript(QQuickWidget):
     link_activated = Signal(str)  # a link in a message (a source, a code block's Copy…)
+    action_triggered = Signal(str, str)  # a message's id, and what to do: "copy", "edit"…
 
     def __init__(self, dark: bool = False, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -31,6 +33,7 @@ class QuickTranscript(QQuickWidget):
         self.renderer = MarkdownRenderer(dark)
         self.rows = TranscriptRows(self.renderer, self)
         self.setResizeMode(QQuickWidget.ResizeMode.SizeRootObjectToView)
+        self.engine().addImageProvider(PROVIDER, IconImages())
         self.setClearColor(QColor(palette(dark).background))
         self.setInitialProperties(
             {"rows": self.rows, "colours": palette(dark).as_map(), "look": scale.as_map()}
@@ -39,6 +42,7 @@ class QuickTranscript(QQuickWidget):
         if self.status() != QQuickWidget.Status.Ready:
             raise QmlLoadError("; ".join(error.toString() for error in self.errors()))
         self.list.linkActivated.connect(self.link_activated)  # type: ignore[attr-defined]
+        self.list.actionTriggered.connect(self.action_triggered)  # type: ignore[attr-defined]
 
     @property
     def list(self) -> QObject:

@@ -2,10 +2,12 @@
 // name of the model that wrote it, its text as blocks (only the live tail of a streaming
 // reply is ever laid out again), and a line saying how it ended.
 import QtQuick
+import QtQuick.Controls.Basic
 
 Item {
     id: row
 
+    required property int index
     required property string rowId
     required property string author
     required property string header
@@ -13,12 +15,16 @@ Item {
     required property string footer
     required property bool streaming
     required property string question
+    required property var actions
+    required property string version
     property var colours
     property var look
 
     signal linkActivated(string link)
+    signal actionTriggered(string rowId, string action)
 
     readonly property bool mine: author === "user"
+    readonly property bool last: ListView.view !== null && index === ListView.view.count - 1
     readonly property real column: Math.min(width - 2 * look.spacing.xl, look.column)
 
     objectName: "message-" + rowId
@@ -108,5 +114,46 @@ Item {
             color: row.colours.muted
             font.pixelSize: row.look.type.small
         }
+
+        // Actions: icons shown while the pointer is over the message or the keyboard is
+        // on one of them (Tab reaches them even while they are not shown).
+        FocusScope {
+            id: actionBar
+            objectName: "actions"
+            width: parent.width
+            height: buttons.implicitHeight
+            visible: row.actions.length > 0
+            // The newest message's stay shown, as the next thing one may want is there.
+            opacity: hover.hovered || activeFocus || row.last ? 1 : 0
+            Row {
+                id: buttons
+                anchors.right: row.mine ? parent.right : undefined
+                spacing: row.look.spacing.xs
+                Repeater {
+                    model: row.actions
+                    delegate: IconButton {
+                        required property string modelData
+                        objectName: "action-" + modelData
+                        iconName: modelData
+                        tip: ({copy: "Copy", edit: "Edit", regenerate: "Regenerate",
+                               continue: "Continue"})[modelData]
+                        colours: row.colours
+                        onClicked: row.actionTriggered(row.rowId, modelData)
+                    }
+                }
+                Text {
+                    objectName: "version"
+                    visible: row.version !== ""
+                    text: row.version
+                    color: row.colours.muted
+                    font.pixelSize: row.look.type.small
+                    anchors.verticalCenter: parent.verticalCenter
+                }
+            }
+        }
+    }
+
+    HoverHandler {
+        id: hover
     }
 }

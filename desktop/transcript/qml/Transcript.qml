@@ -14,10 +14,11 @@ ListView {
     property bool following: true
 
     signal linkActivated(string link)
+    signal actionTriggered(string rowId, string action)
 
     model: rows
     clip: true
-    spacing: look.spacing.xl
+    spacing: look.spacing.s
     topMargin: look.spacing.xl
     bottomMargin: look.spacing.xl
     boundsBehavior: Flickable.StopAtBounds
@@ -41,5 +42,6 @@ ListView {
         colours: list.colours
         look: list.look
         onLinkActivated: (link) => list.linkActivated(link)
+        onActionTriggered: (rowId, action) => list.actionTriggered(rowId, action)
     }
 }

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QObject, QPointF
+from PySide6.QtCore import QObject, QPointF, Qt
 from PySide6.QtQuick import QQuickItem
 
 from desktop.transcript.rows import Row
@@ -96,3 +96,43 @@ def test_a_link_in_a_reply_reaches_the_window(view: QuickTranscript, qtbot: Any)
     with qtbot.waitSignal(view.link_activated) as activated:
         block.linkActivated.emit("copy:1")  # type: ignore[attr-defined]
     assert activated.args == ["copy:1"]
+
+
+def test_a_message_s_actions_are_icon_buttons_that_reach_the_window(
+    view: QuickTranscript, qtbot: Any
+) -> None:
+    view.rows.show(
+        [message(1, content="Hi"),
+         message(2, "assistant", content="Hello", status="interrupted", ended_by="client_hangup",
+                 siblings=["m2", "m9"], sibling_index=1)]
+    )  # fmt: skip
+    qtbot.waitUntil(lambda: len(items(view, "action-continue")) == 1)
+    # The newest message's are shown; the question's wait for the pointer or the keyboard.
+    (bar,) = [b for b in items(view, "actions") if b.property("opacity") == 1]
+    names = [str(b.property("tip")) for b in items(view, "action-copy")]
+    assert names == ["Copy", "Copy"]
+    assert [str(v.property("text")) for v in items(view, "version")] == ["2/2"]
+    # The keyboard reaches the question's actions, which then show.
+    view.setFocus()
+    (edit,) = items(view, "action-edit")
+    for _ in range(6):
+        if edit.hasActiveFocus():
+            break
+        qtbot.keyClick(view, Qt.Key.Key_Tab)
+    assert edit.hasActiveFocus()
+    assert edit.parentItem().parentItem().property("opacity") == 1
+    with qtbot.waitSignal(view.action_triggered) as triggered:
+        items(view, "action-continue")[0].clicked.emit()  # type: ignore[attr-defined]
+    assert triggered.args == ["m2", "continue"]
+    assert bar.isVisible()
+
+
+def test_a_streaming_reply_has_no_actions_until_it_ends(
+    view: QuickTranscript, qtbot: Any
+) -> None:
+    view.rows.append(Row(id="r", role="assistant", text="Some", header="m", streaming=True))
+    qtbot.waitUntil(lambda: len(items(view, "block")) == 1)
+    assert items(view, "action-copy") == []
+    view.rows.end("r", "", "completed")
+    qtbot.waitUntil(lambda: len(items(view, "action-regenerate")) == 1)
+    assert items(view, "action-continue") == []
