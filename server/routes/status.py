@@ -26,6 +26,9 @@ async def status(request: Request) -> JSONResponse:
     for entry in svc.models.entries():
         model = entry.status()
         model["tools"] = await _takes_tools(entry.backend)
+        # The same test a send's images meet (server/routes/attachments.py), so a window
+        # can warn before Send; the send stays the authority.
+        model["images"] = entry.backend.images_unsupported is None
         models.append(model)
     found: StatusJSON = {
         "models": models,

@@ -304,6 +304,9 @@ class ModelStatusJSON(TypedDict):
     queue_length: int  # replies waiting for a slot
     # In /api/status: can it call tools (a local model's chat template; None: not known)
     tools: NotRequired[bool | None]
+    # In /api/status: false when the server refuses images for it (a send with one is
+    # refused); true when it takes them or may (an upstream says so itself when it cannot)
+    images: NotRequired[bool]
 
 
 class FitJSON(TypedDict):
