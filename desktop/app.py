@@ -28,6 +28,7 @@ from desktop.controller import Context
 from desktop.embedded import EmbeddedServer, launch_settings, setup_logging
 from desktop.errors import ClientError, LaunchError, ServerStartError
 from desktop.event_loop import WindowEventLoop
+from desktop.file_folders import FileFolders
 from desktop.library_controller import LibraryController
 from desktop.main_window import MainWindow
 from desktop.models_controller import ModelsController
@@ -72,7 +73,11 @@ class App:
         self._apply_config()
         restore(self.window, self.state)
         self.window.help.data_dir = base.data_dir
-        self.window.history_files.folder = self.state.export_folder
+        # One set of folders for every file dialog, remembered across launches.
+        self.folders = FileFolders(self.state.folders)
+        self.window.history_files.folders = self.folders
+        self.window.attachments.folders = self.folders
+        self.window.attachment_links.folders = self.folders
         self.server: EmbeddedServer | None = None
         # The app's own requests and its dialogs' (Models, Tools, Library): the client is
         # set while the server is up.
@@ -89,12 +94,13 @@ class App:
         self.tools = ToolsController(self.context, self.window)
         self.window.tools_requested.connect(self.tools.open)
         self.library = LibraryController(self.context, self.window)
+        self.library.folders = self.folders
         self.window.library_requested.connect(self.library.open)
         self.window.conversation_opened.connect(self._on_window_conversation_opened)
         self.window.view.zoom_chosen.connect(self._save_window_state)
         self.window.menus.sidebar.toggled.connect(self._save_window_state)
         self.window.menus.theme_chosen.connect(self._on_menus_theme_chosen)
-        self.window.history_files.folder_chosen.connect(self._on_history_files_folder_chosen)
+        self.folders.folder_chosen.connect(self._on_folders_folder_chosen)
 
     @property
     def tasks(self) -> Tasks:
@@ -199,8 +205,8 @@ class App:
             self.state.conversation_id = conversation_id or None
             self.state.save()
 
-    def _on_history_files_folder_chosen(self, folder: str) -> None:
-        self.state.export_folder = folder
+    def _on_folders_folder_chosen(self, _kind: str, _folder: str) -> None:
+        self.state.folders = dict(self.folders.remembered)
         self.state.save()
 
     def _save_window_state(self) -> None:

@@ -7,7 +7,6 @@ saved where the user chooses (the save dialog starts with its name)."""
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 
 from PySide6.QtCore import QSize, QTimer, QUrl
@@ -15,6 +14,7 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 
 from desktop.controller import Context, Controller
 from desktop.errors import ClientError
+from desktop.file_folders import SAVED, FileFolders
 from desktop.history_files import file_name_for
 from desktop.image_decoding import decoded
 from desktop.widgets.image_viewer import ImageViewer, screen_room
@@ -23,12 +23,12 @@ from desktop.widgets.transcript.attachments import THUMBNAIL_PX, parse_link
 
 
 class AttachmentLinks(Controller):
-    """`folder`: where the save dialog opens (the one last saved to)."""
+    """`folders`: where the save dialog opens (the app's: desktop/file_folders.py)."""
 
     def __init__(self, context: Context, transcript: Transcript, parent: QWidget) -> None:
         super().__init__(context, parent)
         self._images = transcript.attachment_images
-        self.folder = ""
+        self.folders = FileFolders()
         self.viewer: ImageViewer | None = None  # the last one opened
         # One thumbnail's file fetched and decoded at a time: a chat of many images holds
         # one file's bytes while it waits, not all of them.
@@ -64,10 +64,10 @@ class AttachmentLinks(Controller):
     def save(self, attachment_id: str, name: str, data: bytes | None = None) -> None:
         """Ask where to save the file (its own name to start with), then save it there."""
         suggested = _safe_name(name)
-        start = str(Path(self.folder) / suggested) if self.folder else suggested
+        start = self.folders.start_file(SAVED, suggested)
         path, _ = QFileDialog.getSaveFileName(self._parent, f"Save {name}", start)
         if path:
-            self.folder = os.path.dirname(path)
+            self.folders.chosen(SAVED, path)
             self._context.tasks.spawn(self._save(attachment_id, path, data))
 
     async def _save(self, attachment_id: str, path: str, data: bytes | None) -> None:

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QFileDialog, QProgressDialog, QWidget
 from desktop.client import ParleyClient
 from desktop.controller import Context, Controller
 from desktop.errors import ClientError
+from desktop.file_folders import CHATS, FileFolders
 
 MARKDOWN = "Markdown (*.md)"
 JSON = "Parley JSON (*.json)"
@@ -45,25 +46,22 @@ def file_name_for(title: str | None) -> str:
 
 
 class HistoryFiles(Controller):
-    """The file dialogs open in `folder`, the one last chosen (the app remembers it across
-    launches: `folder_chosen`)."""
+    """The file dialogs open where `folders` says for chats (desktop/file_folders.py: the
+    folder of the last export or import, else Documents to export to and home to import
+    from)."""
 
     done = Signal(str)  # what was exported or imported, for the status line and tests
     imported = Signal()  # new chats: the list needs refreshing
-    folder_chosen = Signal(str)  # the folder of a file chosen to export to or import from
 
     def __init__(self, context: Context, parent: QWidget) -> None:
         super().__init__(context, parent)
-        self.folder = ""  # "": the dialogs' own start (the current directory)
+        self.folders = FileFolders()
 
     def _in_folder(self, name: str) -> str:
-        return str(Path(self.folder) / name) if self.folder else name
+        return self.folders.start_file(CHATS, name)
 
     def _chosen(self, path: str) -> None:
-        folder = str(Path(path).parent)
-        if folder != self.folder:
-            self.folder = folder
-            self.folder_chosen.emit(folder)
+        self.folders.chosen(CHATS, path)
 
     # -- commands (menu actions) ----------------------------------------------------------
 
@@ -93,7 +91,9 @@ class HistoryFiles(Controller):
             self._context.tasks.spawn(self._export(None, "json", path))
 
     def import_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self._parent, "Import chats", self.folder, IMPORTS)
+        path, _ = QFileDialog.getOpenFileName(
+            self._parent, "Import chats", self.folders.start(CHATS), IMPORTS
+        )
         if path:
             self._chosen(path)
             self._context.tasks.spawn(self._import(path))

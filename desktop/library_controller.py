@@ -3,22 +3,36 @@ progress kept current while it is open; see desktop/dialog_controller.py."""
 
 from __future__ import annotations
 
+from PySide6.QtWidgets import QWidget
+
 from desktop.client import ParleyClient
+from desktop.controller import Context
 from desktop.dialog_controller import DialogController, Failed
 from desktop.errors import ClientError
+from desktop.file_folders import DOCUMENTS, FileFolders
 from desktop.widgets.library_dialog import LibraryDialog
 from server.types.library import FolderJSON
 
 
 class LibraryController(DialogController[LibraryDialog]):
+    """`folders`: where the dialog's Browse… opens (the app's: desktop/file_folders.py)."""
+
+    def __init__(self, context: Context, parent: QWidget) -> None:
+        super().__init__(context, parent)
+        self.folders = FileFolders()
+
     def _make_dialog(self) -> LibraryDialog:
         dialog = LibraryDialog(self._parent)
+        dialog.start_folder = self.folders.start(DOCUMENTS)
         dialog.add_requested.connect(self._on_dialog_add_requested)
         dialog.add_confirmed.connect(self._on_dialog_add_confirmed)
         dialog.remove_requested.connect(self._on_dialog_remove_requested)
         return dialog
 
     def _on_dialog_add_requested(self, path: str) -> None:
+        self.folders.chosen(DOCUMENTS, path)  # the next Browse… opens beside it
+        if self.dialog is not None:
+            self.dialog.start_folder = self.folders.start(DOCUMENTS)
         self._context.tasks.spawn(self._add(path, confirm=False))
 
     def _on_dialog_add_confirmed(self, path: str) -> None:

@@ -1,6 +1,6 @@
 """What the window restores at the next launch: the conversation that was open, the window's
 size and place (or that it was maximized), the sidebar's width and whether it is shown, the
-text's zoom, and the folder exports and imports last went to.
+text's zoom, and the folder each kind of file dialog last went to (desktop/file_folders.py).
 
 A small JSON file beside the desktop config, written atomically whenever the chat or a view
 choice changes and at quit (so a crash keeps all but the last moves). Unreadable or missing:
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from desktop.config import config_dir, write_atomically
@@ -32,7 +32,8 @@ class WindowState:
     sidebar_width: int = 280
     sidebar_shown: bool = True
     zoom: int = 0
-    export_folder: str = ""  # where File → Export and Import last went ("": not yet)
+    # Kind of file -> the folder its dialogs last went to (desktop/file_folders.py).
+    folders: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path | None = None) -> WindowState:
@@ -51,6 +52,9 @@ class WindowState:
             value = data.get(spec.name)
             if _fits(getattr(state, spec.name), spec.name, value):
                 setattr(state, spec.name, value)
+        legacy = data.get("export_folder")  # before there was a folder per kind
+        if isinstance(legacy, str) and legacy and "chats" not in state.folders:
+            state.folders["chats"] = legacy
         return state
 
     def save(self, path: Path | None = None) -> None:
@@ -66,4 +70,8 @@ def _fits(default: object, name: str, value: object) -> bool:
         return value is None or isinstance(value, str)
     if name in ("sidebar_width", "zoom"):
         return isinstance(value, int) and not isinstance(value, bool)
+    if name == "folders":
+        return isinstance(value, dict) and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        )
     return isinstance(value, type(default))

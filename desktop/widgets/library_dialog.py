@@ -61,6 +61,7 @@ class LibraryDialog(ServerDialog):
         self.setObjectName("library-dialog")
         self.resize(820, 560)
         self._folders: list[FolderJSON] = []
+        self.start_folder = ""  # where Browse… opens (its controller sets it)
         # Folders added here and not seen indexed yet: path -> lists showing them idle.
         self._adding: dict[str, int] = {}
         about = QLabel(ABOUT, self)
@@ -203,7 +204,9 @@ class LibraryDialog(ServerDialog):
         ask.open()  # never exec() under qasync
 
     def _on_browse_button_clicked(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Add a folder of documents")
+        path = QFileDialog.getExistingDirectory(
+            self, "Add a folder of documents", self.start_folder
+        )
         if path:
             self.path_edit.setText(path)
             self._on_add_button_clicked()

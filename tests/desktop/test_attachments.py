@@ -28,6 +28,7 @@ from desktop.widgets.attachment_chips import Chip
 from desktop.widgets.image_viewer import ImageViewer
 from server.models.bundled import BUNDLED_MODEL_NAME
 from tests.desktop.conftest import GuiApp, run
+from tests.support.parley import MODEL
 from tests.support.pixels import big_png, memory_mb, reset_peak_memory
 from tests.support.upstream import Script, ScriptedUpstream
 
@@ -229,6 +230,33 @@ def test_the_local_model_refuses_an_image_and_the_composer_keeps_words_and_chips
     assert gui.window.composer.button.text() == "Send"
 
 
+def test_an_image_chip_warns_at_once_when_the_chosen_model_cannot_see_images(
+    gui: GuiApp, qtbot: Any, monkeypatch: Any, tmp_path: Path
+) -> None:
+    picker = gui.window.model_picker
+    qtbot.waitUntil(lambda: picker.combo.findText(BUNDLED_MODEL_NAME) >= 0, timeout=10_000)
+    picker.combo.setCurrentIndex(picker.combo.findText(BUNDLED_MODEL_NAME))
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Quokkas smile.")
+    attach_by_dialog(gui, monkeypatch, png(tmp_path / "cat.png"), notes)
+    settled(gui, qtbot, 2)
+    frames = gui.window.composer.chips.chip_frames
+    # Before Send: the image's chip says why, the text file's says nothing.
+    qtbot.waitUntil(lambda: frames()[0].toolTip() == "The chosen model cannot see images")
+    assert "⚠" in frames()[0].accessibleName()
+    assert frames()[1].toolTip() == "" and "⚠" not in frames()[1].accessibleName()
+    # A model that takes images: the warning goes; back to the local one, it comes back.
+    picker.combo.setCurrentIndex(picker.combo.findText(MODEL))
+    qtbot.waitUntil(lambda: frames()[0].toolTip() == "", timeout=5_000)
+    assert "⚠" not in frames()[0].accessibleName()
+    picker.combo.setCurrentIndex(picker.combo.findText(BUNDLED_MODEL_NAME))
+    qtbot.waitUntil(lambda: frames()[0].toolTip() == "The chosen model cannot see images")
+    # Send still goes to the server, which refuses it and says why.
+    with qtbot.waitSignal(gui.window.error_shown, timeout=10_000) as shown:
+        gui.send("What is this?")
+    assert "cannot see images" in shown.args[0]
+
+
 def test_a_click_on_a_file_saves_it_and_on_an_image_shows_it(
     gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any, monkeypatch: Any, tmp_path: Path
 ) -> None:
@@ -255,7 +283,7 @@ def test_a_click_on_a_file_saves_it_and_on_an_image_shows_it(
     monkeypatch.setattr(QFileDialog, "getSaveFileName", save_as)
     gui.window.transcript.anchorClicked.emit(QUrl(text_link))
     qtbot.waitUntil(lambda: target.exists() and target.read_text() == "They smile.")
-    assert offered == ["notes.txt"]
+    assert [Path(start).name for start in offered] == ["notes.txt"]  # at home (file_folders)
 
     gui.window.transcript.anchorClicked.emit(QUrl(image_link))
     qtbot.waitUntil(lambda: gui.window.attachment_links.viewer is not None, timeout=10_000)
