@@ -102,7 +102,9 @@ class UnauthorizedError(ApiError):
 
 
 class ForbiddenError(ApiError):
-    """A request whose Host or Origin is not this local server (DNS rebinding, cross-site)."""
+    """A request whose Host or Origin is not this local server (DNS rebinding, cross-site);
+    also a cited source the library's walk passes over (`not_a_document`: hidden, tools'
+    data, a secret place; server/library/sources.py)."""
 
     status = 403
     code = "forbidden"

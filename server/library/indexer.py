@@ -35,15 +35,13 @@ from server.library.chunking import Chunk
 from server.library.parsing import kind_of
 from server.library.pool import ParsePool
 from server.library.reading import Identity, read_inside, under
-from server.library.sensitive import passed_over
+from server.library.sensitive import passed_over, passed_over_name
 from server.library.store import KnownFile, LibraryStore
 from server.library.watching import watching
 from server.library.worker import Skipped
 from server.types.library import LibraryProgressJSON
 
 log = logging.getLogger(__name__)
-
-IGNORED_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox"}
 
 
 class Indexer:
@@ -240,8 +238,8 @@ def _existing(paths: list[str]) -> list[str]:
 
 def walk(root: str) -> dict[str, Identity]:
     """Every file below `root` Parley could read, as `lstat` saw it: links are not followed
-    (nor listed); hidden files and folders below the root, IGNORED_DIRS and the places that
-    hold secrets (`sensitive`) are passed over."""
+    (nor listed); hidden files and folders below the root, folders of tools' data and the
+    places that hold secrets are passed over (`sensitive.passed_over_name`)."""
     found: dict[str, Identity] = {}
     secret = passed_over(Path(root), Path.home())
     folders = [root]
@@ -251,12 +249,12 @@ def walk(root: str) -> dict[str, Identity]:
         except OSError:
             continue
         for entry in entries:
-            if entry.name.startswith("."):
-                continue
             try:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in IGNORED_DIRS and entry.path not in secret:
-                        folders.append(entry.path)
+                folder = entry.is_dir(follow_symlinks=False)
+                if passed_over_name(entry.name, entry.path, folder, secret) is not None:
+                    continue
+                if folder:
+                    folders.append(entry.path)
                 elif entry.is_file(follow_symlinks=False) and kind_of(Path(entry.name)):
                     found[entry.path] = Identity.of(entry.stat(follow_symlinks=False))
             except OSError:

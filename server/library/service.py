@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from server.errors import StorageError
+from server.errors import NotFoundError, StorageError
 from server.library import sources
 from server.library.indexer import Indexer
 from server.library.pool import ParsePool
@@ -90,9 +90,13 @@ class Library:
         return holders is not None
 
     async def source(self, path: str, first: int | None, last: int | None) -> SourceJSON:
-        """A cited file's lines, read now only if a folder of the library holds it."""
+        """A cited file's lines, read now only if a folder of the library holds it, its walk
+        would reach it (else ForbiddenError) and the index has it (else NotFoundError)."""
         self._check()
-        return await anyio.to_thread.run_sync(sources.source, path, self.indexer.roots, first, last)
+        roots = self.indexer.roots
+        if sources.readable_holder(path, roots) is not None and not await self.store.has(path):
+            raise NotFoundError(f"{path} is not in your library's index", code="not_indexed")
+        return await anyio.to_thread.run_sync(sources.source, path, roots, first, last)
 
     async def search(self, query: str, k: int) -> list[PassageJSON]:
         self._check()

@@ -2,8 +2,12 @@
 
 A citation's path is data, and it may come from an imported file: it names any path the
 author liked (`/etc/passwd`, `~/.ssh/id_rsa`, `/dev/zero`, a FIFO). So a cited file is read
-only when it lies in a folder of the library now, and then as any file of the library is
-(`reading`: one descriptor, no link followed, bounded in bytes and time), off the event loop.
+only when it lies in a folder of the library now, where the walk that indexes the folder
+would reach it (never a hidden file or folder, a folder of tools' data or a place that holds
+secrets: `sensitive.passed_over_path`, the walk's own rule), and is in the index (checked by
+the service: a citation only ever points at a file the index read); then as any file of the
+library is (`reading`: one descriptor, no link followed, bounded in bytes and time), off the
+event loop.
 The window never reads it: it asks the server, and opens a file only when the server said it
 is in the library.
 """
@@ -11,9 +15,11 @@ is in the library.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
-from server.errors import SkipFile
+from server.errors import ForbiddenError, SkipFile
 from server.library.reading import read_inside, under
+from server.library.sensitive import passed_over_path
 from server.limits import LibraryLimits
 from server.types.library import SourceJSON, SourceLineJSON
 
@@ -33,9 +39,22 @@ def holder(path: str, folders: list[str]) -> str | None:
     return max(inside, key=len) if inside else None
 
 
-def source(path: str, folders: list[str], first: int | None, last: int | None) -> SourceJSON:
-    """What of `path` can be shown (blocking: run it in a worker thread)."""
+def readable_holder(path: str, folders: list[str]) -> str | None:
+    """The folder of the library that holds `path`, if any; raises ForbiddenError when the
+    walk of that folder passes over the path (hidden, tools' data, a secret place)."""
     root = holder(path, folders)
+    if root is None:
+        return None
+    reason = passed_over_path(root, path, Path.home())
+    if reason is not None:
+        raise ForbiddenError(f"{path} is never read by Parley: {reason}", code="not_a_document")
+    return root
+
+
+def source(path: str, folders: list[str], first: int | None, last: int | None) -> SourceJSON:
+    """What of `path` can be shown (blocking: run it in a worker thread). Raises
+    ForbiddenError for a path the library's walk passes over."""
+    root = readable_holder(path, folders)
     if root is None:
         return {"path": path, "in_library": False, "lines": None, "reason": NOT_IN_LIBRARY}
     if first is None or last is None:

@@ -111,6 +111,18 @@ class LibraryStore:
     async def search(self, query: str, k: int) -> list[PassageJSON]:
         return await self.db.run(_search, query, k)
 
+    async def has(self, path: str) -> bool:
+        """Whether the index holds passages of the file `path` (what a citation points at)."""
+        return await self.db.run(_has, path)
+
+
+def _has(conn: sqlite3.Connection, path: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM files JOIN chunks ON chunks.file_id = files.id WHERE files.path = ? LIMIT 1",
+        (path,),
+    ).fetchone()
+    return row is not None
+
 
 def _add_folder(conn: sqlite3.Connection, path: str, now: float) -> FolderJSON | None:
     with transaction(conn):

@@ -69,17 +69,52 @@ def test_a_path_outside_the_library_is_never_read(
     assert "not in a folder of your library" in found["reason"]
 
 
+def refused(parley: Parley, path: Path) -> tuple[int, str, str]:
+    reply = parley.call("GET", "/api/library/source?" + urlencode({"path": str(path)}))
+    error = reply.json()["error"]
+    return reply.status, error["code"], error["message"]
+
+
 def test_a_fifo_or_a_link_inside_the_library_is_not_read(
     parley: Parley, library_folder: Path, tmp_path: Path
 ) -> None:
+    # Neither was ever indexed (the walk lists no FIFO and no link): no citation points at
+    # them. (A file of the index swapped for either is refused by its read: test_reading.py.)
     os.mkfifo(library_folder / "pipe.md")  # nobody writes: a blocking read would hang here
-    found = source(parley, str(library_folder / "pipe.md"))
-    assert found["in_library"] is True and found["lines"] is None
-    assert found["reason"].startswith("not a regular file")
     (tmp_path / "key").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
     (library_folder / "key.md").symlink_to(tmp_path / "key")
-    found = source(parley, str(library_folder / "key.md"))
-    assert found["lines"] is None and "link" in found["reason"]
+    for name in ("pipe.md", "key.md"):
+        status, code, _ = refused(parley, library_folder / name)
+        assert (status, code) == (404, "not_indexed")
+
+
+SECRETS = {
+    ".env": "OPENAI_API_KEY=sk-secret\n",
+    ".git/config": '[remote "origin"]\n\turl = https://token@example.com/x.git\n',
+    ".ssh/id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n",
+    ".hidden/notes.md": "hidden notes\n",
+    "node_modules/pkg/README.md": "a package's readme\n",
+}
+
+
+def test_the_walks_hidden_and_secret_places_are_refused_and_a_document_is_served(
+    parley: Parley, tmp_path: Path
+) -> None:
+    folder = tmp_path / "docs"
+    for name, text in SECRETS.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    (folder / "notes.md").write_text("line 1 about quokkas\nline 2\n")
+    add(parley, folder)
+    indexed(parley, files=1)  # notes.md alone: the walk passes over the rest
+    folder = folder.resolve()
+    for name in SECRETS:
+        status, code, message = refused(parley, folder / name)
+        assert (status, code) == (403, "not_a_document"), name
+        assert "never read by Parley" in message
+        assert "secret" not in message and "token" not in message and "hidden notes" not in message
+    found = source(parley, str(folder / "notes.md"), (1, 1))
+    assert found["lines"][0] == {"n": 1, "text": "line 1 about quokkas"}
 
 
 def test_a_citation_from_an_imported_chat_is_not_in_the_library(
