@@ -1,7 +1,8 @@
 """The chat bar's controls acting on the server (desktop/widgets/chat_bar.py draws them): the
 models' status, read once a second and on demand; the model picked for the chat on screen
 or set as the default for new chats; its "Use tools" and "Use my documents" switches. A
-new chat takes the picker's model and the switches when it is created."""
+new chat takes the picker's model and the switches when it is created. "Use tools" shows the
+chat's setting as far as its model can act on it (desktop/tools_switch.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from PySide6.QtCore import QTimer, Signal
 
 from desktop.controller import Context, Controller
 from desktop.errors import ClientError
+from desktop.tools_switch import ToolsSwitch
 from desktop.widgets.chat_bar import ChatBar
 from server.types import ConversationJSON
 
@@ -22,11 +24,13 @@ class ChatBarController(Controller):
     def __init__(self, context: Context, bar: ChatBar) -> None:
         super().__init__(context, bar)
         self._bar = bar
+        self._tools = ToolsSwitch()
         self._timer = QTimer(self)
         self._timer.setInterval(STATUS_POLL_MS)
         self._timer.timeout.connect(self._on_timer_timeout)
         bar.model_picker.model_chosen.connect(self._on_model_picker_model_chosen)
         bar.model_picker.default_requested.connect(self._on_model_picker_default_requested)
+        bar.model_picker.model_shown.connect(self._on_model_picker_model_shown)
         bar.tools_switch.toggled.connect(self._on_tools_switch_toggled)
         bar.documents_switch.toggled.connect(self._on_documents_switch_toggled)
 
@@ -51,14 +55,29 @@ class ChatBarController(Controller):
         self._bar.model_picker.choose(conversation["model"])
         self.show_switches(conversation.get("tools", True), conversation.get("documents", False))
 
+    @property
+    def tools_wanted(self) -> bool:
+        """The chat's own "Use tools" setting, which a chat created now takes (the switch
+        shows it off beside a model that cannot call tools)."""
+        return self._tools.wanted
+
     def show_switches(self, tools: bool, documents: bool) -> None:
-        for switch, enabled in (
-            (self._bar.tools_switch, tools),
-            (self._bar.documents_switch, documents),
-        ):
-            switch.blockSignals(True)
-            switch.setChecked(enabled)
-            switch.blockSignals(False)
+        self._tools.wanted = tools
+        switch = self._bar.documents_switch
+        switch.blockSignals(True)
+        switch.setChecked(documents)
+        switch.blockSignals(False)
+        self._show_tools()
+
+    def _show_tools(self) -> None:
+        self._tools.show_model(self._bar.model_picker.current_status())
+        look = self._tools.look()
+        switch = self._bar.tools_switch
+        switch.blockSignals(True)  # what is shown, not a change of the chat's setting
+        switch.setChecked(look.checked)
+        switch.blockSignals(False)
+        switch.setEnabled(look.enabled)
+        switch.setToolTip(look.tooltip)
 
     async def refresh_status(self) -> None:
         client = self._context.client
@@ -70,7 +89,11 @@ class ChatBarController(Controller):
             self._bar.model_picker.show_unreachable(exc.message)
             return
         self._bar.model_picker.show_status(status)
+        self._show_tools()  # the model's ability to call tools may be known only now
         self.status_shown.emit()
+
+    def _on_model_picker_model_shown(self) -> None:
+        self._show_tools()
 
     def _on_timer_timeout(self) -> None:
         self._context.tasks.spawn(self.refresh_status())
@@ -93,6 +116,9 @@ class ChatBarController(Controller):
         await self.refresh_status()
 
     def _on_tools_switch_toggled(self, enabled: bool) -> None:
+        if not self._tools.usable:
+            return  # (disabled: not the user's doing)
+        self._tools.wanted = enabled
         self._set_switch("tools", enabled)
 
     def _on_documents_switch_toggled(self, enabled: bool) -> None:

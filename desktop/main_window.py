@@ -288,7 +288,8 @@ class MainWindow(QMainWindow):
         """What a turn the user asks for now is asked with."""
         return TurnAsked(
             self.model_picker.current(), self.max_tokens, self.system_prompt,
-            self.tools_switch.isChecked(), self.documents_switch.isChecked(),
+            self.bar.tools_wanted, self.documents_switch.isChecked(),
+            self.model_picker.current_status(),
         )  # fmt: skip
 
     def new_chat(self) -> None:

@@ -14,6 +14,7 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QCheckBox, QFrame, QGridLayout, QHBoxLayout, QToolButton, QWidget
 
 from desktop.icons import icon
+from desktop.tools_switch import CAN_CALL
 from desktop.widgets.model_picker import ModelPicker
 
 ICON_SIZE = QSize(20, 20)
@@ -26,10 +27,7 @@ class ChatBar(QWidget):
         self.tools_switch = QCheckBox("Use tools", self)
         self.tools_switch.setChecked(True)
         self.tools_switch.setAccessibleName("Use tools in this chat")
-        self.tools_switch.setToolTip(
-            "Let the model call the tools of your MCP servers in this chat "
-            "(only models that can call tools do)"
-        )
+        self.tools_switch.setToolTip(CAN_CALL)  # (and why not, beside a model that cannot)
         self.documents_switch = QCheckBox("Use my documents", self)
         self.documents_switch.setAccessibleName("Use my documents in this chat")
         self.documents_switch.setToolTip(

@@ -40,6 +40,7 @@ def state_text(model: ModelStatusJSON) -> str:
 
 class ModelPicker(QWidget):
     model_chosen = Signal(str)  # by the user, in the list
+    model_shown = Signal()  # the model shown changed, chosen by the user or the window
     default_requested = Signal(str)  # "Set as default": new chats use this model
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -89,9 +90,14 @@ class ModelPicker(QWidget):
         )
         self.combo.setToolTip(text)
         self._show_default_button()
+        self.model_shown.emit()
 
     def current(self) -> str | None:
         return self.combo.currentText() or None
+
+    def current_status(self) -> ModelStatusJSON | None:
+        """The model shown, as the server last reported it (None: not reported yet)."""
+        return next((m for m in self._models if m["name"] == self.current()), None)
 
     def names(self) -> list[str]:
         """The models the server offers (as last reported)."""
@@ -117,7 +123,7 @@ class ModelPicker(QWidget):
         if self._wanted is None and not self.current():
             self._wanted = self._new_chat_model()
         self._apply_wanted()
-        chosen = next((m for m in self._models if m["name"] == self.current()), None)
+        chosen = self.current_status()
         if chosen is not None:
             self.state.setText(state_text(chosen))
         self._show_default_button()
