@@ -113,7 +113,7 @@ def main(messages: int, tokens: int) -> None:
     for i in range(tokens):
         text += f"word{i} " if i % 40 else f"\n\nParagraph {i // 40}. "
         began = time.perf_counter()
-        view.rows.grow("live", text)
+        view.rows.grow("live", [text])
         frame(app, view)
         costs.append(time.perf_counter() - began)
     tenth = max(1, tokens // 10)

@@ -96,6 +96,8 @@ class MarkdownRenderer:
         self._md = _markdown()
         self._ids = itertools.count(1)
         self.code_blocks: dict[str, str] = {}
+        # Links drawn in this colour (Qt Quick's text items draw them in a fixed blue).
+        self.link_colour: str | None = None
         self.set_dark(dark)
 
     def set_dark(self, dark: bool) -> None:
@@ -139,7 +141,10 @@ class MarkdownRenderer:
         if fence is not None:  # still streaming inside a block: show it as code already
             out.append(self._code("\n".join(code), fence[1], continued, cut))
         out.append(self._prose("\n".join(prose), sources))
-        return "".join(out)
+        rendered = "".join(out)
+        if self.link_colour is not None:
+            rendered = rendered.replace("<a href=", f'<a style="color:{self.link_colour};" href=')
+        return rendered
 
     def _prose(self, text: str, sources: Mapping[int, str] | None = None) -> str:
         if not text.strip():

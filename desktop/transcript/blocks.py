@@ -1,12 +1,16 @@
-"""A message's text as a list of HTML blocks, for a Qt Quick list of text items.
+"""A message's text (and a reply's tool steps) as a list of blocks, for a Qt Quick list.
 
 A stored message is one block, rendered when its row is first drawn. A reply that streams
 grows: the part of it that can no longer change (markdown_render.split_stable: up to the last
 blank line outside a code fence) is rendered once into a block of its own and frozen; only
 the live tail after it is rendered again as text comes. `BlockList` is the list model QML
-reads: frozen blocks are never touched again, so their items are never laid out again."""
+reads: frozen blocks are never touched again, so their items are never laid out again. A
+reply's tool steps are blocks of their own between its runs of text (`PartBlocks`)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 
 from PySide6.QtCore import (
     QAbstractListModel,
@@ -18,34 +22,62 @@ from PySide6.QtCore import (
 )
 
 from desktop.markdown_render import MarkdownRenderer, split_stable
+from desktop.transcript.step_view import StepView, step_view
+from server.types import PartJSON
 
-HTML_ROLE = Qt.ItemDataRole.UserRole + 1
+KIND_ROLE = Qt.ItemDataRole.UserRole + 1
+HTML_ROLE = Qt.ItemDataRole.UserRole + 2
+STEP_ROLE = Qt.ItemDataRole.UserRole + 3
+
+
+@dataclass(frozen=True)
+class Block:
+    """Rendered text (`html`), or a tool step (`step`)."""
+
+    kind: str  # "text" or "step"
+    html: str = ""
+    step: StepView | None = None
+
+
+def text_blocks(htmls: Sequence[str]) -> list[Block]:
+    return [Block("text", html) for html in htmls]
 
 
 class BlockList(QAbstractListModel):
-    """The HTML blocks of one message (role `html`). `set_blocks` tells views only what
-    changed: blocks that stayed the same are left alone."""
+    """The blocks of one message (roles `kind`, `html`, `step`: a map of the StepView).
+    `set_blocks` tells views only what changed: blocks that stayed the same are left alone."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._blocks: list[str] = []
+        self._blocks: list[Block] = []
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex | None = None) -> int:
         return 0 if parent is not None and parent.isValid() else len(self._blocks)
 
     def roleNames(self) -> dict[int, QByteArray]:
-        return {HTML_ROLE: QByteArray(b"html")}
+        return {
+            KIND_ROLE: QByteArray(b"kind"),
+            HTML_ROLE: QByteArray(b"html"),
+            STEP_ROLE: QByteArray(b"step"),
+        }
 
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = HTML_ROLE) -> str | None:
-        if role != HTML_ROLE or not 0 <= index.row() < len(self._blocks):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = HTML_ROLE) -> object:
+        if not 0 <= index.row() < len(self._blocks):
             return None
-        return self._blocks[index.row()]
+        block = self._blocks[index.row()]
+        if role == KIND_ROLE:
+            return block.kind
+        if role == HTML_ROLE:
+            return block.html
+        if role == STEP_ROLE:
+            return asdict(block.step) if block.step is not None else {}
+        return None
 
     @property
-    def blocks(self) -> list[str]:
+    def blocks(self) -> list[Block]:
         return list(self._blocks)
 
-    def set_blocks(self, blocks: list[str]) -> None:
+    def set_blocks(self, blocks: list[Block]) -> None:
         old = self._blocks
         same = 0
         while same < min(len(old), len(blocks)) and old[same] == blocks[same]:
@@ -57,7 +89,8 @@ class BlockList(QAbstractListModel):
         changed_end = min(len(self._blocks), len(blocks))
         self._blocks[same:changed_end] = blocks[same:changed_end]
         if same < changed_end:
-            self.dataChanged.emit(self.index(same), self.index(changed_end - 1), [HTML_ROLE])
+            roles = [KIND_ROLE, HTML_ROLE, STEP_ROLE]
+            self.dataChanged.emit(self.index(same), self.index(changed_end - 1), roles)
         if len(blocks) > len(self._blocks):
             self.beginInsertRows(QModelIndex(), len(self._blocks), len(blocks) - 1)
             self._blocks.extend(blocks[len(self._blocks) :])
@@ -92,3 +125,41 @@ class ReplyBlocks:
         live = self._renderer.render(rest, continued=continued) if rest.strip() else ""
         self.blocks = [*self._frozen, live] if live else list(self._frozen)
         return self.blocks
+
+
+class PartBlocks:
+    """A reply's parts as blocks: each run of text through its own ReplyBlocks (only the last
+    run grows), each tool step a block (drawn again when it changes)."""
+
+    def __init__(self, renderer: MarkdownRenderer) -> None:
+        self._renderer = renderer
+        self._runs: list[ReplyBlocks] = []
+
+    def set_parts(self, parts: Sequence[str | PartJSON]) -> list[Block]:
+        """`parts`: the reply's text pieces and tool steps in order (pieces next to each
+        other are one run of text; a citation between them is listed elsewhere)."""
+        blocks: list[Block] = []
+        run: list[str] = []
+        runs = 0
+
+        def close_run() -> None:
+            nonlocal runs
+            if not run:
+                return
+            if runs == len(self._runs):
+                self._runs.append(ReplyBlocks(self._renderer))
+            blocks.extend(text_blocks(self._runs[runs].set_text("".join(run))))
+            runs += 1
+            run.clear()
+
+        for part in parts:
+            if isinstance(part, str):
+                run.append(part)
+            elif part["type"] == "text":
+                run.append(part["text"])
+            elif part["type"] == "tool":
+                close_run()
+                blocks.append(Block("step", step=step_view(part)))
+        close_run()
+        del self._runs[runs:]
+        return blocks

@@ -3,12 +3,12 @@
 Opening a chat costs one light object per message; a message's HTML is rendered only when
 its row is first drawn (the ListView asks for its `blocks`), so a chat of 100,000 messages
 opens as fast as one of ten. A reply that streams is the last row: its text grows through
-`ReplyBlocks` into its `BlockList`, and only the blocks that changed are drawn again."""
+`PartBlocks` into its `BlockList`, and only the blocks that changed are drawn again."""
 
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import (
@@ -21,8 +21,8 @@ from PySide6.QtCore import (
 )
 
 from desktop.markdown_render import MarkdownRenderer
-from desktop.transcript.blocks import BlockList, ReplyBlocks
-from server.types import MessageJSON
+from desktop.transcript.blocks import Block, BlockList, PartBlocks
+from server.types import MessageJSON, PartJSON
 
 # The roles QML reads, and the Row attribute each one is (`blocks` is made when first read).
 ROLES = {
@@ -46,14 +46,15 @@ class Row:
 
     id: str
     role: str  # "user" or "assistant"
-    text: str  # the user's words, or the reply's Markdown
+    text: str  # the user's words (a reply's are in `parts`)
+    parts: list[str | PartJSON] = field(default_factory=list)  # a reply's text and steps
     header: str = ""  # over a reply: the model that wrote it
     footer: str = ""  # under a reply: how it ended
     streaming: bool = False
     ended: str = "completed"  # its status once over: what may be done with it depends on it
     version: str = ""  # "2/3": which of its versions this is, when it has several
     blocks: BlockList | None = None  # made when the row is first drawn
-    growing: ReplyBlocks | None = field(default=None, repr=False)
+    growing: PartBlocks | None = field(default=None, repr=False)
 
     @property
     def actions(self) -> list[str]:
@@ -74,10 +75,12 @@ class Row:
 
 def row_of(message: MessageJSON) -> Row:
     role = "user" if message["role"] == "user" else "assistant"
+    parts: list[str | PartJSON] = list(message["parts"]) or [message["content"]]
     return Row(
         id=message["id"],
         role=role,
-        text=message["content"],
+        text=message["content"] if role == "user" else "",
+        parts=parts if role == "assistant" else [],
         header=(message.get("model") or "") if role == "assistant" else "",
         footer=ending_line(message) if role == "assistant" else "",
         streaming=message["status"] == "streaming",
@@ -141,12 +144,12 @@ class TranscriptRows(QAbstractListModel):
             row.blocks.set_blocks(self._render(row))
         return row.blocks
 
-    def _render(self, row: Row) -> list[str]:
+    def _render(self, row: Row) -> list[Block]:
         if row.role == "user":
             return []  # its words are `question`
-        if row.growing is not None:
-            return row.growing.set_text(row.text)
-        return [self._renderer.render(row.text)] if row.text.strip() else []
+        if row.growing is None:  # drawn once (a stored reply), or grown from here on
+            row.growing = PartBlocks(self._renderer)
+        return row.growing.set_parts(row.parts)
 
     # -- what the window does ---------------------------------------------------------------
 
@@ -176,18 +179,17 @@ class TranscriptRows(QAbstractListModel):
 
     def append(self, row: Row) -> None:
         """A message sent (the question) or a reply begun, below the others."""
-        if row.role == "assistant" and row.streaming:
-            row.growing = ReplyBlocks(self._renderer)
         self.beginInsertRows(QModelIndex(), len(self._items), len(self._items))
         self._items.append(row)
         self.endInsertRows()
 
-    def grow(self, row_id: str, text: str) -> None:
-        """A streaming reply's text so far: only its blocks that changed are drawn again."""
+    def grow(self, row_id: str, parts: Sequence[str | PartJSON]) -> None:
+        """A streaming reply's parts so far (its text pieces and steps, as they came): only
+        its blocks that changed are drawn again."""
         row = self.row(row_id)
         if row is None:
             return
-        row.text = text
+        row.parts = list(parts)
         if row.blocks is not None:  # drawn: its blocks follow; else rendered when drawn
             row.blocks.set_blocks(self._render(row))
 

@@ -31,6 +31,7 @@ class QuickTranscript(QQuickWidget):
         super().__init__(parent)
         self.setObjectName("quickTranscript")
         self.renderer = MarkdownRenderer(dark)
+        self.renderer.link_colour = palette(dark).accent
         self.rows = TranscriptRows(self.renderer, self)
         self.setResizeMode(QQuickWidget.ResizeMode.SizeRootObjectToView)
         self.engine().addImageProvider(PROVIDER, IconImages())
@@ -53,6 +54,7 @@ class QuickTranscript(QQuickWidget):
 
     def set_dark(self, dark: bool) -> None:
         self.renderer.set_dark(dark)
+        self.renderer.link_colour = palette(dark).accent
         self.setClearColor(QColor(palette(dark).background))
         self.list.setProperty("colours", palette(dark).as_map())
 

@@ -90,19 +90,38 @@ Item {
             spacing: row.look.spacing.s
             Repeater {
                 model: row.blocks
-                delegate: TextEdit {
+                delegate: Loader {
+                    id: block
+                    required property string kind
                     required property string html
-                    objectName: "block"
+                    required property var step
                     width: reply.width
-                    text: html
-                    textFormat: TextEdit.RichText
-                    wrapMode: TextEdit.Wrap
-                    readOnly: true
-                    selectByMouse: true
-                    color: row.colours.text
-                    font.pixelSize: row.look.type.body
-                    onLinkActivated: (link) => row.linkActivated(link)
-                    Accessible.name: getText(0, length)
+                    sourceComponent: kind === "step" ? stepCard : textBlock
+                    Component {
+                        id: textBlock
+                        TextEdit {
+                            objectName: "block"
+                            width: block.width
+                            text: block.html
+                            textFormat: TextEdit.RichText
+                            wrapMode: TextEdit.Wrap
+                            readOnly: true
+                            selectByMouse: true
+                            color: row.colours.text
+                            font.pixelSize: row.look.type.body
+                            onLinkActivated: (link) => row.linkActivated(link)
+                            Accessible.name: getText(0, length)
+                        }
+                    }
+                    Component {
+                        id: stepCard
+                        StepCard {
+                            width: block.width
+                            step: block.step
+                            colours: row.colours
+                            look: row.look
+                        }
+                    }
                 }
             }
         }

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from desktop.markdown_render import MarkdownRenderer
-from desktop.transcript.blocks import BlockList, ReplyBlocks
+from desktop.transcript.blocks import Block, BlockList, ReplyBlocks
 
 REPLY = (
     "# A title\n\nSome *text* with `code`.\n\n```python\nwith open('a') as f:\n"
@@ -76,9 +76,9 @@ class Counted:
 def test_a_block_list_tells_views_only_what_changed(qapp: Any) -> None:
     model = BlockList()
     counted = Counted(model)
-    model.set_blocks(["a", "b"])
-    model.set_blocks(["a", "b2"])
-    model.set_blocks(["a", "b2", "c"])
+    model.set_blocks([Block("text", "a"), Block("text", "b")])
+    model.set_blocks([Block("text", "a"), Block("text", "b2")])
+    model.set_blocks([Block("text", "a"), Block("text", "b2"), Block("text", "c")])
     assert counted.inserted == [(0, 1), (2, 2)]
     assert counted.changed == [(1, 1)]
-    assert model.blocks == ["a", "b2", "c"]
+    assert [block.html for block in model.blocks] == ["a", "b2", "c"]

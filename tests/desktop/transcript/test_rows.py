@@ -40,7 +40,7 @@ def test_a_chat_opens_without_rendering_a_message(qapp: Any) -> None:
     assert rows.rowCount() == 100_000
     assert renderer.calls == 0
     blocks = rows.data(rows.index(4), role(rows, "blocks"))
-    assert renderer.calls == 1 and "Message 4" in blocks.blocks[0]
+    assert renderer.calls == 1 and "Message 4" in blocks.blocks[0].html
 
 
 def test_a_question_is_shown_as_text_never_as_markup(qapp: Any) -> None:
@@ -65,8 +65,8 @@ def test_a_streaming_reply_grows_and_ends(qapp: Any) -> None:
     rows = TranscriptRows(MarkdownRenderer())
     rows.append(Row(id="r", role="assistant", text="", header="m", streaming=True))
     blocks = rows.data(rows.index(0), role(rows, "blocks"))  # drawn
-    rows.grow("r", "First paragraph.\n\nSecond, still")
-    assert len(blocks.blocks) == 2 and "still" in blocks.blocks[1]
+    rows.grow("r", ["First paragraph.\n\nSecond, still"])
+    assert len(blocks.blocks) == 2 and "still" in blocks.blocks[1].html
     ended: list[Any] = []
     rows.dataChanged.connect(lambda *args: ended.append(args))
     rows.end("r", "Stopped")

@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import QObject, QPointF, Qt
 from PySide6.QtQuick import QQuickItem
 
+from desktop.look.palette import palette
 from desktop.transcript.rows import Row
 from desktop.transcript.view import QuickTranscript
 from tests.desktop.transcript.test_rows import message
@@ -69,10 +70,10 @@ def test_a_question_is_a_bubble_on_the_right_and_a_reply_text_on_the_page(
 def test_a_streaming_reply_lays_out_only_its_tail_again(view: QuickTranscript, qtbot: Any) -> None:
     view.rows.append(Row(id="q", role="user", text="Tell me"))
     view.rows.append(Row(id="r", role="assistant", text="", header="m", streaming=True))
-    view.rows.grow("r", "First paragraph.\n\nSecond")
+    view.rows.grow("r", ["First paragraph.\n\nSecond"])
     qtbot.waitUntil(lambda: len(items(view, "block")) == 2)
     first, _ = sorted(items(view, "block"), key=lambda item: item.y())
-    view.rows.grow("r", "First paragraph.\n\nSecond paragraph, longer now.")
+    view.rows.grow("r", ["First paragraph.\n\nSecond", " paragraph, longer now."])
     qtbot.waitUntil(lambda: any("longer now" in plain(b) for b in items(view, "block")))
     assert first in items(view, "block")  # the frozen block's item was kept as it was
     view.rows.end("r", "Stopped")
@@ -93,6 +94,7 @@ def test_a_link_in_a_reply_reaches_the_window(view: QuickTranscript, qtbot: Any)
     view.rows.show([message(1, "assistant", content="```python\nx = 1\n```")])
     qtbot.waitUntil(lambda: len(items(view, "block")) == 1)
     (block,) = items(view, "block")
+    assert f"color:{palette(False).accent}" in text_of(block)  # not Qt Quick's own blue
     with qtbot.waitSignal(view.link_activated) as activated:
         block.linkActivated.emit("copy:1")  # type: ignore[attr-defined]
     assert activated.args == ["copy:1"]
@@ -127,12 +129,63 @@ def test_a_message_s_actions_are_icon_buttons_that_reach_the_window(
     assert bar.isVisible()
 
 
-def test_a_streaming_reply_has_no_actions_until_it_ends(
-    view: QuickTranscript, qtbot: Any
-) -> None:
-    view.rows.append(Row(id="r", role="assistant", text="Some", header="m", streaming=True))
+def test_a_streaming_reply_has_no_actions_until_it_ends(view: QuickTranscript, qtbot: Any) -> None:
+    view.rows.append(
+        Row(id="r", role="assistant", text="", parts=["Some"], header="m", streaming=True)
+    )
     qtbot.waitUntil(lambda: len(items(view, "block")) == 1)
     assert items(view, "action-copy") == []
     view.rows.end("r", "", "completed")
     qtbot.waitUntil(lambda: len(items(view, "action-regenerate")) == 1)
     assert items(view, "action-continue") == []
+
+
+def step(status: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "type": "tool", "id": "call-1", "server": "files", "name": "read_file",
+        "arguments": '{"path": "a.md"}', "status": status, "result": None,
+        "started_at": 0.0, "ended_at": None,
+    } | fields  # fmt: skip
+
+
+def test_a_tool_step_is_a_card_between_the_texts_that_opens_on_enter(
+    view: QuickTranscript, qtbot: Any
+) -> None:
+    view.rows.append(Row(id="r", role="assistant", text="", header="m", streaming=True))
+    running = step("running", progress={"progress": 1, "total": 4, "message": "page 1"})
+    view.rows.grow("r", ["Let me read it.", running])
+    qtbot.waitUntil(lambda: len(items(view, "step")) == 1)
+    (card,) = items(view, "step")
+    (chip,) = items(view, "stepStatus")
+    assert text_of(chip) == "running"
+    assert text_of(items(view, "stepTitle")[0]) == "files · read_file"
+    (bar,) = items(view, "stepProgress")
+    assert bar.property("value") == 0.25
+    done = step("completed", result="# A\nThe file's text.")
+    view.rows.grow("r", ["Let me read it.", done, "It says A."])
+    qtbot.waitUntil(lambda: text_of(items(view, "stepStatus")[0]) == "done")
+
+    def in_order() -> list[str]:
+        texts = sorted(items(view, "block"), key=lambda item: item.mapToScene(QPointF(0, 0)).y())
+        return [plain(t) for t in texts]
+
+    qtbot.waitUntil(lambda: in_order() == ["Let me read it.", "It says A."])
+    card_y = items(view, "step")[0].mapToScene(QPointF(0, 0)).y()
+    first, last = sorted(b.mapToScene(QPointF(0, 0)).y() for b in items(view, "block"))
+    assert first < card_y < last  # the step where it ran, between the two texts
+    assert items(view, "stepDetails") == []  # closed until asked
+    card = items(view, "step")[0]
+    card.forceActiveFocus()
+    qtbot.keyClick(view, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: len(items(view, "stepDetails")) == 1)
+    details = plain(items(view, "stepDetails")[0])
+    assert '"path": "a.md"' in details and "The file's text." in details
+
+
+def test_a_stored_reply_shows_its_steps_where_they_ran(view: QuickTranscript, qtbot: Any) -> None:
+    parts = [{"type": "text", "text": "Before."}, step("interrupted"),
+             {"type": "text", "text": "After."}]  # fmt: skip
+    view.rows.show([message(1, "assistant", content="Before.After.", parts=parts)])
+    qtbot.waitUntil(lambda: len(items(view, "step")) == 1)
+    assert text_of(items(view, "stepStatus")[0]) == "stopped"
+    assert sorted(plain(b) for b in items(view, "block")) == ["After.", "Before."]

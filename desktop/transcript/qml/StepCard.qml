@@ -1,0 +1,128 @@
+// A tool step (or a sub-agent) as a card: a status chip and its title in one line, which
+// opens on a click or Enter to show the call's arguments and its result. A long call shows
+// its progress; the one that waits for the user is marked in the warning colour.
+import QtQuick
+import QtQuick.Controls.Basic
+
+Rectangle {
+    id: card
+
+    required property var step
+    property var colours
+    property var look
+    property bool expanded: false
+
+    readonly property color statusColour: ({
+        running: colours.accent, awaiting_approval: colours.warning, completed: colours.success,
+        error: colours.danger, interrupted: colours.warning, denied: colours.muted
+    })[step.status] || colours.muted
+
+    objectName: "step"
+    radius: 10
+    color: colours.surface
+    border.color: step.status === "awaiting_approval" ? colours.warning : colours.border
+    border.width: step.status === "awaiting_approval" ? 2 : 1
+    implicitHeight: column.implicitHeight + 2 * look.spacing.s
+    activeFocusOnTab: true
+    Accessible.role: Accessible.Button
+    Accessible.name: step.title + ", " + step.status_text
+    Keys.onReturnPressed: expanded = !expanded
+    Keys.onSpacePressed: expanded = !expanded
+
+    Rectangle {  // the keyboard's focus ring
+        anchors.fill: parent
+        radius: parent.radius
+        color: "transparent"
+        border.color: card.colours.accent
+        border.width: 2
+        visible: card.activeFocus
+    }
+
+    Column {
+        id: column
+        x: card.look.spacing.m
+        y: card.look.spacing.s
+        width: card.width - 2 * card.look.spacing.m
+        spacing: card.look.spacing.xs
+
+        Item {
+            width: parent.width
+            height: Math.max(chip.height, title.implicitHeight)
+            Rectangle {
+                id: chip
+                objectName: "stepStatus"
+                property string text: card.step.status_text
+                width: chipText.implicitWidth + 2 * card.look.spacing.s
+                height: chipText.implicitHeight + 4
+                radius: height / 2
+                color: Qt.rgba(card.statusColour.r, card.statusColour.g, card.statusColour.b, 0.15)
+                Text {
+                    id: chipText
+                    anchors.centerIn: parent
+                    text: chip.text
+                    color: card.statusColour
+                    font.pixelSize: card.look.type.small
+                    font.weight: Font.DemiBold
+                }
+            }
+            Text {
+                id: title
+                objectName: "stepTitle"
+                anchors.left: chip.right
+                anchors.leftMargin: card.look.spacing.s
+                anchors.right: parent.right
+                anchors.verticalCenter: chip.verticalCenter
+                text: card.step.title
+                elide: Text.ElideRight
+                color: card.colours.text
+                font.pixelSize: card.look.type.ui
+            }
+            TapHandler {
+                onTapped: card.expanded = !card.expanded
+            }
+        }
+
+        ProgressBar {
+            objectName: "stepProgress"
+            visible: card.step.status === "running" && card.step.progress >= 0
+            width: parent.width
+            value: Math.max(0, card.step.progress)
+            background: Rectangle {
+                implicitHeight: 4
+                radius: 2
+                color: card.colours.raised
+            }
+            contentItem: Item {
+                implicitHeight: 4
+                Rectangle {
+                    width: parent.width * card.step.progress
+                    height: parent.height
+                    radius: 2
+                    color: card.colours.accent
+                }
+            }
+        }
+        Text {
+            visible: card.step.progress_text !== "" && card.step.status === "running"
+            text: card.step.progress_text
+            color: card.colours.muted
+            font.pixelSize: card.look.type.small
+            width: parent.width
+            elide: Text.ElideRight
+        }
+
+        TextEdit {
+            objectName: "stepDetails"
+            visible: card.expanded
+            width: parent.width
+            readOnly: true
+            selectByMouse: true
+            wrapMode: TextEdit.Wrap
+            textFormat: TextEdit.PlainText
+            font.family: "monospace"
+            font.pixelSize: card.look.type.small
+            color: card.colours.text
+            text: card.step.arguments + (card.step.result !== "" ? "\n\n→ " + card.step.result : "")
+        }
+    }
+}
