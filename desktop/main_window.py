@@ -289,7 +289,6 @@ class MainWindow(QMainWindow):
         return TurnAsked(
             self.model_picker.current(), self.max_tokens, self.system_prompt,
             self.bar.tools_wanted, self.documents_switch.isChecked(),
-            self.model_picker.current_status(),
         )  # fmt: skip
 
     def new_chat(self) -> None:
