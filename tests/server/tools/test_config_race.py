@@ -19,12 +19,13 @@ from server.tools.config import McpConfigFile
 from tests.support.tools import write_config
 
 TRIALS = 10
-HAND_EDITS = 40  # per trial
+HAND_EDITS = 20  # per trial
 
 # Each save adds one server, to the file as read again just before (an editor reloading a
-# file changed on disk). It reads again 10 ms after its own save: ten times as fast as the
-# person of the finding, while an editor that reloads within microseconds of its own save is
-# not one (file_version.py says what such a one could still see).
+# file changed on disk). It saves every 50 ms: twice as fast as the person of the finding
+# (Settings writes without pause meanwhile, so nearly every save lands inside one of its
+# writes), while an editor that reloads within microseconds of its own save is not one
+# (file_version.py says what such a one could still see).
 EDITOR = """
 import json, os, sys, time
 path, edits = sys.argv[1], int(sys.argv[2])
@@ -40,7 +41,7 @@ for i in range(edits):
         with open(path + ".editor", "w", encoding="utf-8") as file:
             file.write(text)
         os.replace(path + ".editor", path)
-    time.sleep(0.01)
+    time.sleep(0.05)
 """
 
 
