@@ -48,7 +48,7 @@ def step_view(part: ToolPartJSON) -> StepView:
         arguments=_pretty(part["arguments"]),
         result=(part["result"] or "")[:RESULT_CHARS],
         progress=fraction,
-        progress_text=(progress or {}).get("message") or "",
+        progress_text=(progress["message"] or "") if progress is not None else "",
         agent=agent["model"] if agent is not None else "",
     )
 
