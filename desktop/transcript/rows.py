@@ -21,7 +21,9 @@ from PySide6.QtCore import (
 )
 
 from desktop.markdown_render import MarkdownRenderer
+from desktop.reply_events import ReplyEnd
 from desktop.transcript.blocks import Block, BlockList, PartBlocks
+from desktop.widgets.badges import acted_text, badge_for, stats_for
 from server.types import MessageJSON, PartJSON
 
 # The roles QML reads, and the Row attribute each one is (`blocks` is made when first read).
@@ -30,7 +32,10 @@ ROLES = {
     "author": "role",
     "header": "header",
     "blocks": "blocks",
-    "footer": "footer",
+    "badge": "badge",
+    "tone": "tone",
+    "stats": "stats",
+    "acted": "acted",
     "streaming": "streaming",
     "question": "question",
     "actions": "actions",
@@ -49,9 +54,8 @@ class Row:
     text: str  # the user's words (a reply's are in `parts`)
     parts: list[str | PartJSON] = field(default_factory=list)  # a reply's text and steps
     header: str = ""  # over a reply: the model that wrote it
-    footer: str = ""  # under a reply: how it ended
     streaming: bool = False
-    ended: str = "completed"  # its status once over: what may be done with it depends on it
+    ending: ReplyEnd | None = None  # how a reply ended, once it has
     version: str = ""  # "2/3": which of its versions this is, when it has several
     blocks: BlockList | None = None  # made when the row is first drawn
     growing: PartBlocks | None = field(default=None, repr=False)
@@ -63,9 +67,30 @@ class Row:
             return []
         if self.role == "user":
             return ["copy", "edit"]
-        if self.ended == "completed":
+        if self.ending is None or self.ending.status == "completed":
             return ["copy", "regenerate"]
         return ["copy", "regenerate", "continue"]  # stopped, cut or failed: it may go on
+
+    @property
+    def badge(self) -> str:
+        """How it ended, when that is worth saying ("Stopped · ended 1 tool call")."""
+        return badge_for(self.ending) if self.ending is not None else ""
+
+    @property
+    def tone(self) -> str:
+        """The palette's colour for the badge: "danger" for an error, else "warning"."""
+        return "danger" if self.ending is not None and self.ending.status == "error" else "warning"
+
+    @property
+    def stats(self) -> str:
+        return stats_for(self.ending.usage) if self.ending is not None else ""
+
+    @property
+    def acted(self) -> str:
+        """The calls a stop cut while they ran, which may have acted already."""
+        if self.ending is None or self.ending.status != "interrupted":
+            return ""
+        return acted_text(self.ending.ended)
 
     @property
     def question(self) -> str:
@@ -82,9 +107,10 @@ def row_of(message: MessageJSON) -> Row:
         text=message["content"] if role == "user" else "",
         parts=parts if role == "assistant" else [],
         header=(message.get("model") or "") if role == "assistant" else "",
-        footer=ending_line(message) if role == "assistant" else "",
         streaming=message["status"] == "streaming",
-        ended=message["status"],
+        ending=ReplyEnd.from_message(message)
+        if role == "assistant" and message["status"] != "streaming"
+        else None,
         version=version_of(message),
     )
 
@@ -93,15 +119,6 @@ def version_of(message: MessageJSON) -> str:
     siblings = message.get("siblings") or []
     at = message.get("sibling_index")
     return f"{at + 1}/{len(siblings)}" if len(siblings) > 1 and at is not None else ""
-
-
-def ending_line(message: MessageJSON) -> str:
-    """What is said under a stored reply that did not simply complete."""
-    if message["status"] == "interrupted":
-        return "Stopped" if message["ended_by"] == "client_hangup" else "Interrupted"
-    if message["status"] == "error":
-        return f"Error: {message['error'] or 'the model failed'}"
-    return ""
 
 
 class TranscriptRows(QAbstractListModel):
@@ -193,12 +210,13 @@ class TranscriptRows(QAbstractListModel):
         if row.blocks is not None:  # drawn: its blocks follow; else rendered when drawn
             row.blocks.set_blocks(self._render(row))
 
-    def end(self, row_id: str, footer: str, status: str = "completed") -> None:
-        """A reply is over (`status`, as saved): its footer says how."""
+    def end(self, row_id: str, end: ReplyEnd) -> None:
+        """A reply is over: its footer says how, and what may be done with it now."""
         at = self._find(row_id)
         if at is None:
             return
         row = self._row_at(at)
-        row.footer, row.streaming, row.ended = footer, False, status
-        changed = [_ROLE_IDS[name] for name in ("footer", "streaming", "actions")]
+        row.ending, row.streaming = end, False
+        changed = [_ROLE_IDS[name] for name in ("badge", "tone", "stats", "acted")]
+        changed += [_ROLE_IDS["streaming"], _ROLE_IDS["actions"]]
         self.dataChanged.emit(self.index(at), self.index(at), changed)

@@ -12,7 +12,10 @@ Item {
     required property string author
     required property string header
     required property var blocks
-    required property string footer
+    required property string badge
+    required property string tone
+    required property string stats
+    required property string acted
     required property bool streaming
     required property string question
     required property var actions
@@ -126,11 +129,34 @@ Item {
             }
         }
 
+        // How a reply ended, when it is worth saying, and its figures; a stop that cut a
+        // call while it ran says so, as that call may have acted already.
+        Row {
+            spacing: row.look.spacing.s
+            visible: row.badge !== "" || row.stats !== ""
+            Text {
+                objectName: "badge"
+                visible: row.badge !== ""
+                text: row.badge
+                color: row.tone === "danger" ? row.colours.danger : row.colours.warning
+                font.pixelSize: row.look.type.small
+                font.weight: Font.DemiBold
+            }
+            Text {
+                objectName: "stats"
+                visible: row.stats !== ""
+                text: row.stats
+                color: row.colours.muted
+                font.pixelSize: row.look.type.small
+            }
+        }
         Text {
-            objectName: "footer"
-            visible: row.footer !== ""
-            text: row.footer
-            color: row.colours.muted
+            objectName: "acted"
+            visible: row.acted !== ""
+            width: parent.width
+            wrapMode: Text.Wrap
+            text: "⚠ " + row.acted
+            color: row.colours.danger
             font.pixelSize: row.look.type.small
         }
 

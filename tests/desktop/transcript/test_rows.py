@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from desktop.markdown_render import MarkdownRenderer
+from desktop.reply_events import ReplyEnd
 from desktop.transcript.rows import Row, TranscriptRows
 from server.types import MessageJSON
 
@@ -54,10 +55,21 @@ def test_a_stored_reply_says_how_it_ended(qapp: Any) -> None:
     rows = TranscriptRows(MarkdownRenderer())
     stopped = message(2, "assistant", status="interrupted", ended_by="client_hangup", model="m")
     failed = message(3, "assistant", status="error", error="upstream refused")
+    stopped["ended"] = {
+        "tool_calls": 1,
+        "may_have_acted": [
+            {"server": "files", "name": "write_file", "arguments": '{"path": "a.md"}'}
+        ],
+    }
+    stopped["usage"] = {"completion_tokens": 12, "tokens_per_s": 40.0}
     rows.show([stopped, failed])
-    footer = role(rows, "footer")
-    assert rows.data(rows.index(0), footer) == "Stopped"
-    assert rows.data(rows.index(1), footer) == "Error: upstream refused"
+    badge, tone = role(rows, "badge"), role(rows, "tone")
+    assert rows.data(rows.index(0), badge) == "Stopped · ended 1 tool call"
+    assert rows.data(rows.index(0), tone) == "warning"
+    assert rows.data(rows.index(0), role(rows, "stats")) == "40.0 tok/s · 12 tokens"
+    assert rows.data(rows.index(0), role(rows, "acted")).startswith("May have acted: write_file(")
+    assert rows.data(rows.index(1), badge) == "Error: upstream refused"
+    assert rows.data(rows.index(1), tone) == "danger"
     assert rows.data(rows.index(0), role(rows, "header")) == "m"
 
 
@@ -69,7 +81,8 @@ def test_a_streaming_reply_grows_and_ends(qapp: Any) -> None:
     assert len(blocks.blocks) == 2 and "still" in blocks.blocks[1].html
     ended: list[Any] = []
     rows.dataChanged.connect(lambda *args: ended.append(args))
-    rows.end("r", "Stopped")
-    assert rows.data(rows.index(0), role(rows, "footer")) == "Stopped"
+    rows.end("r", ReplyEnd(status="interrupted", ended_by="client_hangup", error=None,
+                           usage=None, content=""))  # fmt: skip
+    assert rows.data(rows.index(0), role(rows, "badge")) == "Stopped"
     assert rows.data(rows.index(0), role(rows, "streaming")) is False
     assert len(ended) == 1

@@ -11,6 +11,7 @@ from PySide6.QtCore import QObject, QPointF, Qt
 from PySide6.QtQuick import QQuickItem
 
 from desktop.look.palette import palette
+from desktop.reply_events import ReplyEnd
 from desktop.transcript.rows import Row
 from desktop.transcript.view import QuickTranscript
 from tests.desktop.transcript.test_rows import message
@@ -23,6 +24,11 @@ def view(qtbot: Any) -> Iterator[QuickTranscript]:
     transcript.resize(900, 600)
     transcript.show()
     yield transcript
+
+
+def ended(status: str, **fields: Any) -> ReplyEnd:
+    return ReplyEnd(status=status, ended_by=fields.pop("ended_by", None), error=None,
+                    usage=None, content="", **fields)  # fmt: skip
 
 
 def items(view: QuickTranscript, name: str, visible: bool = True) -> list[QQuickItem]:
@@ -64,7 +70,7 @@ def test_a_question_is_a_bubble_on_the_right_and_a_reply_text_on_the_page(
     assert plain(block) == "Hi, how can I help?" and "font-weight:700" in text_of(block)
     (header,) = items(view, "header")
     assert text_of(header) == "SmolLM2"
-    assert items(view, "footer") == []
+    assert items(view, "badge") == []
 
 
 def test_a_streaming_reply_lays_out_only_its_tail_again(view: QuickTranscript, qtbot: Any) -> None:
@@ -76,8 +82,8 @@ def test_a_streaming_reply_lays_out_only_its_tail_again(view: QuickTranscript, q
     view.rows.grow("r", ["First paragraph.\n\nSecond", " paragraph, longer now."])
     qtbot.waitUntil(lambda: any("longer now" in plain(b) for b in items(view, "block")))
     assert first in items(view, "block")  # the frozen block's item was kept as it was
-    view.rows.end("r", "Stopped")
-    qtbot.waitUntil(lambda: [text_of(f) for f in items(view, "footer")] == ["Stopped"])
+    view.rows.end("r", ended("interrupted", ended_by="client_hangup"))
+    qtbot.waitUntil(lambda: [text_of(f) for f in items(view, "badge")] == ["Stopped"])
 
 
 def test_a_long_chat_opens_with_only_the_rows_on_screen_made(
@@ -135,7 +141,7 @@ def test_a_streaming_reply_has_no_actions_until_it_ends(view: QuickTranscript, q
     )
     qtbot.waitUntil(lambda: len(items(view, "block")) == 1)
     assert items(view, "action-copy") == []
-    view.rows.end("r", "", "completed")
+    view.rows.end("r", ended("completed"))
     qtbot.waitUntil(lambda: len(items(view, "action-regenerate")) == 1)
     assert items(view, "action-continue") == []
 
