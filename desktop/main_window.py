@@ -152,6 +152,9 @@ class MainWindow(QMainWindow):
         self.chat_settings.saved.connect(lambda _id: self.model_view.refresh())
         self.chat_list.shown.connect(self._on_chat_list_shown)
         self.bar.status_shown.connect(self.show_welcome)
+        # The chips warn of what the model shown cannot take (as the server last said).
+        for shown in (self.model_picker.model_shown, self.bar.status_shown):
+            shown.connect(lambda: self.attachments.show_model(self.model_picker.current_status()))
         self.history_files.done.connect(self.links.notice)
         self.history_files.imported.connect(lambda: self.tasks.spawn(self.chat_list.refresh()))
         self.help.failed.connect(self.show_error)

@@ -1,7 +1,9 @@
 """The files attached to the message being written, as chips above the message box: each
 with its name, its size (or "uploading…", or why the server refused it), a thumbnail for an
-image (or, for one too large to decode, the file's icon and "too large to preview"), and × to
-take it off (a button of its own: Tab reaches it, Space or Enter presses it).
+image (or, for one too large to decode, the file's icon and "too large to preview"), a warning
+when the message cannot go as it is (an image for a model that cannot see images: ⚠, in the
+warning colour, saying why in its tooltip), and × to take it off (a button of its own: Tab
+reaches it, Space or Enter presses it).
 The chips wrap onto more lines when there are many."""
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ NAME_WIDTH_PX = 180
 REASON_WIDTH_PX = 260
 UPLOADING = "uploading…"
 TOO_LARGE_TO_PREVIEW = "too large to preview"
+WARNING_MARK = "⚠"  # before a chip's detail while it has a warning
 
 
 @dataclass(eq=False)
@@ -44,6 +47,7 @@ class Chip:
     size: int | None = None  # bytes, once read
     state: ChipState = "uploading"
     reason: str = ""  # why it was refused
+    warning: str = ""  # why it cannot go with the message as things are (its controller says)
     thumbnail: QImage | None = None
     preview: str = ""  # why an image has no thumbnail
     attachment: AttachmentJSON | None = None  # the server's, once uploaded
@@ -93,6 +97,10 @@ class AttachmentChips(QWidget):
         frame.setFrameShape(QFrame.Shape.StyledPanel)
         border = palette.color(QPalette.ColorRole.Mid).name()
         ground = palette.color(QPalette.ColorRole.AlternateBase).name()
+        colours = Colours(palette)
+        if chip.warning and chip.state != "refused":
+            border = colours.warning
+            frame.setToolTip(chip.warning)
         frame.setStyleSheet(
             f"QFrame#attachment-chip {{ border: 1px solid {border}; border-radius: 6px; "
             f"background: {ground}; }}"
@@ -122,13 +130,16 @@ class AttachmentChips(QWidget):
         words.addWidget(name)
         detail = QLabel(_detail(chip), frame)
         detail.setObjectName("attachment-detail")
-        colours = Colours(palette)
         if chip.state == "refused":
             detail.setWordWrap(True)
             detail.setMaximumWidth(REASON_WIDTH_PX)
-        detail.setStyleSheet(
-            f"color: {colours.error if chip.state == 'refused' else colours.muted};"
-        )
+        colour = colours.muted
+        if chip.state == "refused":
+            colour = colours.error
+        elif chip.warning:
+            colour = colours.warning
+            detail.setToolTip(chip.warning)
+        detail.setStyleSheet(f"color: {colour};")
         words.addWidget(detail)
         row.addLayout(words)
         remove = QToolButton(frame)
@@ -141,6 +152,8 @@ class AttachmentChips(QWidget):
         remove.clicked.connect(lambda _checked=False, c=chip: self.chip_removed.emit(c))
         row.addWidget(remove, 0, Qt.AlignmentFlag.AlignTop)
         frame.setAccessibleName(f"{chip.name}, {_detail(chip)}")
+        if chip.warning and chip.state != "refused":
+            frame.setAccessibleDescription(chip.warning)
         return frame
 
 
@@ -153,7 +166,8 @@ def _detail(chip: Chip) -> str:
         said.append(UPLOADING)
     elif chip.attachment and chip.attachment.get("note"):
         said.append(chip.attachment.get("note") or "")
-    return " · ".join(s for s in said if s)
+    text = " · ".join(s for s in said if s)
+    return f"{WARNING_MARK} {text}".rstrip() if chip.warning else text
 
 
 class FlowLayout(QLayout):
