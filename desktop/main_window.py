@@ -145,6 +145,8 @@ class MainWindow(QMainWindow):
         self.reply.error_resolved.connect(self.banner.withdraw)
         self.waiting.changed.connect(self._update_title)
         self.waiting.failed.connect(self.show_error)
+        for card in (self.approval_card, self.overdue_card):  # answered: typing goes on here
+            card.focus_released.connect(self.composer.focus)
         self.bar.switch_saved.connect(self.model_view.chat_changed)  # the tools offered
         self.model_view.compaction.running_changed.connect(self._refresh_menus)
         self.model_view.failed.connect(self.show_error)

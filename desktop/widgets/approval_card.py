@@ -1,38 +1,33 @@
-"""The card that asks before a tool acts: which tool, of which server, with its whole
-arguments, and Allow once / Allow for this chat / Deny. Shown above the message field while
-a call of the chat on screen waits; one call at a time ("1 of 3" when more wait)."""
+"""The card that asks before a tool acts: which tool, of which server, asked by the model or
+by which sub-agent, with its whole arguments, and Allow once / Allow for this chat / Deny.
+Shown above the message field while a call of the chat on screen waits; one call at a time
+("1 of 3" when more wait)."""
 
 from __future__ import annotations
 
-import html
 import json
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
-    QApplication,
     QFrame,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QPlainTextEdit,
-    QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
+from desktop.call_questions import approval_question
+from desktop.widgets.card_focus import AnswerButton, holds_focus, take_focus
 from server.types.chunks import ApprovalJSON
 
 # The card's keys, for the shortcuts window (F1).
 CARD_KEYS = [
     ("A tool call waits", "Allow once", "Alt+A"),
-    ("A tool call waits", "Allow for this chat", "Alt+C"),
+    ("A tool call waits", "Allow for this chat", "Alt+T"),
     ("A tool call waits", "Deny", "Alt+D"),
 ]
-
-
-def _has_text(field: QPlainTextEdit | QLineEdit) -> bool:
-    return bool(field.toPlainText() if isinstance(field, QPlainTextEdit) else field.text())
 
 
 def readable(arguments: str) -> str:
@@ -45,6 +40,8 @@ def readable(arguments: str) -> str:
 
 class ApprovalCard(QFrame):
     decided = Signal(str, str, str)  # call id, "allow" | "deny", "once" | "chat"
+    # Done with the keyboard (answered, or hidden while it had the focus): card_focus.py.
+    focus_released = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -59,10 +56,11 @@ class ApprovalCard(QFrame):
         self.arguments.setAccessibleName("The call's arguments")
         self.arguments.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.arguments.setMaximumHeight(140)
-        # Alt+A, Alt+C, Alt+D from anywhere in the window (listed in F1: CARD_KEYS).
-        self.allow_once = QPushButton("&Allow once", self)
-        self.allow_chat = QPushButton("Allow for this &chat", self)
-        self.deny = QPushButton("&Deny", self)
+        # Alt+A, Alt+T, Alt+D from anywhere in the window (listed in F1: CARD_KEYS); not
+        # Alt+C, the Chat menu's: a key two widgets claim is ambiguous, and answers nothing.
+        self.allow_once = AnswerButton("&Allow once", self)
+        self.allow_chat = AnswerButton("Allow for &this chat", self)
+        self.deny = AnswerButton("&Deny", self)
         self.allow_once.setToolTip("Run this call")
         self.allow_chat.setToolTip("Run this call, and this tool's later calls in this chat")
         self.deny.setToolTip("Do not run it: the model is told you said no")
@@ -90,20 +88,18 @@ class ApprovalCard(QFrame):
         """Ask about `call` (None: nothing waits, the card hides); `waiting`: how many do."""
         self._call = call
         if call is None:
+            held = holds_focus(self)
             self.hide()
+            if held:
+                self.focus_released.emit()
             return
-        self.title.setText(
-            f"The model wants to run <b>{html.escape(call['tool'])}</b> from the MCP server "
-            f"<b>{html.escape(call['server'])}</b>. Run it?"
-        )
+        self.title.setText(approval_question(call))
         self.arguments.setPlainText(readable(call["arguments"]))
         self.set_waiting(waiting)
         for button in (self.allow_once, self.allow_chat, self.deny):
             button.setEnabled(True)
         self.show()
-        typing = QApplication.focusWidget()
-        if not (isinstance(typing, QPlainTextEdit | QLineEdit) and _has_text(typing)):
-            self.allow_once.setFocus()  # unless the user is typing: their words stay theirs
+        take_focus(self.allow_once)  # unless the user is typing: their words stay theirs
 
     def set_waiting(self, waiting: int) -> None:
         """How many calls wait, the one shown among them."""
@@ -114,4 +110,5 @@ class ApprovalCard(QFrame):
             return
         for button in (self.allow_once, self.allow_chat, self.deny):
             button.setEnabled(False)  # one answer per call, while it is sent
+        self.focus_released.emit()
         self.decided.emit(self._call["call_id"], decision, remember)

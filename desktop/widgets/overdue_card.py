@@ -1,16 +1,18 @@
 """The card that asks about a long call (issue 41): "<tool> has been running for 2 min 5 s —
-Keep waiting / Stop this call". Shown above the message field while a call of the chat on
-screen has run for its timeout; one call at a time ("1 of 2" when more are asked about). The
-time it has run goes on counting while it asks."""
+Keep waiting / Stop this call" (naming the sub-agent that called it, if one did). Shown above
+the message field while a call of the chat on screen has run for its timeout; one call at a
+time ("1 of 2" when more are asked about). The time it has run goes on counting while it
+asks."""
 
 from __future__ import annotations
 
-import html
 import time
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from desktop.call_questions import overdue_question
+from desktop.widgets.card_focus import AnswerButton, holds_focus, take_focus
 from desktop.widgets.step_lines import duration
 from server.types.chunks import OverdueJSON
 
@@ -26,6 +28,8 @@ CARD_KEYS = [
 
 class OverdueCard(QFrame):
     answered = Signal(str, str)  # call id, "wait" | "stop"
+    # Done with the keyboard (answered, or hidden while it had the focus): card_focus.py.
+    focus_released = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -41,8 +45,8 @@ class OverdueCard(QFrame):
         )
         self.hint.setWordWrap(True)
         self.count = QLabel(self)
-        self.keep_waiting = QPushButton("&Keep waiting", self)  # Alt+K (F1: CARD_KEYS)
-        self.stop_call = QPushButton("&Stop this call", self)  # Alt+S
+        self.keep_waiting = AnswerButton("&Keep waiting", self)  # Alt+K (F1: CARD_KEYS)
+        self.stop_call = AnswerButton("&Stop this call", self)  # Alt+S
         self.keep_waiting.setToolTip("Let it run; you are asked again if it runs as long again")
         self.stop_call.setToolTip("Cancel the call at its server; the reply goes on without it")
         buttons = QHBoxLayout()
@@ -72,7 +76,10 @@ class OverdueCard(QFrame):
         self._call = call
         if call is None:
             self._tick.stop()
+            held = holds_focus(self)
             self.hide()
+            if held:
+                self.focus_released.emit()
             return
         self._asked_at = asked_at or time.monotonic()
         self._show_time()
@@ -81,7 +88,7 @@ class OverdueCard(QFrame):
         for button in (self.keep_waiting, self.stop_call):
             button.setEnabled(True)
         self.show()
-        self.keep_waiting.setFocus()  # Enter or Space: the gentler answer
+        take_focus(self.keep_waiting)  # Enter or Space: the gentler answer (unless typing)
 
     def set_waiting(self, waiting: int) -> None:
         self.count.setText(f"1 of {waiting} asked" if waiting > 1 else "")
@@ -91,15 +98,12 @@ class OverdueCard(QFrame):
         if call is None:
             return
         ran = duration(call["waited_s"] + time.monotonic() - self._asked_at)
-        where = f" (MCP server <b>{html.escape(call['server'])}</b>)" if call["server"] else ""
-        self.title.setText(
-            f"<b>{html.escape(call['tool'])}</b>{where} has been running for {ran} — keep "
-            "waiting, or stop this call?"
-        )
+        self.title.setText(overdue_question(call, ran))
 
     def _answer(self, action: str) -> None:
         if self._call is None:
             return
         for button in (self.keep_waiting, self.stop_call):
             button.setEnabled(False)  # one answer per question, while it is sent
+        self.focus_released.emit()
         self.answered.emit(self._call["call_id"], action)

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from desktop.menus import shortcut_rows
 from tests.desktop.conftest import GuiApp, run, with_tools
@@ -148,7 +149,7 @@ def test_the_card_is_answered_by_keyboard_without_stealing_typing(
     asking_gui: GuiApp, upstream: ScriptedUpstream, tool_log: ToolLog, qtbot: Any
 ) -> None:
     """Issue 43 item 3: the card takes the focus when it appears (unless the user is typing),
-    Tab goes Allow once → Allow for this chat → Deny, Alt+A/C/D answer it, F1 lists them."""
+    Tab goes Allow once → Allow for this chat → Deny, Alt+A/T/D answer it, F1 lists them."""
     gui = asking_gui
     card = gui.window.approval_card
     upstream.queue = [
@@ -163,7 +164,7 @@ def test_the_card_is_answered_by_keyboard_without_stealing_typing(
     assert card.allow_once.nextInFocusChain() is card.allow_chat
     assert card.allow_chat.nextInFocusChain() is card.deny
     qtbot.keyClick(gui.window, Qt.Key.Key_A, Qt.KeyboardModifier.AltModifier)  # Allow once
-    qtbot.waitUntil(lambda: tool_log.find("call", target="the shed"), timeout=10_000)
+    qtbot.waitUntil(lambda: bool(tool_log.find("call", target="the shed")), timeout=10_000)
 
     # The next call comes while the user types: their field keeps the focus; Alt+D denies.
     qtbot.waitUntil(lambda: not card.isVisible(), timeout=10_000)  # answered
@@ -179,4 +180,57 @@ def test_the_card_is_answered_by_keyboard_without_stealing_typing(
     assert calls(tool_log) == ["the shed"]
     assert composer.editor.toPlainText() == "half a thought"
     keys = {(command, key) for _, command, key in shortcut_rows(gui.window.menus)}
-    assert {("Allow once", "Alt+A"), ("Allow for this chat", "Alt+C"), ("Deny", "Alt+D")} <= keys
+    assert {("Allow once", "Alt+A"), ("Allow for this chat", "Alt+T"), ("Deny", "Alt+D")} <= keys
+
+
+def typing_goes_to_the_composer(gui: GuiApp, qtbot: Any, words: str) -> None:
+    """Keys typed now land in the message field (a Space on a button, "New chat" say, would
+    press it and take the rest of the typing elsewhere)."""
+    chats = gui.window.sidebar.list.count()
+    focused = QApplication.focusWidget()
+    assert focused is not None
+    qtbot.keyClicks(focused, words)
+    assert gui.window.composer.editor.toPlainText() == words
+    assert gui.window.sidebar.list.count() == chats and gui.window.current_id is not None
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["Alt+A", "Alt+T", "Alt+D", "click Allow once", "click Allow for this chat", "click Deny"],
+)
+def test_after_a_decision_typing_goes_to_the_composer(
+    asking_gui: GuiApp, upstream: ScriptedUpstream, tool_log: ToolLog, qtbot: Any, answer: str
+) -> None:
+    gui = asking_gui
+    card = gui.window.approval_card
+    upstream.queue = [Script(tool_calls=[danger("the shed")]), Script(texts=["Done."])]
+    gui.send("do it")
+    qtbot.waitUntil(card.allow_once.hasFocus, timeout=15_000)
+    if answer.startswith("Alt+"):
+        key = {"A": Qt.Key.Key_A, "T": Qt.Key.Key_T, "D": Qt.Key.Key_D}[answer[-1]]
+        qtbot.keyClick(gui.window, key, Qt.KeyboardModifier.AltModifier)
+    else:
+        button = {"Allow once": card.allow_once, "Allow for this chat": card.allow_chat,
+                  "Deny": card.deny}[answer.removeprefix("click ")]  # fmt: skip
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    typing_goes_to_the_composer(gui, qtbot, " and then")
+    qtbot.waitUntil(lambda: not card.isVisible(), timeout=10_000)
+    assert gui.window.composer.editor.hasFocus()  # still, once the card is gone
+
+
+def test_a_card_that_goes_away_while_it_has_the_keys_gives_them_to_the_composer(
+    asking_gui: GuiApp, upstream: ScriptedUpstream, tool_log: ToolLog, qtbot: Any
+) -> None:
+    """Decided elsewhere (another client of the server) while the card has the focus: hidden,
+    it hands the keys back instead of leaving them to the next widget in the chain."""
+    gui = asking_gui
+    card = gui.window.approval_card
+    upstream.queue = [Script(tool_calls=[danger("the shed")]), Script(texts=["Done."])]
+    gui.send("do it")
+    qtbot.waitUntil(card.allow_once.hasFocus, timeout=15_000)
+    client, call = gui.window.client, card.call
+    assert client is not None and call is not None and gui.window.current_id is not None
+    run(qtbot, client.decide_tool_call(gui.window.current_id, call["call_id"], "allow", "once"))
+    qtbot.waitUntil(lambda: not card.isVisible(), timeout=10_000)
+    typing_goes_to_the_composer(gui, qtbot, " next")
+    qtbot.waitUntil(lambda: bool(tool_log.find("call", target="the shed")), timeout=10_000)

@@ -14,6 +14,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.desktop.conftest import GuiApp, run, with_tools
+from tests.desktop.test_approval_card import typing_goes_to_the_composer
 from tests.support.tools import ToolLog, tool_server, write_config
 from tests.support.upstream import Script, ScriptedUpstream
 
@@ -123,3 +124,32 @@ def test_a_call_past_its_timeout_asks_on_a_card_and_the_keyboard_answers(
     text = gui.transcript_text()
     assert re.search(r"slow\(seconds=60, tag=\"o\"\) — stopped by you after \d+ s", text), text
     assert "I stopped waiting." in text  # the turn went on
+
+
+def test_after_an_answer_on_the_long_call_card_typing_goes_to_the_composer(
+    impatient_gui: GuiApp, upstream: ScriptedUpstream, tool_log: ToolLog, qtbot: Any
+) -> None:
+    """Keep waiting (Alt+K) hands the keys to the message field; asked again while the user
+    types there, the card leaves them (a Space would have answered it); Stop this call,
+    clicked, hands them back too."""
+    gui = impatient_gui
+    card, editor = gui.window.overdue_card, gui.window.composer.editor
+    upstream.queue = [
+        Script(tokens=0, tool_calls=[tool("slow", seconds=60, tag="o")]),
+        Script(texts=["I stopped waiting."]),
+    ]
+    gui.send("go")
+    qtbot.waitUntil(card.keep_waiting.hasFocus, timeout=15_000)
+    qtbot.keyClick(gui.window, Qt.Key.Key_K, Qt.KeyboardModifier.AltModifier)
+    typing_goes_to_the_composer(gui, qtbot, " half")
+    qtbot.waitUntil(lambda: not card.isVisible(), timeout=5_000)  # answered
+
+    # Asked again a timeout later, while the user's words are in the message field.
+    qtbot.waitUntil(lambda: card.isVisible() and card.keep_waiting.isEnabled(), timeout=10_000)
+    assert editor.hasFocus()
+    qtbot.keyClicks(editor, " a thought")
+    assert card.isVisible() and editor.toPlainText() == " half a thought"
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        qtbot.mouseClick(card.stop_call, Qt.MouseButton.LeftButton)
+        assert editor.hasFocus()
+    assert tool_log.find("cancelled", tag="o") is not None

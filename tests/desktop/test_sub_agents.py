@@ -253,3 +253,40 @@ def test_stop_while_a_sub_agent_waits_for_approval_ends_the_wait_and_runs_nothin
 
     gui.close()  # nothing of the app is left that could still run it
     assert not tool_log.find("call", tool="danger")
+
+
+def test_a_sub_agents_call_asks_on_a_card_that_names_the_sub_agent(
+    gui_factory: Any,
+    data_dir: Path,
+    upstream: ScriptedUpstream,
+    tool_log: ToolLog,
+    qtbot: Any,
+) -> None:
+    """The card says a sub-agent asks, and which: its task, cut short (the user did not
+    write that task); the reply's own call is the model's."""
+    gui = with_tools(gui_factory, data_dir, tool_log, qtbot, trust="ask")
+    card = gui.window.approval_card
+    task = "ASK-TASK: tidy the garden shed, then " + "sweep the path and " * 10 + "report"
+    upstream.queue = [
+        Script(tokens=0, tool_calls=[call("delegate", task=task)]),
+        Script(tokens=0, tool_calls=[tool("danger", target="mine")]),
+        Script(texts=["All done."]),
+    ]
+    upstream.by_task["ASK-TASK"] = [
+        Script(tokens=0, tool_calls=[tool("danger", target="x")]),
+        Script(texts=["acted on x"]),
+    ]
+    gui.send("one helper")
+    qtbot.waitUntil(card.isVisible, timeout=15_000)  # the child's call
+    title = card.title.text()
+    assert title.startswith("The sub-agent working on “ASK-TASK: tidy the garden shed, then")
+    assert "…” wants to run <b>danger</b> from the MCP server <b>t</b>" in title
+    assert "report" not in title  # cut short
+    qtbot.mouseClick(card.allow_once, Qt.MouseButton.LeftButton)
+    # The parent's own call next: the model's.
+    qtbot.waitUntil(lambda: card.isVisible() and "mine" in card.arguments.toPlainText(),
+                    timeout=15_000)  # fmt: skip
+    assert card.title.text().startswith("The model wants to run <b>danger</b>")
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=15_000):
+        qtbot.mouseClick(card.allow_once, Qt.MouseButton.LeftButton)
+    assert [e["target"] for e in tool_log.events() if e["event"] == "call"] == ["x", "mine"]
