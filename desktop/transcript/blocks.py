@@ -39,8 +39,17 @@ class Block:
     step: StepView | None = None
 
 
+# Prose read at a generous line height, code a tighter one (../shared/LOOK.md).
+PROSE = '<div style="line-height:155%;">'
+CODE_LINES = '<pre style="line-height:125%; '
+
+
 def text_blocks(htmls: Sequence[str]) -> list[Block]:
-    return [Block("text", html) for html in htmls]
+    return [Block("text", typeset(html)) for html in htmls]
+
+
+def typeset(html: str) -> str:
+    return PROSE + html.replace('<pre style="', CODE_LINES) + "</div>"
 
 
 class BlockList(QAbstractListModel):

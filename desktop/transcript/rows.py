@@ -40,6 +40,7 @@ ROLES = {
     "question": "question",
     "actions": "actions",
     "version": "version",
+    "note": "note",
 }
 _ROLE_IDS = {name: Qt.ItemDataRole.UserRole + 1 + i for i, name in enumerate(ROLES)}
 _ATTRIBUTES = {number: ROLES[name] for name, number in _ROLE_IDS.items()}
@@ -57,6 +58,8 @@ class Row:
     streaming: bool = False
     ending: ReplyEnd | None = None  # how a reply ended, once it has
     version: str = ""  # "2/3": which of its versions this is, when it has several
+    # Where a streaming reply's text will come, while none has: "Loading <model>… 40%".
+    note: str = ""
     blocks: BlockList | None = None  # made when the row is first drawn
     growing: PartBlocks | None = field(default=None, repr=False)
 
@@ -207,8 +210,18 @@ class TranscriptRows(QAbstractListModel):
         if row is None:
             return
         row.parts = list(parts)
+        if row.note and parts:
+            self.set_note(row_id, "")  # what it waited for came
         if row.blocks is not None:  # drawn: its blocks follow; else rendered when drawn
             row.blocks.set_blocks(self._render(row))
+
+    def set_note(self, row_id: str, note: str) -> None:
+        """What a reply that has brought nothing yet is waiting for ("" once it has)."""
+        at = self._find(row_id)
+        if at is None:
+            return
+        self._row_at(at).note = note
+        self.dataChanged.emit(self.index(at), self.index(at), [_ROLE_IDS["note"]])
 
     def end(self, row_id: str, end: ReplyEnd) -> None:
         """A reply is over: its footer says how, and what may be done with it now."""
@@ -216,7 +229,7 @@ class TranscriptRows(QAbstractListModel):
         if at is None:
             return
         row = self._row_at(at)
-        row.ending, row.streaming = end, False
+        row.ending, row.streaming, row.note = end, False, ""
         changed = [_ROLE_IDS[name] for name in ("badge", "tone", "stats", "acted")]
-        changed += [_ROLE_IDS["streaming"], _ROLE_IDS["actions"]]
+        changed += [_ROLE_IDS[name] for name in ("streaming", "actions", "note")]
         self.dataChanged.emit(self.index(at), self.index(at), changed)

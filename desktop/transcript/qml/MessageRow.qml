@@ -20,6 +20,7 @@ Item {
     required property string question
     required property var actions
     required property string version
+    required property string note
     property var colours
     property var look
 
@@ -81,6 +82,26 @@ Item {
                 color: row.colours.text
                 font.pixelSize: row.look.type.body
                 Accessible.name: "You: " + getText(0, length)
+            }
+        }
+
+        // A reply that has brought nothing yet says what it waits for (a model loading).
+        Row {
+            objectName: "waiting"
+            visible: row.note !== ""
+            spacing: row.look.spacing.s
+            BusyIndicator {
+                running: parent.visible
+                implicitWidth: 18
+                implicitHeight: 18
+                anchors.verticalCenter: parent.verticalCenter
+            }
+            Text {
+                objectName: "note"
+                text: row.note
+                color: row.colours.muted
+                font.pixelSize: row.look.type.ui
+                anchors.verticalCenter: parent.verticalCenter
             }
         }
 

@@ -195,3 +195,17 @@ def test_a_stored_reply_shows_its_steps_where_they_ran(view: QuickTranscript, qt
     qtbot.waitUntil(lambda: len(items(view, "step")) == 1)
     assert text_of(items(view, "stepStatus")[0]) == "stopped"
     assert sorted(plain(b) for b in items(view, "block")) == ["After.", "Before."]
+
+
+def test_a_reply_waiting_for_its_model_says_so_until_its_text_comes(
+    view: QuickTranscript, qtbot: Any
+) -> None:
+    view.rows.append(Row(id="q", role="user", text="Hello"))
+    view.rows.append(Row(id="r", role="assistant", text="", header="m", streaming=True,
+                         note="Loading SmolLM2…"))  # fmt: skip
+    qtbot.waitUntil(lambda: [text_of(n) for n in items(view, "note")] == ["Loading SmolLM2…"])
+    view.rows.set_note("r", "Loading SmolLM2… 40%")
+    qtbot.waitUntil(lambda: [text_of(n) for n in items(view, "note")] == ["Loading SmolLM2… 40%"])
+    view.rows.grow("r", ["Hi"])
+    qtbot.waitUntil(lambda: items(view, "note") == [])
+    assert [plain(b) for b in items(view, "block")] == ["Hi"]
