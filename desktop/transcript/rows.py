@@ -24,7 +24,7 @@ from desktop.markdown_render import MarkdownRenderer
 from desktop.reply_events import ReplyEnd
 from desktop.transcript.blocks import Block, BlockList, PartBlocks
 from desktop.widgets.badges import acted_text, badge_for, stats_for
-from server.types import MessageJSON, PartJSON
+from server.types import MessageJSON, PartJSON, SummaryJSON
 
 # The roles QML reads, and the Row attribute each one is (`blocks` is made when first read).
 ROLES = {
@@ -51,7 +51,7 @@ class Row:
     """One message as the transcript shows it."""
 
     id: str
-    role: str  # "user" or "assistant"
+    role: str  # "user", "assistant", or "summary" (earlier messages summarised above it)
     text: str  # the user's words (a reply's are in `parts`)
     parts: list[str | PartJSON] = field(default_factory=list)  # a reply's text and steps
     header: str = ""  # over a reply: the model that wrote it
@@ -68,6 +68,8 @@ class Row:
         """What may be done with the message, in the order its buttons show."""
         if self.streaming:
             return []
+        if self.role == "summary":
+            return ["view", "edit", "undo"]
         if self.role == "user":
             return ["copy", "edit"]
         if self.ending is None or self.ending.status == "completed":
@@ -116,6 +118,13 @@ def row_of(message: MessageJSON) -> Row:
         else None,
         version=version_of(message),
     )
+
+
+def summary_row(summary: SummaryJSON) -> Row:
+    """The divider that stands where a summary ends: the messages above it are given to the
+    model as its text (they stay here, shown and searched)."""
+    by = f"by {summary['model']}" if summary["model"] else "edited by you"
+    return Row(id=summary["id"], role="summary", text=summary["content"], header=by)
 
 
 def version_of(message: MessageJSON) -> str:
@@ -173,13 +182,20 @@ class TranscriptRows(QAbstractListModel):
 
     # -- what the window does ---------------------------------------------------------------
 
-    def show(self, messages: Iterable[MessageJSON]) -> None:
-        """Show these messages (a chat opened) in place of the ones shown."""
+    def show(
+        self, messages: Iterable[MessageJSON], summaries: Iterable[SummaryJSON] = ()
+    ) -> None:
+        """Show these messages (a chat opened) in place of the ones shown, each summary's
+        divider under the last message it covers."""
         self.beginResetModel()
         for item in self._items:
             if isinstance(item, Row) and item.blocks is not None:
                 item.blocks.deleteLater()
         self._items = list(messages)
+        for summary in summaries:
+            at = self._find(summary["through_id"])
+            if at is not None:
+                self._items.insert(at + 1, summary_row(summary))
         self.endResetModel()
 
     def ids(self) -> list[str]:

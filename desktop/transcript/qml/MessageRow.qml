@@ -28,6 +28,7 @@ Item {
     signal actionTriggered(string rowId, string action)
 
     readonly property bool mine: author === "user"
+    readonly property bool summary: author === "summary"
     readonly property bool last: ListView.view !== null && index === ListView.view.count - 1
     readonly property real column: Math.min(width - 2 * look.spacing.xl, look.column)
 
@@ -43,11 +44,33 @@ Item {
 
         Text {
             objectName: "header"
-            visible: !row.mine && row.header !== ""
+            visible: !row.mine && !row.summary && row.header !== ""
             text: row.header
             color: row.colours.muted
             font.pixelSize: row.look.type.small
             font.weight: Font.DemiBold
+        }
+
+        // Earlier messages summarised: a divider across the column, not easy to miss. The
+        // messages above it stay (shown, searched); the model is given the summary instead.
+        Rectangle {
+            objectName: "summary"
+            visible: row.summary
+            width: parent.width
+            height: visible ? summaryText.implicitHeight + 2 * row.look.spacing.s : 0
+            radius: 8
+            color: row.colours.surface
+            border.color: row.colours.border
+            Text {
+                id: summaryText
+                anchors.centerIn: parent
+                width: parent.width - 2 * row.look.spacing.l
+                horizontalAlignment: Text.AlignHCenter
+                wrapMode: Text.Wrap
+                text: "Earlier messages summarised · " + row.header
+                color: row.colours.muted
+                font.pixelSize: row.look.type.ui
+            }
         }
 
         // The user's words: a soft bubble, as wide as they need, right-aligned.
@@ -109,7 +132,7 @@ Item {
         Column {
             id: reply
             objectName: "replyBody"
-            visible: !row.mine
+            visible: !row.mine && !row.summary
             width: parent.width
             spacing: row.look.spacing.s
             Repeater {
@@ -190,10 +213,11 @@ Item {
             height: buttons.implicitHeight
             visible: row.actions.length > 0
             // The newest message's stay shown, as the next thing one may want is there.
-            opacity: hover.hovered || activeFocus || row.last ? 1 : 0
+            opacity: hover.hovered || activeFocus || row.last || row.summary ? 1 : 0
             Row {
                 id: buttons
                 anchors.right: row.mine ? parent.right : undefined
+                anchors.horizontalCenter: row.summary ? parent.horizontalCenter : undefined
                 spacing: row.look.spacing.xs
                 Repeater {
                     model: row.actions
@@ -201,8 +225,9 @@ Item {
                         required property string modelData
                         objectName: "action-" + modelData
                         iconName: modelData
-                        tip: ({copy: "Copy", edit: "Edit", regenerate: "Regenerate",
-                               continue: "Continue"})[modelData]
+                        tip: ({copy: "Copy", edit: row.summary ? "Edit the summary" : "Edit",
+                               regenerate: "Regenerate", continue: "Continue",
+                               view: "View the summary", undo: "Undo the summary"})[modelData]
                         colours: row.colours
                         onClicked: row.actionTriggered(row.rowId, modelData)
                     }

@@ -209,3 +209,26 @@ def test_a_reply_waiting_for_its_model_says_so_until_its_text_comes(
     view.rows.grow("r", ["Hi"])
     qtbot.waitUntil(lambda: items(view, "note") == [])
     assert [plain(b) for b in items(view, "block")] == ["Hi"]
+
+
+def test_a_summary_is_a_divider_under_the_last_message_it_covers(
+    view: QuickTranscript, qtbot: Any
+) -> None:
+    summary = {"id": "s1", "through_id": "m2", "content": "They said hello.", "model": "m",
+               "created_at": 0.0, "updated_at": 0.0}  # fmt: skip
+    view.rows.show(
+        [message(1, content="Hi"), message(2, "assistant", content="Hello"),
+         message(3, content="Next")],
+        [summary],  # type: ignore[list-item]
+    )  # fmt: skip
+    assert view.rows.ids() == ["m1", "m2", "s1", "m3"]
+    qtbot.waitUntil(lambda: len(items(view, "summary")) == 1)
+    (divider,) = items(view, "summary")
+    below = divider.mapToScene(QPointF(0, 0)).y()
+    (reply,) = items(view, "block")
+    assert reply.mapToScene(QPointF(0, 0)).y() < below
+    tips = [str(b.property("tip")) for b in items(view, "action-undo")]
+    assert tips == ["Undo the summary"]
+    with qtbot.waitSignal(view.action_triggered) as triggered:
+        items(view, "action-view")[0].clicked.emit()  # type: ignore[attr-defined]
+    assert triggered.args == ["s1", "view"]
