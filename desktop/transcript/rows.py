@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 from PySide6.QtCore import (
     QAbstractListModel,
@@ -24,6 +25,7 @@ from desktop.markdown_render import MarkdownRenderer
 from desktop.reply_events import ReplyEnd
 from desktop.transcript.blocks import Block, BlockList, PartBlocks
 from desktop.widgets.badges import acted_text, badge_for, stats_for
+from desktop.widgets.transcript.parts import place, sources
 from server.types import MessageJSON, PartJSON, SummaryJSON
 
 # The roles QML reads, and the Row attribute each one is (`blocks` is made when first read).
@@ -41,6 +43,7 @@ ROLES = {
     "actions": "actions",
     "version": "version",
     "note": "note",
+    "sources": "sources",
 }
 _ROLE_IDS = {name: Qt.ItemDataRole.UserRole + 1 + i for i, name in enumerate(ROLES)}
 _ATTRIBUTES = {number: ROLES[name] for name, number in _ROLE_IDS.items()}
@@ -96,6 +99,21 @@ class Row:
         if self.ending is None or self.ending.status != "interrupted":
             return ""
         return acted_text(self.ending.ended)
+
+    @property
+    def sources(self) -> list[dict[str, object]]:
+        """The reply's sources as its chips show them: number, file and place, and whether
+        it cited it (else the passage was only given to it)."""
+        found = sources([part for part in self.parts if not isinstance(part, str)])
+        return [
+            {
+                "n": n,
+                "label": f"{PurePosixPath(source['path']).name}{place(source)}",
+                "path": source["path"],
+                "cited": source.get("cited", True),
+            }
+            for n, source in found.items()
+        ]
 
     @property
     def question(self) -> str:
@@ -182,9 +200,7 @@ class TranscriptRows(QAbstractListModel):
 
     # -- what the window does ---------------------------------------------------------------
 
-    def show(
-        self, messages: Iterable[MessageJSON], summaries: Iterable[SummaryJSON] = ()
-    ) -> None:
+    def show(self, messages: Iterable[MessageJSON], summaries: Iterable[SummaryJSON] = ()) -> None:
         """Show these messages (a chat opened) in place of the ones shown, each summary's
         divider under the last message it covers."""
         self.beginResetModel()
@@ -228,6 +244,10 @@ class TranscriptRows(QAbstractListModel):
         row.parts = list(parts)
         if row.note and parts:
             self.set_note(row_id, "")  # what it waited for came
+        if any(not isinstance(part, str) and part["type"] == "citation" for part in parts):
+            at = self._find(row_id)
+            if at is not None:
+                self.dataChanged.emit(self.index(at), self.index(at), [_ROLE_IDS["sources"]])
         if row.blocks is not None:  # drawn: its blocks follow; else rendered when drawn
             row.blocks.set_blocks(self._render(row))
 

@@ -21,11 +21,13 @@ Item {
     required property var actions
     required property string version
     required property string note
+    required property var sources
     property var colours
     property var look
 
     signal linkActivated(string link)
     signal actionTriggered(string rowId, string action)
+    signal sourceActivated(string rowId, int n)
 
     readonly property bool mine: author === "user"
     readonly property bool summary: author === "summary"
@@ -168,6 +170,50 @@ Item {
                             colours: row.colours
                             look: row.look
                         }
+                    }
+                }
+            }
+        }
+
+        // Its sources: a chip each, numbered as the text cites them; one it was given but
+        // did not cite is drawn fainter. A click (or Enter) opens the passage.
+        Flow {
+            objectName: "sources"
+            visible: row.sources.length > 0
+            width: parent.width
+            spacing: row.look.spacing.xs
+            Repeater {
+                model: row.sources
+                delegate: AbstractButton {
+                    id: chip
+                    required property var modelData
+                    objectName: "source"
+                    property string label: "[" + modelData.n + "] " + modelData.label
+                    hoverEnabled: true
+                    focusPolicy: Qt.StrongFocus
+                    opacity: modelData.cited ? 1 : 0.6
+                    Accessible.role: Accessible.Link
+                    Accessible.name: "Source " + label
+                    ToolTip.visible: hovered || visualFocus
+                    ToolTip.text: modelData.path + (modelData.cited ? "" : " (given, not cited)")
+                    ToolTip.delay: 400
+                    implicitWidth: chipLabel.implicitWidth + 2 * row.look.spacing.s
+                    implicitHeight: chipLabel.implicitHeight + row.look.spacing.xs * 2
+                    onClicked: row.sourceActivated(row.rowId, modelData.n)
+                    Keys.onReturnPressed: clicked()
+                    background: Rectangle {
+                        radius: height / 2
+                        color: chip.hovered ? row.colours.raised : row.colours.surface
+                        border.color: chip.visualFocus ? row.colours.accent : row.colours.border
+                        border.width: chip.visualFocus ? 2 : 1
+                    }
+                    contentItem: Text {
+                        id: chipLabel
+                        text: chip.label
+                        color: row.colours.text
+                        font.pixelSize: row.look.type.small
+                        horizontalAlignment: Text.AlignHCenter
+                        verticalAlignment: Text.AlignVCenter
                     }
                 }
             }

@@ -15,6 +15,7 @@ ListView {
 
     signal linkActivated(string link)
     signal actionTriggered(string rowId, string action)
+    signal sourceActivated(string rowId, int n)
 
     model: rows
     clip: true
@@ -43,5 +44,6 @@ ListView {
         look: list.look
         onLinkActivated: (link) => list.linkActivated(link)
         onActionTriggered: (rowId, action) => list.actionTriggered(rowId, action)
+        onSourceActivated: (rowId, n) => list.sourceActivated(rowId, n)
     }
 }

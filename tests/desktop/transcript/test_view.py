@@ -232,3 +232,22 @@ def test_a_summary_is_a_divider_under_the_last_message_it_covers(
     with qtbot.waitSignal(view.action_triggered) as triggered:
         items(view, "action-view")[0].clicked.emit()  # type: ignore[attr-defined]
     assert triggered.args == ["s1", "view"]
+
+
+def test_a_reply_s_sources_are_chips_that_open_their_passage(
+    view: QuickTranscript, qtbot: Any
+) -> None:
+    cited = {"type": "citation", "n": 1, "path": "/docs/notes.md", "page": None,
+             "lines": [3, 9], "quote": "The answer"}  # fmt: skip
+    given = {**cited, "n": 2, "path": "/docs/manual.pdf", "lines": None, "page": 4,
+             "cited": False}  # fmt: skip
+    view.rows.append(Row(id="r", role="assistant", text="", header="m", streaming=True))
+    view.rows.grow("r", ["It is 42 [1].", cited, given])
+    qtbot.waitUntil(lambda: len(items(view, "source")) == 2)
+    labels = sorted(str(chip.property("label")) for chip in items(view, "source"))
+    assert labels == ["[1] notes.md, lines 3–9", "[2] manual.pdf, page 4"]
+    assert [plain(b) for b in items(view, "block")] == ["It is 42 [1]."]
+    first = next(c for c in items(view, "source") if "[1]" in str(c.property("label")))
+    with qtbot.waitSignal(view.source_activated) as activated:
+        first.clicked.emit()  # type: ignore[attr-defined]
+    assert activated.args == ["r", 1]
