@@ -138,6 +138,7 @@ class MainWindow(QMainWindow):
         }  # fmt: skip
         self.transcript.panel_requested.connect(lambda panel: panels[panel]())
         self.reply.conversation_created.connect(self._on_reply_conversation_created)
+        self.reply.turn_refused.connect(self.show_welcome)
         self.reply.reply_started.connect(self.chat_list.reply_started)
         self.reply.reply_finished.connect(self._on_reply_finished)
         self.reply.busy_changed.connect(self._on_reply_busy_changed)
@@ -261,6 +262,7 @@ class MainWindow(QMainWindow):
             if not named:
                 self.composer.switch_chat(self.context.current_id, conversation_id)
         self.context.current_id = conversation_id
+        self.reply.chat_shown()  # a send refused in the chat left is no longer said
         self.waiting.show_current()
         self.bar.show_current()
         self._on_reply_busy_changed()
@@ -294,6 +296,7 @@ class MainWindow(QMainWindow):
         return TurnAsked(
             self.model_picker.current(), self.max_tokens, self.system_prompt,
             self.bar.tools_wanted, self.documents_switch.isChecked(),
+            self.model_picker.current_status(),
         )  # fmt: skip
 
     def new_chat(self) -> None:

@@ -8,6 +8,12 @@ screen, and nothing is awaited after that, so the next message never overlaps it
 Only the chat on screen is drawn. Every reply keeps what it received, so switching back to a
 chat whose reply is streaming shows its live text at once.
 
+A message is drawn when it is sent, with a note while its model loads (the turn begins once
+the engine runs), and again with its ids once its turn began. A turn that does not begin
+(refused: an image for a model that cannot see images) leaves nothing: its new chat deleted,
+the transcript as it was, the message in the composer, the banner saying why while that
+chat is on screen.
+
 Stop is a hang-up (`ReplyStream.aclose()`): the server stops the work and saves the reply.
 The ending shown comes from the stream's final chunk; after a hang-up there is none, so the
 saved message is read once (the server answers when the reply has settled).
@@ -23,6 +29,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QWidget
 
 from desktop.client import (
+    ParleyClient,
     ReplyApproval,
     ReplyCompaction,
     ReplyEnd,
@@ -36,7 +43,6 @@ from desktop.client import (
 from desktop.controller import Context, Controller
 from desktop.earlier_messages import PAGE
 from desktop.errors import ClientError
-from desktop.reply_events import ReplyParts
 from desktop.reply_notes import (
     STOPPING_NOTE,
     SUMMARISING_NOTE,
@@ -44,6 +50,7 @@ from desktop.reply_notes import (
     save_problem_note,
     stopping_note,
 )
+from desktop.reply_turn import Reply, begin, drop_created
 from desktop.widgets.composer import Composer
 from desktop.widgets.transcript import Transcript
 from server.types import (
@@ -52,62 +59,6 @@ from server.types import (
     ConversationJSON,
     MessageJSON,
 )
-
-
-def _question(reply: Reply) -> str | None:
-    """The question drawn above the reply: None when it is on screen already."""
-    return reply.text if reply.kind in NEW_MESSAGE_KINDS else None
-
-
-def _attachment_ids(reply: Reply) -> list[str] | None:
-    """The files a turn names by id: None for none, and for an edit given no new ones (the
-    question's own are kept)."""
-    if (reply.kind == "send" and reply.files) or (reply.kind == "edit" and reply.attached):
-        return [a["id"] for a in reply.files]
-    return None
-
-
-class Reply:
-    """One message sent and its reply, from the submit until its ending is shown."""
-
-    def __init__(
-        self,
-        conversation_id: str | None,
-        text: str,
-        model: str | None,
-        max_tokens: int | None,
-        tools: bool = True,
-        documents: bool = False,
-        kind: TurnKind = "send",
-        target: str | None = None,
-        before: list[MessageJSON] | None = None,
-        attached: list[AttachmentJSON] | None = None,
-        files: list[AttachmentJSON] | None = None,
-    ) -> None:
-        """`kind`, `target`: what the turn does (see `ParleyClient.start_turn`); `before`:
-        for a turn on a message already on screen, the messages shown above its reply (the
-        continued reply itself, for `continue`, is drawn again as it grows). `attached`: the
-        files attached in the composer (sent with it); `files`: all the message carries (an
-        edit's: the question's own and those), drawn above its words."""
-        self.kind: TurnKind = kind
-        self.target = target
-        self.before = before
-        self.conversation_id = conversation_id  # None until a new chat is created for it
-        self.tools = tools  # for a new chat: may the model call tools in it
-        self.documents = documents  # for a new chat: "Use my documents"
-        self.text = text
-        self.attached = attached or []
-        self.files = files if files is not None else self.attached
-        self.model = model
-        self.max_tokens = max_tokens
-        self.stream: ReplyStream | None = None
-        # All it brought (text, steps, citations), also while its chat is not on screen: the
-        # transcript draws from it.
-        self.parts = ReplyParts()
-        self.stop_requested = False
-        self.ending: ReplyEnd | None = None  # known, and being drawn
-        self.save_note: str | None = None  # what the window says while it cannot be saved
-        self.summarising = False  # earlier messages are being summarised before it (issue 42)
 
 
 class ReplyController(Controller):
@@ -126,6 +77,7 @@ class ReplyController(Controller):
     step_updated = Signal(str, dict)  # conversation id, ToolPartJSON: a step changed
     reply_gone = Signal(str)  # conversation id: its reply is over (nothing waits in it)
     compacted = Signal(str)  # conversation id: a summary now stands for earlier messages
+    turn_refused = Signal()  # a message's turn did not begin: the chat shows what it showed
 
     def __init__(
         self, context: Context, transcript: Transcript, composer: Composer, parent: QWidget
@@ -134,6 +86,9 @@ class ReplyController(Controller):
         self._transcript = transcript
         self._composer = composer
         self._replies: list[Reply] = []
+        # A send that did not begin, said in the banner while its chat (None: a new chat) is
+        # on screen: the chat and what was said.
+        self._refusal: tuple[str | None, str] | None = None
 
     # -- what is in flight ------------------------------------------------------------------
 
@@ -168,16 +123,18 @@ class ReplyController(Controller):
         before: list[MessageJSON] | None = None,
         attached: list[AttachmentJSON] | None = None,
         files: list[AttachmentJSON] | None = None,
+        waiting_note: str = "",
     ) -> Coroutine[object, object, None] | None:
         """Send `text` to the chat it was typed in (a new one if None); or, by `kind`, edit,
         regenerate or continue the message `target` of that chat (`before`: the messages
         above its reply). The chat is busy at once (a second Enter cannot send it twice);
         the returned coroutine, to be run as a task, follows the reply until its ending is
-        shown. None if that chat is busy."""
+        shown. None if that chat is busy. `waiting_note`: said under the question until the
+        reply's first text or step (reply_notes.loading_note)."""
         if self.busy_in(conversation_id):
             return None
         reply = Reply(conversation_id, text, model, max_tokens, tools, documents, kind, target,
-                      before, attached, files)  # fmt: skip
+                      before, attached, files, waiting_note)  # fmt: skip
         self._replies.append(reply)
         self.busy_changed.emit()
         return self._run(reply, system)
@@ -210,6 +167,8 @@ class ReplyController(Controller):
         reply = self._reply_in(conversation["id"])
         if reply is None or reply.stream is None:
             self._transcript.show_conversation(messages, unloaded=unloaded, summaries=summaries)
+            if reply is not None:  # its turn is still beginning: drawn as it waits
+                self._draw(reply, None, reply.model)
             return
         live = {reply.stream.message_id}
         if reply.kind in NEW_MESSAGE_KINDS:
@@ -219,23 +178,14 @@ class ReplyController(Controller):
         ids = (reply.stream.user_message_id, reply.stream.message_id)
         # What it holds so far is drawn at once, in the order it came.
         model = reply.stream.model
-        self._transcript.begin_reply(_question(reply), model, ids, reply.parts, reply.files)
-        if reply.summarising:
-            self._transcript.show_compaction(SUMMARISING_NOTE)
+        self._transcript.begin_reply(reply.question, model, ids, reply.parts, reply.files)
+        self._note(reply)
         if reply.ending is not None:
             self._transcript.end_reply(reply.ending)
         elif reply.stop_requested:
             self._transcript.end_reply(None, note=STOPPING_NOTE)
 
     # -- one reply -------------------------------------------------------------------------
-
-    def _resume(self, reply: Reply) -> None:
-        """A continued reply starts from what it said (in `before`'s last message)."""
-        earlier = next((m for m in reversed(reply.before or []) if m["id"] == reply.target), None)
-        if earlier is None:
-            return
-        reply.before = [m for m in reply.before or [] if m["id"] != reply.target]
-        reply.parts.add_saved(earlier["parts"])
 
     def _is_shown(self, conversation_id: str | None) -> bool:
         """Whether this chat (None: the new one) is on screen."""
@@ -256,31 +206,26 @@ class ReplyController(Controller):
 
     async def _send(self, reply: Reply, system: str | None) -> None:
         client = self._context.require_client()
-        if reply.conversation_id is None:
-            created = await client.create_conversation(
-                reply.model, system, reply.tools, reply.documents
-            )
-            reply.conversation_id = created["id"]
-            self.conversation_created.emit(reply.conversation_id)
-        conversation_id = reply.conversation_id
-        stream = await client.start_turn(
-            conversation_id, reply.kind, reply.target, reply.text, reply.model, reply.max_tokens,
-            _attachment_ids(reply),
-        )  # fmt: skip
-        reply.stream = stream
         if reply.kind == "continue":
-            self._resume(reply)
+            reply.resume()
+        if self._is_shown(reply.conversation_id):
+            self._draw(reply, None, reply.model)  # at once, however long its turn takes
+        new_chat = reply.conversation_id is None
+        try:
+            stream = await begin(client, reply, system)
+        except ClientError as exc:
+            await self._not_begun(client, reply, exc)
+            return
+        if new_chat:  # known to the window only now that its first turn began
+            self.conversation_created.emit(stream.conversation_id)
+        reply.stream = stream
+        conversation_id = stream.conversation_id
         if self._is_shown(conversation_id) and self._composer.holds(reply.text, reply.attached):
             self._composer.clear()  # (not text typed meanwhile for another chat)
         elif reply.text or reply.attached:  # left before it began
             self._composer.drop_draft(conversation_id, reply.text, reply.attached)
         if self._is_shown(conversation_id):
-            if reply.before is not None:
-                summaries = self._transcript.summaries  # the markers drawn stay
-                self._transcript.show_conversation(reply.before, summaries=summaries)
-            ids = (stream.user_message_id, stream.message_id)
-            self._transcript.begin_reply(_question(reply), stream.model, ids, reply.parts,
-                                         reply.files)  # fmt: skip
+            await self._draw_begun(client, reply, stream)
         self.reply_started.emit(conversation_id, stream.title)
         if reply.stop_requested:  # Stop came while the message was being sent
             reply.stop_requested = False
@@ -322,6 +267,58 @@ class ReplyController(Controller):
         await self._show_ending(reply, stream, end)
         if broken is not None:
             raise broken
+
+    async def _not_begun(self, client: ParleyClient, reply: Reply, error: ClientError) -> None:
+        """Its turn did not begin (refused, or the server could not be reached): nothing of
+        it is left. The composer still holds the message (it is emptied only once a turn
+        began), the chat created for it is deleted, the chat on screen shows what it showed
+        before, and the banner says why while that chat is on screen."""
+        await drop_created(client, reply)
+        if self._is_shown(reply.conversation_id):
+            if reply.conversation_id is None:
+                self._transcript.clear_conversation()
+                self.turn_refused.emit()  # (the window shows a new chat's page again)
+            else:
+                await self._show_stored(reply.conversation_id, over_reply=True)
+        self._refusal = (reply.conversation_id, error.message)
+        self.error_reported.emit(error.message)
+
+    def chat_shown(self) -> None:
+        """The chat on screen changed: a send that did not begin in another chat is no
+        longer said."""
+        if self._refusal is not None and not self._is_shown(self._refusal[0]):
+            self.error_resolved.emit(self._refusal[1])
+            self._refusal = None
+
+    def _draw(self, reply: Reply, ids: tuple[str, str] | None, model: str | None) -> None:
+        """Its turn as it stands: the messages above it (when the turn redraws them), its
+        question, what its reply holds, and what it waits on. `ids`: the question's and the
+        reply's, for their actions (None until its turn began)."""
+        if reply.before is not None:
+            summaries = self._transcript.summaries  # the markers drawn stay
+            self._transcript.show_conversation(reply.before, summaries=summaries)
+        self._transcript.begin_reply(reply.question, model, ids, reply.parts, reply.files)
+        self._note(reply)
+
+    def _note(self, reply: Reply) -> None:
+        """Where its text will come, while none has: what it waits on."""
+        note = SUMMARISING_NOTE if reply.summarising else reply.note()
+        if note:
+            self._transcript.show_compaction(note)
+
+    async def _draw_begun(self, client: ParleyClient, reply: Reply, stream: ReplyStream) -> None:
+        """Its turn began: drawn again with its ids (its question's actions, its reply's at
+        its end). A message in a chat drawn as stored: the chat is read again, its page with
+        the new message (the transcript knows no ids of what it drew without them)."""
+        if reply.before is not None:
+            self._draw(reply, (stream.user_message_id, stream.message_id), stream.model)
+            return
+        try:
+            conversation = await client.conversation(stream.conversation_id, limit=PAGE)
+        except ClientError:
+            return  # drawn as sent, without its actions: the reply goes on
+        if self._is_shown(stream.conversation_id):
+            self.show(conversation)
 
     def _save_problem(self, reply: Reply, problem: str | None) -> None:
         """Said while it lasts: closing Parley then would lose what was not saved."""
@@ -387,7 +384,9 @@ class ReplyController(Controller):
             raise
         return ReplyEnd.from_message(message)
 
-    async def _show_stored(self, conversation_id: str) -> None:
+    async def _show_stored(self, conversation_id: str, over_reply: bool = False) -> None:
+        """Draw the chat as stored, unless a reply began in it meanwhile (`over_reply`: also
+        over one of its own not begun)."""
         try:
             conversation = await self._context.require_client().conversation(
                 conversation_id, limit=PAGE
@@ -396,7 +395,7 @@ class ReplyController(Controller):
             if exc.status == 404:
                 return  # deleted meanwhile: nothing to show
             raise
-        if self._is_shown(conversation_id) and not self._transcript.showing_reply:
+        if self._is_shown(conversation_id) and (over_reply or not self._transcript.showing_reply):
             self._transcript.show_conversation(
                 conversation["messages"],
                 unloaded=conversation.get("earlier", 0),

@@ -1,10 +1,11 @@
 """What the window says of a reply while it ends or waits on something that is not the model:
 a Stop being saved (naming the tool or sub-agent it stopped), earlier messages being
-summarised, a summary that could not be made, or a reply the server cannot save now."""
+summarised, a summary that could not be made, a reply the server cannot save now, or a local
+model still to be loaded before its turn begins."""
 
 from __future__ import annotations
 
-from server.types import ToolPartJSON
+from server.types import ModelStatusJSON, ToolPartJSON
 
 STOPPING_NOTE = "Stopped — saving…"
 SUMMARISING_NOTE = "Summarising earlier messages…"
@@ -34,3 +35,12 @@ def stopping_note(step: ToolPartJSON | None) -> str:
     if step["status"] == "awaiting_approval":
         return f"Stopped before {where} was allowed to run — saving…"
     return f"Stopped during the tool {where} — saving…"
+
+
+def loading_note(model: ModelStatusJSON | None) -> str:
+    """Said under a question sent to `model` (as the server last reported it) until the
+    reply's first text or step, when a turn waits for it: a local model not loaded yet (its
+    engine starts before the turn begins); nothing for one ready, or an upstream."""
+    if model is None or model["kind"] != "local" or model["state"] not in ("loading", "unloaded"):
+        return ""
+    return f"Loading {model['name']}…"

@@ -15,22 +15,25 @@ from desktop.controller import Context, Controller
 from desktop.earlier_messages import PAGE
 from desktop.errors import ClientError
 from desktop.reply import ReplyController
+from desktop.reply_notes import loading_note
 from desktop.widgets.composer import Composer
 from desktop.widgets.transcript import Transcript
-from server.types import AttachmentJSON
+from server.types import AttachmentJSON, ModelStatusJSON
 
 
 @dataclass(frozen=True)
 class TurnAsked:
     """What a turn is asked with, as chosen when the user acts: the model picked for the
     chat, the longest reply the settings allow (None: no limit), and for a message that
-    creates a chat, its system prompt and switches."""
+    creates a chat, its system prompt and switches; `model_status`: that model as the server
+    last reported it (None: not known), which says whether the turn waits for it to load."""
 
     model: str | None
     max_tokens: int | None
     system_prompt: str | None = None
     tools: bool = True
     documents: bool = False
+    model_status: ModelStatusJSON | None = None
 
 
 class TurnActions(Controller):
@@ -79,6 +82,7 @@ class TurnActions(Controller):
         sending = self._reply.submit(
             self._context.current_id, text, asked.model, asked.system_prompt, asked.max_tokens,
             tools=asked.tools, documents=asked.documents, attached=attached,
+            waiting_note=loading_note(asked.model_status),
         )  # fmt: skip
         if sending is None:
             return False
@@ -123,6 +127,7 @@ class TurnActions(Controller):
         sending = self._reply.submit(
             conversation_id, text, asked.model, None, asked.max_tokens,
             kind=kind, target=target, before=before, attached=attached, files=files,
+            waiting_note=loading_note(asked.model_status),
         )  # fmt: skip
         if sending is None:
             return  # this chat's reply is still in flight

@@ -44,6 +44,7 @@ ROLES = {
     "version": "version",
     "note": "note",
     "sources": "sources",
+    "found": "found",
 }
 _ROLE_IDS = {name: Qt.ItemDataRole.UserRole + 1 + i for i, name in enumerate(ROLES)}
 _ATTRIBUTES = {number: ROLES[name] for name, number in _ROLE_IDS.items()}
@@ -63,6 +64,7 @@ class Row:
     version: str = ""  # "2/3": which of its versions this is, when it has several
     # Where a streaming reply's text will come, while none has: "Loading <model>… 40%".
     note: str = ""
+    found: bool = False  # the message Find in chat is on
     blocks: BlockList | None = None  # made when the row is first drawn
     growing: PartBlocks | None = field(default=None, repr=False)
 
@@ -213,6 +215,44 @@ class TranscriptRows(QAbstractListModel):
             if at is not None:
                 self._items.insert(at + 1, summary_row(summary))
         self.endResetModel()
+
+    def text_at(self, at: int) -> str:
+        """The words of the message at `at`, as Find reads them (a reply's text parts)."""
+        item = self._items[at]
+        if not isinstance(item, Row):
+            return item["content"]
+        if item.role != "assistant":
+            return item.text
+        return "".join(p if isinstance(p, str) else p.get("text", "") for p in item.parts)
+
+    def plain_text(self) -> str:
+        """Every message's words, one after the other (what a search of the chat reads)."""
+        return "\n\n".join(self.text_at(at) for at in range(len(self._items)))
+
+    def find(self, query: str, after: int = -1, backwards: bool = False) -> int | None:
+        """The next message (from `after`, wrapping around) whose words hold `query`, any
+        case; None if none does. Messages not drawn yet are searched too."""
+        count = len(self._items)
+        if not query or not count:
+            return None
+        wanted = query.casefold()
+        step = -1 if backwards else 1
+        start = after if after >= 0 else (count if backwards else -1)
+        for offset in range(1, count + 1):
+            at = (start + step * offset) % count
+            if wanted in self.text_at(at).casefold():
+                return at
+        return None
+
+    def mark_found(self, at: int | None) -> None:
+        """Mark the message Find is on (None: none)."""
+        for index, item in enumerate(self._items):
+            if isinstance(item, Row) and item.found and index != at:
+                item.found = False
+                self.dataChanged.emit(self.index(index), self.index(index), [_ROLE_IDS["found"]])
+        if at is not None:
+            self._row_at(at).found = True
+            self.dataChanged.emit(self.index(at), self.index(at), [_ROLE_IDS["found"]])
 
     def ids(self) -> list[str]:
         return [item.id if isinstance(item, Row) else item["id"] for item in self._items]

@@ -60,6 +60,12 @@ class QuickTranscript(QQuickWidget):
         self.setClearColor(QColor(palette(dark).background))
         self.list.setProperty("colours", palette(dark).as_map())
 
+    def reveal(self, at: int) -> None:
+        """Bring the message at `at` to the middle of the view, marked as found."""
+        self.list.setProperty("following", False)
+        self.rows.mark_found(at)
+        self.list.positionViewAtIndex(at, 1)  # type: ignore[attr-defined]  # ListView.Center
+
     def follow(self) -> None:
         """Show the newest message, and stay with it as it grows."""
         self.list.setProperty("following", True)

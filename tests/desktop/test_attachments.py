@@ -230,6 +230,68 @@ def test_the_local_model_refuses_an_image_and_the_composer_keeps_words_and_chips
     assert gui.window.composer.button.text() == "Send"
 
 
+def pick(gui: GuiApp, name: str) -> None:
+    """Show `name` in the model picker (the chat's next turns go to it)."""
+    picker = gui.window.model_picker
+    gui.qtbot.waitUntil(lambda: picker.combo.findText(name) >= 0, timeout=10_000)
+    picker.combo.setCurrentIndex(picker.combo.findText(name))
+
+
+def refused_send(gui: GuiApp, monkeypatch: Any, tmp_path: Path, text: str) -> str:
+    """Attach an image and send it with `text` to the local model: what the banner says."""
+    pick(gui, BUNDLED_MODEL_NAME)
+    attach_by_dialog(gui, monkeypatch, png(tmp_path / "cat.png"))
+    settled(gui, gui.qtbot, 1)
+    with gui.qtbot.waitSignal(gui.window.error_shown, timeout=10_000) as shown:
+        gui.send(text)
+    said: str = shown.args[0]
+    assert "cannot see images" in said
+    return said
+
+
+def test_a_refused_first_message_leaves_no_chat_behind(
+    gui: GuiApp, qtbot: Any, monkeypatch: Any, tmp_path: Path
+) -> None:
+    refused_send(gui, monkeypatch, tmp_path, "What is this?")
+    client = gui.window.client
+    assert client is not None
+    assert run(qtbot, client.conversations()) == []  # no empty "New chat" on the server
+    # Still the new chat, its page again; the words and the image wait in the composer.
+    assert gui.window.current_id is None and gui.window.sidebar.list.count() == 0
+    qtbot.waitUntil(lambda: gui.window.transcript.welcome_shown, timeout=5_000)
+    assert "What is this?" not in gui.transcript_text()
+    assert gui.window.composer.text == "What is this?"
+    assert [c.name for c in chips(gui)] == ["cat.png"]
+    assert gui.window.composer.button.text() == "Send"
+
+
+def test_a_refusal_is_said_only_while_its_chat_is_on_screen(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any, monkeypatch: Any, tmp_path: Path
+) -> None:
+    upstream.script = Script(tokens=2)
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send("Hello")
+    chat = gui.window.current_id
+    assert chat is not None
+    banner = gui.window.banner
+    # Refused in a chat: the chat shows what it stored, the banner says why...
+    said = refused_send(gui, monkeypatch, tmp_path, "And this?")
+    assert banner.isVisible() and banner.text() == said
+    qtbot.waitUntil(lambda: "And this?" not in gui.transcript_text(), timeout=5_000)
+    assert "Hello" in gui.transcript_text() and gui.window.composer.text == "And this?"
+    # ...until another chat (here a new one) is shown.
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert not banner.isVisible()
+    # Refused in a new chat: said until the chat of before is opened.
+    (tmp_path / "new").mkdir()
+    said = refused_send(gui, monkeypatch, tmp_path / "new", "What is this?")
+    assert banner.isVisible() and banner.text() == said
+    qtbot.waitUntil(lambda: gui.window.sidebar.list.count() == 1, timeout=5_000)
+    gui.window.sidebar.list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: gui.window.current_id == chat, timeout=5_000)
+    assert not banner.isVisible()
+
+
 def test_an_image_chip_warns_at_once_when_the_chosen_model_cannot_see_images(
     gui: GuiApp, qtbot: Any, monkeypatch: Any, tmp_path: Path
 ) -> None:

@@ -272,3 +272,29 @@ def test_an_earlier_versions_default_model_becomes_the_servers_default(
     qtbot.waitUntil(lambda: DesktopConfig.load().default_model == "")  # moved, once
     # The new chat's page follows the default as it changes.
     qtbot.waitUntil(lambda: gui.window.model_picker.current() == BUNDLED_MODEL_NAME)
+
+
+def test_a_message_to_a_model_still_loading_shows_at_once_with_a_note(
+    gui: GuiApp, qtbot: Any
+) -> None:
+    picker = gui.window.model_picker
+    qtbot.waitUntil(lambda: picker.combo.findText(BUNDLED_MODEL_NAME) >= 0, timeout=10_000)
+    picker.combo.setCurrentIndex(picker.combo.findText(BUNDLED_MODEL_NAME))
+    status = picker.current_status()
+    assert status is not None and status["state"] == "unloaded"  # loads on first use
+    gui.window.max_tokens = 4
+    note = f"Loading {BUNDLED_MODEL_NAME}…"
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=60_000):
+        gui.send("Hello there")
+        # The question is drawn before its turn begins (the engine starts first: ~0.3-2.6
+        # s), with what it waits on where the reply will come; no chat is made known yet.
+        qtbot.waitUntil(lambda: note in gui.transcript_text(), timeout=5_000)
+        assert "Hello there" in gui.transcript_text() and gui.window.current_id is None
+        assert not gui.window.transcript.welcome_shown
+    # The reply's first text took the note's place; the question is drawn once.
+    text = gui.transcript_text()
+    assert note not in text and text.startswith("You\nHello there") and text.count("You\n") == 1
+    assert gui.window.current_id is not None
+    # Drawn again with its ids once its turn began: the question's and the reply's actions.
+    actions = gui.window.transcript.last_actions()
+    assert "regenerate" in actions

@@ -22,6 +22,7 @@ Item {
     required property string version
     required property string note
     required property var sources
+    required property bool found
     property var colours
     property var look
 
@@ -292,5 +293,16 @@ Item {
 
     HoverHandler {
         id: hover
+    }
+
+    // The message Find in chat is on: a band in the accent's colour beside it.
+    Rectangle {
+        objectName: "foundMark"
+        visible: row.found
+        x: content.x - row.look.spacing.m
+        width: 3
+        height: content.height
+        radius: 1.5
+        color: row.colours.accent
     }
 }

@@ -86,3 +86,15 @@ def test_a_streaming_reply_grows_and_ends(qapp: Any) -> None:
     assert rows.data(rows.index(0), role(rows, "badge")) == "Stopped"
     assert rows.data(rows.index(0), role(rows, "streaming")) is False
     assert len(ended) == 1
+
+
+def test_find_searches_every_message_drawn_or_not_and_wraps_around(qapp: Any) -> None:
+    rows = TranscriptRows(MarkdownRenderer())
+    rows.show(message(i, content=f"Message {i}" + (" needle" if i in (3, 700) else ""))
+              for i in range(1_000))  # fmt: skip
+    assert rows.find("NEEDLE") == 3
+    assert rows.find("needle", after=3) == 700
+    assert rows.find("needle", after=700) == 3  # wraps around
+    assert rows.find("needle", after=3, backwards=True) == 700
+    assert rows.find("absent") is None
+    assert "Message 999" in rows.plain_text()

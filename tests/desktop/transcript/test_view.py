@@ -251,3 +251,25 @@ def test_a_reply_s_sources_are_chips_that_open_their_passage(
     with qtbot.waitSignal(view.source_activated) as activated:
         first.clicked.emit()  # type: ignore[attr-defined]
     assert activated.args == ["r", 1]
+
+
+def test_reveal_brings_a_message_far_above_into_view_and_marks_it(
+    view: QuickTranscript, qtbot: Any
+) -> None:
+    view.rows.show(message(i, "assistant") for i in range(2_000))
+    view.follow()
+    qtbot.waitUntil(lambda: "Message 1999" in " ".join(plain(b) for b in items(view, "block")))
+    at = view.rows.find("Message 25")
+    assert at == 25
+    view.reveal(at)
+    qtbot.waitUntil(lambda: len(items(view, "foundMark")) == 1)
+
+    def on_screen(text: str) -> bool:
+        for block in items(view, "block"):
+            y = block.mapToScene(QPointF(0, 0)).y()
+            if plain(block) == text and 0 <= y <= view.height():
+                return True
+        return False
+
+    qtbot.waitUntil(lambda: on_screen("Message 25"))
+    assert not on_screen("Message 1999")
