@@ -223,7 +223,10 @@ class TranscriptRows(QAbstractListModel):
             return item["content"]
         if item.role != "assistant":
             return item.text
-        return "".join(p if isinstance(p, str) else p.get("text", "") for p in item.parts)
+        return "".join(
+            p if isinstance(p, str) else p["text"] if p["type"] == "text" else ""
+            for p in item.parts
+        )
 
     def plain_text(self) -> str:
         """Every message's words, one after the other (what a search of the chat reads)."""
