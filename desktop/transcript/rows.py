@@ -21,12 +21,13 @@ from PySide6.QtCore import (
     Qt,
 )
 
+from desktop.attachment_files import size_text
 from desktop.markdown_render import MarkdownRenderer
 from desktop.reply_events import ReplyEnd
 from desktop.transcript.blocks import Block, BlockList, PartBlocks
 from desktop.widgets.badges import acted_text, badge_for, stats_for
 from desktop.widgets.transcript.parts import place, sources
-from server.types import MessageJSON, PartJSON, SummaryJSON
+from server.types import AttachmentJSON, MessageJSON, PartJSON, SummaryJSON
 
 # The roles QML reads, and the Row attribute each one is (`blocks` is made when first read).
 ROLES = {
@@ -45,6 +46,7 @@ ROLES = {
     "note": "note",
     "sources": "sources",
     "found": "found",
+    "files": "files",
 }
 _ROLE_IDS = {name: Qt.ItemDataRole.UserRole + 1 + i for i, name in enumerate(ROLES)}
 _ATTRIBUTES = {number: ROLES[name] for name, number in _ROLE_IDS.items()}
@@ -65,6 +67,7 @@ class Row:
     # Where a streaming reply's text will come, while none has: "Loading <model>… 40%".
     note: str = ""
     found: bool = False  # the message Find in chat is on
+    attached: list[AttachmentJSON] = field(default_factory=list)  # a question's files
     blocks: BlockList | None = None  # made when the row is first drawn
     growing: PartBlocks | None = field(default=None, repr=False)
 
@@ -118,6 +121,15 @@ class Row:
         ]
 
     @property
+    def files(self) -> list[dict[str, object]]:
+        """A question's files as its chips show them."""
+        return [
+            {"id": f["id"], "name": f["name"], "size": size_text(f["bytes"]),
+             "image": f["kind"] == "image"}
+            for f in self.attached
+        ]  # fmt: skip
+
+    @property
     def question(self) -> str:
         """The user's words as rich text (never interpreted as markup); "" for a reply."""
         return html.escape(self.text).replace("\n", "<br>") if self.role == "user" else ""
@@ -137,6 +149,7 @@ def row_of(message: MessageJSON) -> Row:
         if role == "assistant" and message["status"] != "streaming"
         else None,
         version=version_of(message),
+        attached=list(message.get("attachments") or []) if role == "user" else [],
     )
 
 

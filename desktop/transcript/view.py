@@ -27,6 +27,7 @@ class QuickTranscript(QQuickWidget):
     link_activated = Signal(str)  # a link in a message (a source, a code block's Copy…)
     action_triggered = Signal(str, str)  # a message's id, and what to do: "copy", "edit"…
     source_activated = Signal(str, int)  # a reply's id, and the number of its source
+    file_activated = Signal(str, str)  # a question's id, and one of its files' id
 
     def __init__(self, dark: bool = False, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -46,6 +47,7 @@ class QuickTranscript(QQuickWidget):
         self.list.linkActivated.connect(self.link_activated)  # type: ignore[attr-defined]
         self.list.actionTriggered.connect(self.action_triggered)  # type: ignore[attr-defined]
         self.list.sourceActivated.connect(self.source_activated)  # type: ignore[attr-defined]
+        self.list.fileActivated.connect(self.file_activated)  # type: ignore[attr-defined]
 
     @property
     def list(self) -> QObject:

@@ -23,12 +23,14 @@ Item {
     required property string note
     required property var sources
     required property bool found
+    required property var files
     property var colours
     property var look
 
     signal linkActivated(string link)
     signal actionTriggered(string rowId, string action)
     signal sourceActivated(string rowId, int n)
+    signal fileActivated(string rowId, string fileId)
 
     readonly property bool mine: author === "user"
     readonly property bool summary: author === "summary"
@@ -76,11 +78,65 @@ Item {
             }
         }
 
+        // A question's files, above its words: a chip each (opened or saved on a click).
+        Flow {
+            objectName: "files"
+            visible: row.files.length > 0
+            anchors.right: parent.right
+            width: parent.width * 0.8
+            layoutDirection: Qt.RightToLeft
+            spacing: row.look.spacing.xs
+            Repeater {
+                model: row.files
+                delegate: AbstractButton {
+                    id: file
+                    required property var modelData
+                    objectName: "file"
+                    property string label: modelData.name + " · " + modelData.size
+                    hoverEnabled: true
+                    focusPolicy: Qt.StrongFocus
+                    Accessible.role: Accessible.Button
+                    Accessible.name: (modelData.image ? "Image " : "File ") + label
+                    ToolTip.visible: hovered || visualFocus
+                    ToolTip.text: modelData.image ? "Open the image" : "Save the file"
+                    ToolTip.delay: 400
+                    implicitWidth: fileRow.implicitWidth + 2 * row.look.spacing.s
+                    implicitHeight: fileRow.implicitHeight + 2 * row.look.spacing.xs
+                    onClicked: row.fileActivated(row.rowId, modelData.id)
+                    Keys.onReturnPressed: clicked()
+                    background: Rectangle {
+                        radius: 8
+                        color: file.hovered ? row.colours.raised : row.colours.surface
+                        border.color: file.visualFocus ? row.colours.accent : row.colours.border
+                        border.width: file.visualFocus ? 2 : 1
+                    }
+                    contentItem: Row {
+                        id: fileRow
+                        spacing: row.look.spacing.xs
+                        Image {
+                            source: "image://icons/" + (file.modelData.image ? "image" : "file")
+                                    + "/" + row.colours.muted.slice(1)
+                            sourceSize: Qt.size(16, 16)
+                            anchors.verticalCenter: parent.verticalCenter
+                        }
+                        Text {
+                            text: file.label
+                            color: row.colours.text
+                            font.pixelSize: row.look.type.small
+                            elide: Text.ElideMiddle
+                            width: Math.min(implicitWidth, row.column * 0.5)
+                            anchors.verticalCenter: parent.verticalCenter
+                        }
+                    }
+                }
+            }
+        }
+
         // The user's words: a soft bubble, as wide as they need, right-aligned.
         Rectangle {
             id: bubble
             objectName: "bubble"
-            visible: row.mine
+            visible: row.mine && row.question !== ""
             anchors.right: parent.right
             radius: row.look.bubbleRadius
             color: row.colours.bubble

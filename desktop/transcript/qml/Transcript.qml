@@ -16,6 +16,7 @@ ListView {
     signal linkActivated(string link)
     signal actionTriggered(string rowId, string action)
     signal sourceActivated(string rowId, int n)
+    signal fileActivated(string rowId, string fileId)
 
     model: rows
     clip: true
@@ -45,5 +46,6 @@ ListView {
         onLinkActivated: (link) => list.linkActivated(link)
         onActionTriggered: (rowId, action) => list.actionTriggered(rowId, action)
         onSourceActivated: (rowId, n) => list.sourceActivated(rowId, n)
+        onFileActivated: (rowId, fileId) => list.fileActivated(rowId, fileId)
     }
 }

@@ -273,3 +273,23 @@ def test_reveal_brings_a_message_far_above_into_view_and_marks_it(
 
     qtbot.waitUntil(lambda: on_screen("Message 25"))
     assert not on_screen("Message 1999")
+
+
+def test_a_question_s_files_are_chips_above_its_words(view: QuickTranscript, qtbot: Any) -> None:
+    files = [
+        {"id": "a1", "name": "photo.png", "kind": "image", "mime": "image/png",
+         "bytes": 2_400_000, "chars": None, "note": None},
+        {"id": "a2", "name": "notes.md", "kind": "text", "mime": "text/markdown",
+         "bytes": 812, "chars": 800, "note": None},
+    ]  # fmt: skip
+    view.rows.show([message(1, content="What is in these?", attachments=files)])
+    qtbot.waitUntil(lambda: len(items(view, "file")) == 2)
+    labels = sorted(str(chip.property("label")) for chip in items(view, "file"))
+    assert labels == ["notes.md · 812 bytes", "photo.png · 2.3 MB"]
+    (bubble,) = items(view, "bubble")
+    for chip in items(view, "file"):
+        assert chip.mapToScene(QPointF(0, 0)).y() < bubble.mapToScene(QPointF(0, 0)).y()
+    photo = next(c for c in items(view, "file") if "photo" in str(c.property("label")))
+    with qtbot.waitSignal(view.file_activated) as activated:
+        photo.clicked.emit()  # type: ignore[attr-defined]
+    assert activated.args == ["m1", "a1"]
