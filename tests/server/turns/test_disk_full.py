@@ -37,14 +37,9 @@ def test_a_reply_settled_on_a_full_disk_is_saved_when_space_returns(
     server: Parley, small_disk: SmallDisk, upstream: ScriptedUpstream
 ) -> None:
     upstream.script = Script(tokens=150, token_chars=TOKEN_CHARS, rate=100)
-    conversation_id = server.new_conversation()
-    stream = server.send(conversation_id)
+    conversation_id, stream = begun_then_full(server, small_disk)
     message_id = stream.first["message_id"]
     db_path = server.settings.db_path
-    # Something is on disk before the disk fills.
-    stream.read_until(lambda text: len(text) >= 10 * TOKEN_CHARS)
-    server.wait_for(lambda: len(stored_status(db_path, message_id)[1]) >= TOKEN_CHARS)
-    small_disk.fill()
 
     stream.read_all()
     delivered = stream.delivered
@@ -70,13 +65,9 @@ def test_what_came_while_the_disk_was_full_is_checkpointed_when_space_returns(
     """No more text need come: the reply waits (a silent upstream, a long tool call) and what
     was delivered reaches the disk anyway, so a crash then would lose none of it."""
     upstream.script = Script(tokens=300, token_chars=TOKEN_CHARS, rate=100, stall_after=150)
-    conversation_id = server.new_conversation()
-    stream = server.send(conversation_id)
+    conversation_id, stream = begun_then_full(server, small_disk)
     message_id = stream.first["message_id"]
     db_path = server.settings.db_path
-    stream.read_until(lambda text: len(text) >= 10 * TOKEN_CHARS)
-    server.wait_for(lambda: len(stored_status(db_path, message_id)[1]) >= TOKEN_CHARS)
-    small_disk.fill()
 
     delivered = stream.read_until(lambda text: len(text) == 150 * TOKEN_CHARS)
     # The checkpoints since the disk filled fail: the disk holds less than was delivered,
@@ -92,6 +83,18 @@ def test_what_came_while_the_disk_was_full_is_checkpointed_when_space_returns(
     stream.hang_up()
     saved = server.wait_settled(conversation_id, message_id)
     assert (saved["status"], saved["content"]) == ("interrupted", delivered)
+
+
+def begun_then_full(server: Parley, small_disk: SmallDisk) -> tuple[str, Any]:
+    """A reply begun, some of it on disk, and then the disk full: its chat and its stream."""
+    conversation_id = server.new_conversation()
+    stream = server.send(conversation_id)
+    message_id = stream.first["message_id"]
+    stream.read_until(lambda text: len(text) >= 10 * TOKEN_CHARS)
+    db_path = server.settings.db_path
+    server.wait_for(lambda: len(stored_status(db_path, message_id)[1]) >= TOKEN_CHARS)
+    small_disk.fill()
+    return conversation_id, stream
 
 
 def problems(stream: Any) -> list[str | None]:
