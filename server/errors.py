@@ -29,7 +29,8 @@
     ├── FetchError                a download's child gave up (`code` says why)
     ├── SkipFile                  a library file that is not indexed (the message says why)
     └── WatchFailed               the library's watcher could not start or ended
-    (and under ApiError: BadImport 400 invalid_import, ImportCancelledError 409)
+    (and under ApiError: BadImport 400 invalid_import, ImportCancelledError 409,
+    AlreadyHereError 409 already_here)
 
 Every error a client can see is an `ApiError`: it carries an HTTP status, a stable
 machine-readable `code` and a message a person can act on. Nothing else (and never a
@@ -280,6 +281,24 @@ class ImportCancelledError(ConflictError):
     Raised by server/transfer/jobs.py."""
 
     code = "import_cancelled"
+
+
+class AlreadyHereError(ConflictError):
+    """An import whose caller asks (`duplicates=ask`) found chats of its file already here:
+    nothing was imported, and the answer says how many of how many (`already_here`,
+    `conversations`), so the user can choose to skip them or import copies. Raised by
+    server/transfer/jobs.py; answered 409 `already_here` by server/routes/transfer.py."""
+
+    code = "already_here"
+
+    def __init__(self, already_here: int, conversations: int) -> None:
+        chats = "chat is" if conversations == 1 else "chats are"
+        super().__init__(
+            f"{already_here:,} of the file's {conversations:,} {chats} already here; "
+            "import again with duplicates=skip or duplicates=copy"
+        )
+        self.already_here = already_here
+        self.conversations = conversations
 
 
 class BadImport(BadRequestError):

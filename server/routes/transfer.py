@@ -7,9 +7,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from server.errors import BadRequestError, NotFoundError
+from server.errors import AlreadyHereError, BadRequestError, NotFoundError
 from server.routes.services import services
-from server.transfer import export
+from server.transfer import export, sameness
 from server.transfer.jobs import ImportJob, Outcome
 from server.transfer.spool import spool
 
@@ -50,7 +50,19 @@ async def import_conversations(request: Request) -> JSONResponse:
 
     The body is spooled to a file and imported on a thread of its own, in short hidden
     batches (server/transfer/): progress is in `GET /api/status` (`imports`), and hanging up
-    or `DELETE /api/imports/{id}` cancels it (then nothing was imported)."""
+    or `DELETE /api/imports/{id}` cancels it (then nothing was imported).
+
+    `?duplicates=` says what to do with a chat already here (server/transfer/sameness.py):
+    `skip` it (the default; listed in `skipped`), import it again as a `copy`, or `ask`:
+    import nothing and answer 409 `already_here` with how many (`already_here`) of the
+    file's chats (`conversations`) are here. `already_here` in the answer counts them."""
+    duplicates = sameness.duplicates(
+        request.query_params.get("duplicates", sameness.DEFAULT_DUPLICATES)
+    )
+    if duplicates is None:
+        raise BadRequestError(
+            f"'duplicates' must be one of {', '.join(sameness.DUPLICATES)}", code="invalid_field"
+        )
     svc = services(request)
     limits = svc.settings.limits
     imports = svc.imports
@@ -58,7 +70,7 @@ async def import_conversations(request: Request) -> JSONResponse:
     size = await spool(request, limits, path)
     max_chars = max(limits.max_content_chars, limits.max_reply_chars)
     try:
-        job = imports.start(path, size, max_chars, limits.max_reply_tokens)
+        job = imports.start(path, size, max_chars, limits.max_reply_tokens, duplicates)
     except BaseException:
         with anyio.CancelScope(shield=True):
             await anyio.Path(path).unlink(missing_ok=True)
@@ -71,6 +83,10 @@ async def import_conversations(request: Request) -> JSONResponse:
         except Exception as exc:  # raised below, out of the group (not as a group of one)
             outcome = exc
         group.cancel_scope.cancel()
+    if isinstance(outcome, AlreadyHereError):  # the error, and the counts to ask with
+        body = {"error": outcome.body(), "already_here": outcome.already_here,
+                "conversations": outcome.conversations}  # fmt: skip
+        return JSONResponse(body, status_code=outcome.status)
     if isinstance(outcome, BaseException):
         raise outcome
     return JSONResponse(
@@ -81,6 +97,7 @@ async def import_conversations(request: Request) -> JSONResponse:
             "skipped": [
                 {"index": s.index, "title": s.title, "reason": s.reason} for s in outcome.skipped
             ],
+            "already_here": outcome.already_here,
         },
         status_code=201,
     )

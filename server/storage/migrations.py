@@ -352,6 +352,16 @@ def _attachments_go_with_their_chat(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX attachments_by_conversation ON attachments(conversation_id)")
 
 
+def _conversation_origin(conn: sqlite3.Connection) -> None:
+    """`conversations.origin`: for an imported chat, the chat it is (the id it had where it
+    was exported, or its ChatGPT conversation's), when that is not its own id; NULL
+    otherwise. A later import of the same chat finds it by either (server/transfer/sameness.py)."""
+    conn.execute("ALTER TABLE conversations ADD COLUMN origin TEXT")
+    conn.execute(
+        "CREATE INDEX conversations_by_origin ON conversations(origin) WHERE origin IS NOT NULL"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_initial_schema", _initial_schema),
     ("0002_index_replies_once_settled", _index_replies_once_settled),
@@ -367,6 +377,7 @@ MIGRATIONS: list[Migration] = [
     ("0012_tool_servers", _tool_servers),
     ("0013_attachments", _attachments),
     ("0014_attachments_go_with_their_chat", _attachments_go_with_their_chat),
+    ("0015_conversation_origin", _conversation_origin),
 ]
 
 

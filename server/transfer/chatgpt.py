@@ -10,12 +10,14 @@ with no message is skipped, and said so (`Skipped`): it would import as an empty
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from server.errors import BadImport
 from server.transfer.parley import Conversation, Message, checked_text, is_number
+from server.transfer.sameness import chatgpt_origin
 
 NO_MESSAGE = "it has no message Parley keeps (text of the user's or the assistant's)"
 
@@ -64,6 +66,7 @@ def conversation(item: object, where: str, max_chars: int) -> Conversation:
     current = item.get("current_node")
     leaf = ids.get(current) if isinstance(current, str) else None
     title = item.get("title")
+    fingerprint = [title, created, [(m.role, m.content, m.created_at) for m in messages]]
     return Conversation(
         id=uuid.uuid4().hex,
         title=checked_text(title, f"{where}.title", max_chars) if isinstance(title, str) else "",
@@ -75,9 +78,17 @@ def conversation(item: object, where: str, max_chars: int) -> Conversation:
         tool_servers=None,
         leaf_id=leaf or (messages[-1].id if messages else None),
         created_at=created,
-        updated_at=_time(item.get("update_time"), created),
+        updated_at=_last_activity(item.get("update_time"), created, messages),
         messages=messages,
+        origin=chatgpt_origin(item.get("conversation_id") or item.get("id"), fingerprint),
     )
+
+
+def _last_activity(update_time: object, created: float, messages: list[Message]) -> float:
+    """Where the chat sorts among the others (by its last activity, as Parley's own): the
+    latest of its times; with none at all (0: 1970, the bottom of the list), the import's."""
+    latest = max([_time(update_time, 0.0), created, *(m.created_at for m in messages)])
+    return latest if latest > 0 else time.time()
 
 
 def _parents_first(nodes: dict[str, dict[str, Any]], where: str) -> list[str]:

@@ -39,7 +39,10 @@ def json_pieces(conn: sqlite3.Connection, ids: list[str] | None) -> Iterator[byt
         row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
         if row is None:
             continue
-        fields = json.dumps(conversation_json(row), ensure_ascii=False)
+        conversation: dict[str, Any] = dict(conversation_json(row))
+        if row["origin"] is not None:  # the chat it is, for a later import (sameness.py)
+            conversation["origin"] = row["origin"]
+        fields = json.dumps(conversation, ensure_ascii=False)
         yield (("" if first else ", ") + fields[:-1] + ', "messages": [').encode()
         first = False
         rows = conn.execute("SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq", (cid,))

@@ -25,10 +25,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from server.errors import BadImport, ConflictError, ImportCancelledError, NotFoundError
+from server.errors import (
+    AlreadyHereError,
+    BadImport,
+    ConflictError,
+    ImportCancelledError,
+    NotFoundError,
+)
 from server.limits import TransferLimits
 from server.storage.db import Database
-from server.transfer import attachments, indexing, reading, staging
+from server.transfer import attachments, indexing, reading, sameness, staging
 from server.transfer.chatgpt import Skipped
 from server.transfer.indexing import Indexer
 from server.transfer.parley import Conversation
@@ -53,6 +59,7 @@ class Outcome:
     conversations: list[str]
     messages: int
     skipped: list[Skipped]
+    already_here: int  # chats of the file found here: skipped, or imported again as copies
 
 
 @dataclass
@@ -62,6 +69,8 @@ class ImportJob:
     max_chars: int
     max_reply_tokens: int
     bytes_total: int
+    duplicates: sameness.Duplicates = sameness.DEFAULT_DUPLICATES
+    already_here: int = 0
     state: str = "reading"  # then "showing"; "cancelling" once cancelled
     source: str | None = None
     bytes_read: int = 0
@@ -152,10 +161,13 @@ class Imports:
         self.spool_dir.mkdir(parents=True, exist_ok=True)
         return self.spool_dir / f"{uuid.uuid4().hex}.json"
 
-    def start(self, path: Path, size: int, max_chars: int, max_reply_tokens: int) -> ImportJob:
+    def start(
+        self, path: Path, size: int, max_chars: int, max_reply_tokens: int,
+        duplicates: sameness.Duplicates = sameness.DEFAULT_DUPLICATES,
+    ) -> ImportJob:  # fmt: skip
         if self._jobs:
             raise ConflictError("another import is running; wait for it or cancel it")
-        job = ImportJob(uuid.uuid4().hex, path, max_chars, max_reply_tokens, size)
+        job = ImportJob(uuid.uuid4().hex, path, max_chars, max_reply_tokens, size, duplicates)
         self._jobs[job.id] = job
         job.future.add_done_callback(lambda _: self._jobs.pop(job.id, None))
         self._spawn_upkeep(_Worker(self.db, job).run, f"parley-import-{job.id[:8]}")
@@ -209,6 +221,10 @@ class _Worker:
         self.cache_size: int | None = None  # the database's page cache before the import
         self.attachments = db.path.parent / "attachments"  # the data dir's (server/attachments/)
         self.files: list[str] = []  # the attachments' files this import wrote
+        self.here = sameness.Here(db.path)
+        self.empty = 0  # conversations of the file with nothing to import (ChatGPT's)
+        self.found = 0  # conversations of the file to import, staged or not
+        self.asking = False  # a chat is already here and the caller asks: nothing is staged
 
     def run(self) -> None:
         job = self.job
@@ -221,6 +237,7 @@ class _Worker:
         else:
             job.future.set_result(outcome)
         finally:
+            self.here.close()
             job.path.unlink(missing_ok=True)
             try:
                 # Copy the WAL from this thread first: the automatic checkpoint, back on,
@@ -244,10 +261,12 @@ class _Worker:
             self._write(batch, rows)
         self._settle_pending()
         self._check_cancelled()
-        if self.skipped and not job.conversations:
+        if self.asking:
+            raise AlreadyHereError(job.already_here, self.found)
+        if self.empty and not self.found:
             raise BadImport(
                 "",
-                f"nothing to import: {_count(len(self.skipped), 'conversation')} of the file, "
+                f"nothing to import: {_count(self.empty, 'conversation')} of the file, "
                 "none with a message Parley keeps (text of the user's or the assistant's)",
             )
         job.state = "showing"
@@ -256,19 +275,24 @@ class _Worker:
         if job.messages <= INDEX_INLINE_MESSAGES:  # searchable when it answers
             while self._call(indexing.index_pending, indexing.INDEX_ROWS):
                 self._call(staging.merge_index)
-        return Outcome(job.source or "parley", shown, job.messages, self.skipped)
+        return Outcome(job.source or "parley", shown, job.messages, self.skipped, job.already_here)
 
     def _pieces(self) -> Iterator[staging.Piece]:
         """The file's conversations cut into pieces of at most the batch budget."""
         job = self.job
         job.source = "parley" if reading.first_byte(job.path) == b"{" else "chatgpt"
-        for item in reading.items(job.path, job.max_chars, job.max_reply_tokens, self._read):
+        read = reading.items(job.path, job.max_chars, job.max_reply_tokens, self._read)
+        for index, item in enumerate(read):
             self._check_cancelled()
             if item.conversation is None:
                 assert item.skipped is not None
                 self.skipped.append(item.skipped)
+                self.empty += 1
                 continue
             conversation: Conversation = item.conversation
+            self.found += 1
+            if not self._to_stage(index, conversation):
+                continue
             attachments.write_files(self.attachments, conversation.files)  # before its rows
             self.files.extend(conversation.files.written)
             count = len(conversation.messages)
@@ -281,6 +305,20 @@ class _Worker:
                     break
             job.conversations += 1
             job.messages += count
+
+    def _to_stage(self, index: int, conversation: Conversation) -> bool:
+        """Whether to stage the conversation, as the caller said for a chat already here.
+        Once a caller that asks meets one, nothing more is staged: the rest of the file is
+        only read, checked and counted (the answer says how many are here of how many)."""
+        job = self.job
+        if self.here.has(conversation.origin):
+            job.already_here += 1
+            if job.duplicates == "skip":
+                self.skipped.append(Skipped(index, conversation.title, sameness.ALREADY_HERE))
+                return False
+            if job.duplicates == "ask":
+                self.asking = True
+        return not self.asking
 
     def _read(self, offset: int) -> None:
         self.job.bytes_read = offset

@@ -5,9 +5,9 @@ Each conversation is checked here as the file is read (server/transfer/reading.p
 first problem is a 400 that says where it is ("conversations[3].messages[12].role: must be
 'user' or 'assistant'"), and nothing is imported (server/transfer/jobs.py stages and drops).
 Ids are kept when they are free; a conversation whose id (or one of whose messages' ids) is
-taken already gets new ones (server/transfer/staging.py), so importing the same file twice
-gives two copies and never overwrites a chat. Attachments always get new ones, never the
-data dir's (server/transfer/attachments.py).
+taken already gets new ones (server/transfer/staging.py), so a chat imported again as a copy
+(server/transfer/sameness.py) never overwrites one. Attachments always get new ones, never
+the data dir's (server/transfer/attachments.py).
 """
 
 from __future__ import annotations
@@ -93,6 +93,7 @@ class Conversation:
     messages: list[Message] = field(default_factory=list)
     summaries: list[Summary] = field(default_factory=list)
     files: attachments.Carried = field(default_factory=attachments.Carried)
+    origin: str = ""  # the chat it is, wherever it is (server/transfer/sameness.py)
 
 
 def parley_conversation(
@@ -127,8 +128,9 @@ def parley_conversation(
     except ParleyError as exc:
         raise BadImport(f"{where}.params", str(exc)) from exc
     created = _time(item, "created_at", where)
+    conversation_id = _id(item, "id", where)
     return Conversation(
-        id=_id(item, "id", where),
+        id=conversation_id,
         title=_text(item, "title", where, max_chars),
         model=_optional_text(item, "model", where, max_chars),
         system=_optional_text(item, "system", where, max_chars),
@@ -142,6 +144,7 @@ def parley_conversation(
         messages=messages,
         summaries=_summaries(item.get("summaries"), seen, f"{where}.summaries", max_chars),
         files=files,
+        origin=_optional_text(item, "origin", where, MAX_ID_CHARS) or conversation_id,
     )
 
 

@@ -181,8 +181,8 @@ def _insert_conversation(
 ) -> None:
     conn.execute(
         "INSERT INTO conversations (id, title, model, system, tools, documents, params, "
-        "leaf_id, created_at, updated_at, import_id, tool_servers) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "leaf_id, created_at, updated_at, import_id, tool_servers, origin) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             conversation.id,
             conversation.title,
@@ -198,6 +198,8 @@ def _insert_conversation(
             json.dumps(conversation.tool_servers)
             if conversation.tool_servers is not None
             else None,
+            # Kept when it is not the chat's own id (a copy, a ChatGPT chat): sameness.py.
+            conversation.origin if conversation.origin not in ("", conversation.id) else None,
         ),
     )
 

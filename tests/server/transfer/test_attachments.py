@@ -56,8 +56,8 @@ def text_file(attachment_id: str, data: bytes | None = None) -> dict[str, Any]:
     return found
 
 
-def imported_chats(parley: Parley, doc: dict[str, Any]) -> list[str]:
-    reply = import_document(parley, doc)
+def imported_chats(parley: Parley, doc: dict[str, Any], duplicates: str | None = None) -> list[str]:
+    reply = import_document(parley, doc, duplicates)
     assert reply.status == 201, reply.body
     chats: list[str] = reply.json()["conversations"]
     return chats
@@ -132,7 +132,7 @@ def test_the_same_export_imported_twice_gives_two_copies_of_its_files(
     parley: Parley, data_dir: Path
 ) -> None:
     doc = document([text_file("a1", b"one")])
-    [first], [second] = imported_chats(parley, doc), imported_chats(parley, doc)
+    [first], [second] = imported_chats(parley, doc), imported_chats(parley, doc, "copy")
     [a], [b] = attachments_of(parley, first), attachments_of(parley, second)
     assert a["id"] != b["id"]
     assert parley.call("DELETE", f"/api/conversations/{first}").status == 204

@@ -80,11 +80,11 @@ def kinds(document: dict[str, Any]) -> set[str]:
     return found
 
 
-def import_document(parley: Parley, document: Any) -> Reply:
+def import_document(parley: Parley, document: Any, duplicates: str | None = None) -> Reply:
     return request(
         parley.port,
         "POST",
-        "/api/import",
+        "/api/import" + (f"?duplicates={duplicates}" if duplicates else ""),
         token=parley.token,
         body=json.dumps(document, ensure_ascii=False).encode(),
         headers={"Content-Type": "application/json"},
@@ -111,7 +111,8 @@ def timeless(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def renamed(conversation: dict[str, Any], copy: dict[str, Any]) -> dict[str, Any]:
-    """`conversation` with the ids its copy was given (messages matched in order)."""
+    """`conversation` with the ids its copy was given (messages matched in order); the copy
+    says which chat it is a copy of (`origin`)."""
     ids = {
         m["id"]: n["id"] for m, n in zip(conversation["messages"], copy["messages"], strict=True)
     }
@@ -119,6 +120,7 @@ def renamed(conversation: dict[str, Any], copy: dict[str, Any]) -> dict[str, Any
     return {
         **conversation,
         "id": copy["id"],
+        "origin": conversation.get("origin", conversation["id"]),
         "leaf_id": ids.get(conversation["leaf_id"]),
         "messages": [
             {**m, "id": ids[m["id"]], "parent_id": ids.get(m["parent_id"])}
@@ -201,8 +203,8 @@ def test_every_chat_parley_produces_round_trips_through_export_and_import(
     finally:
         empty.stop()
 
-    # Into the Parley it came from: a copy of each chat, with new ids and nothing else new.
-    reply = import_document(parley, first)
+    # Into the Parley it came from, as copies: new ids and nothing else new.
+    reply = import_document(parley, first, "copy")
     assert reply.status == 201, reply.body
     copies = reply.json()["conversations"]
     assert len(copies) == len(ids) and not set(copies) & set(ids)

@@ -40,12 +40,12 @@ USAGE = st.fixed_dictionaries(
 )
 
 
-def import_json(parley: Parley, data: Any) -> Any:
+def import_json(parley: Parley, data: Any, duplicates: str | None = None) -> Any:
     raw = json.dumps(data, ensure_ascii=False).encode()
     return request(
         parley.port,
         "POST",
-        "/api/import",
+        "/api/import" + (f"?duplicates={duplicates}" if duplicates else ""),
         token=parley.token,
         body=raw,
         headers={"Content-Type": "application/json"},
@@ -214,7 +214,7 @@ def test_a_chat_written_by_parley_round_trips_and_importing_twice_makes_a_copy(
     before = exported(parley, cid)
     assert len(before["messages"]) == 3  # both versions of the reply
 
-    reply = import_json(parley, document)  # its ids are taken here: a copy with new ones
+    reply = import_json(parley, document, "copy")  # its ids are taken here: new ones
     assert reply.status == 201, reply.body
     (copy,) = reply.json()["conversations"]
     assert copy != cid and reply.json()["messages"] == 3
@@ -225,6 +225,7 @@ def test_a_chat_written_by_parley_round_trips_and_importing_twice_makes_a_copy(
         return {
             **c,
             "id": copy,
+            "origin": cid,  # a copy says which chat it is
             "leaf_id": renamed[c["leaf_id"]],
             "messages": [
                 {**m, "id": renamed[m["id"]], "parent_id": renamed.get(m["parent_id"])}
