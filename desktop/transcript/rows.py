@@ -27,7 +27,7 @@ from desktop.reply_events import ReplyEnd
 from desktop.transcript.blocks import Block, BlockList, PartBlocks
 from desktop.widgets.badges import acted_text, badge_for, stats_for
 from desktop.widgets.transcript.parts import place, sources
-from server.types import AttachmentJSON, MessageJSON, PartJSON, SummaryJSON
+from server.types import AttachmentJSON, MessageJSON, PartJSON, SummaryJSON, continuable
 
 # The roles QML reads, and the Row attribute each one is (`blocks` is made when first read).
 ROLES = {
@@ -43,6 +43,7 @@ ROLES = {
     "question": "question",
     "actions": "actions",
     "version": "version",
+    "versions": "versions",
     "note": "note",
     "sources": "sources",
     "found": "found",
@@ -64,6 +65,8 @@ class Row:
     streaming: bool = False
     ending: ReplyEnd | None = None  # how a reply ended, once it has
     version: str = ""  # "2/3": which of its versions this is, when it has several
+    siblings: list[str] = field(default_factory=list)  # its versions' ids, in order
+    sibling_index: int = 0
     # Where a streaming reply's text will come, while none has: "Loading <model>… 40%".
     note: str = ""
     found: bool = False  # the message Find in chat is on
@@ -71,18 +74,35 @@ class Row:
     blocks: BlockList | None = None  # made when the row is first drawn
     growing: PartBlocks | None = field(default=None, repr=False)
 
-    @property
-    def actions(self) -> list[str]:
-        """What may be done with the message, in the order its buttons show."""
+    def actions(self, last: bool) -> list[str]:
+        """What may be done with the message, in the order its buttons show; `last`: it ends
+        the chat shown (only then may a stopped or cut reply be continued)."""
         if self.streaming:
             return []
         if self.role == "summary":
             return ["view", "edit", "undo"]
         if self.role == "user":
             return ["copy", "edit"]
-        if self.ending is None or self.ending.status == "completed":
-            return ["copy", "regenerate"]
-        return ["copy", "regenerate", "continue"]  # stopped, cut or failed: it may go on
+        shown = ["copy", "regenerate"]
+        ending = self.ending
+        has_text = any(
+            (p if isinstance(p, str) else p["text"] if p["type"] == "text" else "").strip()
+            for p in self.parts
+        )
+        if last and has_text and ending and continuable(ending.status, ending.finish_reason):
+            shown.append("continue")
+        return shown
+
+    @property
+    def versions(self) -> list[str]:
+        """The ids of the other versions before and after it ("" where there is none):
+        [previous, next], or [] when it has one version."""
+        if len(self.siblings) < 2:
+            return []
+        at = self.sibling_index
+        before = self.siblings[at - 1] if at > 0 else ""
+        after = self.siblings[at + 1] if at + 1 < len(self.siblings) else ""
+        return [before, after]
 
     @property
     def badge(self) -> str:
@@ -149,6 +169,8 @@ def row_of(message: MessageJSON) -> Row:
         if role == "assistant" and message["status"] != "streaming"
         else None,
         version=version_of(message),
+        siblings=list(message.get("siblings") or []),
+        sibling_index=message.get("sibling_index") or 0,
         attached=list(message.get("attachments") or []) if role == "user" else [],
     )
 
@@ -191,6 +213,8 @@ class TranscriptRows(QAbstractListModel):
         row = self._row_at(index.row())
         if role == _ROLE_IDS["blocks"]:
             return self._blocks(row)
+        if role == _ROLE_IDS["actions"]:
+            return row.actions(last=index.row() == len(self._items) - 1)
         attribute = _ATTRIBUTES.get(role)
         return None if attribute is None else getattr(row, attribute)
 
@@ -290,6 +314,9 @@ class TranscriptRows(QAbstractListModel):
         self.beginInsertRows(QModelIndex(), len(self._items), len(self._items))
         self._items.append(row)
         self.endInsertRows()
+        if len(self._items) > 1:  # the one above is no longer the last: no Continue there
+            above = self.index(len(self._items) - 2)
+            self.dataChanged.emit(above, above, [_ROLE_IDS["actions"]])
 
     def grow(self, row_id: str, parts: Sequence[str | PartJSON]) -> None:
         """A streaming reply's parts so far (its text pieces and steps, as they came): only

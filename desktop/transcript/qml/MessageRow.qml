@@ -20,6 +20,7 @@ Item {
     required property string question
     required property var actions
     required property string version
+    required property var versions
     required property string note
     required property var sources
     required property bool found
@@ -335,6 +336,16 @@ Item {
                         onClicked: row.actionTriggered(row.rowId, modelData)
                     }
                 }
+                // ‹ 2/3 ›: its other versions, the one before and the one after.
+                IconButton {
+                    objectName: "previousVersion"
+                    visible: row.versions.length === 2
+                    enabled: visible && row.versions[0] !== ""
+                    iconName: "chevron-left"
+                    tip: "Previous version"
+                    colours: row.colours
+                    onClicked: row.actionTriggered(row.versions[0], "version")
+                }
                 Text {
                     objectName: "version"
                     visible: row.version !== ""
@@ -342,6 +353,15 @@ Item {
                     color: row.colours.muted
                     font.pixelSize: row.look.type.small
                     anchors.verticalCenter: parent.verticalCenter
+                }
+                IconButton {
+                    objectName: "nextVersion"
+                    visible: row.versions.length === 2
+                    enabled: visible && row.versions[1] !== ""
+                    iconName: "chevron-right"
+                    tip: "Next version"
+                    colours: row.colours
+                    onClicked: row.actionTriggered(row.versions[1], "version")
                 }
             }
         }

@@ -98,3 +98,22 @@ def test_find_searches_every_message_drawn_or_not_and_wraps_around(qapp: Any) ->
     assert rows.find("needle", after=3, backwards=True) == 700
     assert rows.find("absent") is None
     assert "Message 999" in rows.plain_text()
+
+
+def test_only_the_last_reply_that_can_go_on_offers_continue(qapp: Any) -> None:
+    rows = TranscriptRows(MarkdownRenderer())
+    stopped = {"status": "interrupted", "ended_by": "client_hangup"}
+    rows.show([message(1, "assistant", **stopped), message(2, "assistant", **stopped),
+               message(3, "assistant", status="completed", finish_reason="length"),
+               message(4, "assistant", content="", parts=[], **stopped)])  # fmt: skip
+    actions = role(rows, "actions")
+    assert [rows.data(rows.index(i), actions) for i in range(4)] == [
+        ["copy", "regenerate"], ["copy", "regenerate"], ["copy", "regenerate"],
+        ["copy", "regenerate"],  # the last, but with no text to go on from
+    ]  # fmt: skip
+    rows.show([message(1, "assistant", status="completed", finish_reason="length")])
+    assert rows.data(rows.index(0), actions) == ["copy", "regenerate", "continue"]
+    changed: list[int] = []
+    rows.dataChanged.connect(lambda first, *_: changed.append(first.row()))
+    rows.append(Row(id="q", role="user", text="More"))
+    assert changed == [0] and rows.data(rows.index(0), actions) == ["copy", "regenerate"]

@@ -112,7 +112,7 @@ def test_a_message_s_actions_are_icon_buttons_that_reach_the_window(
     view.rows.show(
         [message(1, content="Hi"),
          message(2, "assistant", content="Hello", status="interrupted", ended_by="client_hangup",
-                 siblings=["m2", "m9"], sibling_index=1)]
+                 siblings=["m2", "m9"], sibling_index=1, id="m9")]
     )  # fmt: skip
     qtbot.waitUntil(lambda: len(items(view, "action-continue")) == 1)
     # The newest message's are shown; the question's wait for the pointer or the keyboard.
@@ -120,6 +120,11 @@ def test_a_message_s_actions_are_icon_buttons_that_reach_the_window(
     names = [str(b.property("tip")) for b in items(view, "action-copy")]
     assert names == ["Copy", "Copy"]
     assert [str(v.property("text")) for v in items(view, "version")] == ["2/2"]
+    (earlier,) = items(view, "previousVersion")
+    assert earlier.property("enabled") and not items(view, "nextVersion")[0].property("enabled")
+    with qtbot.waitSignal(view.action_triggered) as chosen:
+        earlier.clicked.emit()  # type: ignore[attr-defined]
+    assert chosen.args == ["m2", "version"]  # the version before it
     # The keyboard reaches the question's actions, which then show.
     view.setFocus()
     (edit,) = items(view, "action-edit")
@@ -131,7 +136,7 @@ def test_a_message_s_actions_are_icon_buttons_that_reach_the_window(
     assert edit.parentItem().parentItem().property("opacity") == 1
     with qtbot.waitSignal(view.action_triggered) as triggered:
         items(view, "action-continue")[0].clicked.emit()  # type: ignore[attr-defined]
-    assert triggered.args == ["m2", "continue"]
+    assert triggered.args == ["m9", "continue"]
     assert bar.isVisible()
 
 
