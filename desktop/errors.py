@@ -22,6 +22,16 @@ class ClientError(DesktopError):
         self.code = code
 
 
+class AlreadyHereError(ClientError):
+    """An import that asks found chats of its file already here, and imported nothing:
+    `already_here` of the file's `conversations` (desktop/history_files.py asks the user)."""
+
+    def __init__(self, message: str, already_here: int, conversations: int) -> None:
+        super().__init__(message, status=409, code="already_here")
+        self.already_here = already_here
+        self.conversations = conversations
+
+
 class ServerStartError(DesktopError):
     """The embedded server could not start (port, data directory, model, deadline)."""
 

@@ -4,7 +4,10 @@ importing Parley's or ChatGPT's export (conversations.json).
 An export is written to a `.part` file beside the chosen one as it arrives, then renamed
 over it: a failure or a crash never leaves a half-written file under the chosen name. An
 import is all or nothing on the server's side; a big one shows a progress dialog (the server's
-progress in /api/status) whose Cancel hangs up the request, which cancels the import."""
+progress in /api/status) whose Cancel hangs up the request, which cancels the import. An import
+first asks the server to import nothing if chats of the file are already here; the user then
+chooses (copies, skip, cancel) and it is sent again with the choice. Each ends with a notice
+the user dismisses: the import's summary; the export's file, with a way to show its folder."""
 
 from __future__ import annotations
 
@@ -14,13 +17,23 @@ import os
 import re
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFileDialog, QProgressDialog, QWidget
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog, QWidget
 
 from desktop.client import ParleyClient
 from desktop.controller import Context, Controller
-from desktop.errors import ClientError
+from desktop.errors import AlreadyHereError, ClientError
 from desktop.file_folders import CHATS, FileFolders
+from desktop.history_notices import (
+    COPY,
+    SHOW_FOLDER,
+    SKIP,
+    count,
+    duplicates_question,
+    export_confirmation,
+    import_summary,
+)
 
 MARKDOWN = "Markdown (*.md)"
 JSON = "Parley JSON (*.json)"
@@ -56,6 +69,7 @@ class HistoryFiles(Controller):
     def __init__(self, context: Context, parent: QWidget) -> None:
         super().__init__(context, parent)
         self.folders = FileFolders()
+        self.notice: QMessageBox | None = None  # the last question or notice shown
 
     def _in_folder(self, name: str) -> str:
         return self.folders.start_file(CHATS, name)
@@ -114,9 +128,62 @@ class HistoryFiles(Controller):
             with contextlib.suppress(OSError):
                 partial.unlink()
             raise ClientError(f"Could not export to {target}: {exc}") from exc
-        self.done.emit(f"Exported {written:,} bytes to {target}")
+        text = export_confirmation(target, written)
+        notice = self._notice("export-done", "Exported", text)
+        notice.addButton(QMessageBox.StandardButton.Ok)
+        show = notice.addButton(SHOW_FOLDER, QMessageBox.ButtonRole.ActionRole)
+        # The folder opens and the notice stays (a button's own click would close it).
+        show.clicked.disconnect()
+        show.clicked.connect(lambda: self.show_folder(target.parent))
+        notice.open()
+        self.done.emit(text)
 
-    async def _import(self, path: str) -> None:
+    def show_folder(self, folder: Path) -> None:
+        """The folder in the system's file manager."""
+        if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))):
+            self.done.emit(f"Could not open {folder}")
+
+    def _notice(self, name: str, title: str, text: str) -> QMessageBox:
+        """A message the user dismisses (OK), in place of the one before."""
+        if self.notice is not None:
+            self.notice.close()
+        notice = QMessageBox(QMessageBox.Icon.Information, title, text, parent=self._parent)
+        notice.setObjectName(name)
+        notice.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.notice = notice
+        notice.destroyed.connect(lambda: self._forget(notice))
+        return notice
+
+    def _forget(self, notice: QMessageBox) -> None:
+        if self.notice is notice:
+            self.notice = None
+
+    def _ask_duplicates(self, path: str, found: AlreadyHereError) -> None:
+        """N of M chats are already here: import them again as copies, skip them, or cancel
+        (nothing imported). Never exec(): its own round of events inside a coroutine."""
+        ask = self._notice(
+            "import-duplicates", "Import chats",
+            duplicates_question(found.already_here, found.conversations),
+        )  # fmt: skip
+        ask.setIcon(QMessageBox.Icon.Question)
+        copies = ask.addButton(COPY, QMessageBox.ButtonRole.AcceptRole)
+        skip = ask.addButton(SKIP, QMessageBox.ButtonRole.AcceptRole)
+        ask.addButton(QMessageBox.StandardButton.Cancel)
+        ask.setDefaultButton(skip)
+        name = Path(path).name
+
+        def finished(_result: int) -> None:
+            chosen = ask.clickedButton()
+            if chosen is copies or chosen is skip:
+                choice = "copy" if chosen is copies else "skip"
+                self._context.tasks.spawn(self._import(path, choice))
+            else:
+                self.done.emit(f"Import of {name} cancelled: nothing was imported")
+
+        ask.finished.connect(finished)
+        ask.open()
+
+    async def _import(self, path: str, duplicates: str = "ask") -> None:
         client = self._context.require_client()
         source = Path(path)
         try:
@@ -131,7 +198,7 @@ class HistoryFiles(Controller):
         # coroutine; and the window stays usable, the server answers it meanwhile.
         progress.setWindowModality(Qt.WindowModality.NonModal)
         progress.setMinimumDuration(300)  # a small file never flashes a dialog
-        sending = asyncio.ensure_future(client.import_history(raw))
+        sending = asyncio.ensure_future(client.import_history(raw, duplicates))
         # Cancel hangs up the request: the server stops the import and keeps nothing of it.
         progress.canceled.connect(sending.cancel)
         watching = asyncio.ensure_future(_show_progress(client, progress, source.name))
@@ -142,19 +209,21 @@ class HistoryFiles(Controller):
                 raise  # this task itself was cancelled (the window closes)
             self.done.emit(f"Import of {source.name} cancelled: nothing was imported")
             return
+        except AlreadyHereError as found:
+            self._ask_duplicates(path, found)
+            return
         except ClientError as exc:
             raise ClientError(f"Nothing was imported from {source.name}: {exc}") from exc
         finally:
             watching.cancel()
             sending.cancel()
             progress.close()
-        chats = len(result["conversations"]) if isinstance(result["conversations"], list) else 0
-        messages = result["messages"] if isinstance(result["messages"], int) else 0
-        message = (
-            f"Imported {_count(chats, 'chat')} ({_count(messages, 'message')}) from {source.name}"
-        )
+        summary = import_summary(result, duplicates, source.name)
         self.imported.emit()
-        self.done.emit(message)
+        notice = self._notice("import-summary", "Imported", summary)
+        notice.addButton(QMessageBox.StandardButton.Ok)
+        notice.open()
+        self.done.emit(summary)
 
 
 async def _show_progress(client: ParleyClient, progress: QProgressDialog, name: str) -> None:
@@ -167,10 +236,6 @@ async def _show_progress(client: ParleyClient, progress: QProgressDialog, name: 
                 now = running[0]
                 progress.setValue(PROGRESS_STEPS * now["bytes_read"] // now["bytes_total"])
                 progress.setLabelText(
-                    f"Importing {name}: {_count(now['conversations'], 'chat')}, "
-                    f"{_count(now['messages'], 'message')} so far…"
+                    f"Importing {name}: {count(now['conversations'], 'chat')}, "
+                    f"{count(now['messages'], 'message')} so far…"
                 )
-
-
-def _count(number: int, thing: str) -> str:
-    return f"{number:,} {thing}" if number == 1 else f"{number:,} {thing}s"

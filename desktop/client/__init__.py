@@ -31,7 +31,7 @@ from desktop.client.models import ModelsApi
 from desktop.client.paths import segment
 from desktop.client.stream import ReplyStream, open_stream
 from desktop.client.tool_servers import ToolServersApi
-from desktop.errors import ClientError
+from desktop.errors import AlreadyHereError, ClientError
 from desktop.reply_events import (
     OverdueAction,
     ReplyApproval,
@@ -238,17 +238,27 @@ class ParleyClient:
             raise ClientError(f"cannot reach Parley's server: {exc}") from exc
         return written
 
-    async def import_history(self, raw: bytes) -> dict[str, object]:
+    async def import_history(self, raw: bytes, duplicates: str = "ask") -> dict[str, object]:
         """Import Parley's or ChatGPT's export (all or nothing: ClientError says where the
-        file is wrong). Returns {source, conversations, messages}."""
+        file is wrong). `duplicates`: what to do with chats already here ("skip", "copy", or
+        "ask": AlreadyHereError says how many, and nothing is imported). Returns {source,
+        conversations, messages, skipped, already_here}."""
         try:
             response = await self._http.post(
-                "/api/import", content=raw, headers={"Content-Type": "application/json"}
+                f"/api/import?{urlencode({'duplicates': duplicates})}",
+                content=raw,
+                headers={"Content-Type": "application/json"},
             )
         except httpx.HTTPError as exc:
             raise ClientError(f"cannot reach Parley's server: {exc}") from exc
         if response.status_code >= 400:
-            raise error_from(response.status_code, response.content)
+            error = error_from(response.status_code, response.content)
+            if error.code == "already_here":
+                counts = shaped(dict, ("already_here", "conversations"), response.json())
+                here, total = counts["already_here"], counts["conversations"]
+                if isinstance(here, int) and isinstance(total, int):
+                    raise AlreadyHereError(error.message, here, total)
+            raise error
         return shaped(dict, ("source", "conversations", "messages"), response.json())
 
     async def delete(self, conversation_id: str) -> None:

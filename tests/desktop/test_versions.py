@@ -172,6 +172,8 @@ def test_file_menu_exports_atomically_and_imports_all_or_nothing(
 
     from PySide6.QtWidgets import QFileDialog
 
+    from desktop.history_notices import COPY
+
     files = gui.window.history_files
     assert not gui.window.menus.export_chat.isEnabled()
     upstream.script = Script(texts=["Basalt is volcanic."])
@@ -197,9 +199,19 @@ def test_file_menu_exports_atomically_and_imports_all_or_nothing(
     assert sorted(p.name for p in out.iterdir()) == ["all.json", "basalt.md"]  # no .part
 
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a: (str(everything), ""))
+    files.import_file()  # the chat is here already: imported again as a copy when asked
+
+    def asked() -> bool:
+        return files.notice is not None and files.notice.objectName() == "import-duplicates"
+
+    qtbot.waitUntil(asked, timeout=10_000)
+    assert files.notice is not None
     with qtbot.waitSignal(files.done, timeout=10_000) as done:
-        files.import_file()
-    assert done.args == ["Imported 1 chat (2 messages) from all.json"]
+        [copies] = [b for b in files.notice.buttons() if b.text() == COPY]
+        copies.click()
+    assert done.args == [
+        "Imported 1 chat from all.json (1 already here, imported again as copies)."
+    ]
     qtbot.waitUntil(lambda: gui.window.sidebar.list.count() == 2, timeout=5_000)
 
     broken = tmp_path / "broken.json"
