@@ -9,6 +9,7 @@ reply's tool steps are blocks of their own between its runs of text (`PartBlocks
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
@@ -21,7 +22,7 @@ from PySide6.QtCore import (
     Qt,
 )
 
-from desktop.markdown_render import MarkdownRenderer, split_stable
+from desktop.markdown_render import FENCE_OPEN, MarkdownRenderer, split_stable
 from desktop.transcript.step_view import StepView, step_view
 from server.types import PartJSON
 
@@ -125,7 +126,7 @@ class ReplyBlocks:
         self._text = text
         rest = self._carry + text[self._frozen_chars :]
         continued = bool(self._carry)
-        stable, tail, carry = split_stable(rest)
+        stable, tail, carry = split_whole_paragraphs(rest)
         if stable.strip() and len(stable) > len(self._carry):
             self._frozen.append(self._renderer.render(stable, continued=continued, cut=bool(carry)))
             self._frozen_chars += len(stable) - len(self._carry)
@@ -134,6 +135,17 @@ class ReplyBlocks:
         live = self._renderer.render(rest, continued=continued) if rest.strip() else ""
         self.blocks = [*self._frozen, live] if live else list(self._frozen)
         return self.blocks
+
+
+def split_whole_paragraphs(text: str) -> tuple[str, str, str]:
+    """markdown_render.split_stable, but prose is never cut inside a paragraph: each block is
+    a text item of its own, and a paragraph cut in two would be drawn as two. A long code
+    block may be cut at a line end (its fence carried), as its lines stand on their own."""
+    stable, tail, carry = split_stable(text, max_tail=sys.maxsize, max_plain_tail=sys.maxsize)
+    first_line = tail.split("\n", 1)[0]
+    if FENCE_OPEN.match(first_line):
+        return split_stable(text)  # a code block: cut at a line end when it grows long
+    return stable, tail, carry
 
 
 class PartBlocks:

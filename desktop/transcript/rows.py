@@ -309,6 +309,37 @@ class TranscriptRows(QAbstractListModel):
         at = self._find(row_id)
         return None if at is None else self._row_at(at)
 
+    def prepend(self, messages: Sequence[MessageJSON]) -> None:
+        """Messages from before the first one shown (a page of a long chat), above it."""
+        if not messages:
+            return
+        self.beginInsertRows(QModelIndex(), 0, len(messages) - 1)
+        self._items[:0] = list(messages)
+        self.endInsertRows()
+
+    def remove(self, row_ids: Iterable[str]) -> None:
+        """Take these messages (or dividers) away."""
+        for row_id in row_ids:
+            at = self._find(row_id)
+            if at is not None:
+                self.beginRemoveRows(QModelIndex(), at, at)
+                removed = self._items.pop(at)
+                self.endRemoveRows()
+                if isinstance(removed, Row) and removed.blocks is not None:
+                    removed.blocks.deleteLater()
+
+    def place_summary(self, summary: SummaryJSON) -> bool:
+        """A summary's divider under the last message it covers, in place of the one it
+        replaces; False if that message is not shown (yet)."""
+        self.remove([summary["id"]])
+        at = self._find(summary["through_id"])
+        if at is None:
+            return False
+        self.beginInsertRows(QModelIndex(), at + 1, at + 1)
+        self._items.insert(at + 1, summary_row(summary))
+        self.endInsertRows()
+        return True
+
     def append(self, row: Row) -> None:
         """A message sent (the question) or a reply begun, below the others."""
         self.beginInsertRows(QModelIndex(), len(self._items), len(self._items))

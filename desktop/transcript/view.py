@@ -62,7 +62,7 @@ class QuickTranscript(QQuickWidget):
         self.setClearColor(QColor(palette(dark).background))
         self.list.setProperty("colours", palette(dark).as_map())
 
-    def reveal(self, at: int) -> None:
+    def show_found(self, at: int) -> None:
         """Bring the message at `at` to the middle of the view, marked as found."""
         self.list.setProperty("following", False)
         self.rows.mark_found(at)

@@ -12,11 +12,14 @@ ListView {
     required property var look
     // Stays at the newest message while it grows, until the user scrolls away from it.
     property bool following: true
+    // A new chat's page (rich text with links), shown while it has no message.
+    property string welcome: ""
 
     signal linkActivated(string link)
     signal actionTriggered(string rowId, string action)
     signal sourceActivated(string rowId, int n)
     signal fileActivated(string rowId, string fileId)
+    signal reachedTop()  // the first message shown is in view: earlier ones may be wanted
 
     model: rows
     clip: true
@@ -36,8 +39,27 @@ ListView {
     }
 
     onMovementEnded: following = atYEnd
+    onAtYBeginningChanged: if (atYBeginning && count > 0) list.reachedTop()
     onContentHeightChanged: if (following) Qt.callLater(list.positionViewAtEnd)
     onCountChanged: if (following) Qt.callLater(list.positionViewAtEnd)
+
+    TextEdit {
+        objectName: "welcome"
+        visible: list.welcome !== "" && list.count === 0
+        parent: list
+        x: (list.width - width) / 2
+        y: list.look.spacing.xxl
+        width: Math.min(list.width - 2 * list.look.spacing.xl, list.look.column)
+        text: list.welcome
+        textFormat: TextEdit.RichText
+        wrapMode: TextEdit.Wrap
+        readOnly: true
+        selectByMouse: true
+        color: list.colours.text
+        font.pixelSize: list.look.type.body
+        onLinkActivated: (link) => list.linkActivated(link)
+        Accessible.name: getText(0, length)
+    }
 
     delegate: MessageRow {
         width: ListView.view.width

@@ -82,3 +82,13 @@ def test_a_block_list_tells_views_only_what_changed(qapp: Any) -> None:
     assert counted.inserted == [(0, 1), (2, 2)]
     assert counted.changed == [(1, 1)]
     assert [block.html for block in model.blocks] == ["a", "b2", "c"]
+
+
+def test_a_long_paragraph_stays_one_block_while_a_long_code_block_is_cut_at_line_ends() -> None:
+    paragraph = " ".join(f"word{i}" for i in range(600))  # far past a live tail's size
+    blocks, _ = grown(list(paragraph))
+    assert len(blocks.blocks) == 1  # drawn in pieces, it would read as several paragraphs
+    code = "Intro.\n\n```python\n" + "".join(f"x{i} = {i}\n" for i in range(400)) + "```\n"
+    blocks, seen = grown([code[i : i + 7] for i in range(0, len(code), 7)])
+    assert len(blocks.blocks) > 3
+    assert visible(" ".join(blocks.blocks)) == visible(MarkdownRenderer().render(code))

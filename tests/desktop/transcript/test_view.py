@@ -266,7 +266,7 @@ def test_reveal_brings_a_message_far_above_into_view_and_marks_it(
     qtbot.waitUntil(lambda: "Message 1999" in " ".join(plain(b) for b in items(view, "block")))
     at = view.rows.find("Message 25")
     assert at == 25
-    view.reveal(at)
+    view.show_found(at)
     qtbot.waitUntil(lambda: len(items(view, "foundMark")) == 1)
 
     def on_screen(text: str) -> bool:
