@@ -89,6 +89,6 @@ def test_a_long_paragraph_stays_one_block_while_a_long_code_block_is_cut_at_line
     blocks, _ = grown(list(paragraph))
     assert len(blocks.blocks) == 1  # drawn in pieces, it would read as several paragraphs
     code = "Intro.\n\n```python\n" + "".join(f"x{i} = {i}\n" for i in range(400)) + "```\n"
-    blocks, seen = grown([code[i : i + 7] for i in range(0, len(code), 7)])
+    blocks, _ = grown([code[i : i + 7] for i in range(0, len(code), 7)])
     assert len(blocks.blocks) > 3
     assert visible(" ".join(blocks.blocks)) == visible(MarkdownRenderer().render(code))
