@@ -1,0 +1,363 @@
+"""The Qt Quick transcript as the window drives it: one chat shown, its pages from a long
+history, a new chat's page, the reply that streams into it, its summaries' dividers, and what
+a click on any of it asks of the window.
+
+It keeps the calls and signals the window's controllers use (desktop/reply.py, main_window.py,
+earlier_messages.py, summaries.py, turn_actions.py), so the window can show it in place of
+the QTextBrowser transcript. A streaming reply's parts are held by its owner (ReplyParts);
+`reply_grew` asks for them to be drawn, at most once a frame."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QWidget
+
+from desktop.look.palette import palette
+from desktop.reply_events import ReplyEnd, ReplyParts
+from desktop.theme import is_dark
+from desktop.transcript.rows import Row
+from desktop.transcript.view import QuickTranscript
+from desktop.widgets.welcome import PANELS, example
+from server.types import AttachmentJSON, CitationPartJSON, MessageJSON, SummaryJSON
+
+COALESCE_MS = 16  # a streaming reply is drawn at most this often: once a frame
+LIVE_QUESTION = "live-question"  # the ids of a turn's rows until the server gives theirs
+LIVE_REPLY = "live-reply"
+
+
+class TranscriptSurface(QuickTranscript):
+    """Shows one conversation. Its parent calls its methods; it emits what happened."""
+
+    # Characters of the growing reply on screen, and the seconds that update took (benches).
+    reply_rendered = Signal(int, float)
+    reply_ended = Signal()  # the ending is shown
+    theme_changed = Signal()  # light <-> dark
+    link_clicked = Signal(QUrl)  # an http(s) link in a message (nothing else is followed)
+    link_hovered = Signal(str)
+    code_copied = Signal()  # a code block's or a message's Copy put it on the clipboard
+    step_clicked = Signal(dict)
+    message_action = Signal(str, str)  # (edit | regenerate | continue | version, message id)
+    # Messages before the ones loaded are wanted (the first loaded's id; True: all of them)
+    earlier_wanted = Signal(str, bool)
+    citation_clicked = Signal(dict)  # a source's chip: its part (CitationPartJSON)
+    attachment_clicked = Signal(dict)  # a question's file: its AttachmentJSON
+    prompt_chosen = Signal(str)  # an example prompt of the welcome page: send it
+    panel_requested = Signal(str)  # the welcome page's settings | models | library | shortcuts
+    summary_action = Signal(str, dict)  # a divider's view | edit | undo, its SummaryJSON
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(is_dark(QGuiApplication.palette()), parent)
+        self.setAccessibleName("Conversation")
+        self._summaries: dict[str, SummaryJSON] = {}
+        self._unloaded = 0  # messages of the chat before the first one loaded
+        self._asked_earlier = False
+        self._reveal_after: tuple[str, str] | None = None  # a hit waiting for its page
+        self._live: list[str] = []  # the rows begin_reply added (its question, its reply)
+        self._parts: ReplyParts | None = None
+        self._showing_reply = False
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(COALESCE_MS)
+        self._timer.timeout.connect(self._draw_reply)
+        self.link_activated.connect(self._on_link)
+        self.action_triggered.connect(self._on_action)
+        self.source_activated.connect(self._on_source)
+        self.file_activated.connect(self._on_file)
+        self.list.reachedTop.connect(self._on_reached_top)  # type: ignore[attr-defined]
+
+    # -- colours ----------------------------------------------------------------------------
+
+    @property
+    def muted(self) -> str:
+        """The colour of secondary text in the current theme."""
+        return palette(self.renderer.dark).muted
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            dark = is_dark(self.palette())
+            if dark != self.renderer.dark:
+                self.set_dark(dark)
+                self.theme_changed.emit()
+
+    # -- whole conversations ----------------------------------------------------------------
+
+    def show_conversation(
+        self,
+        messages: list[MessageJSON],
+        *,
+        everything: bool = False,
+        unloaded: int = 0,
+        summaries: list[SummaryJSON] | None = None,
+    ) -> None:
+        """Show these messages, the newest in view; `unloaded`: how many of the chat come
+        before them, asked for when the list is scrolled to its top; `summaries`: their
+        dividers. (`everything` is kept for the window's calls: every loaded message is in
+        the list, drawn as it scrolls into view.)"""
+        del everything
+        self._abandon_reply()
+        self._summaries = {s["id"]: s for s in summaries or []}
+        self._unloaded, self._asked_earlier, self._reveal_after = unloaded, False, None
+        self.list.setProperty("welcome", "")
+        self.rows.show(messages, self._summaries.values())
+        self.follow()
+
+    def clear_conversation(self) -> None:
+        self.show_conversation([])
+
+    def show_welcome(self, page: str) -> None:
+        """A new chat's page (desktop/widgets/welcome.py), until its first message."""
+        if self.rows.rowCount() == 0 and not self._showing_reply:
+            self.list.setProperty("welcome", page)
+
+    @property
+    def welcome_shown(self) -> bool:
+        return bool(self.list.property("welcome")) and self.rows.rowCount() == 0
+
+    @property
+    def drawn_whole(self) -> bool:
+        """Every message of the chat is in the list (none wait to be loaded)."""
+        return self._unloaded == 0
+
+    def show_everything(self) -> None:
+        """Ask for all the messages not loaded yet (they are added when they come)."""
+        first = self._first_message_id()
+        if self._unloaded and first is not None:
+            self._asked_earlier = True
+            self.earlier_wanted.emit(first, True)
+
+    def show_earlier(self) -> None:
+        """Ask for the page of messages before the first one loaded."""
+        first = self._first_message_id()
+        if self._unloaded and first is not None and not self._asked_earlier:
+            self._asked_earlier = True
+            self.earlier_wanted.emit(first, False)
+
+    def add_earlier(
+        self, first_id: str, messages: list[MessageJSON], unloaded: int, everything: bool
+    ) -> bool:
+        """The messages before `first_id` have come: added above it, the view staying where
+        it was. False if the chat shown has changed since."""
+        if self._first_message_id() != first_id:
+            return False
+        self.rows.prepend(messages)
+        for summary in self._summaries.values():
+            self.rows.place_summary(summary)
+        self._unloaded, self._asked_earlier = unloaded, False
+        if not everything:
+            self.list.positionViewAtIndex(len(messages), 1)  # type: ignore[attr-defined]
+        if self._reveal_after is not None:
+            query, message_id = self._reveal_after
+            self._reveal_after = None
+            self.reveal(query, message_id)
+        return True
+
+    def show_all_to_find(self) -> None:
+        """Find reads every loaded message already; the rest are asked for."""
+        self.show_everything()
+
+    def reveal(self, query: str, message_id: str | None = None) -> bool:
+        """Bring a message holding `query` into view, marked (the message `message_id`, a
+        search hit, asked for first if it is among those not loaded)."""
+        ids = self.rows.ids()
+        if message_id is not None and message_id not in ids:
+            if self._unloaded:
+                self._reveal_after = (query, message_id)
+                self.show_everything()
+            return False
+        at = ids.index(message_id) if message_id is not None else self.rows.find(query)
+        if at is None:
+            return False
+        self.show_found(at)
+        return True
+
+    def toPlainText(self) -> str:
+        """What the chat shows, as text: each message's words and how a reply ended."""
+        lines = []
+        for at, row_id in enumerate(self.rows.ids()):
+            row = self.rows.row(row_id)
+            if row is None:
+                continue
+            if row.role == "summary":
+                lines.append(f"Earlier messages summarised · {row.header}")
+                continue
+            lines.append(self.rows.text_at(at))
+            lines.extend(piece for piece in (row.note, row.badge, row.stats, row.acted) if piece)
+        if self.welcome_shown:
+            lines.append(str(self.list.property("welcome")))
+        return "\n".join(lines)
+
+    # -- what may be done with the messages shown ------------------------------------------
+
+    def last_actions(self) -> dict[str, str]:
+        """The actions of the last message shown (action -> its id)."""
+        ids = self.rows.ids()
+        row = self.rows.row(ids[-1]) if ids else None
+        if row is None:
+            return {}
+        return {action: row.id for action in row.actions(last=True)}
+
+    def message_text(self, message_id: str) -> str | None:
+        """The text of a message on screen (None: not shown here)."""
+        ids = self.rows.ids()
+        return self.rows.text_at(ids.index(message_id)) if message_id in ids else None
+
+    def open_link(self, url: QUrl) -> None:
+        """Do what a click on this link does."""
+        self._on_link(url.toString())
+
+    # -- summaries --------------------------------------------------------------------------
+
+    def add_summary(self, summary: SummaryJSON) -> None:
+        """A summary was made or edited: its divider under the message it ends at."""
+        self._summaries = {k: s for k, s in self._summaries.items() if k != summary["id"]}
+        self._summaries[summary["id"]] = summary
+        self.rows.place_summary(summary)
+
+    @property
+    def summaries(self) -> list[SummaryJSON]:
+        return list(self._summaries.values())
+
+    def drop_summary(self, summary_id: str) -> None:
+        """A summary was undone: its divider goes."""
+        self._summaries.pop(summary_id, None)
+        self.rows.remove([summary_id])
+
+    def show_compaction(self, note: str) -> None:
+        """Where the reply's text will come, while none has: what it waits on ("" takes the
+        note away)."""
+        if self._showing_reply and self._live:
+            self.rows.set_note(self._live[-1], note)
+
+    # -- one streaming reply ---------------------------------------------------------------
+
+    def begin_reply(
+        self,
+        user_text: str | None,
+        model: str | None,
+        ids: tuple[str, str] | None = None,
+        parts: ReplyParts | None = None,
+        files: list[AttachmentJSON] | None = None,
+    ) -> None:
+        """Show the user's message (None: it is on screen already, a new version of its
+        reply is coming) and the reply `parts` below it, growing (`reply_grew` as they do).
+        `ids`: the question's and the reply's (None until its turn began)."""
+        self._abandon_reply()
+        self.list.setProperty("welcome", "")
+        question_id, reply_id = ids if ids is not None else (LIVE_QUESTION, LIVE_REPLY)
+        self.rows.remove([reply_id])  # a reply drawn again in place (a continuation)
+        if user_text is not None:
+            self.rows.remove([question_id])
+            question = Row(id=question_id, role="user", text=user_text, attached=files or [])
+            self.rows.append(question)
+            self._live.append(question_id)
+        self.rows.append(Row(id=reply_id, role="assistant", text="", header=model or "",
+                             streaming=True))  # fmt: skip
+        self._live.append(reply_id)
+        self._parts, self._showing_reply = parts or ReplyParts(), True
+        self.follow()
+        self._draw_reply()
+
+    @property
+    def showing_reply(self) -> bool:
+        """A reply begun here is still on screen, waiting for its saved ending."""
+        return self._showing_reply
+
+    def reply_grew(self) -> None:
+        """The reply's parts grew, or a step of it changed: drawn within a frame."""
+        if self._showing_reply and not self._timer.isActive():
+            self._timer.start()
+
+    def end_reply(self, end: ReplyEnd | None, note: str = "") -> None:
+        """The reply is over: the rest of it, then how it ended. `end` is how the server saved
+        it (its content may hold a few characters the view never received); `note` is shown
+        while that is not known yet."""
+        if not self._showing_reply or not self._live:
+            self.reply_ended.emit()
+            return
+        reply_id = self._live[-1]
+        if end is None:
+            self._draw_reply()
+            self.rows.set_note(reply_id, note)
+            return
+        self._timer.stop()
+        saved = end.parts if end.parts is not None else None
+        if saved is not None:
+            self.rows.grow(reply_id, saved)
+        elif end.content is not None and self._parts is not None:
+            shown = self._parts.text
+            rest = end.content[len(shown) :] if end.content.startswith(shown) else ""
+            self.rows.grow(reply_id, [*self._parts.items, rest] if rest else self._parts.items)
+        else:
+            self._draw_reply()
+        self.rows.end(reply_id, end)
+        self._showing_reply = False
+        QTimer.singleShot(0, self.reply_ended.emit)  # once the view has the ending
+
+    def _draw_reply(self) -> None:
+        if not self._showing_reply or self._parts is None or not self._live:
+            return
+        began = time.perf_counter()
+        self.rows.grow(self._live[-1], self._parts.items)
+        self.reply_rendered.emit(self._parts.length, time.perf_counter() - began)
+
+    def _abandon_reply(self) -> None:
+        """The view is about to show something else: a reply drawn here is dropped."""
+        self._timer.stop()
+        self.rows.remove(self._live)
+        self._live, self._parts, self._showing_reply = [], None, False
+
+    def _first_message_id(self) -> str | None:
+        for row_id in self.rows.ids():
+            row = self.rows.row(row_id)
+            if row is not None and row.role != "summary":
+                return row_id
+        return None
+
+    # -- what a click asks for --------------------------------------------------------------
+
+    def _on_link(self, link: str) -> None:
+        url = QUrl(link)
+        scheme = url.scheme()
+        if scheme == "copy":
+            code = self.renderer.code_blocks.get(url.path())
+            if code is not None:
+                QGuiApplication.clipboard().setText(code)
+                self.code_copied.emit()
+        elif scheme == "prompt" and example(url.path()) is not None:
+            self.prompt_chosen.emit(example(url.path()))
+        elif scheme == "open" and url.path() in PANELS:
+            self.panel_requested.emit(url.path())
+        elif scheme in ("http", "https") and url.host():
+            self.link_clicked.emit(url)
+        # Any other scheme (file:, javascript:, a relative path...) is not followed.
+
+    def _on_action(self, row_id: str, action: str) -> None:
+        if row_id in self._summaries:
+            self.summary_action.emit(action, dict(self._summaries[row_id]))
+        elif action == "copy":
+            QGuiApplication.clipboard().setText(self.message_text(row_id) or "")
+            self.code_copied.emit()
+        else:
+            self.message_action.emit(action, row_id)
+
+    def _on_source(self, row_id: str, n: int) -> None:
+        row = self.rows.row(row_id)
+        found: CitationPartJSON | None = None
+        for part in row.parts if row is not None else []:
+            if not isinstance(part, str) and part["type"] == "citation" and part["n"] == n:
+                found = part if found is None or part.get("cited", True) else found
+        if found is not None:
+            self.citation_clicked.emit(dict(found))
+
+    def _on_file(self, row_id: str, file_id: str) -> None:
+        row = self.rows.row(row_id)
+        for attached in row.attached if row is not None else []:
+            if attached["id"] == file_id:
+                self.attachment_clicked.emit(dict(attached))
+
+    def _on_reached_top(self) -> None:
+        self.show_earlier()
