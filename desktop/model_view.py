@@ -41,6 +41,7 @@ class ModelView(QObject):
         self.summaries = SummaryActions(context, transcript, parent)
         self.compaction = CompactNow(context, transcript, parent)
         self._asked = 0  # the newest meter asked for (an older answer is dropped)
+        self._measured: str | None = None  # the chat whose figure the meter shows
         self._measuring: asyncio.Task[None] | None = None  # the newest measure, on its way
         transcript.summary_action.connect(self.summaries.act)
         self.summaries.failed.connect(self.failed)
@@ -87,8 +88,12 @@ class ModelView(QObject):
         client = self._context.client
         self._show_compacting()
         if current is None or client is None:
+            self._measured = None
             self.meter.clear()
             return
+        if current != self._measured:  # another chat: the figure shown is not this one's
+            self._measured = None
+            self.meter.show_pending()
         model = self._picker.current()
         self._measuring = self._context.tasks.spawn(
             self._measure(self._asked, client, current, model)
@@ -108,6 +113,7 @@ class ModelView(QObject):
                 raise
             return
         if asked == self._asked and conversation_id == self._context.current_id:
+            self._measured = conversation_id
             self.meter.show_meter(meter)
 
     def chat_changed(self, conversation_id: str) -> None:

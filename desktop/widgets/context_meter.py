@@ -13,6 +13,8 @@ from server.types import ContextJSON
 
 BAR_WIDTH = 90
 BAR_HEIGHT = 6
+PENDING_TEXT = "…"
+PENDING_TIP = "Counting what the next turn gives the model…"
 
 
 def short_tokens(count: int) -> str:
@@ -119,6 +121,15 @@ class ContextMeter(QWidget):
                 warning = self.palette().color(QPalette.ColorRole.Link)
                 palette.setColor(QPalette.ColorRole.Highlight, warning)
             self.bar.setPalette(palette)
+        self.show()
+
+    def show_pending(self) -> None:
+        """The chat on screen is being measured and no figure of it has come yet: "…",
+        never the figure of the chat shown before."""
+        self.label.setText(PENDING_TEXT)
+        for widget in (self, self.label, self.bar):
+            widget.setToolTip(PENDING_TIP)
+        self.bar.hide()
         self.show()
 
     def clear(self) -> None:
