@@ -51,7 +51,10 @@ def meter_tooltip(meter: ContextJSON) -> str:
         f"  Tools' definitions: {meter['tools']:,} tokens",
     ]
     if meter.get("documents"):  # an older server sends none
-        lines.append(f"  Your documents' passages: ~{meter['documents']:,} tokens (at most)")
+        lines.append(
+            f"  Your documents' passages: ~{meter['documents']:,} tokens (estimated: what your "
+            "last question's passages take; the next message's may differ)"
+        )
     if meter["summarised"]:
         lines.append(f"{meter['summarised']} earlier messages are summarised (still shown).")
     if meter["limit"] is None:

@@ -2,9 +2,10 @@
 
     GET    /api/conversations/{id}/context[?model=NAME]   → 200 the meter: tokens the next
            turn would use of the model's context, by what they are (system prompt, summary,
-           history, tools' definitions, the passages "Use my documents" would add: their
-           room, estimated); `estimated` when no tokenizer counted them; `limit` null when
-           the model's context is not known (an upstream without --upstream-context)
+           history, tools' definitions, the passages "Use my documents" would add:
+           estimated as those the chat's last question is given); `estimated` when no
+           tokenizer counted them; `limit` null when the model's context is not known (an
+           upstream without --upstream-context)
     POST   /api/conversations/{id}/compact[?model=NAME]   → a stream like a turn's: the
            earlier messages (all but the last exchange) summarised now ("Compact now");
            `parley.compaction` events, then the final chunk; no message is written; a hang-up
@@ -32,13 +33,14 @@ from server.agent.untrusted import untrusted
 from server.errors import NotFoundError
 from server.http.jsonbody import read_object, text_field
 from server.library.chunking import MAX_CHARS, OVERLAP_CHARS
-from server.library.tool import PROMPT_INTRO, PROMPT_PASSAGES, SourceNumbers
+from server.library.tool import PROMPT_INTRO, PROMPT_PASSAGES, PromptDocuments, SourceNumbers
+from server.models.base import ChatBackend
 from server.models.context import IMAGE_TOKENS, MESSAGE_OVERHEAD, estimate_tokens, prompt_budget
-from server.routes.conversations import turn_tools
-from server.routes.services import services
+from server.routes.conversations import turn_tools, uses_documents
+from server.routes.services import Services, services
 from server.turns.completions import ChunkWriter
 from server.turns.responses import RunEventStream
-from server.types import ContextJSON
+from server.types import ChatMessage, ContextJSON
 
 MAX_SUMMARY_CHARS = 100_000
 PLACE_CHARS = 120  # a passage's "[n] path, lines a-b" line, on the long side
@@ -46,11 +48,29 @@ PLACE_CHARS = 120  # a passage's "[n] path, lines a-b" line, on the long side
 
 def documents_room() -> int:
     """Tokens the passages "Use my documents" puts in a prompt (server/library/tool.py) take
-    at most, estimated: the next message's passages are not known before it is written, so
-    the meter counts the room they may take (each passage as long as a passage can be)."""
+    at most, estimated (each passage as long as a passage can be)."""
     passage = "p" * PLACE_CHARS + "\n" + "x" * (MAX_CHARS + OVERLAP_CHARS)
     text = PROMPT_INTRO + untrusted("\n\n".join([passage] * PROMPT_PASSAGES), "documents")
     return estimate_tokens(text) + MESSAGE_OVERHEAD
+
+
+async def documents_part(svc: Services, prompt: list[ChatMessage], backend: ChatBackend) -> int:
+    """What the passages "Use my documents" puts in the next prompt would take, estimated.
+
+    The next message's passages are not known before it is written. The ceiling (every
+    passage as long as one can be) read a one-line chat as more than half of a small
+    context; the passages the chat's last question is given (its search run again, as its
+    turn ran it, and counted as sent) are what a follow-up on the same matter gets. 0 when
+    that search finds nothing (an empty library, a question no passage matches), never more
+    than the ceiling."""
+    question = next((m["content"] for m in reversed(prompt) if m["role"] == "user"), "")
+    if not question.strip():
+        return 0
+    given = await PromptDocuments(svc.library, SourceNumbers()).message(question)
+    if given is None:
+        return 0
+    (tokens,), _ = await backend.count_tokens([given[0]])
+    return min(tokens + MESSAGE_OVERHEAD, documents_room())
 
 
 async def get_context(request: Request) -> JSONResponse:
@@ -83,7 +103,9 @@ async def get_context(request: Request) -> JSONResponse:
     history_part += images * IMAGE_TOKENS  # (a model that takes none is told their names)
     # The passages the next turn's prompt gets ("Use my documents", once the library has a
     # folder: server/routes/conversations.py), estimated.
-    documents = documents_room() if conversation["documents"] and svc.library.has_folders else 0
+    documents = 0
+    if uses_documents(svc, conversation):
+        documents = await documents_part(svc, found.prompt, backend)
     limit = backend.context_length
     meter: ContextJSON = {
         "model": model.name,

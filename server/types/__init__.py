@@ -246,8 +246,9 @@ class ContextJSON(TypedDict):
     system: int  # the system prompt, with the summary in force
     history: int  # the messages the model is given
     tools: int  # the tools' definitions offered
-    # the room the passages "Use my documents" puts in the next prompt may take (estimated;
-    # 0 when it is off or the library has no folder)
+    # what the passages "Use my documents" puts in the next prompt would take, estimated as
+    # those the last question is given (0 when it is off, the library holds nothing, or none
+    # matches; never more than the room three passages may take)
     documents: int
     messages: int  # how many messages the model is given
     summarised: int  # how many messages the summary stands for

@@ -21,7 +21,7 @@ def test_the_meter_says_what_is_used_of_the_context() -> None:
     assert meter_text(meter()) == "~3.1k / 4.1k tokens"
     assert meter_text(meter(estimated=False, limit=None)) == "3.1k tokens"
     tip = meter_tooltip(meter(summarised=6))
-    assert "Your documents' passages: ~700 tokens (at most)" in tip
+    assert "Your documents' passages: ~700 tokens (estimated: what your last question's" in tip
     assert "6 earlier messages are summarised (still shown)." in tip
     assert "Above 3,552 (the rest kept for the reply)" in tip
 
