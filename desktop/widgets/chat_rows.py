@@ -5,7 +5,9 @@ a long call to keep or stop: issue 43 item 4) gets its own badge instead, an amb
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QRect, QRectF, QSignalBlocker, QSize, Qt, Signal
+from datetime import datetime
+
+from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, QSignalBlocker, QSize, Qt, Signal
 from PySide6.QtGui import (
     QAccessible,
     QColor,
@@ -14,6 +16,7 @@ from PySide6.QtGui import (
     QHelpEvent,
     QIcon,
     QKeyEvent,
+    QMouseEvent,
     QPainter,
     QPaintEvent,
     QPalette,
@@ -29,7 +32,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop import style
-from desktop.widgets.conversation_rows import ID_ROLE, TITLE_ROLE, ShownRows
+from desktop.widgets.chat_headers import chat_part
+from desktop.widgets.conversation_rows import ID_ROLE, TITLE_ROLE, Row, ShownRows
 
 BUSY_TIP = "Replying…"
 WAITING_TIP = "Waiting for you"
@@ -63,6 +67,43 @@ class ChatRows(QListWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
             self.verticalScrollBar().setStyleSheet(style.scroll_bar_in(self.palette()))
+
+    def show_rows(self, rows: list[Row], now: datetime) -> None:
+        """Show `rows` in their date groups as they are at `now` (the list's signals blocked)."""
+        if self.rows.show(rows, now):
+            self.scheduleDelayedItemsLayout()  # the rows with a header are taller
+            self.viewport().update()
+
+    def header_at(self, row: int) -> str:
+        """The date header drawn above the row at `row` ("" for none)."""
+        return self.rows.header_at(row)
+
+    def chat_rect(self, item: QListWidgetItem) -> QRect:
+        """Where a row's chat is drawn: its row, less the header above it if it has one."""
+        row = self.row(item)
+        return chat_part(self.visualItemRect(item), self.header_at(row), self.font(), row == 0)
+
+    def _on_header(self, position: QPoint) -> bool:
+        item = self.itemAt(position)
+        return item is not None and not self.chat_rect(item).contains(position)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if self._on_header(event.position().toPoint()):
+            event.accept()  # a header is no chat: clicking it chooses nothing
+            return
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if self._on_header(event.position().toPoint()):
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        if self._on_header(event.position().toPoint()):
+            event.accept()
+            return
+        super().mouseDoubleClickEvent(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Delete:
@@ -114,7 +155,7 @@ class ChatRows(QListWidget):
         """Where a row's dot is drawn: its icon's place."""
         option = QStyleOptionViewItem()
         self.initViewItemOption(option)
-        option.rect = self.visualItemRect(item)
+        option.rect = self.chat_rect(item)
         option.features |= (
             QStyleOptionViewItem.ViewItemFeature.HasDecoration
             | QStyleOptionViewItem.ViewItemFeature.HasDisplay
@@ -129,7 +170,7 @@ class ChatRows(QListWidget):
     def badge(self, item: QListWidgetItem) -> tuple[QRect, str]:
         """Where a waiting row's words are drawn, at its end, and which (an empty box: the row
         is too narrow, the amber dot alone says it)."""
-        row = self.visualItemRect(item)
+        row = self.chat_rect(item)
         metrics = QFontMetrics(self._badge_font())
         for words in WAITING_WORDS:
             width = metrics.horizontalAdvance(words) + metrics.height()
@@ -154,7 +195,7 @@ class ChatRows(QListWidget):
         painter.setPen(Qt.PenStyle.NoPen)
         for conversation_id in self.busy | self.waiting:
             item = self.rows.item(conversation_id)
-            if item is not None and self.visualItemRect(item).intersects(event.rect()):
+            if item is not None and self.chat_rect(item).intersects(event.rect()):
                 waiting = conversation_id in self.waiting
                 # On a selected row, the highlight is its background: the dot takes its text's.
                 on_highlight = item.isSelected()
@@ -187,6 +228,9 @@ class ChatRows(QListWidget):
 
     def viewportEvent(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            if self._on_header(event.pos()):
+                QToolTip.hideText()  # (not the chat's title below it)
+                return True
             item = self.itemAt(event.pos())
             said = self.tip(str(item.data(ID_ROLE))) if item is not None else ""
             if item is not None and said:

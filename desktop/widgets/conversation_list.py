@@ -7,12 +7,14 @@ menu) asks first, without a nested event loop.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 
 from PySide6.QtCore import QPoint, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
     QLineEdit,
+    QListView,
     QListWidgetItem,
     QMenu,
     QMessageBox,
@@ -21,6 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.chat_groups import local_now
+from desktop.widgets.chat_headers import HeadedOneLine, HeadedSearchResult
 from desktop.widgets.chat_rows import ChatRows
 from desktop.widgets.conversation_rows import (
     HIT_ROLE,
@@ -30,10 +34,10 @@ from desktop.widgets.conversation_rows import (
     Row,
     row_of,
 )
-from desktop.widgets.search_result import OneLineDelegate, SearchResultDelegate
 from server.types import ConversationJSON
 
 SEARCH_DELAY_MS = 200
+LAYOUT_BATCH = 100  # rows laid out in one pass of the window's loop
 
 
 class ConversationList(QWidget):
@@ -53,14 +57,19 @@ class ConversationList(QWidget):
         self.search.setAccessibleName("Search conversations")
         self.list = ChatRows(self)
         self.list.setAccessibleName("Conversations")
-        # One line a title (the whole of it in its tooltip), the same height every row: a
-        # change lays the rows out without measuring each (issue 16). A search's rows are two
-        # lines where a message matched, measured by their delegate.
-        self.list.setUniformItemSizes(True)
+        # The chats in date groups (desktop/chat_groups.py) as they are on this clock.
+        self.clock: Callable[[], datetime] = local_now
+        # One line a title (the whole of it in its tooltip); the first row of a date group
+        # is taller by its header. A search's rows are two lines where a message matched.
+        # Rows of two heights are measured one by one at each layout: laid out in batches,
+        # one pass of the window's loop at a time (a chat moved to the top of 1,000: 11 ms
+        # in one pass, 2 ms a pass in batches of 100, as the rows of one height were).
+        self.list.setLayoutMode(QListView.LayoutMode.Batched)
+        self.list.setBatchSize(LAYOUT_BATCH)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self._plain_delegate = OneLineDelegate(self.list)
+        self._plain_delegate = HeadedOneLine(self.list, self.list.header_at)
         self.list.setItemDelegate(self._plain_delegate)
-        self._search_delegate = SearchResultDelegate(self.list)
+        self._search_delegate = HeadedSearchResult(self.list, self.list.header_at)
         self._held: tuple[list[ConversationJSON], str | None, bool] | None = None
         for delegate in (self._plain_delegate, self._search_delegate):
             delegate.closeEditor.connect(self._on_delegate_close_editor)
@@ -150,7 +159,6 @@ class ConversationList(QWidget):
             rows = self.list.rows.with_top(rows)
         with QSignalBlocker(self.list):
             if searching != self.searching():
-                self.list.setUniformItemSizes(not searching)
                 self.list.setItemDelegate(
                     self._search_delegate if searching else self._plain_delegate
                 )
@@ -165,14 +173,15 @@ class ConversationList(QWidget):
         as they are). False, and nothing done, while a title is edited in place."""
         if self.list.state() == QAbstractItemView.State.EditingState:
             return False
-        top = [Row(conversation_id, title or UNTITLED) for conversation_id, title in chats]
+        now = self.clock()  # their last activity: now, as the server has it too
+        top = [Row(chat_id, title or UNTITLED, at=now.timestamp()) for chat_id, title in chats]
         with QSignalBlocker(self.list):
             self._show_rows(self.list.rows.with_top(top), current)
         return True
 
     def _show_rows(self, rows: list[Row], current: str | None) -> None:
         """`rows`, with `current` selected (the list's signals blocked)."""
-        self.list.rows.show(rows)
+        self.list.show_rows(rows, self.clock())
         self.list.describe_busy()
         item = self._item(current)
         if item is None:
@@ -180,6 +189,10 @@ class ConversationList(QWidget):
             self.list.setCurrentRow(-1)
         elif self.list.currentItem() is not item:
             self.list.setCurrentItem(item)
+
+    def regroup(self) -> None:
+        """The date groups drawn again as they are now (a day has begun)."""
+        self.list.show_rows(list(self.list.rows.rows), self.clock())
 
     def select_neighbour(self, step: int) -> None:
         """Open the chat `step` rows below the selected one (above if negative), as a

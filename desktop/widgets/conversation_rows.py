@@ -9,12 +9,14 @@ only the rows that differ: nothing when nothing changed, one move when a chat we
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import NamedTuple
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QListWidget, QListWidgetItem
 
+from desktop.chat_groups import grouped
 from desktop.widgets.search_result import SNIPPET_ROLE, clean_snippet
 from server.types import ConversationJSON
 
@@ -32,14 +34,34 @@ class Row(NamedTuple):
     title: str
     snippet: str = ""  # HTML: the text a search matched, "" for none
     hit: str = ""  # the message a search found, "" for none
+    at: float = 0.0  # its last activity (seconds since the epoch): the group it is drawn in
 
 
 def row_of(conversation: ConversationJSON) -> Row:
     title = conversation["title"] or UNTITLED
+    at = conversation.get("updated_at", 0.0)
     match = conversation.get("match")
     if not match or not match["message_id"]:  # no search, or the title matched
-        return Row(conversation["id"], title)
-    return Row(conversation["id"], title, clean_snippet(match["snippet"]), match["message_id"])
+        return Row(conversation["id"], title, at=at)
+    snippet = clean_snippet(match["snippet"])
+    return Row(conversation["id"], title, snippet, match["message_id"], at)
+
+
+def arranged(rows: list[Row], now: datetime) -> tuple[list[Row], list[str]]:
+    """`rows` (the first of any repeated id) in their date groups, and beside each row the
+    header drawn above it: its group's name on a group's first row, "" on the others."""
+    seen: set[str] = set()
+    unique = []
+    for row in rows:
+        if row.id not in seen:
+            seen.add(row.id)
+            unique.append(row)
+    ordered: list[Row] = []
+    headers: list[str] = []
+    for label, members in grouped(unique, lambda row: row.at, now):
+        ordered += members
+        headers += [label] + [""] * (len(members) - 1)
+    return ordered, headers
 
 
 class ShownRows:
@@ -49,6 +71,7 @@ class ShownRows:
         self._view = view
         self._icon = icon  # every row's: the space where a busy chat's dot is drawn
         self.rows: list[Row] = []
+        self.headers: list[str] = []  # beside each row: its group's header drawn above it
 
     def item(self, conversation_id: str | None) -> QListWidgetItem | None:
         for index, row in enumerate(self.rows):
@@ -61,7 +84,7 @@ class ShownRows:
         the next `show` writes it whatever it is."""
         for index, row in enumerate(self.rows):
             if row.id == conversation_id:
-                self.rows[index] = Row(row.id, "", EDITED, EDITED)
+                self.rows[index] = Row(row.id, "", EDITED, EDITED, row.at)
 
     def edited(self) -> bool:
         """A row was edited in place since the rows were last told what it is."""
@@ -73,17 +96,21 @@ class ShownRows:
         ids = {row.id for row in top}
         return top + [row for row in self.rows if row.id not in ids]
 
-    def show(self, wanted: list[Row]) -> None:
-        """Make the widget show `wanted` (the first of any repeated id), by the fewest edits."""
-        seen: set[str] = set()
-        unique = []
-        for row in wanted:
-            if row.id not in seen:
-                seen.add(row.id)
-                unique.append(row)
-        wanted = unique
+    def header_at(self, index: int) -> str:
+        """The header drawn above the row at `index` ("" for none)."""
+        return self.headers[index] if 0 <= index < len(self.headers) else ""
+
+    def show(self, wanted: list[Row], now: datetime) -> bool:
+        """Make the widget show `wanted` (the first of any repeated id) in their date groups
+        as they are at `now`, by the fewest edits. Whether the headers changed: the headers
+        are no item's data (writing it would lay out every row once more), so the view lays
+        itself out again when they do."""
+        wanted, headers = arranged(wanted, now)
+        moved = headers != self.headers
+        self.headers = headers
+        seen = {row.id for row in wanted}
         if wanted == self.rows:
-            return
+            return moved
         for index in range(len(self.rows) - 1, -1, -1):
             if self.rows[index].id not in seen:
                 del self.rows[index]
@@ -114,6 +141,7 @@ class ShownRows:
                 and self.rows[index + 1 :] == wanted[index + 1 :]
             ):
                 break  # the rest shows what it should already (compared only then: O(n))
+        return moved
 
     def _new_item(self, row: Row) -> QListWidgetItem:
         item = QListWidgetItem(self._icon, row.title)

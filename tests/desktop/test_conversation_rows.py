@@ -177,7 +177,7 @@ def test_a_busy_chat_gets_a_dot_without_an_edit_to_any_row(qtbot: Any) -> None:
     assert dot_colour(0) != highlight
     assert sidebar.busy_shown() == {"b"}
     # The title keeps its place: the dot's box is there on every row.
-    assert view.visualItemRect(view.item(1)).height() == view.visualItemRect(view.item(0)).height()
+    assert view.chat_rect(view.item(1)).height() == view.chat_rect(view.item(0)).height()
 
     view.setCurrentRow(1)  # selected: on the highlight, the dot takes the text's colour
     on_highlight = view.palette().color(QPalette.ColorRole.HighlightedText).name()
@@ -201,7 +201,7 @@ def test_a_busy_chat_says_so_when_hovered(qtbot: Any) -> None:
     sidebar.set_busy({"b"})
     view = sidebar.list
     for row, expected in ((1, f"Second — {BUSY_TIP}"), (0, "First")):
-        at = view.visualItemRect(view.item(row)).center()
+        at = view.chat_rect(view.item(row)).center()
         event = QHelpEvent(QEvent.Type.ToolTip, at, view.viewport().mapToGlobal(at))
         QToolTip.hideText()
         view.viewportEvent(event)
@@ -213,8 +213,8 @@ def test_search_rows_are_two_lines_and_the_plain_list_one(qtbot: Any) -> None:
     long_title = "A title far too long for one line of the sidebar " * 2
     sidebar.show_conversations(chats(("a", long_title), ("b", "Short")), None)
     view = sidebar.list
-    one_line = view.visualItemRect(view.item(1)).height()
-    assert view.visualItemRect(view.item(0)).height() == one_line  # elided, not wrapped
+    one_line = view.chat_rect(view.item(1)).height()
+    assert view.chat_rect(view.item(0)).height() == one_line  # elided, not wrapped
     assert view.item(0).toolTip() == long_title  # the whole title when hovered
     # As wide as the view, whichever row comes first: the list never scrolls sideways.
     assert view.visualItemRect(view.item(0)).width() <= view.viewport().width()
@@ -223,12 +223,12 @@ def test_search_rows_are_two_lines_and_the_plain_list_one(qtbot: Any) -> None:
     found = chats(("a", long_title, "the «word» found", "m1"), ("b", long_title))
     sidebar.show_conversations(found, None)  # a message matched in a, the title in b
     assert sidebar.searching()
-    assert view.visualItemRect(view.item(0)).height() > one_line * 1.5
-    assert view.visualItemRect(view.item(1)).height() == one_line
+    assert view.chat_rect(view.item(0)).height() > one_line * 1.5
+    assert view.chat_rect(view.item(1)).height() == one_line
     assert view.horizontalScrollBar().maximum() == 0
     sidebar.show_conversations(chats(("a", long_title), ("b", "Short")), None)
     assert not sidebar.searching()
-    assert view.visualItemRect(view.item(0)).height() == one_line
+    assert view.chat_rect(view.item(0)).height() == one_line
 
 
 def open_editor(qtbot: Any, sidebar: ConversationList, chat_id: str) -> QLineEdit:
