@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
-from PySide6.QtWidgets import QStyleOptionViewItem, QWidget
+from PySide6.QtWidgets import QStyle, QStyleOptionViewItem, QWidget
 
 from desktop.look.palette import palette
 from desktop.look.scale import SPACING, TYPE
@@ -27,6 +27,7 @@ ABOVE = SPACING["l"]  # between a group's last chat and the next header
 BELOW = SPACING["xs"]  # between a header and its first chat
 FIRST_ABOVE = SPACING["s"]  # above the list's first header (nothing to part it from)
 INDENT = SPACING["m"]
+ROW_PADDING = SPACING["s"]  # a title's row: this much taller than its line, to breathe
 
 
 def header_font(base: QFont) -> QFont:
@@ -50,13 +51,19 @@ def chat_part(rect: QRect, header: str, base: QFont, first: bool) -> QRect:
 
 
 def paint_header(
-    painter: QPainter, rect: QRect, header: str, option: QStyleOptionViewItem, first: bool
+    painter: QPainter,
+    rect: QRect,
+    header: str,
+    option: QStyleOptionViewItem,
+    first: bool,
+    left: int,
 ) -> None:
-    """The header in the top band of `rect`, in the theme's muted colour."""
+    """The header in the top band of `rect`, from `left` (where the titles begin), in the
+    theme's muted colour."""
     font = header_font(option.font)
     top = rect.top() + (FIRST_ABOVE if first else ABOVE)
     height = QFontMetrics(font).height()
-    area = QRect(rect.left() + INDENT, top, max(0, rect.width() - 2 * INDENT), height)
+    area = QRect(left, top, max(0, rect.right() - INDENT - left), height)
     painter.save()
     painter.setFont(font)
     painter.setPen(QColor(palette(is_dark(option.palette)).muted))
@@ -87,9 +94,21 @@ class _Headed:
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         header = self._header(index)
+        chat = self._chat_option(option, index)
         if header:
-            paint_header(painter, option.rect, header, option, index.row() == 0)
-        super().paint(painter, self._chat_option(option, index), index)  # type: ignore[misc]
+            first = index.row() == 0
+            paint_header(painter, option.rect, header, option, first, self._title_left(chat, index))
+        super().paint(painter, chat, index)  # type: ignore[misc]
+
+    def _title_left(self, option: QStyleOptionViewItem, index: Index) -> int:
+        """Where a row's title begins (after the busy dot's place): a header lines up with it."""
+        item = QStyleOptionViewItem(option)
+        self.initStyleOption(item, index)  # type: ignore[attr-defined]
+        widget = item.widget
+        if widget is None:
+            return option.rect.left() + INDENT
+        text = QStyle.SubElement.SE_ItemViewItemText
+        return int(widget.style().subElementRect(text, item, widget).left())
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
         # Asked for every row at each layout of the list: a plain row's height is measured
@@ -100,6 +119,7 @@ class _Headed:
             if self._one_line is None or self._one_line[0] != option.font:
                 self._one_line = (QFont(option.font), super().sizeHint(option, index))  # type: ignore[misc]
             size = QSize(self._one_line[1])
+            size.setHeight(size.height() + ROW_PADDING)
         header = self._header(index)
         if header:
             size.setHeight(size.height() + band_height(option.font, index.row() == 0))
