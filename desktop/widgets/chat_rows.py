@@ -59,6 +59,7 @@ class ChatRows(QListWidget):
         self.busy: set[str] = set()
         self.waiting: set[str] = set()  # busy chats whose reply waits for the user
         self._described: set[str] = set()  # the rows told what they are for a screen reader
+        self._named: set[str] = set()  # the rows named with their group's header for one
         self.setIconSize(QSize(DOT_PX, DOT_PX))
         # Flat, as the transcript's: Fusion's repaints its gradients with every row moved.
         self.verticalScrollBar().setStyleSheet(style.scroll_bar_in(self.palette()))
@@ -73,6 +74,29 @@ class ChatRows(QListWidget):
         if self.rows.show(rows, now):
             self.scheduleDelayedItemsLayout()  # the rows with a header are taller
             self.viewport().update()
+        self._name_groups()
+
+    def _name_groups(self) -> None:
+        """A group's first chat is named with its header for a screen reader ("Today: Plan
+        the garden"): a list widget's rows can only be list items, so the header is heard
+        as the start of its first row. Only while a screen reader is active: writing it is
+        an item edit, which lays every row out."""
+        if not QAccessible.isActive():
+            return
+        role = Qt.ItemDataRole.AccessibleTextRole
+        named: set[str] = set()
+        with QSignalBlocker(self):
+            for index, row in enumerate(self.rows.rows):
+                header = self.rows.header_at(index)
+                wanted = f"{header}: {row.title}" if header else None
+                if header:
+                    named.add(row.id)
+                elif row.id not in self._named:
+                    continue
+                item = self.item(index)
+                if item is not None and item.data(role) != wanted:
+                    item.setData(role, wanted)
+        self._named = named
 
     def header_at(self, row: int) -> str:
         """The date header drawn above the row at `row` ("" for none)."""

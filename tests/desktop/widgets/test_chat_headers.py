@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QAccessible, QColor
 
 from desktop.look.palette import palette
 from desktop.theme import is_dark
@@ -175,3 +175,20 @@ def test_the_groups_are_drawn_again_for_a_new_day(qtbot: Any) -> None:
     sidebar.regroup()
     assert [label for label, _ in groups(sidebar)][:2] == ["Yesterday", "Previous 7 days"]
     assert groups(sidebar)[0] == ("Yesterday", ["now", "this morning"])
+
+
+def test_a_screen_reader_hears_a_header_as_the_start_of_its_first_chat(qtbot: Any) -> None:
+    QAccessible.setActive(True)
+    try:
+        sidebar = make(qtbot)
+        sidebar.show_conversations(WHOLE, None)
+        view = sidebar.list
+        cells = QAccessible.queryAccessibleInterface(view)
+        assert cells is not None
+        names = [cells.child(row).text(QAccessible.Text.Name) for row in range(view.count())]
+        assert names[:3] == ["Today: now", "this morning", "Yesterday: last night"]
+        assert sidebar.put_on_top([("last night", "last night")], None)
+        names = [cells.child(row).text(QAccessible.Text.Name) for row in range(view.count())]
+        assert names[:4] == ["Today: last night", "now", "this morning", "Previous 7 days: monday"]
+    finally:
+        QAccessible.setActive(False)
