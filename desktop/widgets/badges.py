@@ -6,13 +6,16 @@ from __future__ import annotations
 from desktop.client import ReplyEnd
 from desktop.widgets.step_lines import short_arguments
 from server.types import EndedJSON, Usage
+from server.types.chunks import CONTEXT_FULL
 
 BADGES: dict[tuple[str, str | None], str] = {
     ("interrupted", "client_hangup"): "Stopped",
     ("interrupted", "shutdown"): "Interrupted: Parley was closed",
     ("interrupted", "crash"): "Interrupted: Parley quit unexpectedly",
 }
-
+# A reply cut because the model's context was full: going on needs room, which a summary of
+# the earlier messages makes.
+CONTEXT_FULL_BADGE = "Stopped: the model's context is full · Compact now makes room to go on"
 
 ENDED_WORDS = (
     ("model_calls", "model call"),
@@ -26,6 +29,8 @@ def badge_for(end: ReplyEnd) -> str:
     if end.status == "error":
         return f"Error: {end.error or 'the model failed'}"
     if end.status == "completed" and end.finish_reason == "length":
+        if (end.usage or {}).get(CONTEXT_FULL):  # the server's verdict, not a guess here
+            return CONTEXT_FULL_BADGE
         return "Cut at the length limit"  # the chat's "Longest reply": Continue goes on
     badge = BADGES.get((end.status, end.ended_by), "")
     ended = ended_text(end.ended) if end.status == "interrupted" else ""

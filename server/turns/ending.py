@@ -9,7 +9,9 @@ from server.agent.buffer import ReplyBuffer
 from server.agent.loop import AgentLoop
 from server.models.base import StreamEnd
 from server.storage.turn_rows import Ending
+from server.turns.length_cut import context_full
 from server.types import EndedBy, Usage
+from server.types.chunks import CONTEXT_FULL
 
 
 def ending_of(
@@ -35,6 +37,8 @@ def ending_of(
             completed_at=now,
         )
     if finished is not None:
+        if context_full(finished, agent.stats.info, agent.model.backend.context_length):
+            usage[CONTEXT_FULL] = 1  # cut at "length" by the context, not by max_tokens
         return Ending(
             content=text,
             parts=parts,

@@ -79,6 +79,11 @@ class CompactionJSON(TypedDict):
     summary: NotRequired[SummaryJSON]
 
 
+# A usage key (of a stored reply and of its final chunk): 1 when a reply that completed at
+# `finish_reason: "length"` was cut because the model's context was full (its prompt and the
+# reply took all of it), not at its own `max_tokens` (server/turns/length_cut.py).
+CONTEXT_FULL = "context_full"
+
 OverdueAction = Literal["wait", "stop"]
 # The start of the result of a call the user stopped after its timeout (the window draws such
 # a step as "stopped by you").

@@ -5,12 +5,14 @@ chat is reopened; every message stays on screen; Edit and Undo go to the server.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt, QUrl
 
 from desktop.reply_notes import SUMMARISING_NOTE
+from desktop.widgets.badges import CONTEXT_FULL_BADGE
 from desktop.widgets.transcript.summaries import MARKER_TEXT
 from tests.desktop.conftest import GuiApp, run
 from tests.support.upstream import Script, ScriptedUpstream
@@ -210,3 +212,22 @@ def test_esc_and_the_chat_menus_stop_end_compact_now_too(
         qtbot.waitUntil(lambda: not view.compaction.running, timeout=5_000)
         upstream.wait_hung_up()
         assert stored(gui, qtbot)["summaries"] == []
+
+
+def test_a_reply_that_filled_the_models_context_says_so_not_the_length_limit(
+    small_gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    gui = small_gui
+    # The upstream stops at "length" with its prompt and the reply at the model's context.
+    full = json.dumps({"prompt_tokens": 1_960, "completion_tokens": 40, "total_tokens": 2_000})
+    upstream.queue = [
+        Script(texts=["Once upon", " a time"], finish_reason="length", usage_json=full)
+    ]
+    say(gui, qtbot, "A long story, please.")
+    qtbot.waitUntil(lambda: CONTEXT_FULL_BADGE in gui.transcript_text(), timeout=5_000)
+    assert "Cut at the length limit" not in gui.transcript_text()
+    cid = gui.window.current_id
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert CONTEXT_FULL_BADGE not in gui.transcript_text()
+    gui.window.sidebar.conversation_selected.emit(cid)  # drawn from the store: the same
+    qtbot.waitUntil(lambda: CONTEXT_FULL_BADGE in gui.transcript_text(), timeout=5_000)
