@@ -3,8 +3,9 @@
 Blocking calls (`start`, `stop`), for a worker thread: the process is started, its first
 stdout line read (the address and key once the model is loaded, or why it failed), and its
 stderr (llama.cpp's log) sent to Parley's logger, keeping the last lines to explain a failed
-load. Stopped by closing its stdin; killed if it has not exited in time. Its errors are
-logged as errors, its warnings as warnings, the rest at debug level.
+load. Stopped by closing its stdin; killed if it has not exited in time. Each line of its
+log goes to Parley's at the level server/models/engine_log.py gives it, never raw to the
+terminal.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import re
 import subprocess
 import sys
 import threading
@@ -23,15 +23,12 @@ import httpx
 
 from server.errors import BackendError
 from server.limits import ModelLimits
+from server.models.engine_log import classify
 
 log = logging.getLogger("parley.engine")
 
 PROPS_TIMEOUT_S = ModelLimits.engine_props_timeout
 STOP_WAIT_S = ModelLimits.engine_stop_wait
-# llama.cpp's log lines: "0.00.004.120 E llama_model_load: error loading model: …"
-LOG_LINE = re.compile(r"^[\d.]+ ([EWID]) (.*)$")
-# Warnings llama.cpp's server gives in normal use (a prompt it has cached whole): detail.
-ROUTINE_WARNINGS = ("need to evaluate at least 1 token", "n_past was set to")
 
 
 @dataclass(frozen=True)
@@ -111,19 +108,13 @@ class Engine:
     def _log_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
         for raw in self._proc.stderr:
-            line = raw.decode("utf-8", "replace").rstrip()
-            match = LOG_LINE.match(line)
-            level, text = match.groups() if match else ("D", line)  # its unmarked lines: detail
-            if not text:
+            found = classify(raw)
+            if found is None:
                 continue
-            if level == "E":
-                log.error("%s", text)
-                if self._first_error is None:
-                    self._first_error = text.split(": ", 1)[-1]
-            elif level == "W" and not any(routine in text for routine in ROUTINE_WARNINGS):
-                log.warning("%s", text)
-            else:
-                log.debug("%s", text)
+            level, text = found
+            log.log(level, "%s", text)
+            if level == logging.ERROR and self._first_error is None:
+                self._first_error = text.split(": ", 1)[-1]
 
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
