@@ -217,6 +217,9 @@ class CompactionLimits:
     # Tokens a message is cut to at the least (~40 characters), when `max_rounds` cannot keep
     # `line_share` of each, before the oldest messages are left out of the rounds instead.
     line_floor: int = 12
+    # Seconds between two words on how long a round's summary is so far (the window's note
+    # while it is made); a round waits for a whole model call, tens of seconds on an engine.
+    progress_interval: float = 1.0
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -26,7 +27,7 @@ from server.agent.history import as_sent_by_message
 from server.agent.transcript import lines_of, next_round, plan, unread_note
 from server.errors import ParleyError
 from server.models.base import ChatRequest
-from server.models.context import IMAGE_TOKENS, MESSAGE_OVERHEAD, prompt_budget
+from server.models.context import IMAGE_TOKENS, MESSAGE_OVERHEAD, estimate_tokens, prompt_budget
 from server.types import ChatMessage, SummaryJSON
 
 if TYPE_CHECKING:
@@ -183,7 +184,9 @@ class Compactor:
                 return ""
             transcript, start = await next_round(summary, planned, start, count, room)
             number += 1
-            said = await self._round(transcript, f"{loop.id}/compaction/{number}")
+            rounds = max(planned.rounds, number)  # (the plan's most: never fewer than read)
+            loop.buffer.publish(Compaction("running", None, number, rounds))
+            said = await self._round(transcript, f"{loop.id}/compaction/{number}", number, rounds)
             if not said:
                 return ""
             summary = said
@@ -191,10 +194,23 @@ class Compactor:
             summary = f"{summary}\n\n{unread_note(planned.left_out)}"
         return summary or ""
 
-    async def _round(self, transcript: str, loop_id: str) -> str:
-        """One summarising call: its summary, "" when stopped or empty."""
+    async def _round(self, transcript: str, loop_id: str, number: int, rounds: int) -> str:
+        """One summarising call (round `number` of `rounds`): its summary, "" when stopped
+        or empty. While it is written, how long it is so far is told at most once every
+        `progress_interval`: a round on a slow engine takes tens of seconds."""
         loop = self._loop
-        buffer = ReplyBuffer(loop.limits.max_reply_chars, on_change=_nothing, forward=_ignore)
+        interval = loop.limits.compaction.progress_interval
+        told = time.monotonic()
+
+        def grew() -> None:
+            nonlocal told
+            now = time.monotonic()
+            if now - told >= interval:
+                told = now
+                tokens = estimate_tokens(buffer.text)
+                loop.buffer.publish(Compaction("running", None, number, rounds, tokens))
+
+        buffer = ReplyBuffer(loop.limits.max_reply_chars, on_change=grew, forward=_ignore)
         child = loop.children.adopt(buffer, loop_id, steps=1)
         prompt: list[ChatMessage] = [
             {"role": "system", "content": INSTRUCTIONS},
@@ -266,10 +282,6 @@ def _text(message: ChatMessage) -> str:
     """A message as sent, as the backend counts it (server/models/context.py)."""
     calls = message.get("tool_calls")
     return message["content"] + (json.dumps(calls) if calls else "")
-
-
-def _nothing() -> None:
-    return None
 
 
 def _ignore(_item: object) -> None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from server.types import CitationPartJSON, SummaryJSON, ToolCallJSON, ToolPartJSON
-from server.types.chunks import ApprovalJSON, OverdueJSON
+from server.types.chunks import ApprovalJSON, CompactionJSON, OverdueJSON
 
 
 @dataclass(frozen=True)
@@ -41,11 +41,25 @@ class CallOverdue:
 
 @dataclass(frozen=True)
 class Compaction:
-    """Earlier messages are being summarised ("running"), or were ("done", the summary), or
-    could not be ("failed": the turn goes on without): `parley.compaction` (issue 42)."""
+    """Earlier messages are being summarised ("running", with how far it is when known), or
+    were ("done", the summary), or could not be ("failed": the turn goes on without):
+    `parley.compaction` (issue 42)."""
 
     state: Literal["running", "done", "failed"]
     summary: SummaryJSON | None
+    round: int | None = None  # the round being read, from 1
+    rounds: int | None = None  # the rounds planned, at most
+    tokens: int | None = None  # the round's summary so far, estimated
+
+    def json(self) -> CompactionJSON:
+        event: CompactionJSON = {"state": self.state}
+        if self.summary is not None:
+            event["summary"] = self.summary
+        if self.round is not None and self.rounds is not None:
+            event["round"], event["rounds"] = self.round, self.rounds
+        if self.tokens is not None:
+            event["tokens"] = self.tokens
+        return event
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ from server.storage.store import Ending
 from server.types import (
     CitationPartJSON,
     FinishReason,
-    SummaryJSON,
     ToolCallJSON,
     ToolPartJSON,
     Usage,
@@ -134,15 +133,10 @@ class ChunkWriter:
         chunk["parley"] = {"overdue": overdue}
         return chunk
 
-    def compaction(
-        self, state: Literal["running", "done", "failed"], summary: SummaryJSON | None
-    ) -> ChunkJSON:
-        """Earlier messages are being summarised, or were (issue 42): no choices."""
+    def compaction(self, event: CompactionJSON) -> ChunkJSON:
+        """Earlier messages are being summarised (how far), or were (issue 42): no choices."""
         chunk = self.chunk({})
         chunk["choices"] = []
-        event: CompactionJSON = {"state": state}
-        if summary is not None:
-            event["summary"] = summary
         chunk["parley"] = {"compaction": event}
         return chunk
 

@@ -87,7 +87,7 @@ class RunEventStream(RunResponse):
             elif isinstance(item, CallOverdue):
                 body = encode(self.writer.overdue(item.overdue))
             elif isinstance(item, Compaction):
-                body = encode(self.writer.compaction(item.state, item.summary))
+                body = encode(self.writer.compaction(item.json()))
             elif isinstance(item, Cited):
                 body = encode(self.writer.citation(item.citation))
             elif isinstance(item, SaveProblem):

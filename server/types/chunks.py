@@ -73,10 +73,18 @@ class OverdueJSON(TypedDict):
 
 class CompactionJSON(TypedDict):
     """Earlier messages are being summarised ("running") or were ("done", with the summary
-    now given to the model in their place): `parley.compaction` of a chunk (issue 42)."""
+    now given to the model in their place): `parley.compaction` of a chunk (issue 42).
+
+    "running" comes again as the summary is made: at each round (a long part is read in
+    rounds, each a model call) with `round` of `rounds`, and during a round at most once a
+    second with `tokens`, what its summary has taken so far (estimated from its characters).
+    """
 
     state: Literal["running", "done", "failed"]  # failed: the turn goes on without it
     summary: NotRequired[SummaryJSON]
+    round: NotRequired[int]  # the round being read, from 1
+    rounds: NotRequired[int]  # the rounds planned: at most this many (fewer when it reads fast)
+    tokens: NotRequired[int]  # the round's summary so far, in tokens (estimated)
 
 
 # A usage key (of a stored reply and of its final chunk): 1 when a reply that completed at

@@ -62,7 +62,9 @@ def test_a_turn_that_would_not_fit_summarises_the_oldest_part_and_loses_nothing(
         for e in stream.events
         if isinstance(e, dict) and "compaction" in e.get("parley", {})
     ]
-    assert [e["state"] for e in events] == ["running", "done"]
+    # Running (and, its one round begun, "1 of 1"), then done.
+    assert [e["state"] for e in events] == ["running", "running", "done"]
+    assert (events[1]["round"], events[1]["rounds"]) == (1, 1)
     summary = events[-1]["summary"]
 
     asked, answered = upstream.records[-2], upstream.records[-1]

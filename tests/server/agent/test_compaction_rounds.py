@@ -16,6 +16,7 @@ from server.agent.compaction import INSTRUCTIONS, LATER_HEADING, SUMMARY_HEADING
 from server.agent.transcript import unread_note
 from server.limits import CompactionLimits, Limits
 from tests.server.transfer.test_transfer import import_json
+from tests.support.client import SSEStream
 from tests.support.parley import Parley
 from tests.support.upstream import Record, Script, ScriptedUpstream
 
@@ -31,6 +32,14 @@ def summarising(record: Record) -> bool:
 def transcript(record: Record) -> str:
     said: str = record.body["messages"][1]["content"]
     return said
+
+
+def compaction_events(stream: SSEStream) -> list[dict[str, Any]]:
+    return [
+        e["parley"]["compaction"]
+        for e in stream.events
+        if isinstance(e, dict) and "compaction" in e.get("parley", {})
+    ]
 
 
 def long_chat(count: int) -> dict[str, Any]:
@@ -94,6 +103,11 @@ def test_a_2000_message_chat_is_summarised_in_rounds_that_each_fit_the_models_co
     rounds = [r for r in upstream.records if summarising(r)]
     assert 1 < len(rounds) <= Limits().compaction.max_rounds
     assert all(r.body["max_tokens"] > 0 for r in rounds)  # room kept for the answer
+    # The stream said each round as it began: "n of m", m the most planned.
+    told = [(e["round"], e["rounds"]) for e in compaction_events(stream) if "round" in e]
+    assert [n for n, _ in told] == list(range(1, len(rounds) + 1))
+    planned = {m for _, m in told}
+    assert len(planned) == 1 and planned.pop() >= len(rounds)
     for later in rounds[1:]:  # each round goes on from the summary written before it
         assert transcript(later).startswith(
             "Summary of what came before:\nThe user asked numbered questions."
@@ -160,3 +174,25 @@ def test_a_stop_during_a_later_round_ends_the_rounds_and_saves_nothing(
     assert len(upstream.records) == 2  # no round after it
     assert transcript(upstream.records[1]).startswith("Summary of what came before:\nRound one.")
     assert small.conversation(cid)["summaries"] == []
+
+
+def test_a_round_says_how_long_its_summary_is_so_far_while_it_is_written(
+    data_dir: Path, upstream: ScriptedUpstream
+) -> None:
+    upstream.context = CONTEXT
+    # The first round's summary written slowly, as an engine writes it: 40 tokens in ~2 s.
+    upstream.queue = [Script(tokens=40, rate=20)]
+    limits = Limits(compaction=CompactionLimits(progress_interval=0.1))
+    server = Parley(data_dir, upstream.base_url, limits=limits).start()
+    try:
+        cid = imported(server, 200)
+        stream = server.send(cid, "go on")
+        stream.read_all()
+        assert stream.final["parley"]["status"] == "completed", stream.final
+        events = compaction_events(stream)
+        assert events[-1]["state"] == "done"
+        sizes = [e["tokens"] for e in events if "tokens" in e]
+        assert len(sizes) >= 2 and sizes == sorted(sizes) and sizes[0] > 0
+        assert all(e["round"] == 1 and e["rounds"] >= 1 for e in events if "tokens" in e)
+    finally:
+        server.stop()
