@@ -12,6 +12,7 @@ from desktop.client.context import CompactionStream
 from desktop.controller import Context, Controller
 from desktop.errors import ClientError
 from desktop.reply_events import ReplyCompaction
+from desktop.reply_notes import summarising_note
 from desktop.widgets.transcript import Transcript
 
 
@@ -26,6 +27,7 @@ class CompactNow(Controller):
         self.conversation_id: str | None = None  # the chat being compacted
         self._stream: CompactionStream | None = None
         self._stopped = False
+        self.note = ""  # what is said while it runs: how far it is
 
     @property
     def running(self) -> bool:
@@ -53,6 +55,7 @@ class CompactNow(Controller):
         finally:
             self._stream = None
             self.conversation_id = None
+            self.note = ""
             self.running_changed.emit()
 
     async def _follow(self, conversation_id: str, model: str | None) -> None:
@@ -67,7 +70,10 @@ class CompactNow(Controller):
                     self.failed.emit(f"The earlier messages could not be summarised: {event.error}")
                 continue
             state, summary = event.compaction["state"], event.compaction.get("summary")
-            if state == "done" and summary is not None:
+            if state == "running":
+                self.note = summarising_note(event.compaction)
+                self.running_changed.emit()
+            elif state == "done" and summary is not None:
                 if conversation_id == self._context.current_id:
                     self._transcript.add_summary(summary)
                 self.compacted.emit(conversation_id)

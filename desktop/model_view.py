@@ -122,4 +122,5 @@ class ModelView(QObject):
             self.refresh()
 
     def _show_compacting(self) -> None:
-        self.meter.show_compacting(self.compacting_here, self.can_compact)
+        note = self.compaction.note if self.compacting_here else ""
+        self.meter.show_compacting(self.compacting_here, self.can_compact, note)

@@ -45,10 +45,10 @@ from desktop.earlier_messages import PAGE
 from desktop.errors import ClientError
 from desktop.reply_notes import (
     STOPPING_NOTE,
-    SUMMARISING_NOTE,
     SUMMARY_FAILED,
     save_problem_note,
     stopping_note,
+    summarising_note,
 )
 from desktop.reply_turn import Reply, begin, drop_created
 from desktop.widgets.composer import Composer
@@ -302,7 +302,7 @@ class ReplyController(Controller):
 
     def _note(self, reply: Reply) -> None:
         """Where its text will come, while none has: what it waits on."""
-        note = SUMMARISING_NOTE if reply.summarising else reply.note()
+        note = reply.summarising or reply.note()
         if note:
             self._transcript.show_compaction(note)
 
@@ -332,10 +332,10 @@ class ReplyController(Controller):
         """Earlier messages summarised before the reply: said where its text will come; once
         done, the marker drawn where the summary ends."""
         state = event.compaction["state"]
-        reply.summarising = state == "running"
+        reply.summarising = summarising_note(event.compaction)
         shown = self._is_shown(conversation_id)
         if shown:
-            self._transcript.show_compaction(SUMMARISING_NOTE if reply.summarising else "")
+            self._transcript.show_compaction(reply.summarising)
         summary = event.compaction.get("summary")
         if state == "done" and summary is not None:
             if shown:

@@ -6,6 +6,7 @@ model still to be loaded before its turn begins."""
 from __future__ import annotations
 
 from server.types import ModelStatusJSON, ToolPartJSON
+from server.types.chunks import CompactionJSON
 
 STOPPING_NOTE = "Stopped — saving…"
 SUMMARISING_NOTE = "Summarising earlier messages…"
@@ -13,6 +14,22 @@ SUMMARY_FAILED = (
     "Earlier messages could not be summarised; the reply goes on without a summary, and the "
     "model may not see the start of this chat."
 )
+
+
+def summarising_note(event: CompactionJSON) -> str:
+    """What the window says while earlier messages are summarised, with how far it is when
+    the server says: "Summarising earlier messages… (2 of 5, ~180 tokens written)"; "" once
+    it is no longer running."""
+    if event["state"] != "running":
+        return ""
+    told: list[str] = []
+    rounds = event.get("rounds", 0)
+    if rounds > 1:  # one round: its number says nothing
+        told.append(f"{event.get('round', 1)} of {rounds}")
+    tokens = event.get("tokens", 0)
+    if tokens > 0:
+        told.append(f"~{tokens:,} tokens written")
+    return f"{SUMMARISING_NOTE} ({', '.join(told)})" if told else SUMMARISING_NOTE
 
 
 def save_problem_note(problem: str) -> str:

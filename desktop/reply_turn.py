@@ -60,7 +60,8 @@ class Reply:
         self.stop_requested = False
         self.ending: ReplyEnd | None = None  # known, and being drawn
         self.save_note: str | None = None  # what the window says while it cannot be saved
-        self.summarising = False  # earlier messages are being summarised before it (issue 42)
+        # While earlier messages are summarised before it: what the window says of it ("" else)
+        self.summarising = ""
 
     @property
     def question(self) -> str | None:

@@ -125,6 +125,10 @@ def compaction(value: object) -> CompactionJSON:
     event = shaped(CompactionJSON, ("state",), value)
     if "summary" in event:
         shaped(dict, SUMMARY_KEYS, event["summary"])
+    for key in ("round", "rounds", "tokens"):  # how far it is: only whole numbers are said
+        number = event.get(key)
+        if number is not None and (not isinstance(number, int) or isinstance(number, bool)):
+            del event[key]  # type: ignore[misc]
     return event
 
 

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
+from desktop.reply_notes import SUMMARISING_NOTE
 from server.types import ContextJSON
 
 BAR_WIDTH = 90
@@ -140,9 +141,10 @@ class ContextMeter(QWidget):
         self.label.setText("")
         self.hide()
 
-    def show_compacting(self, running: bool, can_compact: bool) -> None:
-        """A summary is being made (Stop shown), or not (Compact now, if it may be)."""
-        self.status.setText("Summarising earlier messages…" if running else "")
+    def show_compacting(self, running: bool, can_compact: bool, note: str = "") -> None:
+        """A summary is being made (Stop shown; `note`: how far it is), or not (Compact
+        now, if it may be)."""
+        self.status.setText((note or SUMMARISING_NOTE) if running else "")
         self.stop_button.setVisible(running)
         self.compact_button.setVisible(not running)
         self.compact_button.setEnabled(can_compact)

@@ -231,3 +231,33 @@ def test_a_reply_that_filled_the_models_context_says_so_not_the_length_limit(
     assert CONTEXT_FULL_BADGE not in gui.transcript_text()
     gui.window.sidebar.conversation_selected.emit(cid)  # drawn from the store: the same
     qtbot.waitUntil(lambda: CONTEXT_FULL_BADGE in gui.transcript_text(), timeout=5_000)
+
+
+def test_the_summary_being_made_before_a_reply_says_how_far_it_is(
+    small_gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    gui = small_gui
+    fill(gui, upstream, qtbot, 2)
+    # The summary written as an engine writes it (60 tokens in ~3 s): the server says how
+    # long it is so far once a second.
+    upstream.queue = [Script(tokens=60, rate=20), Script(texts=["ok"])]
+    seen: list[str] = []
+    gui.window.transcript.textChanged.connect(lambda: seen.append(gui.transcript_text()))
+    say(gui, qtbot, f"One more. {LONG}")
+    assert any("Summarising earlier messages… (~" in text for text in seen)
+    assert "tokens written)" not in gui.transcript_text()
+
+
+def test_compact_now_says_how_far_it_is_beside_the_meter(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    view = gui.window.model_view
+    for index in range(3):
+        upstream.queue = [Script(texts=[f"Reply {index}."])]
+        say(gui, qtbot, f"Question {index}.")
+    upstream.queue = [Script(tokens=60, rate=20)]  # ~3 s: told once a second
+    view.meter.compact_button.click()
+    qtbot.waitUntil(lambda: "tokens written)" in view.meter.status.text(), timeout=10_000)
+    assert view.meter.status.text().startswith("Summarising earlier messages… (")
+    qtbot.waitUntil(lambda: not view.compaction.running, timeout=10_000)
+    assert view.meter.status.text() == ""
