@@ -68,9 +68,13 @@ def default_backends(
 def create_app(settings: Settings, backends: list[ChatBackend] | None = None) -> Starlette:
     store = Store(settings.db_path, busy_timeout=settings.limits.db_busy_timeout)
     added = RegisteredModels(settings.data_dir / "models.json")
-    models = ModelRegistry(default_backends(settings, added) if backends is None else backends)
+    backends = default_backends(settings, added) if backends is None else backends
+    models = ModelRegistry(backends, settings.limits.models)
     models.preferred = added.default  # "Set as default" (if it still names a model)
     runs = RunManager(store, settings.limits)
+    # Which engines stay loaded depends on the runs using them (between model calls too).
+    models.residency.users = runs.using
+    runs.on_run_ended = models.residency.runs_changed
     tools = ToolManager(McpConfigFile(settings.mcp_config_path), runs.grants)
     library = Library(settings.data_dir / "library.sqlite3", settings.limits)
     svc = Services(

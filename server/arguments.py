@@ -14,6 +14,7 @@ from pathlib import Path
 from server.errors import UsageError
 from server.limits import AgentLimits
 from server.settings import (
+    KEEP_LOADED,
     Limits,
     LocalSettings,
     Settings,
@@ -55,6 +56,12 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="layers of the local model to offload to a GPU (-1: all; needs a GPU build of "
         "xllamacpp, see the README; default 0, the CPU)",
+    )
+    parser.add_argument(
+        "--keep-alive",
+        metavar="SECONDS",
+        help="unload a local model's engine after this long with no reply (0: after each "
+        f"reply; 'never'; default {LocalSettings.keep_alive}); a model's own setting wins",
     )
     parser.add_argument(
         "--max-reply-chars",
@@ -198,12 +205,33 @@ def _upstream_from_args(args: argparse.Namespace) -> tuple[UpstreamSettings, ...
 
 
 def _local_from_args(args: argparse.Namespace) -> LocalSettings:
+    keep_alive = _keep_alive_from_args(args)
     layers: int | None = args.n_gpu_layers
     if layers is None:
-        return LocalSettings(gguf=_gguf_from_args(args))
+        return LocalSettings(gguf=_gguf_from_args(args), keep_alive=keep_alive)
     if layers < -1:
         raise UsageError(f"--n-gpu-layers must be -1 (all), 0 (none) or more, got {layers}")
-    return LocalSettings(gguf=_gguf_from_args(args), n_gpu_layers=layers)
+    return LocalSettings(gguf=_gguf_from_args(args), n_gpu_layers=layers, keep_alive=keep_alive)
+
+
+MAX_KEEP_ALIVE_S = 7 * 86_400  # longer is "never"
+
+
+def _keep_alive_from_args(args: argparse.Namespace) -> int:
+    given: str | None = getattr(args, "keep_alive", None)
+    if given is None:
+        return LocalSettings.keep_alive
+    if given.strip().lower() == "never":
+        return KEEP_LOADED
+    try:
+        seconds = int(given)
+    except ValueError:
+        seconds = -2
+    if not 0 <= seconds <= MAX_KEEP_ALIVE_S:
+        raise UsageError(
+            f"--keep-alive must be 0 to {MAX_KEEP_ALIVE_S} seconds, or 'never'; got {given!r}"
+        )
+    return seconds
 
 
 def _gguf_from_args(args: argparse.Namespace) -> Path | None:

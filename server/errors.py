@@ -18,6 +18,7 @@
     │   ├── DiskFullError             ... for lack of space (503 disk_full)
     │   └── ReplyGoneError            a reply's row is no longer streaming (deleted, settled)
     ├── BackendError              a model backend failed (the reply ends as `error`)
+    │   └── ModelWontFitError         a local model's load refused: no memory for it
     ├── BundledModelMissingError  the bundled model is not installed (local model: `error`)
     ├── UsageError                a flag the server cannot start with (exit status 2)
     ├── ToolCallError             a tool call gave no result (the step ends as `error`)
@@ -203,6 +204,14 @@ class BackendError(ParleyError):
     Raised inside a run by a backend's `stream`; the reply then ends as `error` with this
     message (a streamed reply says so in its final chunk, a whole completion gets 502).
     """
+
+
+class ModelWontFitError(BackendError):
+    """A local model's engine would not fit in the memory free (or the memory budget) even
+    with every idle engine unloaded: the load is refused before it starts, never swapped or
+    killed for. Raised by server/models/residency.py; the message gives the figures and the
+    models kept because replies use them (a reply ends as `error`, a load gets 503
+    `model_wont_fit`)."""
 
 
 class BundledModelMissingError(ParleyError):

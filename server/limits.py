@@ -268,6 +268,10 @@ class ModelLimits:
     upstream_context_bytes: int = 4 * 1024 * 1024  # OpenRouter's /models lists hundreds
     upstream_context_retry: float = 60.0
     discovery_grace: float = 5.0  # a scan's thread after its own deadline
+    # The memory local engines may take together, by their fits estimates (server/models/
+    # residency.py); None: no cap of Parley's own, only the memory free (MemAvailable). Idle
+    # engines are unloaded to keep a load within it; a load that cannot be is refused.
+    memory_budget: int | None = None
 
 
 @dataclass(frozen=True)

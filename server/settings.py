@@ -71,6 +71,9 @@ class UpstreamSettings:
         keep_secret(self.api_key)
 
 
+KEEP_LOADED = -1  # a keep-alive that never unloads (Ollama's negative keep_alive)
+
+
 @dataclass(frozen=True)
 class LocalSettings:
     """The in-process llama.cpp model. `gguf=None` means the bundled SmolLM2-135M-Instruct.
@@ -90,6 +93,9 @@ class LocalSettings:
     n_threads: int = 1
     n_threads_batch: int = 2
     n_gpu_layers: int = 0  # layers offloaded to a GPU (needs a GPU build of xllamacpp)
+    # Seconds the engine stays loaded with no reply before it is unloaded (its memory given
+    # back): 0 after each reply, KEEP_LOADED never. A model's own setting overrides it.
+    keep_alive: int = 600
 
 
 @dataclass(frozen=True)

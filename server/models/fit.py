@@ -35,6 +35,7 @@ TIGHT_SHARE = 0.75
 OVERHEAD_FIXED = 150 << 20
 OVERHEAD_SHARE = 0.10
 SIZE_ONLY_CONTEXT_SHARE = 0.15
+STATUS_READ_BYTES = 16_384  # /proc/PID/status is ~1.5 KB; VmRSS is in its first half
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,19 @@ def available_memory() -> int | None:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
     except (ValueError, OSError, AttributeError):
         return None
+
+
+def process_rss(pid: int) -> int | None:
+    """Bytes of `pid`'s memory resident now (VmRSS in /proc/PID/status); None when the
+    process is gone or this is not Linux. Reads the kernel's page, never a disk."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status.read(STATUS_READ_BYTES).splitlines():
+                if line.startswith(b"VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def estimate(info: GGUFInfo, context: int, available: int | None) -> Fit:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 
 
 class Lease:
@@ -18,6 +19,10 @@ class Lease:
         self.slots = slots
         self._holders: list[object] = []
         self._waiters: deque[tuple[object, asyncio.Future[None]]] = deque()
+        # Told after each acquire and release (on the loop): the model's idle clock stops
+        # while it is used and starts when its last user lets go (server/models/residency.py),
+        # with no polling.
+        self.on_change: Callable[[], None] | None = None
 
     @property
     def in_use(self) -> bool:
@@ -37,6 +42,7 @@ class Lease:
     async def acquire(self, owner: object) -> None:
         if len(self._holders) < self.slots and not self._waiters:
             self._holders.append(owner)
+            self._changed()
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         entry = (owner, future)
@@ -50,6 +56,7 @@ class Lease:
             elif entry in self._waiters:
                 self._waiters.remove(entry)
             raise
+        self._changed()
 
     def release(self, owner: object) -> bool:
         """Free `owner`'s slot for the next live waiter. False if `owner` held none."""
@@ -65,4 +72,9 @@ class Lease:
                 continue
             self._holders.append(nxt)
             future.set_result(None)
+        self._changed()
         return True
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()

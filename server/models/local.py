@@ -22,12 +22,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass, field
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 
-from server.errors import BackendError, BundledModelMissingError
+from server.errors import BackendError, BundledModelMissingError, ModelWontFitError
 from server.limits import ModelLimits
 from server.models.base import (
     ChatRequest,
@@ -45,6 +46,7 @@ from server.models.context import (
     prompt_budget,
 )
 from server.models.engine import Engine, EngineConfig
+from server.models.generation_stats import GenerationStats
 from server.models.openai_compat import OpenAICompatBackend
 from server.models.tokens import TokenCounts
 from server.settings import Limits, LocalSettings, UpstreamSettings
@@ -56,17 +58,11 @@ log = logging.getLogger(__name__)
 CONTROL_TIMEOUT_S = ModelLimits.engine_control_timeout
 
 
-@dataclass
-class GenerationStats:
-    """One reply given the model (a slot), in this process's clock (time.perf_counter)."""
+class LoadGate(Protocol):
+    """What a load passes through first (server/models/residency.py): room is made for the
+    engine, or the load is refused with ModelWontFitError; held until the load has ended."""
 
-    started: float
-    asked: str = ""  # the start of the last message (which request this was, for diagnosis)
-    opening: str = ""  # the start of the first (the system prompt, a summary in force)
-    prefill_started: float | None = None  # the request went to the engine
-    token_times: list[float] = field(default_factory=list)
-    stop_requested_at: float | None = None
-    returned_at: float | None = None  # the stream from the engine is closed
+    def loading(self, backend: LocalBackend) -> AbstractAsyncContextManager[None]: ...
 
 
 class LocalBackend:
@@ -99,6 +95,8 @@ class LocalBackend:
         self.generations: deque[GenerationStats] = deque(maxlen=64)
         # From the engine once it runs: can the model's chat template call tools?
         self._template_tools: bool | None = None
+        self.gate: LoadGate | None = None  # set by the registry that holds this model
+        self._load_tasks: set[asyncio.Task[None]] = set()
 
     # The engine (llama-server) goes on from a final assistant message: a true continuation.
     continuation: Continued = "prefix"
@@ -135,8 +133,10 @@ class LocalBackend:
         self.slots = self.settings.n_parallel
 
     async def reconfigure(self, **changes: int) -> None:
-        """Change LocalSettings fields: the engine stops, and starts with them on next use."""
-        await self._drop_engine()
+        """Change LocalSettings fields: the engine stops, and starts with them on next use
+        (a keep-alive alone is used as it is: the engine's own settings did not change)."""
+        if set(changes) - {"keep_alive"}:
+            await self._drop_engine()
         self.configure(**changes)
 
     @property
@@ -149,17 +149,59 @@ class LocalBackend:
         if self._state == "unloaded":
             self._start_loading()
 
+    async def load(self) -> None:
+        """Load the engine now, if it is not loaded. Raises BackendError (ModelWontFitError
+        when there is no room for it)."""
+        await self._ready()
+
+    async def unload(self) -> None:
+        """Stop the engine, the clean way (its process exits, its memory is given back);
+        it loads again on next use. A load in flight is stopped too."""
+        if self._state in ("ready", "loading"):
+            await self._drop_engine()
+
     def _start_loading(self) -> asyncio.Future[None]:
-        """Start the engine in a worker thread (a load takes a while); a future on this loop,
-        done when the load has ended (its failure is in the model's state)."""
+        """Load the engine through the gate, then in a worker thread (a load takes a while);
+        a future on this loop, done when the load has ended (a failure is in the model's
+        state; a refusal for lack of memory is the future's exception too)."""
         if self._loading is not None and not self._loading.done():
             return self._loading
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
+        # A refusal nobody awaits (a warm-up, a request gone) is said by the model's state.
+        future.add_done_callback(_retrieved)
         self._loading = future
         self._state = "loading"
         with self._lock:
             generation = self._generation
+        task = loop.create_task(self._load(future, generation))
+        self._load_tasks.add(task)
+        task.add_done_callback(self._load_tasks.discard)
+        return future
+
+    async def _load(self, future: asyncio.Future[None], generation: int) -> None:
+        gate = self.gate.loading(self) if self.gate is not None else contextlib.nullcontext()
+        try:
+            async with gate:
+                if generation == self._generation and not self._closed:
+                    await self._run_load(generation)
+        except ModelWontFitError as exc:
+            if generation == self._generation:
+                self._state, self._error = "unloaded", str(exc)
+                self._loading = None
+            if not future.done():
+                future.set_exception(exc)
+        finally:
+            if generation == self._generation and self._state == "loading":
+                self._state = "unloaded"  # cancelled (the server stops): nothing was loaded
+                self._loading = None
+            if not future.done():
+                future.set_result(None)
+
+    def _run_load(self, generation: int) -> asyncio.Future[None]:
+        """Start the engine in a worker thread: a future done when it has loaded or failed."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
         config = self._engine_config()
 
         def load() -> None:
@@ -251,6 +293,7 @@ class LocalBackend:
             if self.path is None:
                 raise BackendError(self._error or "no model file")
             # Shielded: a request that goes away must not cancel a load others wait for.
+            # ModelWontFitError: no room for it (raised, the reason in its message).
             await asyncio.shield(self._start_loading())
             if self._state == "error":
                 raise BackendError(self._error or "the engine failed")
@@ -372,6 +415,11 @@ class LocalBackend:
     async def aclose(self) -> None:
         self._closed = True
         await self._drop_engine()
+
+
+def _retrieved(future: asyncio.Future[None]) -> None:
+    if not future.cancelled():
+        future.exception()  # marked as seen: asyncio need not log it at collection
 
 
 def _model_file(settings: LocalSettings) -> tuple[Path | None, str, str | None]:

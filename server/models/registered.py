@@ -2,7 +2,8 @@
 (`PATCH /api/models/{name}`), remembered in the data dir.
 
 `models.json`: `{"local_models": [{"name": ..., "path": ...}], "settings": {name: {"n_ctx": …,
-"n_threads": …, "n_gpu_layers": …}}, "default": name}` ("Set as default"; any model's name),
+"n_threads": …, "n_gpu_layers": …, "keep_alive": …}}, "default": name}` ("Set as default";
+any model's name),
 written whole to a temporary file and renamed over the old one, so a crash leaves the old
 list or the new one, never half.
 A file that cannot be read is reported in the log and treated as empty; it is not
@@ -29,7 +30,7 @@ class RegisteredModel:
 
 
 # A local model's own settings: what LocalSettings fields a user may change per model.
-SETTING_NAMES = ("n_ctx", "n_threads", "n_gpu_layers")
+SETTING_NAMES = ("n_ctx", "n_threads", "n_gpu_layers", "keep_alive")
 ModelSettings = dict[str, int]
 
 

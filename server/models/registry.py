@@ -1,49 +1,35 @@
-"""The models this server can chat with, each with its own lease."""
+"""The models this server can chat with, each with its own lease; which local engines are
+loaded is its residency's (server/models/residency.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from server.errors import ConflictError, NotFoundError, UnavailableError
+from server.limits import ModelLimits
 from server.models.base import ChatBackend
-from server.models.lease import Lease
+from server.models.entry import ModelEntry
+from server.models.local import LocalBackend
+from server.models.residency import Residency
 from server.types import ModelStatusJSON
 
-
-@dataclass
-class ModelEntry:
-    backend: ChatBackend
-    lease: Lease = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.lease = Lease(self.backend.slots)
-
-    @property
-    def name(self) -> str:
-        return self.backend.name
-
-    def status(self) -> ModelStatusJSON:
-        return {
-            "name": self.name,
-            "kind": self.backend.kind,
-            "state": self.backend.state,
-            "error": self.backend.state_error,
-            "in_use": self.lease.in_use,
-            "slots": self.lease.slots,
-            "slots_busy": self.lease.busy,
-            "queue_length": self.lease.queue_length,
-        }
+__all__ = ["ModelEntry", "ModelRegistry"]  # ModelEntry's home is server/models/entry.py
 
 
 class ModelRegistry:
     """Models by name. The default is the one the user set ("Set as default": `preferred`),
     while it exists; else the first one given."""
 
-    def __init__(self, backends: list[ChatBackend]) -> None:
+    def __init__(self, backends: list[ChatBackend], limits: ModelLimits | None = None) -> None:
         self._entries: dict[str, ModelEntry] = {}
         self.preferred: str | None = None
+        self.residency = Residency(limits)
         for backend in backends:
-            self._entries.setdefault(backend.name, ModelEntry(backend))
+            if backend.name not in self._entries:
+                self._track(ModelEntry(backend))
+
+    def _track(self, entry: ModelEntry) -> ModelEntry:
+        self._entries[entry.name] = entry
+        self.residency.track(entry)
+        return entry
 
     @property
     def default_name(self) -> str | None:
@@ -63,17 +49,27 @@ class ModelRegistry:
         """Raises ConflictError if a model of that name exists."""
         if backend.name in self._entries:
             raise ConflictError(f"a model named {backend.name!r} exists", code="model_exists")
-        entry = self._entries[backend.name] = ModelEntry(backend)
-        return entry
+        return self._track(ModelEntry(backend))
 
     def remove(self, name: str) -> ModelEntry:
         """Raises NotFoundError."""
         entry = self.resolve(name)
         del self._entries[name]
+        self.residency.forget(entry)
         return entry
 
     def entries(self) -> list[ModelEntry]:
         return list(self._entries.values())
+
+    def status(self, entry: ModelEntry) -> ModelStatusJSON:
+        """The model as the status and the models list give it: a local model's engine too
+        (where it is, its process's memory, its keep-alive)."""
+        found = entry.status()
+        if isinstance(entry.backend, LocalBackend):
+            found["lifecycle"] = self.residency.lifecycle(entry)
+            found["memory_bytes"] = self.residency.memory(entry)
+            found["keep_alive"] = entry.backend.settings.keep_alive
+        return found
 
     def resolve(self, *names: str | None) -> ModelEntry:
         """The first of `names` that is set, else the default model.
@@ -94,5 +90,6 @@ class ModelRegistry:
         return entry
 
     async def aclose(self) -> None:
+        await self.residency.aclose()
         for entry in self._entries.values():
             await entry.backend.aclose()

@@ -1,11 +1,14 @@
 """The models: list them, add a GGUF file, remove one that was added.
 
     GET    /api/models                  every model, its state, slots and queue; a GGUF's facts
-    PATCH  /api/models/{name}           a local model's n_ctx, n_threads, n_gpu_layers
+    PATCH  /api/models/{name}           a local model's n_ctx, n_threads, n_gpu_layers,
+                                        keep_alive
     POST   /api/models/local {"path"}   add a GGUF (201); not a usable GGUF → 400, nothing added;
                                         a file that is a model already → 409 naming it
     PUT    /api/models/default {"name"} the model new chats use ("Set as default"), remembered
     DELETE /api/models/local/{name}     remove an added one (204); in use → 409
+    POST   /api/models/local/{name}/load    load its engine now (200); no room → 503
+    POST   /api/models/local/{name}/unload  eject: its engine stops (200); in use → 409
 
 An added GGUF is remembered in the data dir (server/models/registered.py) and loads on first
 use, like any local model. The bundled model, and models named by flags, are not removable.
@@ -20,13 +23,23 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from server.errors import BadRequestError, ConflictError, NotFoundError, StorageError
+from server.errors import (
+    BackendError,
+    BadGatewayError,
+    BadRequestError,
+    ConflictError,
+    ModelWontFitError,
+    NotFoundError,
+    StorageError,
+    UnavailableError,
+)
 from server.http.jsonbody import number_field, path_field, read_object, text_field
 from server.models import fit
 from server.models.facts import read_facts
 from server.models.local import LocalBackend
 from server.models.registry import ModelEntry
 from server.routes.services import Services, services
+from server.settings import KEEP_LOADED
 from server.types import GGUFJSON, ModelJSON
 
 
@@ -75,15 +88,8 @@ async def remove_local_model(request: Request) -> Response:
     # Another model of that name (an upstream's, or a flag's) shadows the added one, which
     # never loaded: only the remembered entry goes.
     shadowed = not isinstance(entry.backend, LocalBackend) or entry.backend.path != added
-    if not shadowed and _in_use(svc, entry):
-        # Also between its model calls (a reply's tools, sub-agents). `stop_replies`: the
-        # user asked to stop them — each ends as their Stop would, its whole tree with it.
-        if request.query_params.get("stop_replies") in ("1", "true"):
-            await svc.runs.stop_using(entry, svc.settings.limits.stop_timeout)
-        if _in_use(svc, entry):
-            raise ConflictError(
-                f"{name!r} is replying; stop its replies first", code="model_in_use"
-            )
+    if not shadowed:
+        await _stop_or_refuse(request, svc, entry)
     try:
         await asyncio.to_thread(svc.local_models.remove, name)
     except OSError as exc:
@@ -95,7 +101,56 @@ async def remove_local_model(request: Request) -> Response:
     return Response(status_code=204)
 
 
-SETTING_RANGES = {"n_ctx": (512, 131_072), "n_threads": (1, 64), "n_gpu_layers": (-1, 1000)}
+async def _stop_or_refuse(request: Request, svc: Services, entry: ModelEntry) -> None:
+    """A model that replies (also between its model calls: a reply's tools, sub-agents) is
+    refused 409, unless `?stop_replies=true`: the user asked to stop them, and each ends as
+    their Stop would, its whole tree with it."""
+    if not _in_use(svc, entry):
+        return
+    if request.query_params.get("stop_replies") in ("1", "true"):
+        await svc.runs.stop_using(entry, svc.settings.limits.stop_timeout)
+    if _in_use(svc, entry):
+        raise ConflictError(f"{entry.name!r} is replying; stop its replies first",
+                            code="model_in_use")  # fmt: skip
+
+
+def _local_entry(svc: Services, name: str) -> tuple[ModelEntry, LocalBackend]:
+    entry = svc.models.resolve(name)  # 404 for an unknown name
+    if not isinstance(entry.backend, LocalBackend):
+        raise BadRequestError(f"{name!r} is not a local model", code="not_local")
+    return entry, entry.backend
+
+
+async def load_model(request: Request) -> JSONResponse:
+    """Load a local model's engine now (idle engines unloaded first if there is no room);
+    answers once it is loaded. 503 `model_wont_fit` with the figures; 502 if it fails."""
+    svc = services(request)
+    entry, backend = _local_entry(svc, request.path_params["name"])
+    try:
+        await backend.load()
+    except ModelWontFitError as exc:
+        raise UnavailableError(str(exc), code="model_wont_fit") from exc
+    except BackendError as exc:
+        raise BadGatewayError(str(exc), code="model_load_failed") from exc
+    return JSONResponse(await _model_json(svc, entry))
+
+
+async def unload_model(request: Request) -> JSONResponse:
+    """Eject: the engine stops the clean way (its process gone); it loads again on next
+    use. 409 while replies use it, unless `?stop_replies=true`."""
+    svc = services(request)
+    entry, _ = _local_entry(svc, request.path_params["name"])
+    await _stop_or_refuse(request, svc, entry)
+    await svc.models.residency.unload(entry)
+    return JSONResponse(await _model_json(svc, entry))
+
+
+SETTING_RANGES = {
+    "n_ctx": (512, 131_072),
+    "n_threads": (1, 64),
+    "n_gpu_layers": (-1, 1000),
+    "keep_alive": (-1, 7 * 86_400),  # seconds; -1: never unloaded
+}
 
 
 async def configure_model(request: Request) -> JSONResponse:
@@ -114,7 +169,8 @@ async def configure_model(request: Request) -> JSONResponse:
             changes[key] = int(value)
     if not changes:
         raise BadRequestError(f"give one of {', '.join(SETTING_RANGES)}", code="invalid_field")
-    if _in_use(svc, entry):
+    restarts = set(changes) - {"keep_alive"}  # a keep-alive alone is used as it is
+    if restarts and _in_use(svc, entry):
         raise ConflictError(f"{entry.name!r} is replying; stop its replies first",
                             code="model_in_use")  # fmt: skip
     try:
@@ -123,11 +179,12 @@ async def configure_model(request: Request) -> JSONResponse:
         where = svc.local_models.path
         raise StorageError(f"could not remember the settings in {where}: {exc}") from exc
     await backend.reconfigure(**changes)
+    svc.models.residency.settings_changed(entry)
     return JSONResponse(await _model_json(svc, entry))
 
 
 def _in_use(svc: Services, entry: ModelEntry) -> bool:
-    return bool(entry.lease.in_use or entry.lease.queue_length or svc.runs.using(entry))
+    return svc.models.residency.in_use(entry)
 
 
 def _removable(svc: Services, entry: ModelEntry) -> bool:
@@ -139,7 +196,7 @@ def _removable(svc: Services, entry: ModelEntry) -> bool:
 
 
 async def _model_json(svc: Services, entry: ModelEntry) -> ModelJSON:
-    status = entry.status()
+    status = svc.models.status(entry)
     found: ModelJSON = {
         "name": status["name"],
         "kind": status["kind"],
@@ -152,6 +209,10 @@ async def _model_json(svc: Services, entry: ModelEntry) -> ModelJSON:
         "default": entry.name == svc.models.default_name,
         "removable": _removable(svc, entry),
     }
+    if "lifecycle" in status:  # a local model's engine
+        found["lifecycle"] = status["lifecycle"]
+        found["memory_bytes"] = status.get("memory_bytes")
+        found["keep_alive"] = status.get("keep_alive", KEEP_LOADED)
     backend = entry.backend
     if isinstance(backend, LocalBackend):
         local = backend.settings
@@ -159,6 +220,7 @@ async def _model_json(svc: Services, entry: ModelEntry) -> ModelJSON:
             "n_ctx": local.n_ctx,
             "n_threads": local.n_threads,
             "n_gpu_layers": local.n_gpu_layers,
+            "keep_alive": local.keep_alive,
         }
         if backend.path is not None:
             found["gguf"] = await _gguf_json(backend.path, local.n_ctx)
@@ -188,4 +250,6 @@ routes = [
     Route("/api/models/default", set_default_model, methods=["PUT"]),
     Route("/api/models/{name}", configure_model, methods=["PATCH"]),
     Route("/api/models/local/{name}", remove_local_model, methods=["DELETE"]),
+    Route("/api/models/local/{name}/load", load_model, methods=["POST"]),
+    Route("/api/models/local/{name}/unload", unload_model, methods=["POST"]),
 ]

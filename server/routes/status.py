@@ -24,7 +24,7 @@ async def status(request: Request) -> JSONResponse:
     svc = services(request)
     models = []
     for entry in svc.models.entries():
-        model = entry.status()
+        model = svc.models.status(entry)
         model["tools"] = await _takes_tools(entry.backend)
         # The same test a send's images meet (server/routes/attachments.py), so a window
         # can warn before Send; the send stays the authority.

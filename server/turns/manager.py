@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import anyio
 import anyio.abc
@@ -48,6 +48,8 @@ class RunManager:
         self._closing_since: float | None = None
         # Tools allowed "for this chat", per conversation, while Parley runs.
         self.grants = ChatGrants()
+        # Told when a run has ended: the models it used may be idle now (their keep-alive).
+        self.on_run_ended: Callable[[], None] | None = None
 
     @property
     def active_count(self) -> int:
@@ -223,3 +225,5 @@ class RunManager:
             return  # another run holds the id: nothing of this one's to forget
         del self._runs[run.id]
         self._run_conversation.pop(run.id, None)
+        if self.on_run_ended is not None:
+            self.on_run_ended()

@@ -53,6 +53,9 @@ Trust = Literal["ask", "chat", "allow", "never"]
 Decision = Literal["allow", "deny"]
 Remember = Literal["once", "chat"]
 ModelState = Literal["unloaded", "loading", "ready", "error"]
+# Where a local model's engine is (server/models/residency.py): "busy" is loaded and used by
+# a reply (its own, a sub-agent's or a compaction's), between its model calls too.
+ModelLifecycle = Literal["not_loaded", "loading", "loaded", "busy"]
 # How a stopped reply was continued: "prefix" (the model went on from its own partial text),
 # "fallback" (the backend cannot do that: the model was asked to go on, and may repeat).
 Continued = Literal["prefix", "fallback"]
@@ -308,6 +311,11 @@ class ModelStatusJSON(TypedDict):
     # In /api/status: false when the server refuses images for it (a send with one is
     # refused); true when it takes them or may (an upstream says so itself when it cannot)
     images: NotRequired[bool]
+    # A local model's engine: where it is, the resident memory of its process (None while
+    # none runs), and how long it stays loaded with no reply (seconds; -1: never).
+    lifecycle: NotRequired[ModelLifecycle]
+    memory_bytes: NotRequired[int | None]
+    keep_alive: NotRequired[int]
 
 
 class FitJSON(TypedDict):
@@ -342,6 +350,8 @@ class LocalModelSettingsJSON(TypedDict):
     n_ctx: int  # each conversation's context, in tokens
     n_threads: int  # generation threads
     n_gpu_layers: int  # layers offloaded to a GPU (-1: all; needs a GPU build)
+    # Seconds loaded with no reply before its engine is unloaded (0: after each reply; -1: never)
+    keep_alive: NotRequired[int]
 
 
 class ModelJSON(ModelStatusJSON):

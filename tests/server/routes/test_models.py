@@ -177,7 +177,12 @@ def test_a_local_models_settings_are_changed_remembered_and_used(data_dir: Path)
         reply = server.call("PATCH", path, json_body={"n_ctx": 1024, "n_threads": 1})
         assert reply.status == 200, reply.body
         changed = reply.json()
-        assert changed["settings"] == {"n_ctx": 1024, "n_threads": 1, "n_gpu_layers": 0}
+        assert changed["settings"] == {
+            "n_ctx": 1024,
+            "n_threads": 1,
+            "n_gpu_layers": 0,
+            "keep_alive": 600,
+        }
         assert changed["state"] == "unloaded"  # starts again with them on next use
     finally:
         server.stop()
