@@ -85,9 +85,12 @@ class LocalSettings:
     gguf: Path | None = None
     n_ctx: int = 4096  # per conversation
     n_parallel: int = 2  # conversations streaming at once (the engine's slots)
-    # Tokens per prompt batch: a stopped prefill ends at a batch boundary, so a batch must
-    # be short (docs/benchmarks.md: the stop latency / prefill speed trade-off).
-    n_batch: int = 64
+    # Tokens per prompt batch. The engine stops a cancelled prefill only between batches, and
+    # hears of the hang-up only when it writes a batch's progress, after the next batch has
+    # begun: a Stop keeps the engine for the batch in flight and the next. At 16, ~0.1 s
+    # (a Stop, then a send: the next reply's first token 0.4-0.5 s later at 64); prompts
+    # evaluate ~20 % slower than at 64 (docs/benchmarks.md has the earlier trade-off).
+    n_batch: int = 16
     # 2 cores shared with a GUI and a server: one thread generates (robust under
     # contention, see docs/benchmarks.md), two evaluate the prompt.
     n_threads: int = 1
