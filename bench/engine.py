@@ -7,7 +7,9 @@ parley-server on its embedded default in its own process; every figure through t
 2. a ~3,000-token prompt: prefill time (time to first token);
 3. hang-up mid-generation, and hang-up during a ~3,000-token prefill at a random moment
    (0.5-1.5 s in): the server process tree's CPU seconds in the second after, and the next
-   short request's time to first token (when the model serves again);
+   short request's time to first token (when the model serves again); then the way a user
+   does it, Stop and send at once: the next request's time to first token, sent right after
+   the hang-up of a ~2,000-token prefill 1 s in, against the same request idle;
 4. two conversations streaming at once: combined tok/s against one alone;
 5. two ~2,500-token conversations used in turn (A, B, A): A's second turn TTFT / its first;
 6. the same engine spoken to directly (llama.cpp's own server, which xllamacpp serves), for
@@ -137,6 +139,18 @@ def hang_up_figures(
     return burned, ttft(parley)
 
 
+def stop_then_send(parley: ParleyProcess, seed: int) -> float:
+    """A ~2,000-token prompt hung up 1 s into its prefill, then a short request sent at once
+    (no pause, as a user who stops and sends): its time to first token (ms)."""
+    stream = send(parley, parley.new_conversation(), document(1500, seed), max_tokens=64)
+    stream.first  # noqa: B018 - the turn is open: prefill has begun
+    time.sleep(1.0)
+    stream.hang_up()
+    figure = ttft(parley, "hello")
+    parley.wait_idle(60)  # the next round starts with the engine free
+    return figure
+
+
 def parallel(parley: ParleyProcess, tokens: int = 128) -> float:
     results: list[int] = []
     started = time.perf_counter()
@@ -233,6 +247,12 @@ def main(rounds: int = 5) -> None:
                 nexts.append(next_ttft)
             show(f"hang-up {label}: CPU-s in the second after", summary(burned))
             show(f"hang-up {label}: next request's TTFT (ms)", summary(nexts))
+        idle = [ttft(parley, "hello") for _ in range(rounds)]
+        show("idle: a short request's TTFT (ms)", summary(idle))
+        show(
+            "Stop during prefill, then send at once: next TTFT (ms)",
+            summary([stop_then_send(parley, 3000 + i) for i in range(rounds)]),
+        )
         one = [rate(parley, 128) for _ in range(2)]
         two = [parallel(parley) for _ in range(2)]
         show("one stream tok/s", summary(one))
