@@ -7,6 +7,12 @@ repositories holding GGUF files the tests make. Nothing reaches the internet.
                                                            X-Linked-Etag, X-Linked-Size
     GET  /cdn/{owner}/{name}/{file}                        the bytes; Range -> 206
 
+A repository made with `xet=True` answers as one stored in Xet does: the resolve also gives
+the file's Xet hash and, as a `xet-auth` link, where to get a Xet token
+(GET /api/models/{owner}/{name}/xet-read-token/{rev}), which names a Xet storage (CAS) on
+this hub that has nothing (every /cas/... answer is a 404); the bytes stay served over
+HTTP, from another host name (localhost), as the real hub's bridge serves them.
+
 Like the real hub: an unknown repository is 401 RepoNotFound, a gated one lists its files
 but answers a download with 401 GatedRepo, a missing file is 404 EntryNotFound. A file may
 be served with bytes that do not match its sha256, drop the connection at an offset (every
@@ -74,6 +80,7 @@ class HubRepo:
     files: dict[str, HubFile]
     gated: bool = False
     downloads: int = 0
+    xet: bool = False
 
 
 class LocalHub:
@@ -134,6 +141,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.hub.requests.append(f"{self.command} {path}")
         if path == "/api/models":
             return self._json(200, self._search(query))
+        if m := re.fullmatch(r"/api/models/([^/]+/[^/]+)/xet-read-token/[^/]+", path):
+            return self._xet_token(m.group(1))
         if m := re.fullmatch(r"/api/models/([^/]+/[^/]+)(?:/revision/([^/]+))?", path):
             return self._info(m.group(1))
         if m := re.fullmatch(r"/([^/]+/[^/]+)/resolve/([^/]+)/(.+)", path):
@@ -204,13 +213,34 @@ class _Handler(BaseHTTPRequestHandler):
         if file is None:
             return
         self.send_response(302)
-        self.send_header("Location", f"{self.hub.url}/cdn/{repo}/{name}?signed=1")
+        storage = self.hub.url
+        if self.hub.repos[repo].xet:  # its bridge: another host, as the real hub's
+            storage = storage.replace("127.0.0.1", "localhost")
+        self.send_header("Location", f"{storage}/cdn/{repo}/{name}?signed=1")
         self.send_header("X-Repo-Commit", COMMIT)
         self.send_header("X-Linked-Etag", f'"{file.sha256}"')
         self.send_header("X-Linked-Size", str(file.size))
         self.send_header("ETag", '"pointer"')
+        if self.hub.repos[repo].xet:
+            self.send_header("X-Xet-Hash", hashlib.sha256(name.encode()).hexdigest())
+            token_url = f"{self.hub.url}/api/models/{repo}/xet-read-token/{COMMIT}"
+            self.send_header("Link", f'<{token_url}>; rel="xet-auth"')
         self.send_header("Content-Length", "0")
         self.end_headers()
+
+    def _xet_token(self, repo: str) -> None:
+        found = self.hub.repos.get(repo)
+        if found is None or not found.xet:
+            return self._error(404, "EntryNotFound", "not a Xet repository")
+        body = json.dumps({"casUrl": f"{self.hub.url}/cas", "exp": 4102444800}).encode()
+        self.send_response(200)
+        self.send_header("X-Xet-Cas-Url", f"{self.hub.url}/cas")
+        self.send_header("X-Xet-Access-Token", "xet-test-token")
+        self.send_header("X-Xet-Token-Expiration", "4102444800")
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def _bytes(self, repo: str, name: str, head: bool) -> None:
         file = self._lookup(repo, name)

@@ -23,8 +23,8 @@ from typing import Any, TypedDict
 
 from server.errors import FetchError
 
-# A child that imports the server's modules pays for them: only names.py, limits.py and
-# session.py are imported here, all small.
+# A child that imports the server's modules pays for them: only names.py, limits.py,
+# session.py and (for a file served from Xet only) xet.py are imported here, all small.
 from server.limits import HubLimits
 
 
@@ -66,11 +66,18 @@ def fetch(job: Job, limits: HubLimits) -> None:
             "changed",
             f"the hub now gives {job['file']} as {meta.size:,} bytes, not {job['size']:,}",
         )
+    part = Path(job["part"])
+    if job["size"] > constants.MAX_HTTP_DOWNLOAD_SIZE:
+        # huggingface_hub's HTTP download refuses a file this large: the hub serves it
+        # from Xet storage only.
+        from server.models.hub.xet import fetch_from_xet
+
+        fetch_from_xet(meta, part, job["file"], job["size"], endpoint)
+        return
     location = meta.location or url
     # The token goes to the hub only, never to the storage it redirects to.
     same_host = endpoint is None or location.startswith(endpoint.rstrip("/") + "/")
     headers = build_hf_headers(library_name="parley") if same_host else {}
-    part = Path(job["part"])
     with part.open("ab") as file:
         done = file.tell()
         if done > job["size"]:
