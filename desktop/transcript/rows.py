@@ -25,8 +25,9 @@ from desktop.attachment_files import size_text
 from desktop.markdown_render import MarkdownRenderer
 from desktop.reply_events import ReplyEnd
 from desktop.transcript.blocks import Block, BlockList, PartBlocks
+from desktop.transcript.sources import place, sources
+from desktop.transcript.step_view import step_view
 from desktop.widgets.badges import acted_text, badge_for, stats_for
-from desktop.widgets.transcript.parts import place, sources
 from server.types import AttachmentJSON, MessageJSON, PartJSON, SummaryJSON, continuable
 
 # The roles QML reads, and the Row attribute each one is (`blocks` is made when first read).
@@ -135,6 +136,7 @@ class Row:
                 "n": n,
                 "label": f"{PurePosixPath(source['path']).name}{place(source)}",
                 "path": source["path"],
+                "place": place(source),
                 "cited": source.get("cited", True),
             }
             for n, source in found.items()
@@ -173,6 +175,16 @@ def row_of(message: MessageJSON) -> Row:
         sibling_index=message.get("sibling_index") or 0,
         attached=list(message.get("attachments") or []) if role == "user" else [],
     )
+
+
+def _part_text(part: str | PartJSON) -> str:
+    if isinstance(part, str):
+        return part
+    if part["type"] == "text":
+        return part["text"]
+    if part["type"] == "tool":
+        return f"\n{step_view(part).text}\n"
+    return ""
 
 
 def summary_row(summary: SummaryJSON) -> Row:
@@ -254,16 +266,18 @@ class TranscriptRows(QAbstractListModel):
         self.endResetModel()
 
     def text_at(self, at: int) -> str:
-        """The words of the message at `at`, as Find reads them (a reply's text parts)."""
+        """The words of the message at `at`, as Find reads them: a reply's text, and its
+        steps as their lines, in order."""
         item = self._items[at]
         if not isinstance(item, Row):
-            return item["content"]
+            return (
+                item["content"]
+                if not item["parts"] or item["role"] == "user"
+                else ("".join(_part_text(part) for part in item["parts"]))
+            )
         if item.role != "assistant":
             return item.text
-        return "".join(
-            p if isinstance(p, str) else p["text"] if p["type"] == "text" else ""
-            for p in item.parts
-        )
+        return "".join(_part_text(part) for part in item.parts)
 
     def plain_text(self) -> str:
         """Every message's words, one after the other (what a search of the chat reads)."""
@@ -284,6 +298,21 @@ class TranscriptRows(QAbstractListModel):
                 return at
         return None
 
+    def matches(self, query: str, most: int) -> list[tuple[int, int]]:
+        """Every place `query` stands (any case), in order: the message's place and where in
+        its words; at most `most`."""
+        wanted = query.casefold()
+        found: list[tuple[int, int]] = []
+        for at in range(len(self._items)):
+            words = self.text_at(at).casefold()
+            start = words.find(wanted)
+            while start >= 0 and len(found) < most:
+                found.append((at, start))
+                start = words.find(wanted, start + max(1, len(wanted)))
+            if len(found) >= most:
+                break
+        return found
+
     def mark_found(self, at: int | None) -> None:
         """Mark the message Find is on (None: none)."""
         for index, item in enumerate(self._items):
@@ -293,6 +322,21 @@ class TranscriptRows(QAbstractListModel):
         if at is not None:
             self._row_at(at).found = True
             self.dataChanged.emit(self.index(at), self.index(at), [_ROLE_IDS["found"]])
+
+    def blocks_of(self, row_id: str) -> list[Block]:
+        """The blocks of a message (rendered now if it was not drawn yet)."""
+        row = self.row(row_id)
+        return self._blocks(row).blocks if row is not None else []
+
+    def render_again(self) -> None:
+        """Every message rendered anew when next drawn (the colours changed)."""
+        self.beginResetModel()
+        for item in self._items:
+            if isinstance(item, Row):
+                if item.blocks is not None:
+                    item.blocks.deleteLater()
+                item.blocks, item.growing = None, None
+        self.endResetModel()
 
     def ids(self) -> list[str]:
         return [item.id if isinstance(item, Row) else item["id"] for item in self._items]

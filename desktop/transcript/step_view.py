@@ -1,13 +1,18 @@
-"""What a tool step's card shows: its title, its status as a chip, its arguments and result
-on demand, a long call's progress, the sub-agent it ran. Read from the step's part once, as
-plain values QML binds to."""
+"""What a tool step's card shows: the call in short (`server · tool(arguments)`, or the
+sub-agent's task), how it went in words, a long call's progress, a sub-agent's own steps and
+the start of its last words; its arguments and result on demand. Read from the step's part
+once, as plain values QML binds to. The words are the step lines' (desktop/widgets/
+step_lines.py, sub_agent_lines.py): one way of saying a step, wherever it is said."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
-from server.types import ToolPartJSON
+from desktop.widgets.step_lines import short_arguments, step_state
+from desktop.widgets.sub_agent_lines import TASK_CHARS, excerpt, is_sub_agent, one_line, task_of
+from server.types import MAX_AGENT_DEPTH, ToolPartJSON
 
 RESULT_CHARS = 4_000  # shown in the card; the whole result stays in the chat's data
 STATUS_WORDS = {
@@ -23,34 +28,67 @@ STATUS_WORDS = {
 @dataclass(frozen=True)
 class StepView:
     id: str
-    title: str  # "files · read_file", or the sub-agent's task
+    title: str  # "files · read_file(path="a.md")", or "Sub-agent: <its task>"
     status: str  # the part's status
-    status_text: str  # in words, for the chip
+    status_text: str  # in a word or two, for the chip
+    state: str  # how it went: "done in 0.4 s", "running… 3 s · page 2 of 5"
     arguments: str  # pretty JSON when it is JSON
     result: str
     progress: float  # 0..1, or -1 when the tool reports none (or no total)
     progress_text: str
     agent: str  # the sub-agent's model, when the step ran one
+    inner: list[str] = field(default_factory=list)  # a sub-agent's steps, one line each
+    said: str = ""  # the start of a sub-agent's last words
+
+    @property
+    def text(self) -> str:
+        """The step as text (what Find and the chat's text read): its line, a sub-agent's
+        steps and the start of its last words."""
+        lines = [f"{self.title} — {self.state}", *self.inner]
+        return "\n".join([*lines, f"“{self.said}”"] if self.said else lines)
 
 
-def step_view(part: ToolPartJSON) -> StepView:
+def step_view(part: ToolPartJSON, now: float | None = None) -> StepView:
+    now = time.time() if now is None else now
     agent = part.get("agent")
-    where = f"{part['server']} · {part['name']}" if part["server"] else part["name"]
     progress = part.get("progress")
     fraction = -1.0
     if progress is not None and progress["total"]:
         fraction = max(0.0, min(1.0, progress["progress"] / progress["total"]))
+    sub_agent = is_sub_agent(part)
     return StepView(
         id=part["id"],
-        title=f"Sub-agent: {agent['task']}" if agent is not None else where,
+        title=f"Sub-agent: {one_line(task_of(part), TASK_CHARS)}" if sub_agent else call(part),
         status=part["status"],
         status_text=STATUS_WORDS.get(part["status"], part["status"]),
+        state=step_state(part, now),
         arguments=_pretty(part["arguments"]),
         result=(part["result"] or "")[:RESULT_CHARS],
         progress=fraction,
         progress_text=(progress["message"] or "") if progress is not None else "",
         agent=agent["model"] if agent is not None else "",
+        inner=inner_lines(part, now) if sub_agent else [],
+        said=excerpt(part) if sub_agent else "",
     )
+
+
+def call(part: ToolPartJSON) -> str:
+    server = f"{part['server']} · " if part["server"] else ""
+    return f"{server}{part['name']}({short_arguments(part['arguments'])})"
+
+
+def inner_lines(part: ToolPartJSON, now: float, depth: int = 1) -> list[str]:
+    """A sub-agent's own steps, each on a line (theirs indented below it)."""
+    agent = part.get("agent")
+    lines: list[str] = []
+    for inner in agent["parts"] if agent is not None and depth < MAX_AGENT_DEPTH else []:
+        if inner["type"] != "tool":
+            continue
+        title = f"Sub-agent: {one_line(task_of(inner), TASK_CHARS)}"
+        lines.append(f"{title if is_sub_agent(inner) else call(inner)} — {step_state(inner, now)}")
+        if is_sub_agent(inner):
+            lines.extend("  " + line for line in inner_lines(inner, now, depth + 1))
+    return lines
 
 
 def _pretty(arguments: str) -> str:

@@ -10,13 +10,14 @@ the QTextBrowser transcript. A streaming reply's parts are held by its owner (Re
 from __future__ import annotations
 
 import time
+from functools import partial
 
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
-from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QWidget
+from PySide6.QtGui import QCursor, QGuiApplication
+from PySide6.QtWidgets import QMenu, QWidget
 
 from desktop.look.palette import palette
-from desktop.reply_events import ReplyEnd, ReplyParts
+from desktop.reply_events import ReplyEnd, ReplyParts, with_inner_steps
 from desktop.theme import is_dark
 from desktop.transcript.rows import Row
 from desktop.transcript.view import QuickTranscript
@@ -24,6 +25,13 @@ from desktop.widgets.welcome import PANELS, example
 from server.types import AttachmentJSON, CitationPartJSON, MessageJSON, SummaryJSON
 
 COALESCE_MS = 16  # a streaming reply is drawn at most this often: once a frame
+MENU_LABELS = (
+    ("copy", "Copy message"),
+    ("edit", "Edit message"),
+    ("regenerate", "Regenerate reply"),
+    ("continue", "Continue reply"),
+)
+TICK_MS = 1000  # a running step's time, said again
 LIVE_QUESTION = "live-question"  # the ids of a turn's rows until the server gives theirs
 LIVE_REPLY = "live-reply"
 
@@ -47,6 +55,7 @@ class TranscriptSurface(QuickTranscript):
     prompt_chosen = Signal(str)  # an example prompt of the welcome page: send it
     panel_requested = Signal(str)  # the welcome page's settings | models | library | shortcuts
     summary_action = Signal(str, dict)  # a divider's view | edit | undo, its SummaryJSON
+    textChanged = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(is_dark(QGuiApplication.palette()), parent)
@@ -56,17 +65,26 @@ class TranscriptSurface(QuickTranscript):
         self._asked_earlier = False
         self._reveal_after: tuple[str, str] | None = None  # a hit waiting for its page
         self._live: list[str] = []  # the rows begin_reply added (its question, its reply)
+        self.found_words = ""  # the words Find or a search hit is on, as the message has them
         self._parts: ReplyParts | None = None
+        self._steps_drawn: tuple[int, ...] = ()  # the steps as last drawn (each change is new)
         self._showing_reply = False
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(COALESCE_MS)
         self._timer.timeout.connect(self._draw_reply)
+        # While a step of the reply runs, its time is said again each second.
+        self._tick = QTimer(self)
+        self._tick.setInterval(TICK_MS)
+        self._tick.timeout.connect(self._draw_reply)
         self.link_activated.connect(self._on_link)
         self.action_triggered.connect(self._on_action)
         self.source_activated.connect(self._on_source)
         self.file_activated.connect(self._on_file)
         self.list.reachedTop.connect(self._on_reached_top)  # type: ignore[attr-defined]
+        self.list.stepDetailsWanted.connect(self._on_step_details)  # type: ignore[attr-defined]
+        self.list.linkHovered.connect(self._on_link_hovered)  # type: ignore[attr-defined]
+        self.list.menuWanted.connect(self._on_menu_wanted)  # type: ignore[attr-defined]
 
     # -- colours ----------------------------------------------------------------------------
 
@@ -81,6 +99,7 @@ class TranscriptSurface(QuickTranscript):
             dark = is_dark(self.palette())
             if dark != self.renderer.dark:
                 self.set_dark(dark)
+                self.rows.render_again()  # code colours are baked into the rendered text
                 self.theme_changed.emit()
 
     # -- whole conversations ----------------------------------------------------------------
@@ -104,6 +123,7 @@ class TranscriptSurface(QuickTranscript):
         self.list.setProperty("welcome", "")
         self.rows.show(messages, self._summaries.values())
         self.follow()
+        self.textChanged.emit()
 
     def clear_conversation(self) -> None:
         self.show_conversation([])
@@ -168,11 +188,42 @@ class TranscriptSurface(QuickTranscript):
                 self._reveal_after = (query, message_id)
                 self.show_everything()
             return False
-        at = ids.index(message_id) if message_id is not None else self.rows.find(query)
+        words = [word for word in query.split() if word]
+        at: int | None = None
+        if message_id is not None:
+            at = ids.index(message_id)
+        else:
+            for word in words:
+                at = self.rows.find(word)
+                if at is not None:
+                    break
         if at is None:
             return False
-        self.show_found(at)
+        self.show_words(at, words)
         return True
+
+    def show_words(self, at: int, words: list[str]) -> None:
+        """Bring the message at `at` into view, marked, with the first of `words` it holds
+        as the words found."""
+        text = self.rows.text_at(at)
+        folded = text.casefold()
+        self.found_words = ""
+        for word in words:
+            start = folded.find(word.casefold())
+            if start >= 0:
+                self.found_words = text[start : start + len(word)]
+                break
+        self.show_found(at)
+
+    def clear_found(self) -> None:
+        self.found_words = ""
+        self.rows.mark_found(None)
+
+    def toHtml(self) -> str:
+        """The markup of every message's blocks, in order (rendered now if not drawn)."""
+        return "".join(
+            block.html for row_id in self.rows.ids() for block in self.rows.blocks_of(row_id)
+        )
 
     def toPlainText(self) -> str:
         """What the chat shows, as text: each message's words and how a reply ended."""
@@ -184,8 +235,11 @@ class TranscriptSurface(QuickTranscript):
             if row.role == "summary":
                 lines.append(f"Earlier messages summarised · {row.header}")
                 continue
+            lines.extend(f"{f['name']} · {f['size']}" for f in row.files)
             lines.append(self.rows.text_at(at))
-            lines.extend(piece for piece in (row.note, row.badge, row.stats, row.acted) if piece)
+            lines.extend(f"[{s['n']}] {s['path']}{s['place']}" for s in row.sources)
+            pieces = (row.note, row.badge, row.stats, row.acted, row.version)
+            lines.extend(piece for piece in pieces if piece)
         if self.welcome_shown:
             lines.append(str(self.list.property("welcome")))
         return "\n".join(lines)
@@ -199,6 +253,29 @@ class TranscriptSurface(QuickTranscript):
         if row is None:
             return {}
         return {action: row.id for action in row.actions(last=True)}
+
+    def actions_of(self, row_id: str) -> list[str]:
+        """What may be done with the message `row_id` now."""
+        ids = self.rows.ids()
+        row = self.rows.row(row_id)
+        return row.actions(last=ids[-1] == row_id) if row is not None else []
+
+    def menu_of(self, row_id: str) -> QMenu:
+        """The context menu of the message `row_id` (a right-click on it): its actions, which
+        do what its buttons do."""
+        menu = QMenu(self)
+        menu.setObjectName("message-menu")
+        found = self.actions_of(row_id)
+        for action, label in MENU_LABELS:
+            if action in found:
+                menu.addAction(label, partial(self._on_action, row_id, action))
+        menu.aboutToHide.connect(menu.deleteLater)
+        return menu
+
+    def _on_menu_wanted(self, row_id: str) -> None:
+        menu = self.menu_of(row_id)
+        if not menu.isEmpty():
+            menu.popup(QCursor.pos())  # never exec() under qasync
 
     def message_text(self, message_id: str) -> str | None:
         """The text of a message on screen (None: not shown here)."""
@@ -229,8 +306,10 @@ class TranscriptSurface(QuickTranscript):
     def show_compaction(self, note: str) -> None:
         """Where the reply's text will come, while none has: what it waits on ("" takes the
         note away)."""
-        if self._showing_reply and self._live:
-            self.rows.set_note(self._live[-1], note)
+        came = self._parts is not None and bool(self._parts.items)
+        if self._showing_reply and self._live and not (note and came):
+            self.rows.set_note(self._live[-1], note)  # once something came, it says itself
+            self.textChanged.emit()
 
     # -- one streaming reply ---------------------------------------------------------------
 
@@ -267,8 +346,15 @@ class TranscriptSurface(QuickTranscript):
         return self._showing_reply
 
     def reply_grew(self) -> None:
-        """The reply's parts grew, or a step of it changed: drawn within a frame."""
-        if self._showing_reply and not self._timer.isActive():
+        """The reply's parts grew, or a step of it changed: text drawn within a frame, a step
+        that began or changed at once (a call waiting for the user is said where it is)."""
+        if not self._showing_reply or self._parts is None:
+            return
+        steps = tuple(id(step) for _, step in self._parts.steps())
+        if steps != self._steps_drawn:
+            self._timer.stop()
+            self._draw_reply()
+        elif not self._timer.isActive():
             self._timer.start()
 
     def end_reply(self, end: ReplyEnd | None, note: str = "") -> None:
@@ -284,6 +370,7 @@ class TranscriptSurface(QuickTranscript):
             self.rows.set_note(reply_id, note)
             return
         self._timer.stop()
+        self._tick.stop()
         saved = end.parts if end.parts is not None else None
         if saved is not None:
             self.rows.grow(reply_id, saved)
@@ -295,18 +382,27 @@ class TranscriptSurface(QuickTranscript):
             self._draw_reply()
         self.rows.end(reply_id, end)
         self._showing_reply = False
+        self.textChanged.emit()
         QTimer.singleShot(0, self.reply_ended.emit)  # once the view has the ending
 
     def _draw_reply(self) -> None:
         if not self._showing_reply or self._parts is None or not self._live:
             return
         began = time.perf_counter()
+        self._steps_drawn = tuple(id(step) for _, step in self._parts.steps())
         self.rows.grow(self._live[-1], self._parts.items)
         self.reply_rendered.emit(self._parts.length, time.perf_counter() - began)
+        self.textChanged.emit()
+        running = self._parts.running_step() is not None
+        if running and not self._tick.isActive():
+            self._tick.start()
+        elif not running:
+            self._tick.stop()
 
     def _abandon_reply(self) -> None:
         """The view is about to show something else: a reply drawn here is dropped."""
         self._timer.stop()
+        self._tick.stop()
         self.rows.remove(self._live)
         self._live, self._parts, self._showing_reply = [], None, False
 
@@ -322,7 +418,15 @@ class TranscriptSurface(QuickTranscript):
     def _on_link(self, link: str) -> None:
         url = QUrl(link)
         scheme = url.scheme()
-        if scheme == "copy":
+        if scheme in ("msg", "summary"):  # an action, as the window's own links name it
+            action, _, row_id = url.path().partition("/")
+            if row_id:
+                self._on_action(row_id, action)
+        elif scheme == "step":
+            for row_id in reversed(self.rows.ids()):
+                if self._emit_step(row_id, url.path()):
+                    break
+        elif scheme == "copy":
             code = self.renderer.code_blocks.get(url.path())
             if code is not None:
                 QGuiApplication.clipboard().setText(code)
@@ -358,6 +462,25 @@ class TranscriptSurface(QuickTranscript):
         for attached in row.attached if row is not None else []:
             if attached["id"] == file_id:
                 self.attachment_clicked.emit(dict(attached))
+
+    def _on_step_details(self, row_id: str, step_id: str) -> None:
+        self._emit_step(row_id, step_id)
+
+    def _emit_step(self, row_id: str, step_id: str) -> bool:
+        """step_clicked for that step of that reply (a sub-agent's too); False if none."""
+        row = self.rows.row(row_id)
+        for top in row.parts if row is not None else []:
+            if isinstance(top, str) or top["type"] != "tool":
+                continue
+            for part in with_inner_steps(top):
+                if part["id"] == step_id:
+                    self.step_clicked.emit(dict(part))
+                    return True
+        return False
+
+    def _on_link_hovered(self, link: str) -> None:
+        url = QUrl(link)
+        self.link_hovered.emit(link if url.scheme() in ("http", "https") else "")
 
     def _on_reached_top(self) -> None:
         self.show_earlier()

@@ -29,9 +29,12 @@ Item {
     property var look
 
     signal linkActivated(string link)
+    signal linkHovered(string link)
+    signal menuWanted(string rowId)
     signal actionTriggered(string rowId, string action)
     signal sourceActivated(string rowId, int n)
     signal fileActivated(string rowId, string fileId)
+    signal stepDetailsWanted(string rowId, string stepId)
 
     readonly property bool mine: author === "user"
     readonly property bool summary: author === "summary"
@@ -217,6 +220,7 @@ Item {
                             color: row.colours.text
                             font.pixelSize: row.look.type.body
                             onLinkActivated: (link) => row.linkActivated(link)
+                            onLinkHovered: (link) => row.linkHovered(link)
                             Accessible.name: getText(0, length)
                         }
                     }
@@ -227,6 +231,7 @@ Item {
                             step: block.step
                             colours: row.colours
                             look: row.look
+                            onDetailsWanted: (stepId) => row.stepDetailsWanted(row.rowId, stepId)
                         }
                     }
                 }
@@ -369,6 +374,10 @@ Item {
 
     HoverHandler {
         id: hover
+    }
+    TapHandler {
+        acceptedButtons: Qt.RightButton
+        onTapped: row.menuWanted(row.rowId)
     }
 
     // The message Find in chat is on: a band in the accent's colour beside it.

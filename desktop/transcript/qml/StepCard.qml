@@ -12,6 +12,8 @@ Rectangle {
     property var look
     property bool expanded: false
 
+    signal detailsWanted(string stepId)
+
     readonly property color statusColour: ({
         running: colours.accent, awaiting_approval: colours.warning, completed: colours.success,
         error: colours.danger, interrupted: colours.warning, denied: colours.muted
@@ -70,16 +72,76 @@ Rectangle {
                 objectName: "stepTitle"
                 anchors.left: chip.right
                 anchors.leftMargin: card.look.spacing.s
-                anchors.right: parent.right
+                anchors.right: state.left
+                anchors.rightMargin: card.look.spacing.s
                 anchors.verticalCenter: chip.verticalCenter
                 text: card.step.title
                 elide: Text.ElideRight
                 color: card.colours.text
                 font.pixelSize: card.look.type.ui
             }
+            Text {
+                id: state
+                objectName: "stepState"
+                anchors.right: details.left
+                anchors.rightMargin: card.look.spacing.xs
+                anchors.verticalCenter: chip.verticalCenter
+                text: card.step.state
+                color: card.colours.muted
+                font.pixelSize: card.look.type.small
+            }
+            AbstractButton {
+                id: details
+                objectName: "stepDetailsButton"
+                anchors.right: parent.right
+                anchors.verticalCenter: chip.verticalCenter
+                focusPolicy: Qt.StrongFocus
+                hoverEnabled: true
+                implicitWidth: detailsText.implicitWidth + 2 * card.look.spacing.xs
+                implicitHeight: detailsText.implicitHeight + 4
+                Accessible.role: Accessible.Button
+                Accessible.name: "Details of " + card.step.title
+                onClicked: card.detailsWanted(card.step.id)
+                Keys.onReturnPressed: clicked()
+                contentItem: Text {
+                    id: detailsText
+                    text: "Details"
+                    color: details.hovered || details.visualFocus ? card.colours.accent
+                                                                    : card.colours.muted
+                    font.pixelSize: card.look.type.small
+                    font.underline: details.visualFocus
+                }
+                background: Item {}
+            }
             TapHandler {
                 onTapped: card.expanded = !card.expanded
             }
+        }
+
+        // A sub-agent's own steps, and the start of what it said last.
+        Repeater {
+            model: card.step.inner || []
+            delegate: Text {
+                required property string modelData
+                objectName: "stepInner"
+                width: column.width
+                leftPadding: card.look.spacing.l
+                text: "↳ " + modelData
+                elide: Text.ElideRight
+                color: card.colours.muted
+                font.pixelSize: card.look.type.small
+            }
+        }
+        Text {
+            objectName: "stepSaid"
+            visible: (card.step.said || "") !== ""
+            width: parent.width
+            leftPadding: card.look.spacing.l
+            text: "“" + card.step.said + "”"
+            wrapMode: Text.Wrap
+            font.italic: true
+            color: card.colours.muted
+            font.pixelSize: card.look.type.small
         }
 
         ProgressBar {

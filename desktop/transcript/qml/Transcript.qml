@@ -16,9 +16,12 @@ ListView {
     property string welcome: ""
 
     signal linkActivated(string link)
+    signal linkHovered(string link)
+    signal menuWanted(string rowId)
     signal actionTriggered(string rowId, string action)
     signal sourceActivated(string rowId, int n)
     signal fileActivated(string rowId, string fileId)
+    signal stepDetailsWanted(string rowId, string stepId)
     signal reachedTop()  // the first message shown is in view: earlier ones may be wanted
 
     model: rows
@@ -66,8 +69,11 @@ ListView {
         colours: list.colours
         look: list.look
         onLinkActivated: (link) => list.linkActivated(link)
+        onLinkHovered: (link) => list.linkHovered(link)
+        onMenuWanted: (rowId) => list.menuWanted(rowId)
         onActionTriggered: (rowId, action) => list.actionTriggered(rowId, action)
         onSourceActivated: (rowId, n) => list.sourceActivated(rowId, n)
         onFileActivated: (rowId, fileId) => list.fileActivated(rowId, fileId)
+        onStepDetailsWanted: (rowId, stepId) => list.stepDetailsWanted(rowId, stepId)
     }
 }

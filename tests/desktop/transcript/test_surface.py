@@ -164,3 +164,26 @@ def test_copy_sources_and_files_reach_the_window(surface: TranscriptSurface, qtb
     with qtbot.waitSignal(surface.message_action) as acted:
         items(surface, "action-regenerate")[0].clicked.emit()  # type: ignore[attr-defined]
     assert acted.args == ["regenerate", "m1"]
+
+
+def test_a_step_reads_as_its_line_and_a_right_click_offers_its_actions(
+    surface: TranscriptSurface, qtbot: Any
+) -> None:
+    step = {"type": "tool", "id": "c1", "server": "t", "name": "echo",
+            "arguments": '{"text": "needle"}', "status": "completed", "result": "needle",
+            "started_at": 0.0, "ended_at": 0.5}  # fmt: skip
+    reply = message(1, "assistant", content="Found it.",
+                    parts=[step, {"type": "text", "text": "Found it."}])  # fmt: skip
+    surface.show_conversation([message(0, content="find the needle"), reply])
+    assert 't · echo(text="needle") — done in 0.5 s' in surface.toPlainText()
+    assert surface.reveal("needle")
+    assert surface.found_words == "needle"
+    with qtbot.waitSignal(surface.step_clicked) as clicked:
+        surface.open_link(QUrl("step:c1"))
+    assert clicked.args[0]["id"] == "c1"
+    menu = surface.menu_of("m0")
+    assert [a.text() for a in menu.actions()] == ["Copy message", "Edit message"]
+    with qtbot.waitSignal(surface.message_action) as acted:
+        next(a for a in menu.actions() if a.text() == "Edit message").trigger()
+    assert acted.args == ["edit", "m0"]
+    menu.close()

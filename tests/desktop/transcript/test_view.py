@@ -169,7 +169,7 @@ def test_a_tool_step_is_a_card_between_the_texts_that_opens_on_enter(
     (card,) = items(view, "step")
     (chip,) = items(view, "stepStatus")
     assert text_of(chip) == "running"
-    assert text_of(items(view, "stepTitle")[0]) == "files · read_file"
+    assert text_of(items(view, "stepTitle")[0]) == 'files · read_file(path="a.md")'
     (bar,) = items(view, "stepProgress")
     assert bar.property("value") == 0.25
     done = step("completed", result="# A\nThe file's text.")
