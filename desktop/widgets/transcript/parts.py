@@ -11,6 +11,7 @@ import os
 
 from desktop.markdown_render import MarkdownRenderer
 from desktop.reply_events import with_inner_steps
+from desktop.transcript.sources import place, sources
 from desktop.widgets.step_lines import citation_line
 from desktop.widgets.sub_agent_lines import tool_step_html
 from desktop.widgets.transcript.colours import Colours
@@ -74,22 +75,3 @@ class PartsHtml:
             f'<p style="margin:6px 0 2px 0;"><span style="color:{muted};">{heading}: '
             f"{' · '.join(entries)}</span></p>"
         )
-
-
-def sources(parts: list[PartJSON]) -> dict[int, CitationPartJSON]:
-    """A reply's sources, each once, in the order of their numbers: a source it cited
-    rather than the same one listed as given (a reply drawn as it came lists both)."""
-    found: dict[int, CitationPartJSON] = {}
-    for part in parts:
-        if part["type"] == "citation" and (part["n"] not in found or part.get("cited", True)):
-            found[part["n"]] = part
-    return dict(sorted(found.items()))
-
-
-def place(source: CitationPartJSON) -> str:
-    """Where in its file a source is (", page 4", ", lines 3–9")."""
-    if source["page"] is not None:
-        return f", page {source['page']}"
-    if source["lines"] is not None:
-        return f", lines {source['lines'][0]}–{source['lines'][1]}"
-    return ""
