@@ -188,8 +188,9 @@ def test_summaries_survive_export_and_import_into_the_same_database(
     exported = exported_chat(chat, cid)
     (summary,) = exported["conversations"][0]["summaries"]
 
-    # Imported beside the original: every id is new, the summary ends at the same message.
-    reply = import_json(chat, exported)
+    # Imported beside the original (as a copy: it is the same chat): every id is new, the
+    # summary ends at the same message.
+    reply = import_json(chat, exported, duplicates="copy")
     assert reply.status == 201, reply.body
     (new_id,) = reply.json()["conversations"]
     copy = chat.conversation(new_id)

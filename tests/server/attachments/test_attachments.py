@@ -292,7 +292,7 @@ def test_attachments_round_trip_through_export_and_import(
         elsewhere.stop()
 
     # Into the same Parley: a copy, whose files are its own.
-    copy = import_document(parley, exported).json()["conversations"][0]
+    copy = import_document(parley, exported, duplicates="copy").json()["conversations"][0]
     [copied] = [m for m in parley.conversation(copy)["messages"] if m["role"] == "user"]
     assert [a["name"] for a in copied["attachments"]] == ["notes.txt", "a.png"]
     assert copied["attachments"][1]["id"] != image["id"]
