@@ -151,6 +151,8 @@ def test_a_file_with_too_much_text_is_skipped(
     assert isinstance(fits, list) and fits[0].text == "x" * 1000
 
 
+# Parsing the bomb up to its memory cap takes tens of seconds under coverage on a busy machine.
+@pytest.mark.timeout(240)
 def test_a_file_over_the_memory_cap_is_skipped_and_the_worker_replaced(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
