@@ -60,6 +60,37 @@ def make_pdf_bomb(path: Path, pages: int = 40, stream_mb: float = 5.0) -> Path:
     return path
 
 
+def make_pdf_memory_bomb(path: Path, image_mb: int = 70, pages: int = 3) -> Path:
+    """A small PDF that is costly to hold: `pages` pages, each with its own content stream
+    carrying an inline image of `image_mb` MB of zeros, compressed to a few KB each. pypdf
+    inflates them in C and keeps what it inflated, so memory, not time, is what it spends: the
+    default needs ~340 MB within a second of CPU (a CPU bomb reaches that only after minutes
+    under a tracer). pypdf inflates at most 75 MB a stream."""
+    pixels = b"\x00" * (image_mb * 1_000_000)
+    content = (
+        b"q BI /W 1000 /H %d /BPC 8 /CS /G ID " % (len(pixels) // 1000)
+        + pixels
+        + b" EI Q\nBT /F1 12 Tf 72 720 Td (bomb) Tj ET\n"
+    )
+    packed = zlib.compress(content, 9)
+    del pixels, content
+    stream = b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(packed) + packed
+    kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(pages))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    for i in range(pages):
+        objects += [
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+            b"/Resources << /Font << /F1 3 0 R >> >> >>" % (5 + 2 * i),
+            stream + b"\nendstream",
+        ]
+    path.write_bytes(_pdf_file(objects))
+    return path
+
+
 def _pdf_file(objects: list[bytes]) -> bytes:
     """A PDF of these objects (numbered from 1; the first is the catalog), with its xref."""
     out = bytearray(b"%PDF-1.4\n")
