@@ -1,11 +1,11 @@
 """One configured MCP server: started once, kept running, restarted after a crash (with
-backoff), stopped at shutdown; and its tools called through its one client session.
+backoff), stopped at shutdown; and its tools called through its one client.
 
-The session lives in one owner task (`run`), which enters and leaves the SDK's contexts
+The client lives in one owner task (`run`), which enters and leaves the SDK's contexts
 (they must be left in the task that entered them). Calls come from runs' tasks: the SDK's
-session serves concurrent calls, and cancelling a caller sends MCP's
-`notifications/cancelled` for that request and stops waiting at once; a result that comes
-later is dropped by the SDK (its request id is no longer pending).
+client serves concurrent calls, and cancelling a caller tells the server at once and stops
+waiting (MCP's `notifications/cancelled`; at 2026-07-28 over HTTP, the end of that call's
+POST); a result that comes later is dropped by the SDK (its request id is no longer pending).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import time
 from collections import deque
 from collections.abc import AsyncIterator
@@ -21,15 +22,18 @@ from typing import Any
 import anyio
 import httpx2
 import mcp_types
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
+from mcp import Client
+from mcp.client import InputRequiredRoundsExceededError, Transport
+from mcp.client.subscriptions import SubscriptionLost
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from server.agent.names import function_name
 from server.agent.toolbox import Progress, ToolOutcome, capped
 from server.errors import ToolCallError
 from server.limits import StopTimes, ToolLimits
 from server.models.context import estimate_tokens
+from server.tools.client import http_transport, mcp_client, opened
 from server.tools.config import ServerEntry
 from server.tools.results import result_text
 from server.tools.stdio import stdio_server
@@ -43,8 +47,6 @@ BACKOFF_FIRST_S = ToolLimits.backoff_first
 BACKOFF_MOST_S = ToolLimits.backoff_most
 STABLE_AFTER_S = ToolLimits.stable_after  # server/limits.py
 
-Streams = tuple[Any, Any]  # what ClientSession reads from and writes to
-
 
 class McpServer:
     def __init__(self, entry: ServerEntry, stop_times: StopTimes | None = None) -> None:
@@ -57,7 +59,8 @@ class McpServer:
         self.tools: list[mcp_types.Tool] = []
         self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
         self.restarts = 0
-        self._session: ClientSession | None = None
+        self._client: Client | None = None
+        self._changed = anyio.Event()  # the server said its tools changed
         self._stop_times = stop_times or StopTimes()
         self._stopping = anyio.Event()
         self._stopped = anyio.Event()
@@ -132,55 +135,82 @@ class McpServer:
                 if not self._stopping.is_set():
                     self.restarts += 1
         finally:
-            self._session = None
+            self._client = None
             if self.state in ("starting", "ready"):
                 self.state = "disabled" if self.entry.disabled else "starting"
             self._stopped.set()
 
     def stop(self) -> None:
-        """Ask the owner task to stop the server (it does so within StopTimes)."""
+        """Ask the owner task to stop the server (it does so within StopTimes).
+
+        A ready server leaves its connection the way it would by itself, uncancelled, so
+        that the way out can still talk to the server (over HTTP the SDK ends the session
+        there with a DELETE), and is cancelled if that takes longer than `grace`. A server
+        still starting is cancelled at once."""
         self._stopping.set()
-        if self._scope is not None:
+        if self._scope is None:
+            return
+        if self.state == "ready":
+            by = anyio.current_time() + self._stop_times.grace
+            self._scope.deadline = min(self._scope.deadline, by)
+        else:
             self._scope.cancel()
 
     async def wait_stopped(self) -> None:
         await self._stopped.wait()
 
     async def _serve(self) -> None:
-        changed = anyio.Event()
+        self._changed = anyio.Event()
 
         async def on_message(message: object) -> None:
             # Not awaited work: the session's own receive loop runs this.
             if isinstance(message, mcp_types.ToolListChangedNotification):
-                changed.set()
+                self._changed.set()
 
-        async with (
-            self._connection() as (streams, closed),
-            ClientSession(*streams, message_handler=on_message) as session,
-        ):
-            with anyio.fail_after(START_TIMEOUT_S):
-                await session.initialize()
-                tools = [tool for tool in await _list_tools(session) if self._usable(tool)]
-            self.tools, self._session = tools, session
-            self.state, self.error = "ready", None
-            log.info("MCP server %r ready with %d tools", self.name, len(tools))
-            try:
-                async with anyio.create_task_group() as group:
-                    group.start_soon(self._follow_tool_list, session, changed)
-                    await closed.wait()  # a crash; a stop cancels this attempt's scope
-                    group.cancel_scope.cancel()
-                # Its exit code, for the reason shown.
-                with anyio.move_on_after(ToolLimits.exit_code_wait):
-                    while getattr(self._process, "returncode", 0) is None:  # noqa: ASYNC110
-                        await anyio.sleep(0.02)
-            finally:
-                self._session = None
-                self.tools = []
-            if not self._stopping.is_set():
-                self._failed(self._exit_reason())
+        async with self._connection() as (transport, closed):
+            # The start (the protocol's negotiation, the listing of the tools) has a deadline,
+            # lifted once the server is ready. A scope around it all, not `fail_after` around
+            # the client's entry: that entry leaves the SDK's task group open, and a scope
+            # entered before it cannot be left before it.
+            with anyio.CancelScope(deadline=anyio.current_time() + START_TIMEOUT_S) as starting:
+                async with mcp_client(transport, on_message) as client:
+                    tools = [tool for tool in await _list_tools(client) if self._usable(tool)]
+                    starting.deadline = math.inf
+                    await self._ready(client, tools, closed)
+            if starting.cancelled_caught:
+                raise TimeoutError
+            if self._stopping.is_set():
+                return
+            # A crash: its exit code, for the reason shown.
+            with anyio.move_on_after(ToolLimits.exit_code_wait):
+                while getattr(self._process, "returncode", 0) is None:  # noqa: ASYNC110
+                    await anyio.sleep(0.02)
+        self._failed(self._exit_reason())
+
+    async def _ready(
+        self, client: Client, tools: list[mcp_types.Tool], closed: anyio.Event
+    ) -> None:
+        """Serve calls until the connection closes (a crash) or the server is stopped."""
+        self.tools, self._client = tools, client
+        self.state, self.error = "ready", None
+        log.info(
+            "MCP server %r ready with %d tools (protocol %s)",
+            self.name,
+            len(tools),
+            client.protocol_version,
+        )
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._follow_tool_list, client)
+                group.start_soon(_cancel_when, self._stopping, group.cancel_scope)
+                await closed.wait()
+                group.cancel_scope.cancel()
+        finally:
+            self._client = None
+            self.tools = []
 
     @contextlib.asynccontextmanager
-    async def _connection(self) -> AsyncIterator[tuple[Streams, anyio.Event]]:
+    async def _connection(self) -> AsyncIterator[tuple[Transport, anyio.Event]]:
         entry = self.entry
         if entry.transport == "stdio":
             async with stdio_server(
@@ -192,37 +222,60 @@ class McpServer:
                 self._stop_times,
             ) as connection:
                 self._process = connection.process
-                yield (connection.read, connection.write), connection.closed
+                yield opened((connection.read, connection.write)), connection.closed
             return
-        client = httpx2.AsyncClient(headers=entry.headers, timeout=httpx2.Timeout(30.0, read=300.0))
-        async with client, streamable_http_client(entry.url, http_client=client) as streams:
-            yield (streams[0], streams[1]), anyio.Event()  # HTTP: a failure shows in calls
+        # HTTP: no process to watch; a failure shows in calls.
+        yield http_transport(entry.url, entry.headers), anyio.Event()
 
     _process: Any = None
 
-    async def _follow_tool_list(self, session: ClientSession, changed: anyio.Event) -> None:
-        """`notifications/tools/list_changed`: the tools are listed again; the next turn
-        offers them (a turn's tools are fixed when it opens)."""
-        while True:
-            await changed.wait()
-            changed = anyio.Event()
-            try:
-                with anyio.fail_after(START_TIMEOUT_S):
-                    listed = await _list_tools(session)
-            except (MCPError, TimeoutError, anyio.ClosedResourceError) as exc:
-                log.warning("MCP server %r: could not list its changed tools: %s", self.name, exc)
-                continue
-            self.tools = [tool for tool in listed if self._usable(tool)]
-            log.info("MCP server %r now has %d tools", self.name, len(self.tools))
+    async def _follow_tool_list(self, client: Client) -> None:
+        """The server said its tools changed: they are listed again; the next turn offers
+        them (a turn's tools are fixed when it opens). At 2025-11-25 it says so in a
+        notification (`on_message`); at 2026-07-28 on a `subscriptions/listen` stream."""
+        async with anyio.create_task_group() as group:
+            tools = client.server_capabilities.tools
+            if client.protocol_version in MODERN_PROTOCOL_VERSIONS and tools and tools.list_changed:
+                group.start_soon(self._listen_for_changes, client)
+            while True:
+                await self._changed.wait()
+                self._changed = anyio.Event()  # a change told during the listing: again
+                try:
+                    with anyio.fail_after(START_TIMEOUT_S):
+                        listed = await _list_tools(client)
+                except (MCPError, TimeoutError, anyio.ClosedResourceError) as exc:
+                    log.warning(
+                        "MCP server %r: could not list its changed tools: %s", self.name, exc
+                    )
+                    continue
+                self.tools = [tool for tool in listed if self._usable(tool)]
+                log.info("MCP server %r now has %d tools", self.name, len(self.tools))
+
+    async def _listen_for_changes(self, client: Client) -> None:
+        try:
+            async with client.listen(tools_list_changed=True) as changes:
+                async for _ in changes:
+                    self._changed.set()
+        except (MCPError, SubscriptionLost, TimeoutError, anyio.ClosedResourceError) as exc:
+            log.warning("MCP server %r: cannot follow changes to its tools: %s", self.name, exc)
 
     def _usable(self, tool: mcp_types.Tool) -> bool:
-        """A tool whose schema is strict JSON (no NaN): any other cannot be sent to a model."""
+        """A tool Parley can offer a model: its schema is strict JSON (no NaN: any other cannot
+        be sent to a model), and a plain call runs it (one that requires MCP Tasks refuses
+        every call made without a task)."""
+        if tool.execution is not None and tool.execution.task_support == "required":
+            self._skipped(tool.name, "it requires MCP Tasks, which Parley does not use")
+            return False
         try:
             json.dumps(tool.input_schema, allow_nan=False)
         except ValueError:
-            self.stderr.append(f"[parley] skipped the tool {tool.name!r}: its schema is not JSON")
+            self._skipped(tool.name, "its schema is not JSON")
             return False
         return True
+
+    def _skipped(self, tool: str, why: str) -> None:
+        log.warning("MCP server %r: the tool %r is not offered: %s", self.name, tool, why)
+        self.stderr.append(f"[parley] skipped the tool {tool!r}: {why}")
 
     def _exit_reason(self) -> str:
         code = getattr(self._process, "returncode", None)
@@ -240,8 +293,8 @@ class McpServer:
     ) -> ToolOutcome:
         """One call, as long as it takes (the caller decides when to stop waiting: a
         cancel tells the server); what the server reports of its progress goes to `progress`."""
-        session = self._session
-        if session is None or self.state != "ready":
+        client = self._client
+        if client is None or self.state != "ready":
             why = f": {self.error}" if self.error else ""
             raise ToolCallError(f"the tool server {self.name!r} is not running ({self.state}{why})")
 
@@ -252,7 +305,7 @@ class McpServer:
                 tell(progress, total, message)
 
         try:
-            result = await session.call_tool(tool, arguments, progress_callback=reported)
+            result = await client.call_tool(tool, arguments, progress_callback=reported)
         except MCPError as exc:
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 raise ToolCallError(self._stopped_during_call()) from exc
@@ -261,18 +314,24 @@ class McpServer:
             ) from exc
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
             raise ToolCallError(self._stopped_during_call()) from exc
+        except InputRequiredRoundsExceededError as exc:
+            raise ToolCallError(f"the tool server {self.name!r} kept asking: {exc}") from exc
         return ToolOutcome(capped(result_text(result)), bool(result.is_error))
 
     def _stopped_during_call(self) -> str:
         return f"the tool server {self.name!r} stopped during the call"
 
 
-async def _list_tools(session: ClientSession) -> list[mcp_types.Tool]:
+async def _cancel_when(event: anyio.Event, scope: anyio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
+
+
+async def _list_tools(client: Client) -> list[mcp_types.Tool]:
     tools: list[mcp_types.Tool] = []
     cursor: str | None = None
     for _ in range(100):  # pages; a server that never stops paging is cut off
-        params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        listing = await session.list_tools(params=params)
+        listing = await client.list_tools(cursor=cursor)
         tools.extend(listing.tools)
         cursor = listing.next_cursor
         if not cursor:

@@ -139,7 +139,10 @@ async def grow(ctx: Context) -> str:
         return "grown"
 
     server.add_tool(grown)
+    # Both eras: the 2025 notification on the connection, and the 2026-07-28 event to the
+    # client's `subscriptions/listen` stream (where the notification is not sent).
     await ctx.session.send_tool_list_changed()
+    await ctx.notify_tools_changed()
     record("grew")
     return "added a tool"
 

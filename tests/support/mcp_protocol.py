@@ -1,0 +1,159 @@
+"""An MCP server for the tests of the protocol itself, written with the official SDK:
+
+    python -m tests.support.mcp_protocol LOG_FILE [--http] [--only-2025]
+
+Over stdio, or with --http over streamable HTTP on 127.0.0.1 at a port of the system's
+choosing (it prints `listening on http://127.0.0.1:PORT/mcp` once it accepts connections).
+The SDK's server speaks both protocol eras; with --only-2025 it answers `server/discover` as a
+server of 2025-11-25 does (it has no such method), so a client falls back to `initialize`.
+
+LOG_FILE gets a JSON line for every call of `whoami` (the protocol version the call came in
+and the `clientInfo` the client gave), for `slow`'s calls and cancellations, and over HTTP
+for every HTTP request (method and `Mcp-Session-Id`), so a test can see a session's DELETE.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import time
+from typing import Any
+
+import anyio
+import uvicorn
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+from mcp.types import (
+    METHOD_NOT_FOUND,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCRequest,
+    RequestParams,
+    Tool,
+    ToolExecution,
+)
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+LOG = sys.argv[1]
+ONLY_2025 = "--only-2025" in sys.argv
+TASKS: dict[str, Any] = {"queued": "required", "either": "optional"}  # tool: taskSupport
+
+
+def record(event: str, **fields: object) -> None:
+    with open(LOG, "a", encoding="utf-8") as file:
+        file.write(json.dumps({"event": event, "at": time.monotonic(), **fields}) + "\n")
+
+
+class ProtocolServer(MCPServer):
+    async def list_tools(self) -> list[Tool]:
+        """The tools, those of TASKS marked with their `execution.taskSupport` (a field
+        of 2025-11-25: the SDK leaves it out at 2026-07-28, where Tasks is an extension)."""
+        tools = await super().list_tools()
+        for tool in tools:
+            if tool.name in TASKS:
+                tool.execution = ToolExecution(task_support=TASKS[tool.name])
+        return tools
+
+
+server = ProtocolServer("parley-protocol-test")
+
+
+@server.tool()
+async def whoami(ctx: Context) -> str:
+    """Who called, in which protocol version."""
+    params = ctx.session.client_params
+    info = params.client_info.model_dump(exclude_none=True) if params else None
+    record("whoami", protocol=ctx.session.protocol_version, client=info)
+    return f"{ctx.session.protocol_version} {info}"
+
+
+@server.tool()
+async def slow(seconds: float, tag: str = "") -> str:
+    """Wait, then answer; a cancellation is recorded."""
+    record("call", tool="slow", tag=tag)
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        record("cancelled", tool="slow", tag=tag)
+        raise
+    return f"slept {seconds} s"
+
+
+@server.tool()
+async def queued() -> str:
+    """Says it requires MCP Tasks."""
+    record("call", tool="queued")
+    return "ran without a task"
+
+
+@server.tool()
+async def either() -> str:
+    """Says it can run as an MCP Task or not."""
+    record("call", tool="either")
+    return "ran"
+
+
+async def no_discover(ctx: Any, params: RequestParams) -> None:
+    raise MCPError(METHOD_NOT_FOUND, "Method not found")
+
+
+def recording(app: ASGIApp) -> ASGIApp:
+    async def recorded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+            record("http", method=scope["method"], session=headers.get("mcp-session-id"))
+        await app(scope, receive, send)
+
+    return recorded
+
+
+async def serve_http() -> None:
+    if ONLY_2025:
+        # The request goes by its MCP-Protocol-Version header to the SDK's 2026-07-28 entry,
+        # which looks the method up: none, as on a server of 2025-11-25.
+        server._lowlevel_server.add_request_handler("server/discover", RequestParams, no_discover)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    app = recording(server.streamable_http_app(host="127.0.0.1"))
+    config = uvicorn.Config(app, log_level="warning")
+    web = uvicorn.Server(config)
+    async with anyio.create_task_group() as group:
+        group.start_soon(lambda: web.serve(sockets=[sock]))
+        while not web.started:  # uvicorn sets a flag, no event
+            await anyio.sleep(0.01)
+        print(f"listening on http://127.0.0.1:{port}/mcp", flush=True)
+
+
+async def serve_stdio() -> None:
+    if not ONLY_2025:
+        await server.run_stdio_async()
+        return
+    # Over stdio the SDK's server settles the era with the first request, so `server/discover`
+    # is answered before it reaches the server, as a server of 2025-11-25 answers it.
+    lowlevel = server._lowlevel_server
+    async with stdio_server() as (read, write):
+        relay, relayed = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def relay_all() -> None:
+            async with relay:
+                async for item in read:
+                    message = item.message if isinstance(item, SessionMessage) else None
+                    if isinstance(message, JSONRPCRequest) and message.method == "server/discover":
+                        error = ErrorData(code=METHOD_NOT_FOUND, message="Method not found")
+                        reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
+                        await write.send(SessionMessage(reply))
+                        continue
+                    await relay.send(item)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(relay_all)
+            await lowlevel.run(relayed, write, lowlevel.create_initialization_options())
+            group.cancel_scope.cancel()
+
+
+if __name__ == "__main__":
+    anyio.run(serve_http if "--http" in sys.argv else serve_stdio)
