@@ -7,9 +7,10 @@ choosing (it prints `listening on http://127.0.0.1:PORT/mcp` once it accepts con
 The SDK's server speaks both protocol eras; with --only-2025 it answers `server/discover` as a
 server of 2025-11-25 does (it has no such method), so a client falls back to `initialize`.
 
-LOG_FILE gets a JSON line for every call of `whoami` (the protocol version the call came in
-and the `clientInfo` the client gave), for `slow`'s calls and cancellations, and over HTTP
-for every HTTP request (method and `Mcp-Session-Id`), so a test can see a session's DELETE.
+`grow` adds a tool and says so. LOG_FILE gets a JSON line for every call of `whoami` (the
+protocol version the call came in and the `clientInfo` the client gave), for `slow`'s calls
+and cancellations, and over HTTP for every HTTP request (method and `Mcp-Session-Id`), so a
+test can see a session's DELETE.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from mcp.types import (
     Tool,
     ToolExecution,
 )
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 LOG = sys.argv[1]
@@ -94,6 +96,24 @@ async def either() -> str:
     """Says it can run as an MCP Task or not."""
     record("call", tool="either")
     return "ran"
+
+
+@server.tool()
+async def grow(name: str, ctx: Context) -> str:
+    """Adds a tool named `name` and tells the client its tools changed, the way of the
+    protocol the call came in: a notification (2025-11-25), an event to the client's
+    `subscriptions/listen` stream (2026-07-28)."""
+
+    async def grown() -> str:
+        return name
+
+    server.add_tool(grown, name=name, description="A tool added by `grow`.")
+    if ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        await ctx.notify_tools_changed()
+    else:
+        await ctx.session.send_tool_list_changed()
+    record("grew", name=name)
+    return f"added {name}"
 
 
 async def no_discover(ctx: Any, params: RequestParams) -> None:

@@ -132,13 +132,27 @@ def test_a_tool_that_requires_mcp_tasks_is_not_offered_and_the_user_is_told_why(
     log = ToolLog(tmp_path / "log")
     parley = start(data_dir, upstream, serve(log, "stdio", only_2025=True))
     try:
-        assert offered(parley) == {"whoami", "slow", "either"}  # "optional" is offered
+        assert offered(parley) == {"whoami", "slow", "either", "grow"}  # "optional" is offered
         (server,) = parley.call("GET", "/api/tools").json()["servers"]
         assert any("'queued'" in line and "MCP Tasks" in line for line in server["stderr_tail"])
         upstream.queue = [Script(texts=["hi"])]
         parley.send(parley.new_conversation(), "hello").read_all()
         names = {tool["function"]["name"] for tool in upstream.records[-1].body["tools"]}
         assert "p__queued" not in names and "p__either" in names
+    finally:
+        parley.stop()
+
+
+@pytest.mark.parametrize("only_2025", [False, True], ids=["2026-07-28", "2025-11-25"])
+def test_each_change_of_the_tools_a_server_tells_is_followed(
+    data_dir: Path, upstream: ScriptedUpstream, serve: Serve, tmp_path: Path, only_2025: bool
+) -> None:
+    log = ToolLog(tmp_path / "log")
+    parley = start(data_dir, upstream, serve(log, "stdio", only_2025))
+    try:
+        for name in ("first", "second"):
+            call(parley, upstream, "grow", name=name)
+            parley.wait_for(lambda name=name: name in offered(parley), timeout=10)
     finally:
         parley.stop()
 
