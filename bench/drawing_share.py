@@ -29,7 +29,7 @@ from bench.thread_times import since, thread_times
 from bench.vm_pauses import Pauses, watching_vm
 from desktop.app import App
 from desktop.client import ReplyEnd
-from desktop.widgets.transcript import Transcript
+from desktop.transcript.surface import TranscriptSurface
 
 SIDES = ("drawn", "not drawn")
 
@@ -38,7 +38,7 @@ def _not_grown() -> None:
     """The transcript's reply_grew while a reply is not drawn (the reply still holds it)."""
 
 
-def _not_drawn(transcript: Transcript) -> None:
+def _not_drawn(transcript: TranscriptSurface) -> None:
     """The transcript draws none of the next reply: its text is dropped, and its ending only
     says it ended (drawn, it would draw the whole reply the view never received)."""
 

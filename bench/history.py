@@ -146,16 +146,16 @@ def main() -> None:
 
 
 def drawing_times(messages: list[dict[str, Any]], mode: str) -> list[float]:
-    """Drawing these messages in a Transcript (offscreen Qt, 900x700), laid out and painted:
+    """Drawing these messages in a TranscriptSurface (offscreen Qt, 900x700), laid out and painted:
     as opening the chat does (its newest messages, 5 times), each page of earlier ones as the
     "Show earlier" link draws them, or all of them at once (5 times)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
-    from desktop.widgets.transcript import Transcript
+    from desktop.transcript.surface import TranscriptSurface
 
     app = QApplication.instance() or QApplication([])
-    view = Transcript()
+    view = TranscriptSurface()
     view.resize(900, 700)
     view.show()
     times = []

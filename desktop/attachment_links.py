@@ -1,15 +1,14 @@
-"""The files of the messages in the transcript (issue 43): their thumbnails, fetched from
-the server when Qt first draws one, one file at a time, and decoded at their size in the
-window's queue of images (desktop/image_decoding.py); and what a click on a file's chip does:
-an image opens in a viewer (decoded at the size of the screen, with Save…), any other file is
-saved where the user chooses (the save dialog starts with its name)."""
+"""The files of the messages in the transcript: what a click on a file's chip does. An
+image opens in a viewer (decoded at the size of the screen in the window's queue of images,
+desktop/image_decoding.py, with Save…); any other file is saved where the user chooses (the
+save dialog starts with its name)."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
 
-from PySide6.QtCore import QSize, QTimer, QUrl
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from desktop.controller import Context, Controller
@@ -17,46 +16,22 @@ from desktop.errors import ClientError
 from desktop.file_folders import SAVED, FileFolders
 from desktop.history_files import file_name_for
 from desktop.image_decoding import decoded
+from desktop.transcript.surface import TranscriptSurface
 from desktop.widgets.image_viewer import ImageViewer, screen_room
-from desktop.widgets.transcript import Transcript
-from desktop.widgets.transcript.attachments import THUMBNAIL_PX, parse_link
 
 
 class AttachmentLinks(Controller):
     """`folders`: where the save dialog opens (the app's: desktop/file_folders.py)."""
 
-    def __init__(self, context: Context, transcript: Transcript, parent: QWidget) -> None:
+    def __init__(self, context: Context, transcript: TranscriptSurface, parent: QWidget) -> None:
         super().__init__(context, parent)
-        self._images = transcript.attachment_images
         self.folders = FileFolders()
         self.viewer: ImageViewer | None = None  # the last one opened
-        # One thumbnail's file fetched and decoded at a time: a chat of many images holds
-        # one file's bytes while it waits, not all of them.
-        self._one_thumbnail = asyncio.Lock()
-        self._images.wanted.connect(self._on_images_wanted)
-        # The transcript's own links leave this scheme alone (desktop/widgets/transcript/links.py).
-        transcript.anchorClicked.connect(self._on_transcript_anchor_clicked)
+        transcript.attachment_clicked.connect(self._on_transcript_attachment_clicked)
 
-    def _on_images_wanted(self, attachment_id: str) -> None:
-        self._context.tasks.spawn(self._fetch_thumbnail(attachment_id))
-
-    async def _fetch_thumbnail(self, attachment_id: str) -> None:
-        async with self._one_thumbnail:
-            try:
-                data = await self._context.require_client().attachments.content(attachment_id)
-            except ClientError:
-                self._images.add(attachment_id, None)  # gone or unreadable: an empty square
-                return
-            side = THUMBNAIL_PX * 2  # for a high-density screen
-            picture = await decoded(data, QSize(side, side))
-        self._images.add(attachment_id, picture.image, too_large=picture.too_large)
-
-    def _on_transcript_anchor_clicked(self, url: QUrl) -> None:
-        found = parse_link(url)
-        if found is None:
-            return
-        attachment_id, name, kind = found
-        if kind == "image":
+    def _on_transcript_attachment_clicked(self, attachment: dict[str, object]) -> None:
+        attachment_id, name = str(attachment["id"]), str(attachment["name"])
+        if attachment.get("kind") == "image":
             self._context.tasks.spawn(self._view(attachment_id, name))
         else:
             self.save(attachment_id, name)

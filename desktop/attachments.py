@@ -17,7 +17,7 @@ from functools import partial
 
 from PySide6.QtCore import QSize, Signal
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QAbstractScrollArea, QFileDialog, QWidget
+from PySide6.QtWidgets import QFileDialog, QWidget
 
 from desktop.attachment_files import PASTED_NAME, FileRead, pasted_image, read_file
 from desktop.controller import Context, Controller
@@ -64,8 +64,7 @@ class Attachments(Controller):
     chip_settled = Signal(object)  # a Chip was uploaded or refused (tests wait on it)
 
     def __init__(
-        self, context: Context, composer: Composer, conversation: QAbstractScrollArea,
-        parent: QWidget,
+        self, context: Context, composer: Composer, conversation: QWidget, parent: QWidget,
     ) -> None:  # fmt: skip
         super().__init__(context, parent)
         self._composer = composer
@@ -75,7 +74,7 @@ class Attachments(Controller):
         composer.files_given.connect(self.add_files)
         composer.image_given.connect(self.add_image)
         self._drops = FileDrops(self)  # files dropped on the conversation go to the message
-        self._drops.watch(conversation.viewport())
+        self._drops.watch(conversation)
         self._drops.files_dropped.connect(self.add_files)
 
     def show_model(self, model: ModelStatusJSON | None) -> None:

@@ -13,7 +13,7 @@ from desktop.controller import Context, Controller
 from desktop.errors import ClientError
 from desktop.reply_events import ReplyCompaction
 from desktop.reply_notes import summarising_note
-from desktop.widgets.transcript import Transcript
+from desktop.transcript.surface import TranscriptSurface
 
 
 class CompactNow(Controller):
@@ -21,7 +21,7 @@ class CompactNow(Controller):
     compacted = Signal(str)  # conversation id: a summary now stands for earlier messages
     failed = Signal(str)  # for the user
 
-    def __init__(self, context: Context, transcript: Transcript, parent: QWidget) -> None:
+    def __init__(self, context: Context, transcript: TranscriptSurface, parent: QWidget) -> None:
         super().__init__(context, parent)
         self._transcript = transcript
         self.conversation_id: str | None = None  # the chat being compacted

@@ -1,20 +1,20 @@
-"""A long chat is loaded a page at a time (issue 38: a 100,000-message chat opens as fast as
-a short one): the window asks for its newest `PAGE` messages, and the transcript's "Show the
-N earlier messages" asks for the page before them once those loaded are all drawn
-(`Transcript.earlier_wanted`); what comes is drawn above (`Transcript.add_earlier`), unless
-another chat was opened meanwhile. A search hit or Find asks for all of them."""
+"""A long chat is loaded a page at a time, so a 100,000-message chat opens as fast as a short
+one: the window asks for its newest `PAGE` messages, and the transcript asks for the page
+before them when its list is scrolled to its top (`TranscriptSurface.earlier_wanted`); what
+comes is added above (`TranscriptSurface.add_earlier`), unless another chat was opened
+meanwhile. A search hit or Find asks for all of them."""
 
 from __future__ import annotations
 
 from desktop.controller import Context, Controller
 from desktop.errors import ClientError
-from desktop.widgets.transcript import Transcript
+from desktop.transcript.surface import TranscriptSurface
 
 PAGE = 1_000  # messages loaded at once (~0.7 MB of JSON: ~15 ms to decode on the GUI thread)
 
 
 class EarlierMessages(Controller):
-    def __init__(self, context: Context, transcript: Transcript) -> None:
+    def __init__(self, context: Context, transcript: TranscriptSurface) -> None:
         super().__init__(context, transcript)
         self._transcript = transcript
         self._asked: set[str] = set()  # first ids whose earlier messages are on their way

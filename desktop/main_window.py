@@ -25,6 +25,7 @@ from desktop.menus import Menus, shortcut_rows
 from desktop.model_view import ModelView
 from desktop.reply import ReplyController
 from desktop.tasks import Tasks
+from desktop.transcript.surface import TranscriptSurface
 from desktop.transcript_links import TranscriptLinks
 from desktop.turn_actions import TurnActions, TurnAsked
 from desktop.waiting import Waiting
@@ -35,7 +36,6 @@ from desktop.widgets.composer import Composer
 from desktop.widgets.conversation_list import ConversationList
 from desktop.widgets.find_bar import FindBar
 from desktop.widgets.overdue_card import OverdueCard
-from desktop.widgets.transcript import Transcript
 from desktop.widgets.welcome import welcome_html
 from desktop.window_commands import WindowCommands, connect_menus
 from desktop.window_view import WindowView, lay_out, style_fields, window_title
@@ -67,7 +67,7 @@ class MainWindow(QMainWindow):
         self._closing = False
 
         self.sidebar = ConversationList(self)
-        self.transcript = Transcript(self)
+        self.transcript = TranscriptSurface(self)
         self.composer = Composer(self)
         self.reply = ReplyController(self.context, self.transcript, self.composer, self)
         self.banner = Banner(self)

@@ -17,9 +17,9 @@ from desktop.controller import Context
 from desktop.errors import ClientError
 from desktop.reply import ReplyController
 from desktop.summaries import SummaryActions
+from desktop.transcript.surface import TranscriptSurface
 from desktop.widgets.context_meter import ContextMeter
 from desktop.widgets.model_picker import ModelPicker
-from desktop.widgets.transcript import Transcript
 
 
 class ModelView(QObject):
@@ -29,7 +29,7 @@ class ModelView(QObject):
         self,
         context: Context,
         reply: ReplyController,
-        transcript: Transcript,
+        transcript: TranscriptSurface,
         picker: ModelPicker,
         parent: QWidget,
     ) -> None:

@@ -51,8 +51,8 @@ from desktop.reply_notes import (
     summarising_note,
 )
 from desktop.reply_turn import Reply, begin, drop_created
+from desktop.transcript.surface import TranscriptSurface
 from desktop.widgets.composer import Composer
-from desktop.widgets.transcript import Transcript
 from server.types import (
     NEW_MESSAGE_KINDS,
     AttachmentJSON,
@@ -80,7 +80,7 @@ class ReplyController(Controller):
     turn_refused = Signal()  # a message's turn did not begin: the chat shows what it showed
 
     def __init__(
-        self, context: Context, transcript: Transcript, composer: Composer, parent: QWidget
+        self, context: Context, transcript: TranscriptSurface, composer: Composer, parent: QWidget
     ) -> None:
         super().__init__(context, parent)
         self._transcript = transcript

@@ -9,8 +9,8 @@ from PySide6.QtWidgets import QWidget
 
 from desktop.controller import Context, Controller
 from desktop.errors import ClientError
+from desktop.transcript.surface import TranscriptSurface
 from desktop.widgets.summary_dialog import SummaryDialog
-from desktop.widgets.transcript import Transcript
 from server.types import SummaryJSON
 
 
@@ -18,7 +18,7 @@ class SummaryActions(Controller):
     changed = Signal(str)  # conversation id: its model's view changed (edited, undone)
     failed = Signal(str)  # for the user
 
-    def __init__(self, context: Context, transcript: Transcript, parent: QWidget) -> None:
+    def __init__(self, context: Context, transcript: TranscriptSurface, parent: QWidget) -> None:
         super().__init__(context, parent)
         self._transcript = transcript
         self.dialog: SummaryDialog | None = None

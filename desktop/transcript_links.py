@@ -12,9 +12,9 @@ from PySide6.QtWidgets import QDialog, QMainWindow, QMessageBox
 
 from desktop.controller import Context, Controller
 from desktop.errors import ClientError
+from desktop.transcript.surface import TranscriptSurface
 from desktop.widgets.source_dialog import SourceDialog
 from desktop.widgets.step_details import StepDetailsDialog
-from desktop.widgets.transcript import Transcript
 from server.types import CitationPartJSON, ToolPartJSON
 
 NOTICE_MS = 2500
@@ -25,7 +25,7 @@ class TranscriptLinks(Controller):
         self,
         context: Context,
         window: QMainWindow,
-        transcript: Transcript,
+        transcript: TranscriptSurface,
         show_error: Callable[[str], None],
     ) -> None:
         super().__init__(context, window)

@@ -1,4 +1,4 @@
-"""What the actions under a message do (desktop/widgets/transcript/actions.py draws them):
+"""What the actions under a message do (desktop/transcript/ draws them):
 Edit puts a question back in the composer, and sending it makes a new version; Regenerate
 asks for a new version of a reply; Continue lets a stopped reply go on; ‹ › shows another
 version. Each turn goes through the reply controller like a message sent, so Stop and
@@ -16,8 +16,8 @@ from desktop.earlier_messages import PAGE
 from desktop.errors import ClientError
 from desktop.reply import ReplyController
 from desktop.reply_notes import loading_note
+from desktop.transcript.surface import TranscriptSurface
 from desktop.widgets.composer import Composer
-from desktop.widgets.transcript import Transcript
 from server.types import AttachmentJSON, ModelStatusJSON
 
 
@@ -42,7 +42,7 @@ class TurnActions(Controller):
         context: Context,
         reply: ReplyController,
         composer: Composer,
-        transcript: Transcript,
+        transcript: TranscriptSurface,
         parent: QWidget,
     ) -> None:
         super().__init__(context, parent)

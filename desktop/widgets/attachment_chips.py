@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from desktop.attachment_files import size_text
 from desktop.icons import icon
-from desktop.widgets.transcript.colours import Colours
+from desktop.look.colours import Colours
 from server.types import AttachmentJSON
 
 ChipState = Literal["uploading", "ready", "refused"]

@@ -1,39 +1,31 @@
-"""Find in the open chat (Ctrl+F): every match highlighted, the current one stronger and
-scrolled to; Enter / F3 for the next, Shift+Enter / Shift+F3 for the previous; Esc closes.
+"""Find in the open chat (Ctrl+F): the messages that hold the words counted, the current
+match's message brought into view and marked; Enter / F3 for the next, Shift+Enter /
+Shift+F3 for the previous; Esc closes.
 
-It searches the transcript's text as drawn (case-insensitive), so it finds what the user
-sees, code blocks and tool steps included."""
+It searches every message's words (case-insensitive), those not drawn yet too."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QColor, QKeyEvent, QTextCursor, QTextDocument
-from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-    QTextBrowser,
-    QTextEdit,
-    QWidget,
-)
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
-ALL = QColor(255, 230, 120)
-CURRENT = QColor(255, 160, 60)
+from desktop.transcript.surface import TranscriptSurface
+
 MAX_MATCHES = 10_000  # a one-letter search in a long chat stops counting there
 
 
 class FindBar(QWidget):
     def __init__(
         self,
-        view: QTextBrowser,
+        view: TranscriptSurface,
         parent: QWidget | None = None,
         draw_all: Callable[[], None] | None = None,
     ) -> None:
-        """`draw_all`: draws what the view holds back (a long chat's earlier messages), so
-        that Find sees all of it."""
+        """`draw_all`: asks for what the view has not loaded (a long chat's earlier pages),
+        so that Find sees all of it."""
         super().__init__(parent)
         self.view = view
         self._draw_all = draw_all
@@ -53,7 +45,7 @@ class FindBar(QWidget):
             layout.addWidget(widget)
         layout.addWidget(self.close_button)
         layout.setStretch(0, 1)
-        self._matches: list[QTextCursor] = []
+        self._matches: list[tuple[int, int]] = []  # (message's place, where in its words)
         self._current = -1
         self.field.textChanged.connect(self._search)
         self.field.installEventFilter(self)
@@ -71,7 +63,7 @@ class FindBar(QWidget):
     def close_bar(self) -> None:
         self.hide()
         self._matches, self._current = [], -1
-        self.view.setExtraSelections([])
+        self.view.clear_found()
         self.view.setFocus()
 
     def next(self) -> None:
@@ -107,51 +99,39 @@ class FindBar(QWidget):
         return self._current
 
     def _search(self) -> None:
-        """Find every match again (the chat may have been redrawn since)."""
+        """Find every match again (the chat may have changed since)."""
         if self._draw_all is not None:
             self._draw_all()  # all of it, also what was held back since the last search
         needle = self.field.text()
-        self._matches = []
-        document = self.view.document()
-        if needle:
-            cursor = document.find(needle, 0)
-            while not cursor.isNull() and len(self._matches) < MAX_MATCHES:
-                self._matches.append(cursor)
-                cursor = document.find(needle, cursor, QTextDocument.FindFlag(0))
+        self._matches = self.view.rows.matches(needle, MAX_MATCHES) if needle else []
         self._current = 0 if self._matches else -1
         self._show()
 
     def _step(self, by: int) -> None:
-        if not self._matches or self._matches[0].document() is not self.view.document():
-            self._search()  # nothing yet, or the chat was redrawn
+        if not self._matches or self._stale():
+            self._search()  # nothing yet, or the chat changed
             if not self._matches:
                 return
-            by = 0
-        stale = self._matches[self._current].selectedText().casefold()
-        if stale != self.field.text().casefold():
-            self._search()  # the text under the matches changed (a reply grew)
             by = 0
         self._current = (self._current + by) % len(self._matches)
         self._show()
 
+    def _stale(self) -> bool:
+        at, offset = self._matches[self._current]
+        needle = self.field.text().casefold()
+        if at >= self.view.rows.rowCount():
+            return True
+        return self.view.rows.text_at(at).casefold()[offset : offset + len(needle)] != needle
+
     def _show(self) -> None:
-        selections = []
-        for index, cursor in enumerate(self._matches):
-            selection = QTextEdit.ExtraSelection()
-            selection.cursor = cursor
-            selection.format.setBackground(CURRENT if index == self._current else ALL)
-            selections.append(selection)
-        self.view.setExtraSelections(selections)
         if self._current >= 0:
-            shown = QTextCursor(self._matches[self._current])
-            self.view.setTextCursor(shown)
-            self.view.ensureCursorVisible()
+            self.view.show_words(self._matches[self._current][0], [self.field.text()])
             self.count.setText(f"{self._current + 1} of {len(self._matches)}")
         else:
             self.count.setText("No matches" if self.field.text() else "")
-            # The last match shown was selected in the view: with none now, no word
-            # stays marked there as if it were one (issue 43).
-            cursor = self.view.textCursor()
-            if cursor.hasSelection():
-                cursor.clearSelection()
-                self.view.setTextCursor(cursor)
+            self.view.clear_found()  # the last match shown is no longer marked
+
+    @property
+    def current_match(self) -> tuple[int, int] | None:
+        """The current match: its message's place and where in its words (None: none)."""
+        return self._matches[self._current] if self._current >= 0 else None

@@ -70,6 +70,18 @@ def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PARLEY_RUNTIME_DIR", str(tmp_path / "runtime"))
 
 
+@pytest.fixture(autouse=True)
+def _clipboard_left_empty() -> Iterator[None]:
+    """A test that puts a QMimeData it made on the clipboard leaves it to Qt's clipboard, a
+    global that is destroyed after the interpreter: deleting a Python-made object then takes
+    the process down at exit (SIGSEGV). Emptied after each test, while Python lives."""
+    yield
+    from PySide6.QtWidgets import QApplication
+
+    if QApplication.instance() is not None:
+        QApplication.clipboard().clear()
+
+
 def run(qtbot: QtBot, coroutine: Coroutine[Any, Any, Any], timeout_ms: int = 20_000) -> Any:
     """Run a coroutine on the Qt loop from a synchronous test and return its result."""
     task = asyncio.ensure_future(coroutine)

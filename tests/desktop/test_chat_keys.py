@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QApplication
 
 from desktop.menus import shortcut_rows
@@ -27,21 +26,21 @@ def test_a_search_hit_in_the_chat_already_open_shows_the_words_found(
     upstream.script = Script(texts=["Basalt is dark. " * 40, "Obsidian is glass."])
     chat(gui, qtbot, "Tell me about rocks")
     transcript = gui.window.transcript
-    transcript.moveCursor(QTextCursor.MoveOperation.Start)  # read from the top
+    transcript.clear_found()
     sidebar = gui.window.sidebar
     sidebar.search.setText("obsidian")
     qtbot.waitUntil(lambda: sidebar.searching() and titles(gui) == ["Tell me about rocks"])
     row = sidebar.list.item(0)
     assert row.isSelected()  # the chat open: choosing it changes no selection
-    assert transcript.textCursor().selectedText() == ""
+    assert transcript.found_words == ""
     position = sidebar.list.visualItemRect(row).center()
     qtbot.mouseClick(sidebar.list.viewport(), Qt.MouseButton.LeftButton, pos=position)
-    assert transcript.textCursor().selectedText().casefold() == "obsidian"
+    assert transcript.found_words.casefold() == "obsidian"
 
-    transcript.moveCursor(QTextCursor.MoveOperation.Start)
+    transcript.clear_found()
     sidebar.list.setFocus()
     qtbot.keyClick(sidebar.list, Qt.Key.Key_Return)  # the keyboard's way to choose it
-    assert transcript.textCursor().selectedText().casefold() == "obsidian"
+    assert transcript.found_words.casefold() == "obsidian"
 
 
 def test_keys_go_to_the_next_and_previous_chat_the_search_and_the_message_box(

@@ -13,9 +13,10 @@ from PySide6.QtCore import Qt, QUrl
 
 from desktop.reply_notes import SUMMARISING_NOTE
 from desktop.widgets.badges import CONTEXT_FULL_BADGE
-from desktop.widgets.transcript.summaries import MARKER_TEXT
 from tests.desktop.conftest import GuiApp, run
 from tests.support.upstream import Script, ScriptedUpstream
+
+MARKER_TEXT = "Earlier messages summarised"
 
 pytestmark = pytest.mark.slow
 
@@ -77,7 +78,9 @@ def test_a_turn_that_outgrows_the_context_says_so_and_marks_where_the_summary_en
     assert any(SUMMARISING_NOTE in text for text in seen)  # while it ran
     text = gui.transcript_text()
     assert SUMMARISING_NOTE not in text and "ok" in text
-    assert MARKER_TEXT in text and "view summary · edit · undo" in text
+    assert MARKER_TEXT in text
+    (marker,) = stored(gui, qtbot)["summaries"]
+    assert gui.window.transcript.actions_of(marker["id"]) == ["view", "edit", "undo"]
     # Nothing is hidden: every question is still on screen, the marker after a reply.
     assert all(f"Question {n}." in text for n in range(2))
     (summary,) = stored(gui, qtbot)["summaries"]
@@ -108,7 +111,7 @@ def test_undo_takes_the_marker_away_and_edit_saves_the_users_words(
     dialogs.dialog.save_button.click()
     qtbot.waitUntil(lambda: stored(gui, qtbot)["summaries"][0]["model"] is None)
     assert stored(gui, qtbot)["summaries"][0]["content"] == "The user likes herons."
-    qtbot.waitUntil(lambda: f"{MARKER_TEXT} (edited)" in gui.transcript_text())
+    qtbot.waitUntil(lambda: f"{MARKER_TEXT} · edited by you" in gui.transcript_text())
 
     transcript.open_link(QUrl(f"summary:undo/{summary['id']}"))
     qtbot.waitUntil(lambda: MARKER_TEXT not in gui.transcript_text())

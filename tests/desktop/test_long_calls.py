@@ -62,10 +62,13 @@ def test_a_running_steps_time_ticks_redrawing_only_its_line(
     upstream.queue = [Script(texts=["Waiting a while. "], tool_calls=[tool("slow", seconds=30)])]
     gui.send("wait")
     qtbot.waitUntil(lambda: seconds_shown(gui) is not None, timeout=15_000)
-    document = gui.window.transcript.document()
-    line_at = document.find("slow(seconds=30").block().position()
+    view = gui.window.transcript
+    reply = view.rows.row(view.rows.ids()[-1])
+    assert reply is not None and reply.blocks is not None
+    blocks = reply.blocks
+    line_at = next(i for i, block in enumerate(blocks.blocks) if block.kind == "step")
     changes: list[int] = []
-    document.contentsChange.connect(lambda at, _removed, _added: changes.append(at))
+    blocks.dataChanged.connect(lambda first, _last, *_: changes.append(first.row()))
     first = seconds_shown(gui)
     assert first is not None
     qtbot.waitUntil(lambda: (seconds_shown(gui) or 0) >= first + 2, timeout=5_000)

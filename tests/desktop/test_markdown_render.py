@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from desktop.client import ReplyEnd
 from desktop.markdown_render import (
     MAX_PLAIN_TAIL_CHARS,
     PLAIN_LINE,
@@ -17,8 +15,7 @@ from desktop.markdown_render import (
     split_stable,
     split_within,
 )
-from desktop.widgets.transcript import Transcript
-from tests.desktop.widgets.transcript.replies import add_text, told
+from desktop.transcript.blocks import ReplyBlocks
 
 
 def test_cut_after_the_last_blank_line_outside_code() -> None:
@@ -125,113 +122,24 @@ SAMPLES = {
         + " end of bold** done.\n"
     ),
 }
-USAGE = {"completion_tokens": 12, "tokens_per_s": 40.0, "ttft_ms": 90}
+TAG = re.compile(r"<[^>]*>")
 
 
-def grown_live(
-    qtbot: Any, text: str, step: int = 0, usage: Any = None, saved: str | None = None
-) -> Transcript:
-    """A reply streamed piece by piece (of `step` characters; by default 7, or a hundredth
-    of a long text), each piece drawn before the next comes; `saved`: what the server saved,
-    if more than was streamed."""
-    step = step or max(7, len(text) // 100)
-    view = Transcript()
-    qtbot.addWidget(view)
-    view.resize(800, 600)
-    view.begin_reply("q", "m", ("u", "a"))  # the ids of `reopened`'s messages
-    sizes: list[int] = []
-    view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
+def visible(rendered: str) -> str:
+    return re.sub(r"\s+", " ", TAG.sub(" ", rendered)).strip()
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+@pytest.mark.parametrize("step", [1, 7, 60])
+def test_a_reply_drawn_live_shows_what_it_shows_when_reopened(name: str, step: int) -> None:
+    """Streamed into the transcript's blocks a few characters at a time, a reply reads as
+    the same reply drawn whole when its chat is opened again."""
+    text = SAMPLES[name]
+    live = ReplyBlocks(MarkdownRenderer())
     for end in range(step, len(text) + step, step):
-        add_text(view, text[end - step : end])
-        qtbot.waitUntil(lambda end=end: bool(sizes) and sizes[-1] == min(end, len(text)))
-    with qtbot.waitSignal(view.reply_ended, timeout=5_000):
-        view.end_reply(ReplyEnd(status="completed", usage=usage or {}, content=saved))
-    return view
-
-
-def reopened(qtbot: Any, text: str, usage: Any = None) -> Transcript:
-    view = Transcript()
-    qtbot.addWidget(view)
-    view.resize(800, 600)
-    base = {"conversation_id": "c", "status": "completed", "ended_by": None, "error": None,
-            "created_at": 0.0, "completed_at": 0.0}  # fmt: skip
-    view.show_conversation([
-        {**base, "id": "u", "role": "user", "content": "q", "model": None, "usage": None},
-        {**base, "id": "a", "role": "assistant", "content": text, "model": "m",
-         "usage": usage or {}},
-    ])  # type: ignore[list-item]  # fmt: skip
-    return view
-
-
-@pytest.mark.parametrize("name", SAMPLES)
-def test_a_reply_drawn_live_is_the_same_document_as_when_reopened(qtbot: Any, name: str) -> None:
-    text = SAMPLES[name]
-    live, again = grown_live(qtbot, text), reopened(qtbot, text)
-
-    def document(view: Transcript) -> str:
-        return re.sub(r"copy:\d+", "copy:N", view.document().toMarkdown())  # ids differ
-
-    assert document(live) == document(again)
-
-
-def block_tops(view: Transcript) -> list[tuple[float, str]]:
-    """Where each line of text lies in the laid-out document, and its text."""
-    view.show()
-    document = view.document()
-    layout = document.documentLayout()
-    tops = []
-    block = document.begin()
-    while block.isValid():
-        if block.text().strip():
-            tops.append((layout.blockBoundingRect(block).top(), block.text()))
-        block = block.next()
-    return tops
-
-
-@pytest.mark.parametrize("name", SAMPLES)
-@pytest.mark.parametrize("usage", [None, USAGE], ids=["no figures", "figures"])
-def test_a_reply_drawn_live_lies_where_it_lies_when_reopened(
-    qtbot: Any, name: str, usage: Any
-) -> None:
-    """Not only the same text: every line at the same height, so nothing moves when the chat
-    is drawn again (the gaps between name, text, code, tables and footer)."""
-    text = SAMPLES[name]
-    live, again = grown_live(qtbot, text, usage=usage), reopened(qtbot, text, usage=usage)
-    assert block_tops(live) == block_tops(again)
-
-
-@pytest.mark.parametrize("unseen", ["```\nprint(1)\n```\n", "More of it.\n"])
-def test_text_saved_beyond_what_was_shown_lies_where_it_lies_when_reopened(
-    qtbot: Any, unseen: str
-) -> None:
-    """Stop: the server generated text the view never received, drawn at the ending (a code
-    block is a table to Qt: the footer goes below it only once it is laid out)."""
-    shown = "Intro paragraph.\n\nThe code:\n\n"
-    live = grown_live(qtbot, shown, saved=shown + unseen)
-    assert block_tops(live) == block_tops(reopened(qtbot, shown + unseen))
-
-
-def test_a_long_paragraph_that_comes_in_bursts_lies_as_when_reopened(qtbot: Any) -> None:
-    """Bursts bigger than one update's budget are cut wherever the budget ends."""
-    text = SAMPLES["a long paragraph"]
-    live, again = grown_live(qtbot, text, step=2_500), reopened(qtbot, text)
-    assert block_tops(live) == block_tops(again)
-
-
-def test_a_loose_numbered_list_keeps_its_numbers_while_it_streams(qtbot: Any) -> None:
-    view = Transcript()
-    qtbot.addWidget(view)
-    view.begin_reply("q", "m")
-    sizes: list[int] = []
-    view.reply_rendered.connect(lambda size, _cost: sizes.append(size))
-    text = "Intro:\n\n1. First thing\n\n2. Second thing\n\n3. Third thing\n\nMore"
-    for piece in text.split(" "):
-        add_text(view, piece + " ")
-        qtbot.waitUntil(lambda: bool(sizes) and sizes[-1] == told(view))
-    markdown = view.document().toMarkdown()  # still streaming: no final redraw yet
-    assert "\nIntro:\n" in markdown and "1.  First thing" in markdown, markdown
-    # One list, not one per item (cut between its items, it would be three).
-    assert "1.  First thing\n2.  Second thing\n3.  Third thing" in markdown, markdown
+        live.set_text(text[:end])
+    reopened = ReplyBlocks(MarkdownRenderer()).set_text(text)
+    assert visible(" ".join(live.blocks)) == visible(" ".join(reopened))
 
 
 def test_nested_items_nest_whatever_their_indentation() -> None:

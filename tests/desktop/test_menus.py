@@ -130,13 +130,13 @@ def test_theme_dark_then_system_redraws_and_is_remembered(
     try:
         gui.window.menus.themes["dark"].trigger()
         assert qapp.palette().color(QPalette.ColorRole.Base).lightness() < 60
-        qtbot.waitUntil(lambda: gui.window.transcript._renderer.dark, timeout=5_000)
+        qtbot.waitUntil(lambda: gui.window.transcript.renderer.dark, timeout=5_000)
         gui.close()
         qapp.setPalette(system)  # as a new process starts, on the system's colours
         again = gui_factory()
         assert again.window.menus.themes["dark"].isChecked()
         again.window.menus.themes["system"].trigger()
-        qtbot.waitUntil(lambda: not again.window.transcript._renderer.dark, timeout=5_000)
+        qtbot.waitUntil(lambda: not again.window.transcript.renderer.dark, timeout=5_000)
         assert qapp.palette().color(QPalette.ColorRole.Base).lightness() == base
     finally:
         qapp.setPalette(system)
@@ -164,14 +164,12 @@ def test_quit_mid_reply_saves_it_as_closing_does(
 def test_a_message_has_its_actions_in_a_context_menu(
     gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
 ) -> None:
-    from desktop.widgets.message_menu import message_menu
-
     upstream.script = Script(tokens=3)
     with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
         gui.send("Hello")
     view = gui.window.transcript
-    at = view.cursorRect(view.document().find("Hello")).center()
-    menu = message_menu(view, at)
+    question = next(i for i in view.rows.ids() if view.message_text(i) == "Hello")
+    menu = view.menu_of(question)
     labels = [a.text() for a in menu.actions()]
     assert "Copy message" in labels and "Edit message" in labels
     next(a for a in menu.actions() if a.text() == "Edit message").trigger()

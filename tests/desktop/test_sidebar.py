@@ -248,7 +248,7 @@ def test_search_shows_clean_snippets_says_no_results_and_opens_at_the_match(
     assert not sidebar.no_results.isVisible()
 
     sidebar.list.setCurrentRow(0)  # opened at the match, which is selected
-    qtbot.waitUntil(lambda: gui.window.transcript.textCursor().selectedText() == "magma")
+    qtbot.waitUntil(lambda: gui.window.transcript.found_words == "magma")
 
     sidebar.search.setText("zeppelin")
     qtbot.waitUntil(lambda: titles(gui) == [], timeout=5_000)

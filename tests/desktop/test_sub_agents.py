@@ -11,11 +11,10 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QTextCursor
 
 from desktop.widgets.step_details import StepDetailsDialog
 from tests.desktop.conftest import GuiApp, run, with_tools
-from tests.desktop.test_markdown_render import block_tops
+from tests.desktop.transcript.drawn import block_tops
 from tests.support.tools import ToolLog
 from tests.support.upstream import Script, ScriptedUpstream
 
@@ -43,11 +42,18 @@ def stored_reply(gui: GuiApp, qtbot: Any) -> dict[str, Any]:
 
 
 def indent_of(gui: GuiApp, words: str) -> float:
-    """The left margin of the transcript's line holding `words`."""
-    document = gui.window.transcript.document()
-    found = document.find(words)
-    assert not found.isNull(), words
-    return float(found.block().blockFormat().leftMargin())
+    """How deep the line holding `words` lies in a step's card (0: the card's own line, 1: a
+    sub-agent's step under it)."""
+    view = gui.window.transcript
+    for row_id in view.rows.ids():
+        for block in view.rows.blocks_of(row_id):
+            lines = block.step.inner if block.step is not None else []
+            for line in lines:
+                if words in line:
+                    return 1.0 + (len(line) - len(line.lstrip(" "))) / 2
+            if block.step is not None and words in block.step.title:
+                return 0.0  # the card's own line
+    raise AssertionError(f"no step's line holds {words!r}")
 
 
 def reopen(gui: GuiApp, qtbot: Any, words: str) -> None:
@@ -81,7 +87,7 @@ def test_a_sub_agent_is_drawn_under_its_step_as_it_runs_and_when_reopened(
     qtbot.waitUntil(lambda: "slow(seconds=1.5" in gui.transcript_text(), timeout=15_000)
     text = gui.transcript_text()
     assert not finished
-    assert "↳ Sub-agent: ECHO-TASK: hi — running…" in text
+    assert "Sub-agent: ECHO-TASK: hi — running…" in text
     assert text.index("Sub-agent: ECHO-TASK") < text.index("slow(seconds=1.5")
     assert indent_of(gui, "slow(seconds=1.5") > indent_of(gui, "Sub-agent: ECHO-TASK") == 0
     assert "“Checking first.”" in text  # what it said so far
@@ -184,10 +190,10 @@ def test_a_reply_stopped_in_an_earlier_session_keeps_its_receipt(
     qtbot.waitUntil(lambda: "Sub-agent: CHILD-B" in second.transcript_text(), timeout=10_000)
     text = second.transcript_text()
     assert RECEIPT in text and any(acted in text for acted in ACTED)
-    # The receipt is the reply's footer, above its actions.
-    cursor = second.window.transcript.document().find("May have acted")
-    cursor.movePosition(QTextCursor.MoveOperation.NextBlock)
-    assert "Copy" in cursor.block().text()
+    # The receipt is the reply's footer, with its actions.
+    view = second.window.transcript
+    stopped = next(i for i in view.rows.ids() if (row := view.rows.row(i)) and row.acted)
+    assert "copy" in view.actions_of(stopped)
 
 
 def test_closing_the_window_mid_call_ends_both_sub_agents_and_the_next_launch_shows_it(

@@ -18,7 +18,7 @@ from desktop.widgets.tools_dialog import ToolsDialog
 from server.library.sources import MAX_LINE_CHARS
 from server.types import CitationPartJSON
 from tests.desktop.conftest import GuiApp, run, with_tools
-from tests.desktop.test_markdown_render import block_tops
+from tests.desktop.transcript.drawn import block_tops
 from tests.support.tools import TOOL_COUNT, ToolLog
 from tests.support.upstream import Script, ScriptedUpstream
 
@@ -200,7 +200,8 @@ def test_a_reply_lists_the_documents_it_cited(
     # A click on the citation shows the cited lines; from there the file or its folder opens.
     from desktop.widgets.source_dialog import SourceDialog
 
-    gui.window.transcript.open_link(QUrl("cite:0"))
+    view = gui.window.transcript
+    view.source_activated.emit(view.rows.ids()[-1], 1)  # its chip [1]
     dialog = gui.window.findChild(SourceDialog)
     assert dialog is not None and dialog.isVisible()
     # The server reads the file (it is in the library): then it may be opened.

@@ -8,12 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QMimeData, Qt, QUrl
-from PySide6.QtGui import QColor, QImage, QTextDocument
 from PySide6.QtWidgets import QApplication, QLabel
 
 from desktop.widgets.attachment_chips import Chip
 from desktop.widgets.composer import Composer
-from desktop.widgets.transcript import Transcript
 from server.types import AttachmentJSON
 
 NOTES: AttachmentJSON = {
@@ -73,38 +71,6 @@ def test_a_refused_file_s_chip_says_why(qtbot: Any) -> None:
     [frame] = box.chips.chip_frames()
     assert frame.findChild(QLabel, "attachment-detail").text() == reason
     assert box.attachments() == [] and box.button.isEnabled()
-
-
-def test_a_message_s_files_are_drawn_above_its_words_with_the_image_s_thumbnail(
-    qtbot: Any,
-) -> None:
-    view = Transcript()
-    qtbot.addWidget(view)
-    view.resize(700, 500)
-    view.show()
-    wanted: list[str] = []
-    view.attachment_images.wanted.connect(wanted.append)
-    message = {
-        "id": "m1", "conversation_id": "c1", "role": "user", "content": "What are these?",
-        "parts": [], "status": "completed", "ended_by": None, "error": None, "model": None,
-        "created_at": 0.0, "completed_at": 0.0, "usage": None, "parent_id": None,
-        "continued": None, "finish_reason": None, "attachments": [NOTES, PHOTO],
-    }  # fmt: skip
-    view.show_conversation([message])  # type: ignore[list-item]
-    text = view.toPlainText()
-    assert text.index("notes.md · 2 KB") < text.index("quokka.png · 4.8 MB")
-    assert text.index("quokka.png") < text.index("What are these?")
-    view.grab()  # drawn: the thumbnail is asked for, once
-    qtbot.waitUntil(lambda: wanted == ["a2"])
-    image = QImage(80, 40, QImage.Format.Format_RGB32)
-    image.fill(QColor("teal"))
-    view.attachment_images.add("a2", image)
-    url = view.document().resource(
-        QTextDocument.ResourceType.ImageResource, "parley-attachment:thumb/a2"
-    )
-    assert isinstance(url, QImage) and url.pixelColor(72, 72) == QColor("teal")
-    view.grab()
-    assert wanted == ["a2"]
 
 
 def test_pasted_words_and_web_links_stay_words(qtbot: Any) -> None:
