@@ -27,7 +27,15 @@ from server.models.registry import ModelRegistry
 from server.routes import attachments as attachment_routes
 from server.routes import backends as backend_routes
 from server.routes import context as context_routes
-from server.routes import conversations, found_models, openai, status, tool_calls, transfer
+from server.routes import (
+    conversations,
+    found_models,
+    openai,
+    questions,
+    status,
+    tool_calls,
+    transfer,
+)
 from server.routes import hub as hub_routes
 from server.routes import library as library_routes
 from server.routes import models as model_routes
@@ -125,6 +133,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
             *conversations.routes,
             *context_routes.routes,
             *tool_calls.routes,
+            *questions.routes,
             *transfer.routes,
             *attachment_routes.routes,
             *model_routes.routes,

@@ -18,7 +18,7 @@ import anyio
 from server.agent import delegate
 from server.agent.buffer import ReplyBuffer
 from server.agent.delegate import Delegation, SubAgentView, SubsetToolBox
-from server.agent.feed import ApprovalNeeded, CallOverdue, FeedItem
+from server.agent.feed import ApprovalNeeded, CallOverdue, FeedItem, QuestionAsked
 from server.agent.steps import ToolStep
 from server.agent.toolbox import ToolBox, ToolOutcome, capped
 from server.errors import ApiError, ToolCallError
@@ -52,7 +52,13 @@ class Children:
         parent = self._parent
         limits = dataclasses.replace(parent.limits, max_steps=steps)
         child = type(parent)(
-            loop_id, parent.model, buffer, limits, parent.approvals, ids=parent.ids
+            loop_id,
+            parent.model,
+            buffer,
+            limits,
+            parent.approvals,
+            ids=parent.ids,
+            questions=parent.questions,
         )
         self.loops.append(child)
         if parent.stopping:
@@ -90,6 +96,7 @@ class Children:
             parent.approvals,
             delegation=self.delegation.child(),
             ids=parent.ids,
+            questions=parent.questions,
         )
         step.agent = SubAgentView(asked, model.name, buffer)
         tools: ToolBox = SubsetToolBox(box, asked.tools) if asked.tools is not None else box
@@ -127,6 +134,10 @@ class Children:
             approval = item.approval.copy()
             approval.setdefault("sub_agent", asking)
             self._parent.buffer.publish(ApprovalNeeded(approval))
+        elif isinstance(item, QuestionAsked):
+            question = item.question.copy()
+            question.setdefault("sub_agent", asking)
+            self._parent.buffer.publish(QuestionAsked(question))
         elif isinstance(item, CallOverdue):
             overdue = item.overdue.copy()
             overdue.setdefault("sub_agent", asking)
@@ -164,8 +175,8 @@ def tree(loop: AgentLoop) -> Iterator[tuple[AgentLoop, ToolStep]]:
 
 
 def receipt(loop: AgentLoop) -> EndedJSON:
-    """What stopping the tree now ends: model calls, tool calls, sub-agents and approval
-    waits under way, and the calls that started and may have acted."""
+    """What stopping the tree now ends: model calls, tool calls, sub-agents, approval waits
+    and servers' questions under way, and the calls that started and may have acted."""
     acted: list[ActedJSON] = []
     tools = agents = approvals = 0
     for _, step in tree(loop):
@@ -186,6 +197,7 @@ def receipt(loop: AgentLoop) -> EndedJSON:
         "tool_calls": tools,
         "sub_agents": agents,
         "approvals": approvals,
+        "questions": loop.questions.waiting,  # shared by the tree
         "may_have_acted": acted,
     }
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from server.agent.buffer import ReplyBuffer
-from server.agent.toolbox import Progress, ToolBox, ToolOutcome, ToolTarget
+from server.agent.toolbox import Ask, Progress, ToolBox, ToolOutcome, ToolTarget
 from server.errors import ToolCallError
 from server.limits import AgentLimits
 from server.models.registry import ModelEntry
@@ -173,8 +173,12 @@ class SubsetToolBox:
         return self._box.timeout(function)
 
     async def call(
-        self, function: str, arguments: dict[str, Any], progress: Progress | None = None
+        self,
+        function: str,
+        arguments: dict[str, Any],
+        progress: Progress | None = None,
+        ask: Ask | None = None,
     ) -> ToolOutcome:
         if function not in self._names:
             raise ToolCallError(f"there is no tool named {function!r}")
-        return await self._box.call(function, arguments, progress)
+        return await self._box.call(function, arguments, progress, ask)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from server.types import CitationPartJSON, SummaryJSON, ToolCallJSON, ToolPartJSON
-from server.types.chunks import ApprovalJSON, CompactionJSON, OverdueJSON
+from server.types.chunks import ApprovalJSON, CompactionJSON, OverdueJSON, QuestionEventJSON
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,13 @@ class ApprovalNeeded:
     """A tool call waits for the user's decision (`parley.approval` on the wire)."""
 
     approval: ApprovalJSON
+
+
+@dataclass(frozen=True)
+class QuestionAsked:
+    """A tool's MCP server asks the user something (`parley.question` on the wire)."""
+
+    question: QuestionEventJSON
 
 
 @dataclass(frozen=True)
@@ -79,5 +86,12 @@ class SaveProblem:
 
 
 FeedItem = (
-    ToolCallsMade | StepChanged | ApprovalNeeded | CallOverdue | Compaction | Cited | SaveProblem
+    ToolCallsMade
+    | StepChanged
+    | ApprovalNeeded
+    | QuestionAsked
+    | CallOverdue
+    | Compaction
+    | Cited
+    | SaveProblem
 )

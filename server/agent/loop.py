@@ -25,6 +25,7 @@ from server.agent.compaction import Compactor, History
 from server.agent.delegate import Delegation
 from server.agent.feed import ToolCallsMade
 from server.agent.history import with_tool_history
+from server.agent.questions import Questions
 from server.agent.steps import (
     CallBuilder,
     ToolStep,
@@ -46,6 +47,7 @@ from server.settings import Limits
 from server.types import (
     Decision,
     EndedJSON,
+    QuestionAction,
     Remember,
     ToolCallJSON,
     Usage,
@@ -94,9 +96,11 @@ class AgentLoop:
         approvals: Approvals | None = None,
         delegation: Delegation | None = None,
         ids: set[str] | None = None,
+        questions: Questions | None = None,
     ) -> None:
         """`delegation`: the loop may hand sub-tasks to children (server/agent/delegate.py);
-        `ids`: the call ids taken in the whole tree (a child shares its parent's)."""
+        `ids`: the call ids taken in the whole tree (a child shares its parent's), and
+        `questions` its servers' questions waiting for the user (server/agent/questions.py)."""
         self.id = run_id
         self.model = model
         self.buffer = buffer
@@ -109,6 +113,7 @@ class AgentLoop:
         # Calls waiting for the user's decision (a conversation turn's; server/agent/approvals.py);
         # shared with the children, so one decision route and one `close` serve the tree.
         self.approvals = approvals or Approvals(None, ChatGrants())
+        self.questions = Questions() if questions is None else questions
         self.children = Children(self, delegation)
         self.tools = ToolRuns(self)  # this loop's tool steps (server/agent/tool_runs.py)
         self.ids: set[str] = set() if ids is None else ids
@@ -119,6 +124,7 @@ class AgentLoop:
         end (the run's cancel scope ends the rest)."""
         self.stopping = True
         self.approvals.close()  # a decision from now on is a 409 and runs nothing
+        self.questions.close()  # each server asking is answered "cancel"; later answers 409
         self._signal.request()  # a model call's own `finally` gives its slot back
         self.children.stop()
 
@@ -288,6 +294,21 @@ class AgentLoop:
         for step in changed:
             owners.get(step.id, self).buffer.step_changed(step)
         return changed[0]
+
+    def answer_question(
+        self, question_id: str, action: QuestionAction, content: object
+    ) -> ToolStep | None:
+        """The user's answer to a question a server of the tree asks (synchronous, on the
+        run's loop): the step that asks, as it is now; None if no question of this run has
+        that id. Raises ConflictError when it no longer waits, BadRequestError for content
+        the form does not take."""
+        if not self.questions.knows(question_id):
+            asked = (q["id"] for _, step in tree(self) for q in step.questions)
+            if question_id in asked:
+                raise ConflictError("this question is not waiting for an answer", code="not_asking")
+            return None
+        _, step = self.questions.answer(question_id, action, content)
+        return step
 
     def answer_overdue(self, call_id: str, action: OverdueAction) -> ToolStep | None:
         """The user's answer on a call of the tree that ran for its timeout: the step; None

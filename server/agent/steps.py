@@ -26,6 +26,7 @@ from server.types import (
     CitationPartJSON,
     PartJSON,
     ProgressJSON,
+    QuestionJSON,
     ToolCallJSON,
     ToolPartJSON,
     ToolStatus,
@@ -67,6 +68,9 @@ class ToolStep:
     agent: AgentView | None = None  # the sub-agent it runs (the `delegate` tool)
     progress: ProgressJSON | None = None  # what its tool last reported of a long call
     overdue: float | None = None  # seconds run when the user was asked to keep waiting
+    # What its server asked the user during the call, as asked and answered (the records
+    # are changed in place as they are answered: server/agent/questions.py).
+    questions: list[QuestionJSON] = field(default_factory=list)
 
     def end(self, status: ToolStatus, result: str | None) -> None:
         """Record how the call ended; a step already ended stays as it was (a late
@@ -116,6 +120,8 @@ class ToolStep:
             part["overdue"] = self.overdue
         if self.agent is not None:
             part["agent"] = self.agent.json()
+        if self.questions:
+            part["questions"] = [question.copy() for question in self.questions]
         return part
 
     def for_model(self) -> str:

@@ -20,7 +20,7 @@ import anyio
 from server.agent import delegate
 from server.agent.feed import ApprovalNeeded, CallOverdue
 from server.agent.steps import NEVER_ALLOWED, ToolStep, parse_arguments
-from server.agent.toolbox import ToolBox, ToolOutcome
+from server.agent.toolbox import Answer, Question, ToolBox, ToolOutcome
 from server.errors import ConflictError, ToolCallError
 from server.types import ChatMessage, ToolCallJSON, ToolFunctionJSON, Trust
 from server.types.chunks import STOPPED_BY_USER, ApprovalJSON, OverdueAction, OverdueJSON
@@ -158,13 +158,18 @@ class ToolRuns:
             step.progress = {"progress": done_, "total": total, "message": message}
             self._progress_changed(step)
 
+        async def ask(question: Question) -> Answer:
+            return await loop.questions.ask(loop, step, question)
+
         async def call() -> None:
             try:
-                found.append(await toolbox.call(step.function, arguments, progress))
+                found.append(await toolbox.call(step.function, arguments, progress, ask))
             except Exception as exc:  # given to the caller as it is
                 failed.append(exc)
             finally:
                 done.set()
+                # A question its server asked with a request of its own outlives the call.
+                loop.questions.drop(step)
 
         stopped = False
         async with anyio.create_task_group() as group:

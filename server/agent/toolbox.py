@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from server.errors import ToolCallError
-from server.types import CitationPartJSON, Trust
+from server.types import CitationPartJSON, QuestionAction, QuestionMode, Trust
 
 # The most of a tool's result that the model sees and the reply keeps (characters).
 RESULT_CAP_CHARS = 16_000
@@ -36,6 +36,31 @@ Progress = Callable[[float, float | None, str | None], None]
 """A long call's progress as its tool reports it: (progress, total or None, message or None)."""
 
 
+@dataclass(frozen=True)
+class Question:
+    """What a tool's server asks the user during a call (MCP elicitation): a form
+    (`schema`) or a URL to visit (`url`)."""
+
+    mode: QuestionMode
+    message: str
+    schema: dict[str, object] | None = None
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The user's answer (or the one a stop gives for them): `content` only with an accepted
+    form."""
+
+    action: QuestionAction
+    content: dict[str, object] | None = None
+
+
+Ask = Callable[[Question], Awaitable[Answer]]
+"""Asks the user a question of the call's server, and waits for the answer (server/agent/
+questions.py)."""
+
+
 class ToolBox(Protocol):
     """The tools offered in one turn, fixed when the turn opens."""
 
@@ -58,11 +83,17 @@ class ToolBox(Protocol):
         ...
 
     async def call(
-        self, function: str, arguments: dict[str, Any], progress: Progress | None = None
+        self,
+        function: str,
+        arguments: dict[str, Any],
+        progress: Progress | None = None,
+        ask: Ask | None = None,
     ) -> ToolOutcome:
-        """Run one call; `progress` is told what the tool reports of a long call. Cancelling
-        the caller cancels the call the way its protocol says (MCP: `notifications/cancelled`)
-        and stops waiting at once; a late result is dropped. Raises ToolCallError."""
+        """Run one call; `progress` is told what the tool reports of a long call, `ask` asks
+        the user what its server asks (None: nobody to ask, a question is cancelled).
+        Cancelling the caller cancels the call the way its protocol says (MCP:
+        `notifications/cancelled`) and stops waiting at once; a late result is dropped.
+        Raises ToolCallError."""
         ...
 
 
@@ -102,9 +133,13 @@ class CombinedToolBox:
         return None
 
     async def call(
-        self, function: str, arguments: dict[str, Any], progress: Progress | None = None
+        self,
+        function: str,
+        arguments: dict[str, Any],
+        progress: Progress | None = None,
+        ask: Ask | None = None,
     ) -> ToolOutcome:
         for box in self._boxes:
             if box.target(function) is not None:
-                return await box.call(function, arguments, progress)
+                return await box.call(function, arguments, progress, ask)
         raise ToolCallError(f"there is no tool named {function!r}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from server.agent.toolbox import Progress, ToolOutcome, ToolTarget, capped
+from server.agent.toolbox import Ask, Progress, ToolOutcome, ToolTarget, capped
 from server.agent.untrusted import untrusted
 from server.errors import StorageError, ToolCallError
 from server.library.service import Library
@@ -155,7 +155,11 @@ class DocumentsTool:
         return None  # a search of the index: its reads are bounded on their own
 
     async def call(
-        self, function: str, arguments: dict[str, Any], progress: Progress | None = None
+        self,
+        function: str,
+        arguments: dict[str, Any],
+        progress: Progress | None = None,
+        ask: Ask | None = None,
     ) -> ToolOutcome:
         query = arguments.get("query")
         k = arguments.get("k", DEFAULT_K)

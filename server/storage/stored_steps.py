@@ -55,6 +55,14 @@ def _interrupt(parts: object, ended_at: float, depth: int = 0) -> None:
         elif part.get("status") == "awaiting_approval":
             part["status"], part["ended_at"] = "interrupted", ended_at
             part["result"] = NOT_APPROVED_AT_CRASH
+        _cancel_questions(part.get("questions"), ended_at)
+
+
+def _cancel_questions(questions: object, ended_at: float) -> None:
+    """A question its server asked that was still waiting for the user was never answered."""
+    for question in questions if isinstance(questions, list) else []:
+        if isinstance(question, dict) and question.get("state") == "asked":
+            question["state"], question["answered_at"] = "cancel", ended_at
 
 
 def has_tool_step(conn: sqlite3.Connection, cid: str, call_id: str) -> bool:

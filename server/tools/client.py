@@ -20,7 +20,7 @@ import mcp_types
 from mcp import Client
 from mcp.client import Transport
 from mcp.client._transport import TransportStreams
-from mcp.client.session import MessageHandlerFnT
+from mcp.client.session import ElicitationFnT, MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
 
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
@@ -35,13 +35,21 @@ def client_info() -> mcp_types.Implementation:
     return mcp_types.Implementation(name="parley", title="Parley", version=version)
 
 
-def mcp_client(transport: Transport, on_message: MessageHandlerFnT) -> Client:
-    """The client to enter (`async with`): entering it negotiates the protocol."""
+def mcp_client(
+    transport: Transport, on_message: MessageHandlerFnT, on_question: ElicitationFnT
+) -> Client:
+    """The client to enter (`async with`): entering it negotiates the protocol.
+
+    With `on_question` the SDK declares elicitation (form and URL) to the server, in the
+    `initialize` handshake (2025-11-25) and on every request (2026-07-28), and hands it each
+    question: one the server sends as a request of its own (2025-11-25), or one a call's
+    result asks for, when the SDK answers by calling again (2026-07-28)."""
     return Client(
         transport,
         mode="auto",
         client_info=client_info(),
         message_handler=on_message,
+        elicitation_callback=on_question,
         cache=None,
     )
 

@@ -19,7 +19,7 @@ import mcp_types
 
 from server.agent.approvals import ChatGrants
 from server.agent.names import function_name
-from server.agent.toolbox import Progress, ToolBox, ToolOutcome, ToolTarget
+from server.agent.toolbox import Ask, Progress, ToolBox, ToolOutcome, ToolTarget
 from server.errors import ToolCallError
 from server.limits import StopTimes, ToolLimits
 from server.tools.config import McpConfigFile, ServerEntry
@@ -208,10 +208,14 @@ class TurnTools:
         return found[0].entry.timeout(found[1].name) if found else None
 
     async def call(
-        self, function: str, arguments: dict[str, Any], progress: Progress | None = None
+        self,
+        function: str,
+        arguments: dict[str, Any],
+        progress: Progress | None = None,
+        ask: Ask | None = None,
     ) -> ToolOutcome:
         found = self._tools.get(function)
         if found is None:
             raise ToolCallError(f"there is no tool named {function!r}")
         server, tool = found
-        return await server.call(tool.name, arguments, progress)
+        return await server.call(tool.name, arguments, progress, ask)

@@ -29,12 +29,13 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from server.agent.names import function_name
-from server.agent.toolbox import Progress, ToolOutcome, capped
+from server.agent.toolbox import Ask, Progress, ToolOutcome, capped
 from server.errors import ToolCallError
 from server.limits import StopTimes, ToolLimits
 from server.models.context import estimate_tokens
 from server.tools.client import http_transport, mcp_client, opened
 from server.tools.config import ServerEntry
+from server.tools.elicitation import Askers
 from server.tools.results import result_text
 from server.tools.stdio import stdio_server
 from server.types.tools import ToolServerJSON, ToolServerState
@@ -65,6 +66,7 @@ class McpServer:
         self._stopping = anyio.Event()
         self._stopped = anyio.Event()
         self._scope: anyio.CancelScope | None = None  # the running attempt's
+        self._askers = Askers(self.name)  # its calls under way, for its questions
 
     @property
     def runnable(self) -> bool:
@@ -173,7 +175,7 @@ class McpServer:
             # the client's entry: that entry leaves the SDK's task group open, and a scope
             # entered before it cannot be left before it.
             with anyio.CancelScope(deadline=anyio.current_time() + START_TIMEOUT_S) as starting:
-                async with mcp_client(transport, on_message) as client:
+                async with mcp_client(transport, on_message, self._askers.on_question) as client:
                     tools = [tool for tool in await _list_tools(client) if self._usable(tool)]
                     starting.deadline = math.inf
                     await self._ready(client, tools, closed)
@@ -289,10 +291,15 @@ class McpServer:
     # -- calls (from runs' tasks) ---------------------------------------------------------
 
     async def call(
-        self, tool: str, arguments: dict[str, Any], progress: Progress | None = None
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        progress: Progress | None = None,
+        ask: Ask | None = None,
     ) -> ToolOutcome:
         """One call, as long as it takes (the caller decides when to stop waiting: a
-        cancel tells the server); what the server reports of its progress goes to `progress`."""
+        cancel tells the server); what the server reports of its progress goes to `progress`,
+        what it asks the user to `ask` (server/tools/elicitation.py)."""
         client = self._client
         if client is None or self.state != "ready":
             why = f": {self.error}" if self.error else ""
@@ -305,7 +312,8 @@ class McpServer:
                 tell(progress, total, message)
 
         try:
-            result = await client.call_tool(tool, arguments, progress_callback=reported)
+            with self._askers.calling(ask):
+                result = await client.call_tool(tool, arguments, progress_callback=reported)
         except MCPError as exc:
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 raise ToolCallError(self._stopped_during_call()) from exc

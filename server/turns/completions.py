@@ -24,6 +24,7 @@ from server.types.chunks import (
     DeltaJSON,
     OutcomeJSON,
     OverdueJSON,
+    QuestionEventJSON,
 )
 
 DONE = b"data: [DONE]\n\n"
@@ -124,6 +125,13 @@ class ChunkWriter:
         chunk = self.chunk({})
         chunk["choices"] = []
         chunk["parley"] = {"approval": approval}
+        return chunk
+
+    def question(self, question: QuestionEventJSON) -> ChunkJSON:
+        """A tool's server asks the user: no choices, the question under `parley`."""
+        chunk = self.chunk({})
+        chunk["choices"] = []
+        chunk["parley"] = {"question": question}
         return chunk
 
     def overdue(self, overdue: OverdueJSON) -> ChunkJSON:

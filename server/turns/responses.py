@@ -18,6 +18,7 @@ from server.agent.feed import (
     CallOverdue,
     Cited,
     Compaction,
+    QuestionAsked,
     SaveProblem,
     StepChanged,
     ToolCallsMade,
@@ -84,6 +85,8 @@ class RunEventStream(RunResponse):
                 body = encode(self.writer.step(item.step))
             elif isinstance(item, ApprovalNeeded):
                 body = encode(self.writer.approval(item.approval))
+            elif isinstance(item, QuestionAsked):
+                body = encode(self.writer.question(item.question))
             elif isinstance(item, CallOverdue):
                 body = encode(self.writer.overdue(item.overdue))
             elif isinstance(item, Compaction):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from server.agent.compaction import History, with_summary
-from server.agent.toolbox import Progress, ToolBox, ToolOutcome, ToolTarget
+from server.agent.toolbox import Ask, Progress, ToolBox, ToolOutcome, ToolTarget
 from server.errors import NotFoundError, ToolCallError
 from server.ids import new_id
 from server.library.tool import PromptDocuments, SourceNumbers
@@ -287,7 +287,11 @@ class _NoTools:
         return None
 
     async def call(
-        self, function: str, arguments: dict[str, Any], progress: Progress | None = None
+        self,
+        function: str,
+        arguments: dict[str, Any],
+        progress: Progress | None = None,
+        ask: Ask | None = None,
     ) -> ToolOutcome:
         raise ToolCallError(f"there is no tool named {function!r}")
 

@@ -139,6 +139,32 @@ class ToolPartJSON(TypedDict):
     progress: NotRequired[ProgressJSON]  # what a long call's tool last reported
     overdue: NotRequired[float]  # seconds it had run when the user was asked (while asked)
     agent: NotRequired[AgentPartJSON]  # the sub-agent this step ran (the `delegate` tool)
+    # What its MCP server asked the user during the call (elicitation), in the order asked.
+    questions: NotRequired[list[QuestionJSON]]
+
+
+# How an MCP server asks (elicitation): a form drawn from a schema, or a URL to visit.
+QuestionMode = Literal["form", "url"]
+QuestionAction = Literal["accept", "decline", "cancel"]
+# "asked": waiting for the user; "cancel" is also what a stop, a hang-up, shutdown or a
+# crash answers for them.
+QuestionState = Literal["asked", "accept", "decline", "cancel"]
+
+
+class QuestionJSON(TypedDict):
+    """A question a tool's MCP server asked the user during its call (MCP elicitation), kept
+    in the call's step: what was asked and how it was answered."""
+
+    id: str  # answered with POST /api/conversations/{id}/questions/{question_id}
+    mode: QuestionMode
+    message: str  # the server's own words
+    # form: the fields asked for (MCP's restricted JSON Schema: a flat object of primitives)
+    schema: NotRequired[dict[str, object]]
+    url: NotRequired[str]  # url: where the server asks the user to go (never opened by Parley)
+    state: QuestionState
+    content: NotRequired[dict[str, object]]  # an accepted form's answer
+    asked_at: float
+    answered_at: float | None
 
 
 # How deep a stored reply's sub-agents (a tool part's `agent.parts`) are read, at most.
@@ -173,13 +199,15 @@ class ActedJSON(TypedDict):
 
 class EndedJSON(TypedDict):
     """What a stop ended (the receipt of a stopped reply; `parley.ended` on the wire): the
-    model calls, tool calls, sub-agents and approval waits that were under way, and the
-    calls that had started and may have acted (their tool does not say it is read-only)."""
+    model calls, tool calls, sub-agents, approval waits and servers' questions that were under
+    way, and the calls that had started and may have acted (their tool does not say it is
+    read-only)."""
 
     model_calls: int
     tool_calls: int
     sub_agents: int
     approvals: int
+    questions: NotRequired[int]  # MCP servers' questions waiting for the user (absent: older)
     may_have_acted: list[ActedJSON]
 
 

@@ -12,6 +12,8 @@ from server.types import (
     EndedBy,
     EndedJSON,
     FinishReason,
+    QuestionAction,
+    QuestionMode,
     Remember,
     Status,
     SummaryJSON,
@@ -57,6 +59,28 @@ class ApprovalJSON(TypedDict):
     function: str  # the name the model called (`server__tool`)
     arguments: str  # JSON text, as the model wrote it, whole
     sub_agent: NotRequired[AskingAgentJSON]  # the call is a sub-agent's (absent: the reply's)
+
+
+class QuestionEventJSON(TypedDict):
+    """A tool's MCP server asks the user something during its call (`parley.question` of a
+    chunk; MCP elicitation). Answer with `POST /api/conversations/{id}/questions/{id}`."""
+
+    question_id: str
+    call_id: str  # the step whose call asks
+    server: str
+    tool: str
+    mode: QuestionMode
+    message: str
+    schema: NotRequired[dict[str, object]]  # form: the fields asked for
+    url: NotRequired[str]  # url: where to go, whole (shown; opened only if the user says so)
+    sub_agent: NotRequired[AskingAgentJSON]  # the call is a sub-agent's (absent: the reply's)
+
+
+class QuestionAnswerJSON(TypedDict):
+    """The answer to `POST /api/conversations/{id}/questions/{question_id}`."""
+
+    action: QuestionAction
+    step: ToolPartJSON  # the step as it is now, the question answered in its `questions`
 
 
 class OverdueJSON(TypedDict):
@@ -107,11 +131,13 @@ class OverdueAnswerJSON(TypedDict):
 
 class StepEventJSON(TypedDict, total=False):
     """A tool step began or changed, a call awaits approval or an answer on its wait, or the
-    reply cited a source (`parley` of a chunk that is not the last): one of the four."""
+    reply cited a source, or a server asks the user (`parley` of a chunk that is not the
+    last): one of them."""
 
     step: ToolPartJSON
     approval: ApprovalJSON
     overdue: OverdueJSON
+    question: QuestionEventJSON
     compaction: CompactionJSON
     citation: CitationPartJSON
     # The reply's writes fail (a full disk): why, while it is kept only in memory; null

@@ -1,0 +1,251 @@
+"""A tool's MCP server asks the user (elicitation), in both protocol eras: the question is a
+pending item of the turn like an approval (`parley.question` on the stream, on the step as
+saved, answered through the API), the answer reaches the server, a bad answer is refused
+and a late one is a 409; Stop, a hang-up and shutdown cancel it (the server told) and save
+the reply.
+
+A real MCP server written with the official SDK over stdio (tests/support/mcp_questions.py),
+driven through the real HTTP API, the scripted upstream playing the model.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.client import SSEStream
+from tests.support.parley import Parley
+from tests.support.tools import REPO, ToolLog, write_config
+from tests.support.upstream import Script, ScriptedUpstream
+from tests.support.waiting import wait_for
+
+pytestmark = pytest.mark.slow
+
+ERAS = pytest.mark.parametrize("only_2025", [False, True], ids=["2026-07-28", "2025-11-25"])
+URL = "https://example.com/sign?form=42&who=you"
+
+
+def start(data_dir: Path, upstream: ScriptedUpstream, log: ToolLog, only_2025: bool) -> Parley:
+    args = ["-m", "tests.support.mcp_questions", str(log.path)]
+    args += ["--only-2025"] if only_2025 else []
+    entry = {"command": sys.executable, "args": args, "env": {"PYTHONPATH": str(REPO)}}
+    write_config(data_dir / "mcp.json", {"p": {**entry, "trust": "allow"}})
+    parley = Parley(data_dir, upstream.base_url).start()
+    parley.wait_for(lambda: parley.status()["tools"]["ready"] == 1, timeout=30)
+    return parley
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> ToolLog:
+    return ToolLog(tmp_path / "questions.log")
+
+
+def asking(parley: Parley, upstream: ScriptedUpstream, tool: str) -> tuple[str, SSEStream]:
+    """A turn whose model says a few words, then calls `tool` of the server "p"."""
+    called = {"name": f"p__{tool}", "arguments": "{}"}
+    upstream.queue = [Script(texts=["Let me ask. "], tool_calls=[called]), Script(texts=["Done."])]
+    cid = parley.new_conversation()
+    return cid, parley.send(cid, "go")
+
+
+def question_of(stream: SSEStream) -> dict[str, Any]:
+    """Read the stream until a server asks; its `parley.question` event."""
+    while True:
+        event = stream.next_event()
+        assert isinstance(event, dict), f"the stream ended first: {stream.events}"
+        found: dict[str, Any] | None = event.get("parley", {}).get("question")
+        if found is not None:
+            return found
+
+
+def answer(parley: Parley, cid: str, question_id: str, **body: Any) -> Any:
+    return parley.call("POST", f"/api/conversations/{cid}/questions/{question_id}", json_body=body)
+
+
+def step_of(message: dict[str, Any]) -> dict[str, Any]:
+    (step,) = [part for part in message["parts"] if part["type"] == "tool"]
+    return step
+
+
+@ERAS
+def test_an_accepted_form_reaches_the_tool_and_the_step_keeps_question_and_answer(
+    data_dir: Path, upstream: ScriptedUpstream, log: ToolLog, only_2025: bool
+) -> None:
+    parley = start(data_dir, upstream, log, only_2025)
+    try:
+        cid, stream = asking(parley, upstream, "book")
+        question = question_of(stream)
+        assert (question["server"], question["tool"], question["mode"]) == ("p", "book", "form")
+        assert question["message"] == "Whose table, and for how many?"
+        assert question["schema"]["required"] == ["name", "guests"]
+        assert "sub_agent" not in question and "url" not in question
+        # A headless client finds it on the step as saved, still asked.
+        message_id = stream.first["message_id"]
+
+        def saved() -> dict[str, Any] | None:
+            steps = [p for p in parley.message(cid, message_id)["parts"] if p["type"] == "tool"]
+            return steps[0]["questions"][0] if steps and steps[0].get("questions") else None
+
+        asked = parley.wait_for(saved, 5)
+        assert (asked["id"], asked["state"]) == (question["question_id"], "asked")
+        assert question["call_id"] == step_of(parley.message(cid, message_id))["id"]
+
+        content = {"name": "Ada", "guests": 3}
+        reply = answer(parley, cid, question["question_id"], action="accept", content=content)
+        assert reply.status == 200, reply.body
+        (kept,) = reply.json()["step"]["questions"]
+        assert (kept["state"], kept["content"]) == ("accept", content)
+        stream.read_all()
+        assert stream.final["parley"]["status"] == "completed"
+    finally:
+        parley.stop()
+    told = log.wait("answered", tool="book")
+    assert (told["action"], told["content"]) == ("accept", content)
+    assert told["protocol"] == ("2025-11-25" if only_2025 else "2026-07-28")
+    restarted = Parley(data_dir, upstream.base_url).start()  # a reopened chat shows it
+    try:
+        step = step_of(restarted.message(cid, message_id))
+    finally:
+        restarted.stop()
+    assert step["status"] == "completed" and '"guests": 3' in step["result"]
+    (kept,) = step["questions"]
+    assert (kept["state"], kept["content"], kept["schema"]) == (
+        "accept",
+        content,
+        question["schema"],
+    )
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+@ERAS
+def test_decline_and_cancel_reach_the_server_and_the_turn_goes_on(
+    data_dir: Path, upstream: ScriptedUpstream, log: ToolLog, only_2025: bool, action: str
+) -> None:
+    parley = start(data_dir, upstream, log, only_2025)
+    try:
+        cid, stream = asking(parley, upstream, "visit")
+        question = question_of(stream)
+        assert (question["mode"], question["url"]) == ("url", URL)
+        assert "schema" not in question
+        reply = answer(parley, cid, question["question_id"], action=action)
+        assert reply.status == 200, reply.body
+        stream.read_all()
+        assert stream.final["parley"]["status"] == "completed"
+        step = step_of(parley.message(cid, stream.first["message_id"]))
+    finally:
+        parley.stop()
+    assert log.wait("answered", tool="visit")["action"] == action
+    assert step["result"] == f"visit: the user chose {action}"
+    assert [q["state"] for q in step["questions"]] == [action]
+
+
+def test_an_answer_the_form_does_not_take_is_refused_and_the_question_stays_asked(
+    data_dir: Path, upstream: ScriptedUpstream, log: ToolLog
+) -> None:
+    parley = start(data_dir, upstream, log, only_2025=False)
+    try:
+        cid, stream = asking(parley, upstream, "book")
+        qid = question_of(stream)["question_id"]
+        for content, says in [
+            ({"name": "Ada", "guests": "many"}, "'guests' must be a number"),
+            ({"name": "Ada", "guests": 11}, "'guests' must be at most 10"),
+            ({"name": "Ada"}, "the field 'guests' is required"),
+            ({"name": "Ada", "guests": 2, "pets": 1}, "the form has no field 'pets'"),
+            ("Ada, 2", "'content' must be an object"),
+        ]:
+            refused = answer(parley, cid, qid, action="accept", content=content)
+            assert refused.status == 400, (content, refused.body)
+            error = refused.json()["error"]
+            assert error["code"] == "invalid_answer" and says in error["message"], error
+        bad = answer(parley, cid, qid, action="maybe")
+        assert bad.status == 400 and bad.json()["error"]["code"] == "invalid_field"
+        assert log.find("answered") is None  # the server saw none of them
+        good = answer(parley, cid, qid, action="accept", content={"name": "Ada", "guests": 2})
+        assert good.status == 200, good.body
+        stream.read_all()
+    finally:
+        parley.stop()
+    assert log.wait("answered", tool="book")["content"] == {"name": "Ada", "guests": 2}
+
+
+def test_a_late_answer_is_refused_with_409(
+    data_dir: Path, upstream: ScriptedUpstream, log: ToolLog
+) -> None:
+    parley = start(data_dir, upstream, log, only_2025=True)
+    try:
+        cid, stream = asking(parley, upstream, "visit")
+        qid = question_of(stream)["question_id"]
+        assert answer(parley, cid, qid, action="accept").status == 200
+        again = answer(parley, cid, qid, action="decline")  # answered already
+        assert again.status == 409 and again.json()["error"]["code"] == "not_asking"
+        stream.read_all()
+        ended = answer(parley, cid, qid, action="decline")  # its turn has ended
+        assert ended.status == 409 and ended.json()["error"]["code"] == "not_asking"
+        unknown = answer(parley, cid, "no-such-q1", action="decline")
+        assert unknown.status == 404
+    finally:
+        parley.stop()
+    assert [e["action"] for e in log.events() if e["event"] == "answered"] == ["accept"]
+
+
+def server_told(log: ToolLog, only_2025: bool) -> None:
+    """At 2025-11-25 the server's own request is answered "cancel" (or its call cancelled
+    first); at 2026-07-28 the server waits for nothing, and the call is never made again."""
+    if only_2025:
+        wait_for(lambda: log.find("answered", action="cancel") or log.find("cancelled"), 10)
+    else:
+        assert log.find("answered") is None
+        assert [e["event"] for e in log.events()] == ["asked"]
+
+
+@ERAS
+def test_stop_during_a_question_cancels_it_and_saves_the_reply_with_its_receipt(
+    data_dir: Path, upstream: ScriptedUpstream, log: ToolLog, only_2025: bool
+) -> None:
+    parley = start(data_dir, upstream, log, only_2025)
+    try:
+        cid, stream = asking(parley, upstream, "book")
+        qid = question_of(stream)["question_id"]
+        stream.hang_up()  # what Stop and closing the window do: the socket closed
+        message = parley.wait_settled(cid, stream.first["message_id"])
+        assert (message["status"], message["ended_by"]) == ("interrupted", "client_hangup")
+        assert message["content"] == "Let me ask. "
+        assert message["ended"]["questions"] == 1
+        step = step_of(message)
+        assert step["status"] == "interrupted"
+        assert [q["state"] for q in step["questions"]] == ["cancel"]
+        late = answer(parley, cid, qid, action="accept", content={"name": "A", "guests": 1})
+        assert late.status == 409 and late.json()["error"]["code"] == "not_asking"
+        if only_2025:
+            server_told(log, only_2025)
+        assert len(upstream.records) == 1  # no model call after the stop
+    finally:
+        parley.stop()
+    server_told(log, only_2025)
+
+
+@ERAS
+def test_shutdown_during_a_question_cancels_it_and_saves_the_reply(
+    data_dir: Path, upstream: ScriptedUpstream, log: ToolLog, only_2025: bool
+) -> None:
+    parley = start(data_dir, upstream, log, only_2025)
+    cid, stream = asking(parley, upstream, "visit")
+    question_of(stream)
+    assert parley.stop()  # the path SIGTERM takes
+    stream.read_all()
+    assert (stream.final["parley"]["status"], stream.final["parley"]["ended_by"]) == (
+        "interrupted",
+        "shutdown",
+    )
+    assert stream.final["parley"]["ended"]["questions"] == 1
+    server_told(log, only_2025)
+    restarted = Parley(data_dir, upstream.base_url).start()
+    try:
+        message = restarted.message(cid, stream.first["message_id"])
+    finally:
+        restarted.stop()
+    assert message["content"] == "Let me ask. "
+    assert [q["state"] for q in step_of(message)["questions"]] == ["cancel"]
