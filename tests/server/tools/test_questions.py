@@ -10,10 +10,12 @@ driven through the real HTTP API, the scripted upstream playing the model.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.support.client import SSEStream
@@ -249,3 +251,70 @@ def test_shutdown_during_a_question_cancels_it_and_saves_the_reply(
         restarted.stop()
     assert message["content"] == "Let me ask. "
     assert [q["state"] for q in step_of(message)["questions"]] == ["cancel"]
+
+
+def test_a_sub_agent_s_question_names_it_and_its_answer_reaches_the_tool(
+    data_dir: Path, upstream: ScriptedUpstream, log: ToolLog
+) -> None:
+    parley = start(data_dir, upstream, log, only_2025=False)
+    try:
+        delegate = {"name": "delegate", "arguments": '{"task": "BOOK-TASK"}'}
+        upstream.queue = [Script(tokens=0, tool_calls=[delegate]), Script(texts=["Booked."])]
+        book = {"name": "p__book", "arguments": "{}"}
+        upstream.by_task["BOOK-TASK"] = [
+            Script(tokens=0, tool_calls=[book]),
+            Script(texts=["table booked"]),
+        ]
+        cid = parley.new_conversation()
+        stream = parley.send(cid, "go")
+        question = question_of(stream)
+        (step,) = [s for s in stream.steps if s["name"] == "delegate"][:1]
+        assert question["sub_agent"] == {"call_id": step["id"], "task": "BOOK-TASK"}
+        content = {"name": "Grace", "guests": 4}
+        reply = answer(parley, cid, question["question_id"], action="accept", content=content)
+        assert reply.status == 200, reply.body
+        stream.read_all()
+        assert stream.final["parley"]["status"] == "completed"
+        (outer,) = [
+            p
+            for p in parley.message(cid, stream.first["message_id"])["parts"]
+            if p["type"] == "tool"
+        ]
+    finally:
+        parley.stop()
+    assert log.wait("answered", tool="book")["content"] == content
+    (inner,) = [p for p in outer["agent"]["parts"] if p["type"] == "tool"]
+    assert [q["state"] for q in inner["questions"]] == ["accept"]
+
+
+@ERAS
+def test_a_client_that_closes_its_stream_during_a_question_cancels_it(
+    data_dir: Path, upstream: ScriptedUpstream, log: ToolLog, only_2025: bool
+) -> None:
+    """What the window does on Stop and on close: httpx leaves the stream before its end,
+    which closes the connection."""
+    parley = start(data_dir, upstream, log, only_2025)
+    try:
+        called = {"name": "p__visit", "arguments": "{}"}
+        upstream.queue = [Script(texts=["Let me ask. "], tool_calls=[called])]
+        cid = parley.new_conversation()
+        url = f"http://127.0.0.1:{parley.port}/api/conversations/{cid}/messages"
+        headers = {"Authorization": f"Bearer {parley.token}"}
+        client = httpx.Client(trust_env=False, timeout=httpx.Timeout(10, read=None))
+        with client, client.stream("POST", url, json={"content": "go"}, headers=headers) as reply:
+            lines = reply.iter_lines()  # kept: dropping it would close the stream
+            message_id = ""
+            for line in lines:
+                if not line.startswith("data: {"):
+                    continue
+                chunk = json.loads(line[6:])
+                message_id = message_id or chunk.get("message_id", "")
+                if "question" in chunk.get("parley", {}):
+                    break
+        message = parley.wait_settled(cid, message_id)
+        assert (message["status"], message["ended_by"]) == ("interrupted", "client_hangup")
+        assert message["content"] == "Let me ask. " and message["ended"]["questions"] == 1
+        assert [q["state"] for q in step_of(message)["questions"]] == ["cancel"]
+    finally:
+        parley.stop()
+    server_told(log, only_2025)
