@@ -89,6 +89,10 @@ class Questions:
             loop.buffer.step_changed(step)
         return pending.answer
 
+    def asking(self, step: ToolStep) -> bool:
+        """`step`'s server waits for the user's answer now."""
+        return any(pending.step is step for pending in self._pending.values())
+
     def knows(self, question_id: str) -> bool:
         return question_id in self._pending
 

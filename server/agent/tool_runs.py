@@ -177,7 +177,9 @@ class ToolRuns:
             while not done.is_set():
                 with anyio.move_on_after(timeout):
                     await done.wait()
-                if done.is_set() or await self._ask_overdue(step, time.monotonic() - began):
+                if done.is_set() or loop.questions.asking(step):
+                    continue  # a call waiting for the user's answer is not late
+                if await self._ask_overdue(step, time.monotonic() - began):
                     continue
                 stopped = True
                 group.cancel_scope.cancel()  # the tool's server is told (MCP: cancelled)

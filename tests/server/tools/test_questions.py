@@ -22,7 +22,7 @@ from tests.support.client import SSEStream
 from tests.support.parley import Parley
 from tests.support.tools import REPO, ToolLog, write_config
 from tests.support.upstream import Script, ScriptedUpstream
-from tests.support.waiting import wait_for
+from tests.support.waiting import stays_true, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -30,10 +30,22 @@ ERAS = pytest.mark.parametrize("only_2025", [False, True], ids=["2026-07-28", "2
 URL = "https://example.com/sign?form=42&who=you"
 
 
-def start(data_dir: Path, upstream: ScriptedUpstream, log: ToolLog, only_2025: bool) -> Parley:
+def start(
+    data_dir: Path,
+    upstream: ScriptedUpstream,
+    log: ToolLog,
+    only_2025: bool,
+    timeout: float | None = None,
+) -> Parley:
     args = ["-m", "tests.support.mcp_questions", str(log.path)]
     args += ["--only-2025"] if only_2025 else []
-    entry = {"command": sys.executable, "args": args, "env": {"PYTHONPATH": str(REPO)}}
+    entry: dict[str, Any] = {
+        "command": sys.executable,
+        "args": args,
+        "env": {"PYTHONPATH": str(REPO)},
+    }
+    if timeout is not None:
+        entry["timeout"] = timeout
     write_config(data_dir / "mcp.json", {"p": {**entry, "trust": "allow"}})
     parley = Parley(data_dir, upstream.base_url).start()
     parley.wait_for(lambda: parley.status()["tools"]["ready"] == 1, timeout=30)
@@ -318,3 +330,29 @@ def test_a_client_that_closes_its_stream_during_a_question_cancels_it(
     finally:
         parley.stop()
     server_told(log, only_2025)
+
+
+def test_a_call_waiting_for_an_answer_is_not_reported_late(
+    data_dir: Path, upstream: ScriptedUpstream, log: ToolLog
+) -> None:
+    """A call's timeout asks whether to keep waiting for its tool; a tool that waits for the
+    user's answer is not late, and answering lets the turn go on."""
+    parley = start(data_dir, upstream, log, only_2025=True, timeout=0.2)
+    try:
+        cid, stream = asking(parley, upstream, "visit")
+        qid = question_of(stream)["question_id"]
+        message_id = stream.first["message_id"]
+
+        def not_late() -> bool:
+            return all("overdue" not in s for s in stored_steps(parley, cid, message_id))
+
+        stays_true(not_late, during=1.0)  # five timeouts
+        assert answer(parley, cid, qid, action="decline").status == 200
+        stream.read_all()
+        assert stream.final["parley"]["status"] == "completed"
+    finally:
+        parley.stop()
+
+
+def stored_steps(parley: Parley, cid: str, message_id: str) -> list[dict[str, Any]]:
+    return [p for p in parley.message(cid, message_id)["parts"] or [] if p["type"] == "tool"]
