@@ -258,6 +258,22 @@ def _ended(value: object, where: str, max_chars: int) -> dict[str, Any] | None:
     return value
 
 
+def _questions(value: object, where: str, max_chars: int) -> None:
+    """A step's questions from its MCP server: one still asked was never answered, and never
+    will be (as a crash leaves it)."""
+    if value is None:
+        return
+    if not isinstance(value, list):
+        raise BadImport(where, "must be a list")
+    for index, question in enumerate(value):
+        if not isinstance(question, dict):
+            raise BadImport(f"{where}[{index}]", "must be an object")
+        for key in ("id", "message"):
+            _text(question, key, f"{where}[{index}]", max_chars)
+        if question.get("state") == "asked":
+            question["state"] = "cancel"
+
+
 def _usage(value: object, where: str) -> dict[str, Any] | None:
     """A reply's usage as the server writes it (server/turns/ending.py): counts and timings,
     and flags such as `completion_tokens_estimated: true` (counted by deltas: every stopped
@@ -309,6 +325,7 @@ def _part(part: object, where: str, max_chars: int, depth: int = 0) -> None:
         elif part["status"] == "awaiting_approval":  # never ran, and never will
             part["status"] = "interrupted"
             part["result"] = NOT_APPROVED_AT_CRASH
+        _questions(part.get("questions"), f"{where}.questions", max_chars)
     else:
         if not _whole(part.get("n")) or (part.get("page") is not None and not _whole(part["page"])):
             raise BadImport(f"{where}.n", "must be a whole number (and `page` null or one)")

@@ -356,3 +356,44 @@ def test_a_call_waiting_for_an_answer_is_not_reported_late(
 
 def stored_steps(parley: Parley, cid: str, message_id: str) -> list[dict[str, Any]]:
     return [p for p in parley.message(cid, message_id)["parts"] or [] if p["type"] == "tool"]
+
+
+def test_a_reply_exported_while_a_server_asks_imports_with_the_question_cancelled(
+    data_dir: Path, upstream: ScriptedUpstream, log: ToolLog, tmp_path: Path
+) -> None:
+    """As a crash leaves it: the question was never answered, and never will be."""
+    parley = start(data_dir, upstream, log, only_2025=False)
+    try:
+        cid, stream = asking(parley, upstream, "book")
+        question_of(stream)
+        message_id = stream.first["message_id"]
+
+        def asked_on_disk() -> bool:
+            steps = stored_steps(parley, cid, message_id)
+            return bool(steps and steps[0].get("questions"))
+
+        parley.wait_for(asked_on_disk)
+        live = parley.call("GET", f"/api/conversations/{cid}/export?format=json").json()
+        stream.hang_up()
+        parley.wait_settled(cid, message_id)
+    finally:
+        parley.stop()
+    (question,) = stored_steps_of(live)[0]["questions"]
+    assert question["state"] == "asked"  # exported as it was at that moment
+    empty = Parley(tmp_path / "empty").start()
+    try:
+        body = json.dumps(live).encode()
+        headers = {"Content-Type": "application/json"}
+        imported = empty.call("POST", "/api/import", body=body, headers=headers)
+        assert imported.status == 201, imported.body
+        message = empty.message(cid, message_id)
+    finally:
+        empty.stop()
+    (step,) = [p for p in message["parts"] if p["type"] == "tool"]
+    assert step["status"] == "interrupted"
+    assert [q["state"] for q in step["questions"]] == ["cancel"]
+
+
+def stored_steps_of(document: dict[str, Any]) -> list[dict[str, Any]]:
+    (chat,) = document["conversations"]
+    return [p for m in chat["messages"] for p in m.get("parts") or [] if p["type"] == "tool"]
