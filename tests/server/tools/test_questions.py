@@ -11,7 +11,6 @@ driven through the real HTTP API, the scripted upstream playing the model.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,8 @@ import pytest
 
 from tests.support.client import SSEStream
 from tests.support.parley import Parley
-from tests.support.tools import REPO, ToolLog, write_config
+from tests.support.questions import question_of, questions_server
+from tests.support.tools import ToolLog, write_config
 from tests.support.upstream import Script, ScriptedUpstream
 from tests.support.waiting import stays_true, wait_for
 
@@ -37,16 +37,8 @@ def start(
     only_2025: bool,
     timeout: float | None = None,
 ) -> Parley:
-    args = ["-m", "tests.support.mcp_questions", str(log.path)]
-    args += ["--only-2025"] if only_2025 else []
-    entry: dict[str, Any] = {
-        "command": sys.executable,
-        "args": args,
-        "env": {"PYTHONPATH": str(REPO)},
-    }
-    if timeout is not None:
-        entry["timeout"] = timeout
-    write_config(data_dir / "mcp.json", {"p": {**entry, "trust": "allow"}})
+    entry = questions_server(log.path, only_2025, timeout)
+    write_config(data_dir / "mcp.json", {"p": entry})
     parley = Parley(data_dir, upstream.base_url).start()
     parley.wait_for(lambda: parley.status()["tools"]["ready"] == 1, timeout=30)
     return parley
@@ -63,16 +55,6 @@ def asking(parley: Parley, upstream: ScriptedUpstream, tool: str) -> tuple[str, 
     upstream.queue = [Script(texts=["Let me ask. "], tool_calls=[called]), Script(texts=["Done."])]
     cid = parley.new_conversation()
     return cid, parley.send(cid, "go")
-
-
-def question_of(stream: SSEStream) -> dict[str, Any]:
-    """Read the stream until a server asks; its `parley.question` event."""
-    while True:
-        event = stream.next_event()
-        assert isinstance(event, dict), f"the stream ended first: {stream.events}"
-        found: dict[str, Any] | None = event.get("parley", {}).get("question")
-        if found is not None:
-            return found
 
 
 def answer(parley: Parley, cid: str, question_id: str, **body: Any) -> Any:
