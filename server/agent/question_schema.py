@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from typing import TypeGuard
 
 from server.errors import BadRequestError
 
@@ -56,8 +57,9 @@ def _check(name: str, field: dict[str, object], value: object) -> None:
             raise _invalid(f"{name!r} must be true or false")
     elif kind == "array":
         _check_choices(name, field, value)
-    elif not isinstance(value, (str, int, float, bool, list)):  # a kind MCP does not define
-        raise _invalid(f"{name!r} must be a string, a number, true/false or a list")
+    elif not isinstance(value, (str, int, float, bool)) and not _strings(value):
+        # a kind MCP does not define: any value an answer can carry
+        raise _invalid(f"{name!r} must be a string, a number, true/false or a list of strings")
 
 
 def _check_string(name: str, field: dict[str, object], value: object) -> None:
@@ -99,7 +101,7 @@ def _check_number(name: str, field: dict[str, object], value: object, *, whole: 
 
 
 def _check_choices(name: str, field: dict[str, object], value: object) -> None:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not _strings(value):
         raise _invalid(f"{name!r} must be a list of strings")
     items = field.get("items")
     allowed = _consts(items) if isinstance(items, dict) else None
@@ -111,6 +113,10 @@ def _check_choices(name: str, field: dict[str, object], value: object) -> None:
         raise _invalid(f"{name!r} must hold at least {least} choices")
     if isinstance(most, int) and len(value) > most:
         raise _invalid(f"{name!r} must hold at most {most} choices")
+
+
+def _strings(value: object) -> TypeGuard[list[str]]:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
 def _consts(field: dict[str, object]) -> list[object] | None:
