@@ -25,6 +25,11 @@ def icon(name: str, palette: QPalette) -> QIcon:
     return _icon(name, normal, faded)
 
 
+def icon_in(name: str, colour: str, faded: str) -> QIcon:
+    """The icon `name` in `colour` (disabled: `faded`), for a button with a coloured face."""
+    return _icon(name, colour, faded)
+
+
 @lru_cache(maxsize=128)
 def _icon(name: str, colour: str, disabled: str) -> QIcon:
     made = QIcon()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QKeyEvent
-from PySide6.QtWidgets import QMainWindow
+from PySide6.QtWidgets import QApplication, QMainWindow
 
 from desktop.attachment_links import AttachmentLinks
 from desktop.attachments import Attachments
@@ -21,10 +21,13 @@ from desktop.controller import Context
 from desktop.earlier_messages import EarlierMessages
 from desktop.help_windows import HelpWindows
 from desktop.history_files import HistoryFiles
+from desktop.look.palette import palette as look_palette
+from desktop.look.window_style import window_style
 from desktop.menus import Menus, shortcut_rows
 from desktop.model_view import ModelView
 from desktop.reply import ReplyController
 from desktop.tasks import Tasks
+from desktop.theme import is_dark
 from desktop.transcript.surface import TranscriptSurface
 from desktop.transcript_links import TranscriptLinks
 from desktop.turn_actions import TurnActions, TurnAsked
@@ -38,7 +41,7 @@ from desktop.widgets.find_bar import FindBar
 from desktop.widgets.overdue_card import OverdueCard
 from desktop.widgets.welcome import welcome_html
 from desktop.window_commands import WindowCommands, connect_menus
-from desktop.window_view import WindowView, lay_out, style_fields, window_title
+from desktop.window_view import WindowView, lay_out, window_title
 
 
 class MainWindow(QMainWindow):
@@ -75,6 +78,7 @@ class MainWindow(QMainWindow):
         self.model_picker = self.chat_bar.model_picker
         self.tools_switch = self.chat_bar.tools_switch
         self.documents_switch = self.chat_bar.documents_switch
+        self.composer.add_controls([self.tools_switch, self.documents_switch])
         # The model's view of the chat: its context meter, summaries, Compact now (issue 42).
         self.model_view = ModelView(
             self.context, self.reply, self.transcript, self.model_picker, self
@@ -87,7 +91,7 @@ class MainWindow(QMainWindow):
         self.splitter = lay_out(self, self.sidebar, column, self.transcript)
         # There from the start: one made later (a link hovered, a notice) moved the composer.
         self.statusBar().setSizeGripEnabled(False)
-        style_fields([self.composer.editor, self.sidebar.search], self.palette())
+        self._style()
 
         self.view = WindowView(self.splitter, self.sidebar, self.composer)
         self.chat_list = ChatList(self.context, self.sidebar)
@@ -230,7 +234,17 @@ class MainWindow(QMainWindow):
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
-            style_fields([self.composer.editor, self.sidebar.search], self.palette())
+            self._style()
+
+    def _style(self) -> None:
+        """The widgets in the look's palette for the theme shown (a style sheet does not
+        follow a palette change by itself)."""
+        # A style sheet stops a font set on a parent (View → Zoom) from reaching the
+        # widgets it styles, unless told otherwise.
+        QApplication.setAttribute(Qt.ApplicationAttribute.AA_UseStyleSheetPropagationInWidgetStyles)
+        look = look_palette(is_dark(self.palette()))
+        self.splitter.setStyleSheet(window_style(look))
+        self.statusBar().setStyleSheet(f"QStatusBar {{ background: {look.background}; }}")
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         # Esc that no child used (the composer, the transcript, the list; not an inline

@@ -72,6 +72,7 @@ def is_structured(text: str) -> bool:
 TABLE_OPEN = '<table border="1"'
 QUOTE_OPEN = '<table cellspacing="0"'
 CODE_OPEN = '<table width="100%" cellpadding="6"'
+CODE_LABEL = "#8a8a86"  # a code block's language: grey on light and dark
 
 
 def opens_with_a_list_table_or_quote(rendered: str) -> bool:
@@ -142,6 +143,10 @@ class MarkdownRenderer:
             out.append(self._code("\n".join(code), fence[1], continued, cut))
         out.append(self._prose("\n".join(prose), sources))
         rendered = "".join(out)
+        colour = f"color:{self.link_colour}; " if self.link_colour is not None else ""
+        rendered = rendered.replace(
+            '<a href="copy:', f'<a style="{colour}text-decoration:none;" href="copy:'
+        )
         if self.link_colour is not None:
             rendered = rendered.replace("<a href=", f'<a style="color:{self.link_colour};" href=')
         return rendered
@@ -183,14 +188,21 @@ class MarkdownRenderer:
             lexer = TextLexer()
         body = highlight(code, lexer, self._formatter).rstrip("\n")
         label = html.escape(language) if language else "code"
+        # A header: the language, and Copy (a link, so the keyboard and the context menu
+        # reach it; not underlined). (No icon: an image in a Qt Quick text item's rich text
+        # warns at each load, and is drawn at its cell's left whatever the alignment.)
         copy = f'<a href="copy:{block_id}">Copy</a>'
-        top = "" if continued else f'<span style="color:gray;">{label}</span> &nbsp;{copy}'
-
+        top = (
+            ""
+            if continued
+            else f'<tr><td><span style="color:{CODE_LABEL};">{label}</span>'
+            f"&nbsp;&nbsp;&nbsp;{copy}</td></tr>"
+        )
         joins = ("padding-top:0;" if continued else "") + ("padding-bottom:0;" if cut else "")
-        # A one-cell table: its own frame, so it never merges with the text around it.
+        # A table: its own frame, so it never merges with the text around it.
         return (
-            f'{CODE_OPEN} cellspacing="0" bgcolor="{self._code_bg}">'
-            f'<tr><td style="{joins}">{top}'
+            f'{CODE_OPEN} cellspacing="0" bgcolor="{self._code_bg}">{top}'
+            f'<tr><td style="{joins}">'
             f'<pre style="white-space:pre-wrap; margin:0;">{body}</pre></td></tr></table>'
         )
 

@@ -7,10 +7,9 @@ chat, or to the search, from the keyboard."""
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QFont, QPalette
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QMainWindow, QSplitter, QVBoxLayout, QWidget
 
-from desktop import style
 from desktop.widgets.composer import Composer
 from desktop.widgets.conversation_list import ConversationList
 
@@ -57,16 +56,6 @@ def window_title(title: str | None, waiting_here: bool, waiting_elsewhere: int) 
         others = "another chat is" if waiting_elsewhere == 1 else f"{waiting_elsewhere} chats are"
         said += f" ({others} waiting for you)"
     return said
-
-
-def style_fields(fields: list[QWidget], palette: QPalette) -> None:
-    """The focus ring, on the fields only: a style sheet on the window would stop the
-    transcript from following a switch of the system's palette. Set again when the
-    palette changes, which a widget with a style sheet no longer follows by itself."""
-    for field in fields:
-        field.setStyleSheet("")
-        field.setPalette(palette)
-        field.setStyleSheet(style.FOCUS)
 
 
 class WindowView(QObject):

@@ -24,11 +24,15 @@ class ChatBar(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model_picker = ModelPicker(self)
+        self.setObjectName("chat-bar")
+        # The switches are drawn as chips in the composer's box (the window puts them there).
         self.tools_switch = QCheckBox("Use tools", self)
+        self.tools_switch.setObjectName("switch")
         self.tools_switch.setChecked(True)
         self.tools_switch.setAccessibleName("Use tools in this chat")
         self.tools_switch.setToolTip(CAN_CALL)  # (and why not, beside a model that cannot)
         self.documents_switch = QCheckBox("Use my documents", self)
+        self.documents_switch.setObjectName("switch")
         self.documents_switch.setAccessibleName("Use my documents in this chat")
         self.documents_switch.setToolTip(
             "Give the model your Library: the passages that best match each message, and "
@@ -54,8 +58,6 @@ class ChatBar(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         row.addStretch(1)  # (on their own line: at its right)
         for control in (
-            self.tools_switch,
-            self.documents_switch,
             self.chat_settings_button,
             line,
             self.models_button,
@@ -112,6 +114,8 @@ class ChatBar(QWidget):
     def _paint_icons(self) -> None:
         for button in self.findChildren(QToolButton):
             button.setIcon(icon(button.objectName(), self.palette()))
+        self.tools_switch.setIcon(icon("tools", self.palette()))
+        self.documents_switch.setIcon(icon("library", self.palette()))
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)

@@ -10,8 +10,9 @@ may be files alone; it waits for their uploads. The chips are part of the draft.
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QMimeData, QSize, Qt, Signal
-from PySide6.QtGui import QImage, QKeyEvent, QTextCursor
+from PySide6.QtGui import QFocusEvent, QImage, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import (
+    QFrame,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
@@ -21,7 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.icons import icon
+from desktop.icons import icon, icon_in
+from desktop.look.palette import palette as look_palette
+from desktop.theme import is_dark
 from desktop.widgets.attachment_chips import AttachmentChips, Chip
 from desktop.widgets.file_drops import FileDrops, local_files
 from server.types import AttachmentJSON
@@ -29,12 +32,22 @@ from server.types import AttachmentJSON
 MIN_LINES = 2
 MAX_LINES = 10
 ATTACH_KEYS = "Ctrl+Shift+A"  # Chat → Attach files… (desktop/menus.py)
+SEND_SIZE = 32  # the round Send/Stop button's side, px
 
 
 class _Editor(QPlainTextEdit):
     submitted = Signal()
     files_given = Signal(list)  # local files pasted or dropped here: their paths
     image_given = Signal(QImage)  # an image pasted (a screenshot, a browser's "Copy image")
+    focus_changed = Signal(bool)  # its box draws the focus ring around all of it
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        super().focusInEvent(event)
+        self.focus_changed.emit(True)
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        super().focusOutEvent(event)
+        self.focus_changed.emit(False)
 
     def canInsertFromMimeData(self, source: QMimeData) -> bool:
         return (
@@ -78,8 +91,15 @@ class Composer(QWidget):
         self.editor.setPlaceholderText("Message (Enter to send, Shift+Enter for a new line)")
         self.editor.textChanged.connect(self._fit_height)
         self.editor.setTabChangesFocus(True)  # a tab character is rarely wanted in a chat
-        self.button = QPushButton("Send", self)
+        self.editor.setObjectName("composer-editor")
+        self.editor.setFrameShape(QFrame.Shape.NoFrame)
+        # One round button, Send or Stop (its text names it for tests, tooltips and screen
+        # readers; the face shows an arrow or a square).
+        self.button = QToolButton(self)
         self.button.setObjectName("send-stop")
+        self.button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
+        self.button.setFixedSize(SEND_SIZE, SEND_SIZE)
+        self.button.setIconSize(QSize(18, 18))
         self.attach_button = QToolButton(self)
         self.attach_button.setObjectName("attach")
         self.attach_button.setText("Attach")  # shown only if the icon is missing
@@ -103,15 +123,28 @@ class Composer(QWidget):
         note = QHBoxLayout()
         note.addWidget(self.edit_note, 1)
         note.addWidget(self.cancel_edit)
-        row = QHBoxLayout()
-        row.addWidget(self.attach_button, 0, Qt.AlignmentFlag.AlignBottom)
-        row.addWidget(self.editor, 1)
-        row.addWidget(self.button)
+        # The box: the files, the words, and a row of what goes with them, in one rounded
+        # frame that shows the focus ring while the words have the focus.
+        self.box = QFrame(self)
+        self.box.setObjectName("composer-box")
+        self.controls = QHBoxLayout()
+        self.controls.setContentsMargins(0, 0, 0, 0)
+        self.controls.setSpacing(6)
+        self.controls.addWidget(self.attach_button)
+        self._controls_end = self.controls.count()  # where the window's switches go
+        self.controls.addStretch(1)
+        self.controls.addWidget(self.button)
+        inside = QVBoxLayout(self.box)
+        inside.setContentsMargins(10, 8, 8, 8)
+        inside.setSpacing(4)
+        inside.addWidget(self.chips)
+        inside.addWidget(self.editor)
+        inside.addLayout(self.controls)
+        self.editor.focus_changed.connect(self._on_editor_focus_changed)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(note)
-        layout.addWidget(self.chips)
-        layout.addLayout(row)
+        layout.addWidget(self.box)
         self._editing = False
         self._streaming = False
         self._drafts: dict[str, str] = {}  # by chat ("": a new chat), other than the one shown
@@ -127,6 +160,19 @@ class Composer(QWidget):
     @property
     def text(self) -> str:
         return self.editor.toPlainText()
+
+    def add_controls(self, controls: list[QWidget]) -> None:
+        """Put these (the chat's switches) in the box's row, after Attach."""
+        for offset, control in enumerate(controls):
+            self.controls.insertWidget(self._controls_end + offset, control)
+        self._controls_end += len(controls)
+
+    def _on_editor_focus_changed(self, focused: bool) -> None:
+        self.box.setProperty("focused", focused)
+        box_style = self.box.style()
+        if box_style is not None:
+            box_style.unpolish(self.box)  # a style sheet reads a property when polished
+            box_style.polish(self.box)
 
     # -- the files attached --------------------------------------------------------------------
 
@@ -242,11 +288,27 @@ class Composer(QWidget):
     def _label_button(self) -> None:
         waiting = self.uploading and not self._streaming
         self.button.setEnabled(not waiting)  # (Stop never waits)
-        self.button.setToolTip("Waiting for the files to upload" if waiting else "")
         if self._streaming:
-            self.button.setText("Stop")
+            text, tip = "Stop", "Stop the reply (Esc)"
         else:
-            self.button.setText("Send edit" if self._editing else "Send")
+            text = "Send edit" if self._editing else "Send"
+            tip = f"{text} (Enter)"
+        self.button.setText(text)
+        self.button.setAccessibleName(text)
+        self.button.setToolTip("Waiting for the files to upload" if waiting else tip)
+        self.button.setProperty("stop", self._streaming)
+        self._paint_button()
+
+    def _paint_button(self) -> None:
+        """The button's face in the look's colours: an arrow on the accent, or a square."""
+        look = look_palette(is_dark(self.palette()))
+        faded = look.muted
+        face = look.background
+        self.button.setIcon(icon_in("stop" if self._streaming else "send", face, faded))
+        button_style = self.button.style()
+        if button_style is not None:
+            button_style.unpolish(self.button)
+            button_style.polish(self.button)
 
     def focus(self) -> None:
         self.editor.setFocus()
@@ -257,6 +319,7 @@ class Composer(QWidget):
             self._fit_height()  # the frame (a style sheet's border) or the lines changed
         elif event.type() == QEvent.Type.PaletteChange:
             self.attach_button.setIcon(icon("attach", self.palette()))
+            self._paint_button()
 
     def _fit_height(self) -> None:
         """As tall as its text, from MIN_LINES up to MAX_LINES (then it scrolls): a long

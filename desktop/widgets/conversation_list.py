@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from PySide6.QtCore import QPoint, QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPoint, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.chat_groups import local_now
+from desktop.icons import icon
 from desktop.widgets.chat_headers import HeadedOneLine, HeadedSearchResult
 from desktop.widgets.chat_rows import ChatRows
 from desktop.widgets.conversation_rows import (
@@ -50,7 +51,11 @@ class ConversationList(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.setObjectName("sidebar")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)  # its style sheet's colour
         self.new_button = QPushButton("New chat", self)
+        self.new_button.setObjectName("new-chat")
+        self.new_button.setIcon(icon("new-chat", self.palette()))
         self.search = QLineEdit(self)
         self.search.setPlaceholderText("Search conversations")
         self.search.setClearButtonEnabled(True)
@@ -97,6 +102,11 @@ class ConversationList(QWidget):
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._on_list_context_menu_requested)
         self._dialog: QMessageBox | None = None
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self.new_button.setIcon(icon("new-chat", self.palette()))
 
     def query(self) -> str:
         """What the search box asks for (empty: every conversation)."""

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 from PySide6.QtGui import QColor, QImage
-from PySide6.QtWidgets import QApplication, QFrame, QLabel, QStyle, QStyleOptionButton
+from PySide6.QtWidgets import QApplication, QFrame, QLabel
 
+from desktop.look.palette import palette as look_palette
 from desktop.widgets.model_picker import READABLE_STATUS
 from desktop.window_view import SIDEBAR_MIN_PX
 from tests.desktop.conftest import GuiApp
@@ -75,7 +76,7 @@ def lightness(image: QImage, x: int, y: int) -> int:
     return QColor(image.pixel(x, y)).lightness()
 
 
-def test_in_the_dark_an_unticked_box_and_the_separator_are_plain_to_see(
+def test_in_the_dark_an_unticked_switch_and_the_separator_are_plain_to_see(
     gui: GuiApp, qtbot: Any
 ) -> None:
     window = gui.window
@@ -85,14 +86,18 @@ def test_in_the_dark_an_unticked_box_and_the_separator_are_plain_to_see(
         switch = window.documents_switch
         assert not switch.isChecked()
         qtbot.waitUntil(lambda: switch.palette().color(switch.backgroundRole()).lightness() < 80)
-        option = QStyleOptionButton()
-        option.initFrom(switch)
-        box = switch.style().subElementRect(QStyle.SubElement.SE_CheckBoxIndicator, option, switch)
+        # A chip: its outline and its words plain to see on the dark box, and ticked it
+        # looks otherwise (the accent's colours).
         image = switch.grab().toImage()
-        around = lightness(image, box.left() - 2 if box.left() >= 2 else box.right() + 2,
-                           box.center().y())  # fmt: skip
-        edge = max(lightness(image, box.left() + dx, box.center().y()) for dx in range(3))
-        assert edge - around >= 40, (edge, around)  # was ~5: a dark box on a dark bar
+        middle = image.height() // 2
+        behind = QColor(look_palette(dark=True).surface).lightness()  # the composer's box
+        outline = max(lightness(image, x, middle) for x in range(3))
+        words = max(lightness(image, x, middle) for x in range(image.width()))
+        assert outline - behind >= 30 and words - behind >= 80, (behind, outline, words)
+        switch.setChecked(True)
+        ticked = switch.grab().toImage()
+        assert QColor(ticked.pixel(1, middle)) != QColor(image.pixel(1, middle))
+        switch.setChecked(False)
 
         line = next(f for f in window.chat_bar.findChildren(QFrame)
                     if f.frameShape() == QFrame.Shape.VLine)  # fmt: skip

@@ -8,10 +8,12 @@ import re
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QDesktopServices, QPalette
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QMessageBox
 
 from desktop.config import DEFAULT_MAX_TOKENS, DesktopConfig
+from desktop.look.palette import palette as look_palette
+from desktop.theme import is_dark
 from server.models.bundled import BUNDLED_MODEL_NAME
 from tests.desktop.conftest import GuiApp, run
 from tests.support.parley import MODEL
@@ -219,15 +221,24 @@ def test_the_model_picker_belongs_to_the_open_chat_and_new_chats_use_the_default
 
 
 def test_keyboard_focus_is_plain_to_see(gui: GuiApp, qtbot: Any) -> None:
-    editor = gui.window.composer.editor
+    """The composer's box draws a 2 px ring in the accent while its words have the focus."""
+    box = gui.window.composer.box
     gui.window.activateWindow()
-    editor.setFocus()
-    qtbot.waitUntil(editor.hasFocus)
-    image = gui.window.grab().toImage()
-    corner = editor.mapTo(gui.window, editor.rect().topLeft())
-    highlight = gui.window.palette().color(QPalette.ColorRole.Highlight).name()
-    ring = [image.pixelColor(corner.x() + dx, corner.y() + 20).name() for dx in range(3)]
-    assert ring[:2] == [highlight, highlight] and ring[2] != highlight  # 2 px, not 1
+    gui.window.sidebar.search.setFocus()
+    qtbot.waitUntil(gui.window.sidebar.search.hasFocus)
+    accent = look_palette(is_dark(gui.window.palette())).accent
+    left = box.mapTo(gui.window, box.rect().topLeft())
+    middle = left.y() + box.height() // 2
+
+    def ring() -> list[str]:
+        image = gui.window.grab().toImage()
+        return [image.pixelColor(left.x() + dx, middle).name() for dx in range(3)]
+
+    assert accent not in ring()
+    gui.window.composer.editor.setFocus()
+    qtbot.waitUntil(gui.window.composer.editor.hasFocus)
+    drawn = ring()
+    assert drawn[:2] == [accent, accent] and drawn[2] != accent  # 2 px, not 1
 
 
 def test_each_chat_keeps_what_was_typed_in_it_and_not_sent(
