@@ -236,15 +236,32 @@ class MainWindow(QMainWindow):
         if event.type() == QEvent.Type.PaletteChange:
             self._style()
 
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)
+        if event.type() == QEvent.Type.ApplicationPaletteChange:
+            self._style()  # (its style sheet holds its own palette: no PaletteChange comes)
+        return handled
+
     def _style(self) -> None:
         """The widgets in the look's palette for the theme shown (a style sheet does not
         follow a palette change by itself)."""
         # A style sheet stops a font set on a parent (View → Zoom) from reaching the
         # widgets it styles, unless told otherwise.
         QApplication.setAttribute(Qt.ApplicationAttribute.AA_UseStyleSheetPropagationInWidgetStyles)
-        look = look_palette(is_dark(self.palette()))
-        self.splitter.setStyleSheet(window_style(look))
-        self.statusBar().setStyleSheet(f"QStatusBar {{ background: {look.background}; }}")
+        look = look_palette(is_dark(QApplication.palette()))  # (not ours: the sheet's)
+        sheet = window_style(look)
+        if self.splitter.styleSheet() == sheet:
+            return  # (setting a sheet changes the palette: this again, with the same look)
+        self.splitter.setStyleSheet(sheet)
+        # The window's own ground (under the status bar), and nothing else: its dialogs keep
+        # the platform's look.
+        self.setStyleSheet(
+            f"QMainWindow, QStatusBar {{ background: {look.background}; color: {look.text}; }}"
+        )
+        # Told, not left to hear it: a style sheet holds their palettes, so a change of the
+        # application's colours reaches them as no event of their own.
+        self.transcript.follow_theme()
+        self.composer.follow_theme()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         # Esc that no child used (the composer, the transcript, the list; not an inline

@@ -69,6 +69,16 @@ QToolButton#send-stop[stop="true"] {{ background: {p.text}; }}
 QToolButton#send-stop:disabled {{ background: {p.border}; }}
 QToolButton#send-stop:focus {{ border: 2px solid {p.background}; }}
 
+QFrame#approval-card, QFrame#overdue-card {{
+    background: {p.surface}; border: 2px solid {p.warning}; border-radius: 12px;
+}}
+QFrame#approval-card QLabel, QFrame#overdue-card QLabel {{ background: transparent; }}
+QFrame#approval-card QPlainTextEdit {{
+    background: {p.code}; color: {p.text}; border: none; border-radius: 8px; padding: 4px;
+}}
+QPushButton[primary="true"] {{ background: {p.accent}; color: {p.background}; border: none; }}
+QPushButton[primary="true"]:focus {{ border: 2px solid {p.text}; padding: 2px 10px; }}
+
 QCheckBox#switch {{
     color: {p.muted}; border: 1px solid {outline}; border-radius: 12px;
     padding: 3px 10px 3px 8px; spacing: 4px;

@@ -40,9 +40,15 @@ class Block:
     step: StepView | None = None
 
 
-# Prose read at a generous line height, code a tighter one (../shared/LOOK.md).
+# Prose read at a generous line height, a list's items a little closer, code closer still
+# (../shared/LOOK.md). Each on its own element: Qt's rich text gives a div's line height to
+# its first block only (a list's first item stood apart from the rest).
 PROSE = '<div style="line-height:155%;">'
-CODE_LINES = '<pre style="line-height:125%; '
+LINE_HEIGHTS = {
+    "<p>": '<p style="line-height:155%;">',
+    "<li>": '<li style="line-height:135%;">',
+    '<pre style="': '<pre style="line-height:125%; ',
+}
 
 
 def text_blocks(htmls: Sequence[str]) -> list[Block]:
@@ -50,7 +56,9 @@ def text_blocks(htmls: Sequence[str]) -> list[Block]:
 
 
 def typeset(html: str) -> str:
-    return PROSE + html.replace('<pre style="', CODE_LINES) + "</div>"
+    for tag, spaced in LINE_HEIGHTS.items():
+        html = html.replace(tag, spaced)
+    return PROSE + html + "</div>"
 
 
 class BlockList(QAbstractListModel):

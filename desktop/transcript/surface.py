@@ -14,7 +14,7 @@ from functools import partial
 
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
 from PySide6.QtGui import QCursor, QGuiApplication
-from PySide6.QtWidgets import QMenu, QWidget
+from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
 from desktop.look.palette import palette
 from desktop.reply_events import ReplyEnd, ReplyParts, with_inner_steps
@@ -96,11 +96,16 @@ class TranscriptSurface(QuickTranscript):
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
-            dark = is_dark(self.palette())
-            if dark != self.renderer.dark:
-                self.set_dark(dark)
-                self.rows.render_again()  # code colours are baked into the rendered text
-                self.theme_changed.emit()
+            self.follow_theme()
+
+    def follow_theme(self) -> None:
+        """Light or dark as the application's colours are (not its own: the window's style
+        sheet sets those, and the window calls this when the theme changes)."""
+        dark = is_dark(QApplication.palette())
+        if dark != self.renderer.dark:
+            self.set_dark(dark)
+            self.rows.render_again()  # code colours are baked into the rendered text
+            self.theme_changed.emit()
 
     # -- whole conversations ----------------------------------------------------------------
 

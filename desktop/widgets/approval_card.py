@@ -30,6 +30,9 @@ CARD_KEYS = [
 ]
 
 
+ARGUMENTS_MAX_PX = 140
+
+
 def readable(arguments: str) -> str:
     """The arguments as the model wrote them, indented when they are JSON (never cut)."""
     try:
@@ -55,10 +58,10 @@ class ApprovalCard(QFrame):
         self.arguments.setReadOnly(True)
         self.arguments.setAccessibleName("The call's arguments")
         self.arguments.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.arguments.setMaximumHeight(140)
         # Alt+A, Alt+T, Alt+D from anywhere in the window (listed in F1: CARD_KEYS); not
         # Alt+C, the Chat menu's: a key two widgets claim is ambiguous, and answers nothing.
         self.allow_once = AnswerButton("&Allow once", self)
+        self.allow_once.setProperty("primary", True)  # the look draws it in the accent
         self.allow_chat = AnswerButton("Allow for &this chat", self)
         self.deny = AnswerButton("&Deny", self)
         self.allow_once.setToolTip("Run this call")
@@ -95,11 +98,22 @@ class ApprovalCard(QFrame):
             return
         self.title.setText(approval_question(call))
         self.arguments.setPlainText(readable(call["arguments"]))
+        self._fit_arguments()
         self.set_waiting(waiting)
         for button in (self.allow_once, self.allow_chat, self.deny):
             button.setEnabled(True)
         self.show()
         take_focus(self.allow_once)  # unless the user is typing: their words stay theirs
+
+    def _fit_arguments(self) -> None:
+        """As tall as the arguments, up to ARGUMENTS_MAX_PX (then they scroll): a call of
+        two arguments is not a box of empty lines."""
+        lines = self.arguments.document().blockCount()
+        spacing = self.arguments.fontMetrics().lineSpacing()
+        margins = self.arguments.contentsMargins()
+        frame = 2 * int(self.arguments.document().documentMargin()) + 4
+        height = lines * spacing + frame + margins.top() + margins.bottom()
+        self.arguments.setFixedHeight(max(2 * spacing, min(ARGUMENTS_MAX_PX, height)))
 
     def set_waiting(self, waiting: int) -> None:
         """How many calls wait, the one shown among them."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QMimeData, QSize, Qt, Signal
 from PySide6.QtGui import QFocusEvent, QImage, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import (
+    QApplication,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -301,7 +302,7 @@ class Composer(QWidget):
 
     def _paint_button(self) -> None:
         """The button's face in the look's colours: an arrow on the accent, or a square."""
-        look = look_palette(is_dark(self.palette()))
+        look = look_palette(is_dark(QApplication.palette()))
         faded = look.muted
         face = look.background
         self.button.setIcon(icon_in("stop" if self._streaming else "send", face, faded))
@@ -318,8 +319,12 @@ class Composer(QWidget):
         if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange):
             self._fit_height()  # the frame (a style sheet's border) or the lines changed
         elif event.type() == QEvent.Type.PaletteChange:
-            self.attach_button.setIcon(icon("attach", self.palette()))
-            self._paint_button()
+            self.follow_theme()
+
+    def follow_theme(self) -> None:
+        """Its icons in the colours of the theme shown."""
+        self.attach_button.setIcon(icon("attach", self.palette()))
+        self._paint_button()
 
     def _fit_height(self) -> None:
         """As tall as its text, from MIN_LINES up to MAX_LINES (then it scrolls): a long

@@ -3,6 +3,7 @@ rows, found by objectName, as a user would see them."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -298,3 +299,25 @@ def test_a_question_s_files_are_chips_above_its_words(view: QuickTranscript, qtb
     with qtbot.waitSignal(view.file_activated) as activated:
         photo.clicked.emit()  # type: ignore[attr-defined]
     assert activated.args == ["m1", "a1"]
+
+
+def test_a_list_s_items_are_drawn_evenly_spaced(view: QuickTranscript, qtbot: Any) -> None:
+    items_text = "\n".join(f"- item number {n}" for n in range(1, 5))
+    view.rows.show([message(1, "assistant", content=items_text)])
+    qtbot.waitUntil(lambda: len(items(view, "block")) == 1)
+    (block,) = items(view, "block")
+    top_left = block.mapToScene(QPointF(0, 0))
+    image = view.grabFramebuffer()
+    background = image.pixelColor(int(top_left.x()) - 4, int(top_left.y()))
+    inked = [
+        any(
+            image.pixelColor(x, y) != background
+            for x in range(int(top_left.x()), int(top_left.x() + block.width()), 2)
+        )
+        for y in range(int(top_left.y()), int(top_left.y() + block.height()))
+    ]
+    starts = [y for y in range(1, len(inked)) if inked[y] and not inked[y - 1]]
+    starts = ([0] if inked[0] else []) + starts
+    assert len(starts) == 4, starts  # a line of ink an item
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert max(gaps) - min(gaps) <= 2, gaps  # the first item stood apart: 28 px, then 18
