@@ -1,5 +1,7 @@
-"""The files of the messages in the transcript: what a click on a file's chip does. An
-image opens in a viewer (decoded at the size of the screen in the window's queue of images,
+"""The files of the messages in the transcript: their images' thumbnails, fetched from the
+server when the transcript first shows one, one file at a time, and decoded at their size in
+the window's queue of images (desktop/image_decoding.py); and what a click on a file's chip
+does. An image opens in a viewer (decoded at the size of the screen in the window's queue of images,
 desktop/image_decoding.py, with Save…); any other file is saved where the user chooses (the
 save dialog starts with its name)."""
 
@@ -8,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QSize, QTimer
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from desktop.controller import Context, Controller
@@ -16,6 +18,7 @@ from desktop.errors import ClientError
 from desktop.file_folders import SAVED, FileFolders
 from desktop.history_files import file_name_for
 from desktop.image_decoding import decoded
+from desktop.look.scale import THUMBNAIL as THUMBNAIL_PX
 from desktop.transcript.surface import TranscriptSurface
 from desktop.widgets.image_viewer import ImageViewer, screen_room
 
@@ -27,7 +30,26 @@ class AttachmentLinks(Controller):
         super().__init__(context, parent)
         self.folders = FileFolders()
         self.viewer: ImageViewer | None = None  # the last one opened
+        self._thumbnails = transcript.thumbnails
+        # One thumbnail's file fetched and decoded at a time: a chat of many images holds
+        # one file's bytes while it waits, not all of them.
+        self._one_thumbnail = asyncio.Lock()
+        self._thumbnails.wanted.connect(self._on_thumbnails_wanted)
         transcript.attachment_clicked.connect(self._on_transcript_attachment_clicked)
+
+    def _on_thumbnails_wanted(self, attachment_id: str) -> None:
+        self._context.tasks.spawn(self._fetch_thumbnail(attachment_id))
+
+    async def _fetch_thumbnail(self, attachment_id: str) -> None:
+        async with self._one_thumbnail:
+            try:
+                data = await self._context.require_client().attachments.content(attachment_id)
+            except ClientError:
+                self._thumbnails.add(attachment_id, None)  # gone or unreadable: a plain tile
+                return
+            side = THUMBNAIL_PX * 2  # for a high-density screen
+            picture = await decoded(data, QSize(side, side))
+        self._thumbnails.add(attachment_id, picture.image)
 
     def _on_transcript_attachment_clicked(self, attachment: dict[str, object]) -> None:
         attachment_id, name = str(attachment["id"]), str(attachment["name"])

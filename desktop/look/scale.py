@@ -7,8 +7,15 @@ SPACING = {"xs": 4, "s": 8, "m": 12, "l": 16, "xl": 24, "xxl": 32}
 TYPE = {"small": 12, "ui": 13, "body": 15, "title": 17, "heading": 20}
 COLUMN = 760  # the widest the conversation's column grows, centred in the window
 BUBBLE_RADIUS = 16
+THUMBNAIL = 64  # an attached image's thumbnail, square
 
 
 def as_map() -> dict[str, object]:
     """The scales as one map for QML (`look.spacing.l`, `look.type.body`...)."""
-    return {"spacing": SPACING, "type": TYPE, "column": COLUMN, "bubbleRadius": BUBBLE_RADIUS}
+    return {
+        "spacing": SPACING,
+        "type": TYPE,
+        "column": COLUMN,
+        "bubbleRadius": BUBBLE_RADIUS,
+        "thumbnail": THUMBNAIL,
+    }

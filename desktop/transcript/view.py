@@ -15,6 +15,8 @@ from desktop.look.icon_images import PROVIDER, IconImages
 from desktop.look.palette import palette
 from desktop.markdown_render import MarkdownRenderer
 from desktop.transcript.rows import TranscriptRows
+from desktop.transcript.thumbnails import PROVIDER as THUMBS
+from desktop.transcript.thumbnails import ThumbnailImages, ThumbnailState
 
 QML = Path(__file__).with_name("qml") / "Transcript.qml"
 
@@ -37,9 +39,16 @@ class QuickTranscript(QQuickWidget):
         self.rows = TranscriptRows(self.renderer, self)
         self.setResizeMode(QQuickWidget.ResizeMode.SizeRootObjectToView)
         self.engine().addImageProvider(PROVIDER, IconImages())
+        self.thumbnails = ThumbnailState(self)  # a question's images (fetched by the window)
+        self.engine().addImageProvider(THUMBS, ThumbnailImages(self.thumbnails))
         self.setClearColor(QColor(palette(dark).background))
         self.setInitialProperties(
-            {"rows": self.rows, "colours": palette(dark).as_map(), "look": scale.as_map()}
+            {
+                "rows": self.rows,
+                "colours": palette(dark).as_map(),
+                "look": scale.as_map(),
+                "thumbs": self.thumbnails,
+            }
         )
         self.setSource(QUrl.fromLocalFile(str(QML)))
         if self.status() != QQuickWidget.Status.Ready:

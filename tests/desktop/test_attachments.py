@@ -28,6 +28,7 @@ from desktop.widgets.attachment_chips import Chip
 from desktop.widgets.image_viewer import ImageViewer
 from server.models.bundled import BUNDLED_MODEL_NAME
 from tests.desktop.conftest import GuiApp, run
+from tests.desktop.transcript.test_view import items
 from tests.support.parley import MODEL
 from tests.support.pixels import big_png, memory_mb, reset_peak_memory
 from tests.support.upstream import Script, ScriptedUpstream
@@ -174,6 +175,7 @@ def test_an_image_reaches_the_upstream_as_an_image_url_part_and_shows_in_the_cha
     assert "quokka.png" in text and "notes.txt" in text
     image_id = next(a["id"] for a in _attached(gui) if a["name"] == "quokka.png")
     assert "quokka.png" in gui.transcript_text()  # its chip above the question
+    qtbot.waitUntil(lambda: thumbnail_colour(gui) == QColor("teal"), timeout=5_000)
 
     # Reopened, the chat shows them again.
     chat = gui.window.current_id
@@ -187,6 +189,17 @@ def test_an_image_reaches_the_upstream_as_an_image_url_part_and_shows_in_the_cha
     qtbot.waitUntil(lambda: "quokka.png" in gui.transcript_text(), timeout=5_000)
     assert "quokka.png" in gui.transcript_text() and "notes.txt" in gui.transcript_text()
     assert image_id in [a["id"] for a in _attached(gui)]
+
+
+def thumbnail_colour(gui: GuiApp) -> QColor | None:
+    """The colour in the middle of the one image thumbnail drawn in the transcript."""
+    shown = items(gui.window.transcript, "thumbnail")
+    if len(shown) != 1 or shown[0].width() == 0:
+        return None
+    middle = shown[0].mapToScene(QPointF(shown[0].width() / 2, shown[0].height() / 2))
+    image = gui.window.transcript.grabFramebuffer()
+    ratio = image.devicePixelRatio()
+    return image.pixelColor(int(middle.x() * ratio), int(middle.y() * ratio))
 
 
 def _attached(gui: GuiApp) -> list[dict[str, Any]]:

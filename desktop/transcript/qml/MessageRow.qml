@@ -27,6 +27,7 @@ Item {
     required property var files
     property var colours
     property var look
+    property var thumbs
 
     signal linkActivated(string link)
     signal linkHovered(string link)
@@ -118,9 +119,25 @@ Item {
                         id: fileRow
                         spacing: row.look.spacing.xs
                         Image {
-                            source: "image://icons/" + (file.modelData.image ? "image" : "file")
-                                    + "/" + row.colours.muted.slice(1)
+                            visible: !file.modelData.image
+                            source: file.modelData.image ? "" : "image://icons/file/"
+                                    + row.colours.muted.slice(1)
                             sourceSize: Qt.size(16, 16)
+                            anchors.verticalCenter: parent.verticalCenter
+                        }
+                        // An image's thumbnail, once the window has fetched it.
+                        Image {
+                            objectName: "thumbnail"
+                            visible: file.modelData.image
+                            width: row.look.thumbnail
+                            height: row.look.thumbnail
+                            source: file.modelData.image
+                                    ? "image://thumbs/" + file.modelData.id + "?r="
+                                      + (row.thumbs ? row.thumbs.revision : 0)
+                                    : ""
+                            sourceSize: Qt.size(2 * width, 2 * height)
+                            fillMode: Image.PreserveAspectCrop
+                            cache: false
                             anchors.verticalCenter: parent.verticalCenter
                         }
                         Text {

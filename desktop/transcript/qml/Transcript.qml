@@ -10,6 +10,7 @@ ListView {
     required property var rows
     required property var colours
     required property var look
+    required property var thumbs  // thumbnails.py: `revision` moves as images arrive
     // Stays at the newest message while it grows, until the user scrolls away from it.
     property bool following: true
     // A new chat's page (rich text with links), shown while it has no message.
@@ -68,6 +69,7 @@ ListView {
         width: ListView.view.width
         colours: list.colours
         look: list.look
+        thumbs: list.thumbs
         onLinkActivated: (link) => list.linkActivated(link)
         onLinkHovered: (link) => list.linkHovered(link)
         onMenuWanted: (rowId) => list.menuWanted(rowId)
