@@ -16,7 +16,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from server.errors import ApiError, ForbiddenError, UnauthorizedError
 from server.http.error_response import ErrorResponse
 
-PUBLIC_PATHS = frozenset({"/healthz"})
+# The OAuth redirect comes from the user's browser, which has no token: the flow's one-time
+# `state` is what admits it (server/tools/redirects.py).
+PUBLIC_PATHS = frozenset({"/healthz", "/oauth/callback"})
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 

@@ -61,12 +61,17 @@ async def opened(streams: TransportStreams) -> AsyncIterator[TransportStreams]:
     yield streams
 
 
+def http_client(headers: dict[str, str]) -> httpx2.AsyncClient:
+    """The HTTP client of a server that asks for no sign-in."""
+    return httpx2.AsyncClient(headers=headers, timeout=HTTP_TIMEOUT)
+
+
 @contextlib.asynccontextmanager
-async def http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[TransportStreams]:
-    """Streamable HTTP to `url`. Leaving it ends the server's session: the SDK sends a DELETE
-    with its `Mcp-Session-Id` on the way out (2025-11-25; a 2026-07-28 server keeps none) —
-    unless the way out is cancelled, which is why a stop lets a ready server leave
-    uncancelled (server/tools/mcp_server.py)."""
-    http = httpx2.AsyncClient(headers=headers, timeout=HTTP_TIMEOUT)
+async def http_transport(url: str, http: httpx2.AsyncClient) -> AsyncIterator[TransportStreams]:
+    """Streamable HTTP to `url` through `http` (closed on the way out: see `http_client`;
+    a server's sign-in gives its own, server/tools/sign_in.py). Leaving it ends the server's
+    session: the SDK sends a DELETE with its `Mcp-Session-Id` on the way out (2025-11-25; a
+    2026-07-28 server keeps none) — unless the way out is cancelled, which is why a stop lets
+    a ready server leave uncancelled (server/tools/mcp_server.py)."""
     async with http, streamable_http_client(url, http_client=http, terminate_on_close=True) as s:
         yield s

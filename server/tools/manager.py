@@ -23,7 +23,10 @@ from server.agent.toolbox import Ask, Progress, ToolBox, ToolOutcome, ToolTarget
 from server.errors import ToolCallError
 from server.limits import StopTimes, ToolLimits
 from server.tools.config import McpConfigFile, ServerEntry
-from server.tools.mcp_server import McpServer
+from server.tools.mcp_server import McpServer, signed_out_words
+from server.tools.redirects import PendingRedirects
+from server.tools.sign_in import Flow, SignIn
+from server.tools.tokens import TokenStore
 from server.types import Trust
 from server.types.tools import ToolServerConfigJSON, ToolsJSON, ToolsSummaryJSON
 
@@ -48,6 +51,9 @@ class ToolManager:
         # One change at a time: two at once for one name would leave a server running
         # that no entry stands for.
         self._changing = anyio.Lock()
+        # Remote servers' sign-ins: their tokens, and the flows waiting for the browser.
+        self.tokens = TokenStore()
+        self.redirects = PendingRedirects()
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -67,7 +73,10 @@ class ToolManager:
                 tg.cancel_scope.cancel()
 
     def _start(self, entry: ServerEntry) -> McpServer:
-        server = McpServer(entry, self._stop_times)
+        sign_in = None
+        if entry.transport == "http":
+            sign_in = SignIn(entry.name, entry.url, self.tokens, self.redirects)
+        server = McpServer(entry, self._stop_times, sign_in)
         self.servers[entry.name] = server
         if self._tg is not None and server.runnable:
             self._tg.start_soon(server.run, name=f"mcp server {entry.name}")
@@ -146,6 +155,7 @@ class ToolManager:
         for name in [name for name in self.servers if name not in wanted]:
             self._grants.revoke(name)
             await self._stop([self.servers.pop(name)])
+            await self.tokens.forget(name)  # a server removed keeps no secret behind
         for name, entry in wanted.items():
             old = self.servers.get(name)
             if old is not None and old.entry.config == entry.config and name != restart:
@@ -158,18 +168,64 @@ class ToolManager:
                 await self._stop([self.servers.pop(name)])
             self._start(entry)
 
+    # -- signing in to remote servers --------------------------------------------------
+
+    def sign_in(self, name: str, redirect_uri: str) -> Flow | None:
+        """Start signing in to a remote server (None: no such server, or not a remote
+        one); it reconnects through the flow."""
+        server = self.servers.get(name)
+        if server is None or server.sign_in is None or not server.runnable:
+            return None
+        flow = server.sign_in.begin(redirect_uri)
+        server.reconnect()
+        return flow
+
+    async def sign_out(self, name: str) -> McpServer | None:
+        """Forget a remote server's tokens and end its session (it then asks for a sign-in
+        again). None: no such server, or not a remote one."""
+        server = self.servers.get(name)
+        if server is None or server.sign_in is None:
+            return None
+        await server.sign_in.sign_out()
+        server.reconnect()
+        return server
+
     # -- a turn's tools ------------------------------------------------------------------
 
     def toolbox(self, only: set[str] | None = None) -> ToolBox:
         """The tools of the servers ready now (of `only`, when given), for one turn."""
         found: dict[str, tuple[McpServer, mcp_types.Tool]] = {}
         for server in self.servers.values():
-            if server.state != "ready" or (only is not None and server.name not in only):
+            if only is not None and server.name not in only:
+                continue
+            if server.state == "needs_sign_in":
+                stand_in = function_name(server.name, SIGN_IN_TOOL)
+                found.setdefault(stand_in, (server, _sign_in(server)))
+            if server.state != "ready":
                 continue
             for tool in server.tools:
                 name = function_name(server.name, tool.name)
                 found.setdefault(name, (server, tool))
         return TurnTools(found)
+
+
+SIGN_IN_TOOL = "sign_in_needed"
+STAND_IN_META = {"parley": "sign-in stand-in"}  # not a tool any server listed
+
+
+def _sign_in(server: McpServer) -> mcp_types.Tool:
+    """What a turn offers in place of the tools of a server that needs a sign-in: a call
+    says so in words (the step shows it), so the model can tell the user why."""
+    return mcp_types.Tool(
+        name=SIGN_IN_TOOL,
+        description=(
+            f"The tools of {server.name} are unavailable until the user signs in to it "
+            f"(Parley's Settings, Tools). Call this to tell the user: "
+            f"{signed_out_words(server.name)}."
+        ),
+        input_schema={"type": "object", "properties": {}},
+        _meta=STAND_IN_META,
+    )
 
 
 def _same_but_trust(old: ServerEntry, new: ServerEntry) -> bool:
@@ -201,6 +257,8 @@ class TurnTools:
         if found is None:
             return "never"
         server, tool = found
+        if tool.name == SIGN_IN_TOOL and tool.meta == STAND_IN_META:
+            return "allow"  # it reaches no server: it only says what to do
         return server.entry.effective_trust(tool.name)  # the entry as it is now
 
     def timeout(self, function: str) -> float | None:
@@ -218,4 +276,8 @@ class TurnTools:
         if found is None:
             raise ToolCallError(f"there is no tool named {function!r}")
         server, tool = found
+        if tool.name == SIGN_IN_TOOL and tool.meta == STAND_IN_META:
+            if server.state == "ready":
+                raise ToolCallError(f"{server.name} is signed in now: its tools come next turn")
+            raise ToolCallError(signed_out_words(server.name))
         return await server.call(tool.name, arguments, progress, ask)

@@ -33,10 +33,11 @@ from server.agent.toolbox import Ask, Progress, ToolOutcome, capped
 from server.errors import ToolCallError
 from server.limits import StopTimes, ToolLimits
 from server.models.context import estimate_tokens
-from server.tools.client import http_transport, mcp_client, opened
+from server.tools.client import http_client, http_transport, mcp_client, opened
 from server.tools.config import ServerEntry
 from server.tools.elicitation import Askers
 from server.tools.results import result_text
+from server.tools.sign_in import SignIn
 from server.tools.stdio import stdio_server
 from server.types.tools import ToolServerJSON, ToolServerState
 
@@ -50,7 +51,12 @@ STABLE_AFTER_S = ToolLimits.stable_after  # server/limits.py
 
 
 class McpServer:
-    def __init__(self, entry: ServerEntry, stop_times: StopTimes | None = None) -> None:
+    def __init__(
+        self,
+        entry: ServerEntry,
+        stop_times: StopTimes | None = None,
+        sign_in: SignIn | None = None,
+    ) -> None:
         self.entry = entry
         self.name = entry.name
         self.state: ToolServerState = "disabled" if entry.disabled else "starting"
@@ -67,6 +73,13 @@ class McpServer:
         self._stopped = anyio.Event()
         self._scope: anyio.CancelScope | None = None  # the running attempt's
         self._askers = Askers(self.name)  # its calls under way, for its questions
+        # A remote server's OAuth sign-in (server/tools/sign_in.py); None over stdio.
+        self.sign_in = sign_in
+        self._reconnect = anyio.Event()
+        self._starting: anyio.CancelScope | None = None
+        if sign_in is not None:
+            sign_in.block = self._blocked
+            sign_in.waiting_on_person = self._waiting_on_person
 
     @property
     def runnable(self) -> bool:
@@ -95,6 +108,7 @@ class McpServer:
             "restarts": self.restarts,
             # What its tools' definitions cost a turn's prompt (estimated: issue 42).
             "definition_tokens": estimate_tokens(json.dumps([self.spec(t) for t in self.tools])),
+            "sign_in": self.sign_in.json() if self.sign_in is not None else None,
         }
 
     def spec(self, tool: mcp_types.Tool) -> dict[str, Any]:
@@ -119,13 +133,22 @@ class McpServer:
             while not self._stopping.is_set():
                 began = time.monotonic()
                 self.state = "starting"
+                self._reconnect = anyio.Event()
                 with anyio.CancelScope() as self._scope:
                     try:
                         await self._serve()
                     except Exception as exc:
-                        self._failed(_describe(exc))
+                        if not (self.sign_in is not None and self.sign_in.blocked):
+                            self._failed(_describe(exc))
+                if self.sign_in is not None:
+                    self.sign_in.ended(stopping=self._stopping.is_set())
                 if self._stopping.is_set():
                     break
+                if self._reconnect.is_set():
+                    continue  # a sign-in began, or a sign-out ended the session
+                if self.sign_in is not None and self.sign_in.blocked:
+                    await self._wait_for_sign_in(self.sign_in)
+                    continue
                 if time.monotonic() - began > STABLE_AFTER_S:
                     backoff = BACKOFF_FIRST_S
                 log.warning(
@@ -138,7 +161,9 @@ class McpServer:
                     self.restarts += 1
         finally:
             self._client = None
-            if self.state in ("starting", "ready"):
+            if self.sign_in is not None:
+                self.sign_in.ended(stopping=True)
+            if self.state in ("starting", "ready", "needs_sign_in"):
                 self.state = "disabled" if self.entry.disabled else "starting"
             self._stopped.set()
 
@@ -161,6 +186,33 @@ class McpServer:
     async def wait_stopped(self) -> None:
         await self._stopped.wait()
 
+    def reconnect(self) -> None:
+        """Connect again now (a sign-in began, a sign-out ended the session): a server
+        waiting for a sign-in or a restart tries at once, one starting starts over, a ready
+        one leaves its session the way it would by itself (its DELETE sent)."""
+        self._reconnect.set()
+        if self._scope is not None and self.state == "starting":
+            self._scope.cancel()
+
+    def _blocked(self) -> None:
+        """The sign-in says the attempt cannot go on without the user: it ends now."""
+        if self._scope is not None:
+            self._scope.cancel()
+
+    def _waiting_on_person(self, waiting: bool) -> None:
+        """The browser takes as long as the user does: no start deadline meanwhile."""
+        if self._starting is not None:
+            now = anyio.current_time()
+            self._starting.deadline = math.inf if waiting else now + START_TIMEOUT_S
+
+    async def _wait_for_sign_in(self, sign_in: SignIn) -> None:
+        await sign_in.discover()  # before the state says so: the status names the issuer
+        self.state, self.error = "needs_sign_in", None
+        async with anyio.create_task_group() as group:
+            group.start_soon(_cancel_when, self._stopping, group.cancel_scope)
+            await self._reconnect.wait()
+            group.cancel_scope.cancel()
+
     async def _serve(self) -> None:
         self._changed = anyio.Event()
 
@@ -175,13 +227,14 @@ class McpServer:
             # the client's entry: that entry leaves the SDK's task group open, and a scope
             # entered before it cannot be left before it.
             with anyio.CancelScope(deadline=anyio.current_time() + START_TIMEOUT_S) as starting:
+                self._starting = starting
                 async with mcp_client(transport, on_message, self._askers.on_question) as client:
                     tools = [tool for tool in await _list_tools(client) if self._usable(tool)]
                     starting.deadline = math.inf
                     await self._ready(client, tools, closed)
             if starting.cancelled_caught:
                 raise TimeoutError
-            if self._stopping.is_set():
+            if self._stopping.is_set() or self._reconnect.is_set():
                 return
             # A crash: its exit code, for the reason shown.
             with anyio.move_on_after(ToolLimits.exit_code_wait):
@@ -195,6 +248,8 @@ class McpServer:
         """Serve calls until the connection closes (a crash) or the server is stopped."""
         self.tools, self._client = tools, client
         self.state, self.error = "ready", None
+        if self.sign_in is not None:
+            self.sign_in.connected()
         log.info(
             "MCP server %r ready with %d tools (protocol %s)",
             self.name,
@@ -205,6 +260,7 @@ class McpServer:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._follow_tool_list, client)
                 group.start_soon(_cancel_when, self._stopping, group.cancel_scope)
+                group.start_soon(_cancel_when, self._reconnect, group.cancel_scope)
                 await closed.wait()
                 group.cancel_scope.cancel()
         finally:
@@ -227,7 +283,10 @@ class McpServer:
                 yield opened((connection.read, connection.write)), connection.closed
             return
         # HTTP: no process to watch; a failure shows in calls.
-        yield http_transport(entry.url, entry.headers), anyio.Event()
+        if self.sign_in is not None:
+            yield self.sign_in.transport(entry.headers), anyio.Event()
+            return
+        yield http_transport(entry.url, http_client(entry.headers)), anyio.Event()
 
     _process: Any = None
 
@@ -301,6 +360,8 @@ class McpServer:
         cancel tells the server); what the server reports of its progress goes to `progress`,
         what it asks the user to `ask` (server/tools/elicitation.py)."""
         client = self._client
+        if self.state == "needs_sign_in" or (self.sign_in is not None and self.sign_in.blocked):
+            raise ToolCallError(signed_out_words(self.name))
         if client is None or self.state != "ready":
             why = f": {self.error}" if self.error else ""
             raise ToolCallError(f"the tool server {self.name!r} is not running ({self.state}{why})")
@@ -327,7 +388,14 @@ class McpServer:
         return ToolOutcome(capped(result_text(result)), bool(result.is_error))
 
     def _stopped_during_call(self) -> str:
+        if self.sign_in is not None and self.sign_in.blocked:  # its sign-in lapsed mid-call
+            return signed_out_words(self.name)
         return f"the tool server {self.name!r} stopped during the call"
+
+
+def signed_out_words(server: str) -> str:
+    """What a turn says when it would use the tools of a server that needs a sign-in."""
+    return f"Sign in to {server} to use its tools"
 
 
 async def _cancel_when(event: anyio.Event, scope: anyio.CancelScope) -> None:

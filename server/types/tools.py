@@ -9,7 +9,19 @@ if TYPE_CHECKING:
     from server.types import Trust
 
 
-ToolServerState = Literal["disabled", "starting", "ready", "error"]
+# "needs_sign_in": a remote server answered 401; it waits for the user to sign in.
+ToolServerState = Literal["disabled", "starting", "ready", "error", "needs_sign_in"]
+SignInStatus = Literal["needs_sign_in", "waiting_for_browser", "signed_in", "failed"]
+
+
+class SignInJSON(TypedDict):
+    """How signing in to a remote server goes (server/tools/sign_in.py)."""
+
+    status: SignInStatus | None  # None: the server asked for no sign-in (yet)
+    issuer: str | None  # the authorization server it wants
+    resource: str | None  # what its tokens are for (RFC 8707)
+    authorization_url: str | None  # while waiting for the browser: the page to open
+    error: str | None  # why the last sign-in failed
 
 
 class ToolServerConfigJSON(TypedDict, total=False):
@@ -56,6 +68,7 @@ class ToolServerJSON(TypedDict):
     stderr_tail: list[str]  # its last lines on stderr (stdio)
     restarts: int  # restarts after crashes since Parley started
     definition_tokens: int  # what its tools' definitions take of a turn's prompt (estimated)
+    sign_in: SignInJSON | None  # a remote server's OAuth sign-in; None over stdio
 
 
 class ToolsJSON(TypedDict):
