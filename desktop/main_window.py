@@ -39,6 +39,7 @@ from desktop.widgets.composer import Composer
 from desktop.widgets.conversation_list import ConversationList
 from desktop.widgets.find_bar import FindBar
 from desktop.widgets.overdue_card import OverdueCard
+from desktop.widgets.question_card import QuestionCard
 from desktop.widgets.welcome import welcome_html
 from desktop.window_commands import WindowCommands, connect_menus
 from desktop.window_view import WindowView, lay_out, window_title
@@ -86,8 +87,10 @@ class MainWindow(QMainWindow):
         self.find_bar = FindBar(self.transcript, self, self.transcript.show_all_to_find)
         self.approval_card = ApprovalCard(self)
         self.overdue_card = OverdueCard(self)  # a long call: keep waiting, or stop it?
+        self.question_card = QuestionCard(self)  # a tool's MCP server asks the user
         column = [self.chat_bar, self.banner, self.find_bar, self.transcript, self.approval_card,
-                  self.overdue_card, self.model_view.meter, self.composer]  # fmt: skip
+                  self.overdue_card, self.question_card, self.model_view.meter,
+                  self.composer]  # fmt: skip
         self.splitter = lay_out(self, self.sidebar, column, self.transcript)
         # There from the start: one made later (a link hovered, a notice) moved the composer.
         self.statusBar().setSizeGripEnabled(False)
@@ -98,7 +101,7 @@ class MainWindow(QMainWindow):
         self.opening = ChatOpening(self.context, self)
         self.bar = ChatBarController(self.context, self.chat_bar)
         self.links = TranscriptLinks(self.context, self, self.transcript, self.show_error)
-        cards = (self.approval_card, self.overdue_card)
+        cards = (self.approval_card, self.overdue_card, self.question_card)
         self.waiting = Waiting(self.context, self.reply, cards, self.chat_list, self)
         self.turn_actions = TurnActions(
             self.context, self.reply, self.composer, self.transcript, self
@@ -150,8 +153,8 @@ class MainWindow(QMainWindow):
         self.reply.error_resolved.connect(self.banner.withdraw)
         self.waiting.changed.connect(self._update_title)
         self.waiting.failed.connect(self.show_error)
-        for card in (self.approval_card, self.overdue_card):  # answered: typing goes on here
-            card.focus_released.connect(self.composer.focus)
+        for card in (self.approval_card, self.overdue_card, self.question_card):
+            card.focus_released.connect(self.composer.focus)  # answered: typing goes on here
         self.bar.switch_saved.connect(self.model_view.chat_changed)  # the tools offered
         self.model_view.compaction.running_changed.connect(self._refresh_menus)
         self.model_view.failed.connect(self.show_error)

@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QApplication, QMainWindow, QMenu
 
-from desktop.widgets import approval_card, overdue_card
+from desktop.widgets import approval_card, overdue_card, question_card
 
 Key = QKeySequence.StandardKey | str
 THEMES = (("system", "&System"), ("light", "&Light"), ("dark", "&Dark"))
@@ -175,4 +175,4 @@ def shortcut_rows(menus: Menus) -> list[tuple[str, str, str]]:
             if keys:
                 label = text.replace("&", "").rstrip("…")
                 rows.append((menu.title().replace("&", ""), label, keys))
-    return rows + approval_card.CARD_KEYS + overdue_card.CARD_KEYS
+    return rows + approval_card.CARD_KEYS + overdue_card.CARD_KEYS + question_card.CARD_KEYS

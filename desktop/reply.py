@@ -34,6 +34,7 @@ from desktop.client import (
     ReplyCompaction,
     ReplyEnd,
     ReplyOverdue,
+    ReplyQuestion,
     ReplySaveProblem,
     ReplyStep,
     ReplyStream,
@@ -74,6 +75,7 @@ class ReplyController(Controller):
     error_resolved = Signal(str)  # a message reported before that is no longer true
     approval_requested = Signal(str, dict)  # conversation id, ApprovalJSON: a call waits
     overdue_asked = Signal(str, dict)  # conversation id, OverdueJSON: wait on, or stop it?
+    question_asked = Signal(str, dict)  # conversation id, QuestionEventJSON: a server asks
     step_updated = Signal(str, dict)  # conversation id, ToolPartJSON: a step changed
     reply_gone = Signal(str)  # conversation id: its reply is over (nothing waits in it)
     compacted = Signal(str)  # conversation id: a summary now stands for earlier messages
@@ -244,6 +246,9 @@ class ReplyController(Controller):
                     continue
                 if isinstance(event, ReplyOverdue):
                     self.overdue_asked.emit(conversation_id, dict(event.overdue))
+                    continue
+                if isinstance(event, ReplyQuestion):
+                    self.question_asked.emit(conversation_id, dict(event.question))
                     continue
                 if isinstance(event, ReplyCompaction):
                     self._compaction(reply, conversation_id, event)

@@ -1,6 +1,6 @@
 """What a reply's stream brings, as the window sees it: text, tool steps (a sub-agent's steps
-inside its own), calls awaiting the user's approval or an answer on a long wait, citations,
-and one ending (how the server saved the reply). Plain values, no
+inside its own), calls awaiting the user's approval or an answer on a long wait, servers'
+questions, citations, and one ending (how the server saved the reply). Plain values, no
 HTTP: desktop/client/ makes them from the server's events. `ReplyParts` holds what a reply
 brought so far, once (desktop/reply.py holds it; the transcript draws from it)."""
 
@@ -28,6 +28,7 @@ from server.types.chunks import (
     CompactionJSON,
     OutcomeJSON,
     OverdueJSON,
+    QuestionEventJSON,
 )
 
 
@@ -115,6 +116,15 @@ class ReplyOverdue:
 
 
 @dataclass(frozen=True)
+class ReplyQuestion:
+    """A tool's MCP server asks the user (a form, or a URL to visit) during its call (answer
+    with `ParleyClient.questions.answer`). Its step carries it in `questions`, asked; the
+    step's change that says it answered (or the step's end) says the question is over."""
+
+    question: QuestionEventJSON
+
+
+@dataclass(frozen=True)
 class ReplyCitation:
     """A source of the reply: cited as [n] for the first time, or (`cited` false) a passage
     given to the model in its prompt that it has not cited (yet)."""
@@ -144,6 +154,7 @@ ReplyEvent = (
     | ReplyStep
     | ReplyApproval
     | ReplyOverdue
+    | ReplyQuestion
     | ReplyCitation
     | ReplyCompaction
     | ReplySaveProblem

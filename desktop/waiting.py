@@ -1,6 +1,6 @@
-"""A reply waiting for the user (issues 41, 43): the approval card's and the overdue card's
-controllers, fed by the replies' events, and which chats wait: their rows in the list say so,
-and the window's title (`changed`)."""
+"""A reply waiting for the user (issues 41, 43): the approval card's, the overdue card's and
+the servers' question card's controllers, fed by the replies' events, and which chats wait:
+their rows in the list say so, and the window's title (`changed`)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ from desktop.approvals import ApprovalController
 from desktop.chat_list import ChatList
 from desktop.controller import Context
 from desktop.overdue import OverdueController
+from desktop.questions import QuestionController
 from desktop.reply import ReplyController
 from desktop.widgets.approval_card import ApprovalCard
 from desktop.widgets.overdue_card import OverdueCard
+from desktop.widgets.question_card import QuestionCard
 
 
 class Waiting(QObject):
@@ -24,7 +26,7 @@ class Waiting(QObject):
         self,
         context: Context,
         reply: ReplyController,
-        cards: tuple[ApprovalCard, OverdueCard],
+        cards: tuple[ApprovalCard, OverdueCard, QuestionCard],
         chat_list: ChatList,
         parent: QWidget,
     ) -> None:
@@ -33,8 +35,10 @@ class Waiting(QObject):
         self.approvals = ApprovalController(context, cards[0])
         self.overdue = OverdueController(context, cards[1])  # a long call: keep waiting?
         reply.approval_requested.connect(self.approvals.requested)
+        self.questions = QuestionController(context, cards[2])  # a tool's server asks
         reply.overdue_asked.connect(self.overdue.requested)
-        for controller in (self.approvals, self.overdue):
+        reply.question_asked.connect(self.questions.requested)
+        for controller in (self.approvals, self.overdue, self.questions):
             reply.step_updated.connect(controller.step_changed)
             reply.reply_gone.connect(controller.reply_ended)
             controller.failed.connect(self.failed)
@@ -43,12 +47,14 @@ class Waiting(QObject):
     @property
     def chats(self) -> set[str]:
         """The chats whose reply waits for the user's answer."""
-        return self.approvals.waiting_chats() | self.overdue.waiting_chats()
+        waiting = self.approvals.waiting_chats() | self.overdue.waiting_chats()
+        return waiting | self.questions.waiting_chats()
 
     def show_current(self) -> None:
         """The chat on screen changed: its cards, if it waits."""
         self.approvals.show_current()
         self.overdue.show_current()
+        self.questions.show_current()
 
     def _on_waiting_changed(self) -> None:
         self._chat_list.show_waiting(self.chats)

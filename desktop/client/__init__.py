@@ -29,6 +29,7 @@ from desktop.client.found import FoundApi
 from desktop.client.hub import HubApi
 from desktop.client.models import ModelsApi
 from desktop.client.paths import segment
+from desktop.client.questions import QuestionsApi
 from desktop.client.stream import ReplyStream, open_stream
 from desktop.client.tool_servers import ToolServersApi
 from desktop.errors import AlreadyHereError, ClientError
@@ -40,6 +41,7 @@ from desktop.reply_events import (
     ReplyEnd,
     ReplyEvent,
     ReplyOverdue,
+    ReplyQuestion,
     ReplySaveProblem,
     ReplyStep,
     ReplyText,
@@ -74,6 +76,7 @@ __all__ = [
     "ReplyEnd",
     "ReplyEvent",
     "ReplyOverdue",
+    "ReplyQuestion",
     "ReplySaveProblem",
     "ReplyStep",
     "ReplyStream",
@@ -105,6 +108,7 @@ class ParleyClient:
         self.tool_servers = ToolServersApi(self._call)  # other apps' MCP servers
         self.context = ContextApi(self._call, self._http)  # the model's view (issue 42)
         self.attachments = AttachmentsApi(self._http)  # files sent with a message (issue 43)
+        self.questions = QuestionsApi(self._call)  # MCP servers' questions to the user
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -20,6 +20,7 @@ from desktop.answers import (
     error_from,
     shaped,
 )
+from desktop.client.questions import question_event
 from desktop.client.sse_lines import event_lines
 from desktop.errors import ClientError
 from desktop.reply_events import (
@@ -29,6 +30,7 @@ from desktop.reply_events import (
     ReplyEnd,
     ReplyEvent,
     ReplyOverdue,
+    ReplyQuestion,
     ReplySaveProblem,
     ReplyStep,
     ReplyText,
@@ -83,6 +85,8 @@ class ReplyStream:
                     yield ReplyApproval(shaped(ApprovalJSON, APPROVAL_KEYS, outcome["approval"]))
                 elif outcome is not None and "overdue" in outcome:
                     yield ReplyOverdue(shaped(OverdueJSON, OVERDUE_KEYS, outcome["overdue"]))
+                elif outcome is not None and "question" in outcome:
+                    yield ReplyQuestion(question_event(outcome["question"]))
                 elif outcome is not None and "compaction" in outcome:
                     yield ReplyCompaction(compaction(outcome["compaction"]))
                 elif outcome is not None and "save_problem" in outcome:

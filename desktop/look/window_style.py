@@ -69,11 +69,14 @@ QToolButton#send-stop[stop="true"] {{ background: {p.text}; }}
 QToolButton#send-stop:disabled {{ background: {p.border}; }}
 QToolButton#send-stop:focus {{ border: 2px solid {p.background}; }}
 
-QFrame#approval-card, QFrame#overdue-card {{
+QFrame#approval-card, QFrame#overdue-card, QFrame#question-card {{
     background: {p.surface}; border: 2px solid {p.warning}; border-radius: 12px;
 }}
-QFrame#approval-card QLabel, QFrame#overdue-card QLabel {{ background: transparent; }}
-QFrame#approval-card QPlainTextEdit {{
+QFrame#approval-card QLabel, QFrame#overdue-card QLabel, QFrame#question-card QLabel {{
+    background: transparent;
+}}
+QFrame#question-card QLabel#question-error {{ color: {p.danger}; }}
+QFrame#approval-card QPlainTextEdit, QFrame#question-card QPlainTextEdit {{
     background: {p.code}; color: {p.text}; border: none; border-radius: 8px; padding: 4px;
 }}
 QPushButton[primary="true"] {{ background: {p.accent}; color: {p.background}; border: none; }}

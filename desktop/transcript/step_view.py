@@ -1,8 +1,9 @@
 """What a tool step's card shows: the call in short (`server · tool(arguments)`, or the
-sub-agent's task), how it went in words, a long call's progress, a sub-agent's own steps and
-the start of its last words; its arguments and result on demand. Read from the step's part
-once, as plain values QML binds to. The words are the step lines' (desktop/widgets/
-step_lines.py, sub_agent_lines.py): one way of saying a step, wherever it is said."""
+sub-agent's task), how it went in words, a long call's progress, the questions its server
+asked the user, a sub-agent's own steps and the start of its last words; its arguments and
+result on demand. Read from the step's part once, as plain values QML binds to. The words are
+the step lines' (desktop/widgets/step_lines.py, sub_agent_lines.py): one way of saying a
+step, wherever it is said."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import json
 import time
 from dataclasses import dataclass, field
 
-from desktop.widgets.step_lines import short_arguments, step_state
+from desktop.widgets.step_lines import asking, question_lines, short_arguments, step_state
 from desktop.widgets.sub_agent_lines import TASK_CHARS, excerpt, is_sub_agent, one_line, task_of
 from server.types import MAX_AGENT_DEPTH, ToolPartJSON
 
@@ -37,7 +38,9 @@ class StepView:
     progress: float  # 0..1, or -1 when the tool reports none (or no total)
     progress_text: str
     agent: str  # the sub-agent's model, when the step ran one
-    inner: list[str] = field(default_factory=list)  # a sub-agent's steps, one line each
+    # Lines under its title, one each: its server's questions to the user and how they went,
+    # a sub-agent's steps (their questions under them).
+    inner: list[str] = field(default_factory=list)
     said: str = ""  # the start of a sub-agent's last words
 
     @property
@@ -60,16 +63,21 @@ def step_view(part: ToolPartJSON, now: float | None = None) -> StepView:
         id=part["id"],
         title=f"Sub-agent: {one_line(task_of(part), TASK_CHARS)}" if sub_agent else call(part),
         status=part["status"],
-        status_text=STATUS_WORDS.get(part["status"], part["status"]),
+        status_text=status_text(part),
         state=step_state(part, now),
         arguments=_pretty(part["arguments"]),
         result=(part["result"] or "")[:RESULT_CHARS],
         progress=fraction,
         progress_text=(progress["message"] or "") if progress is not None else "",
         agent=agent["model"] if agent is not None else "",
-        inner=inner_lines(part, now) if sub_agent else [],
+        inner=question_lines(part) + (inner_lines(part, now) if sub_agent else []),
         said=excerpt(part) if sub_agent else "",
     )
+
+
+def status_text(part: ToolPartJSON) -> str:
+    """The chip's words: a step whose server asks the user waits for them."""
+    return "waiting for you" if asking(part) else STATUS_WORDS.get(part["status"], part["status"])
 
 
 def call(part: ToolPartJSON) -> str:
@@ -86,6 +94,7 @@ def inner_lines(part: ToolPartJSON, now: float, depth: int = 1) -> list[str]:
             continue
         title = f"Sub-agent: {one_line(task_of(inner), TASK_CHARS)}"
         lines.append(f"{title if is_sub_agent(inner) else call(inner)} — {step_state(inner, now)}")
+        lines.extend("  " + line for line in question_lines(inner))
         if is_sub_agent(inner):
             lines.extend("  " + line for line in inner_lines(inner, now, depth + 1))
     return lines

@@ -22,6 +22,7 @@ ENDED_WORDS = (
     ("tool_calls", "tool call"),
     ("sub_agents", "sub-agent"),
     ("approvals", "approval"),
+    ("questions", "question"),  # servers' questions waiting for the user's answer
 )
 
 

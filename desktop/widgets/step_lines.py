@@ -13,13 +13,43 @@ import json
 import time
 from urllib.parse import quote
 
-from server.types import CitationPartJSON, ToolPartJSON
+from server.types import CitationPartJSON, QuestionJSON, ToolPartJSON
 
 SHORT_ARGUMENTS_CHARS = 60
 INDENT_PX = 22  # a sub-agent's lines, under its own
 # A call the user stopped after its timeout ends as an error the model reads, its result
 # beginning with these words (server/agent/tool_runs.py): the user's choice, not a failure.
 STOPPED_BY_USER = "Stopped by the user after "
+
+
+# A server's question (MCP elicitation), by its state.
+QUESTION_WORDS = {
+    "asked": "waiting for your answer",
+    "accept": "answered",
+    "decline": "declined",
+    "cancel": "cancelled",
+}
+QUESTION_CHARS = 80  # of its message, on its line
+
+
+def asking(part: ToolPartJSON) -> bool:
+    """The step's server waits for the user's answer to a question."""
+    return any(q["state"] == "asked" for q in part.get("questions", []))
+
+
+def question_line(question: QuestionJSON) -> str:
+    """A question the step's server asked, and how it went: `Asked “Whose table?” —
+    answered` (a URL question: where it asked the user to go)."""
+    said = " ".join(question["message"].split())
+    if len(said) > QUESTION_CHARS:
+        said = said[: QUESTION_CHARS - 1] + "…"
+    where = f" (open {question['url']})" if question["mode"] == "url" and "url" in question else ""
+    words = QUESTION_WORDS.get(question["state"], question["state"])
+    return f"Asked “{said}”{where} — {words}"
+
+
+def question_lines(part: ToolPartJSON) -> list[str]:
+    return [question_line(q) for q in part.get("questions", [])]
 
 
 def stopped_by_user(part: ToolPartJSON) -> bool:
@@ -67,6 +97,8 @@ def step_state(part: ToolPartJSON, now: float | None = None) -> str:
         ran = "" if now is None else duration(now - part["started_at"])
         if part.get("overdue") is not None:
             return f"waiting for you · running {ran}".rstrip()  # keep waiting, or stop it?
+        if asking(part):
+            return f"waiting for your answer · running {ran}".rstrip()  # its server asks
         said = progress_text(part)
         return f"running… {ran}".rstrip() + (f" · {said}" if said else "")
     if status == "awaiting_approval":
@@ -89,7 +121,7 @@ def step_state(part: ToolPartJSON, now: float | None = None) -> str:
 
 
 def state_colour(part: ToolPartJSON, muted: str, error: str, warning: str) -> str:
-    if part.get("overdue") is not None or stopped_by_user(part):
+    if part.get("overdue") is not None or asking(part) or stopped_by_user(part):
         return warning  # the user is asked, or chose to stop it
     return {"error": error, "interrupted": warning, "denied": warning}.get(part["status"], muted)
 
