@@ -224,6 +224,10 @@ class SignIn:
             self.block()
             await anyio.sleep_forever()
             return
+        if flow.waiting is not None:
+            # This flow's browser came back already: the tokens it got did not do.
+            self._failed("the server refused the tokens its authorization server gave")
+            await anyio.sleep_forever()
         flow.state = state
         flow.waiting = self._redirects.expect(state, self.server)
         flow.authorization_url = url
