@@ -1,5 +1,10 @@
 """Token counts by the local engine's own tokenizer (`/tokenize`), remembered by a hash of
-each text, so a conversation's history is counted once, not at every turn."""
+each text, so a conversation's history is counted once, not at every turn.
+
+A long chat asks for thousands of counts at once: at most `AT_ONCE` requests are in flight
+(10,000 at once spent minutes in the HTTP client's pool, which matches each waiting request
+against each connection), and the memory holds a chat's worth of counts (`CACHE`: with
+fewer than a chat's messages, every count of it missed them all again)."""
 
 from __future__ import annotations
 
@@ -11,7 +16,8 @@ import httpx
 
 from server.errors import BackendError
 
-CACHE = 4096  # texts whose count is remembered
+CACHE = 65_536  # texts whose count is remembered (~100 bytes each)
+AT_ONCE = 8  # requests to the engine in flight
 
 
 class TokenCounts:
@@ -30,7 +36,13 @@ class TokenCounts:
             else:
                 missing[digest] = text
         if missing:
-            counted = await asyncio.gather(*(_tokenize(engine, t) for t in missing.values()))
+            turns = asyncio.Semaphore(AT_ONCE)
+
+            async def one(text: str) -> int:
+                async with turns:
+                    return await _tokenize(engine, text)
+
+            counted = await asyncio.gather(*(one(t) for t in missing.values()))
             for (digest, text), count in zip(missing.items(), counted, strict=True):
                 found[text] = self._counts[digest] = count
             while len(self._counts) > CACHE:
