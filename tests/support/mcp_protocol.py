@@ -24,14 +24,9 @@ from typing import Any
 import anyio
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from mcp.shared.message import SessionMessage
 from mcp.types import (
     METHOD_NOT_FOUND,
-    ErrorData,
-    JSONRPCError,
-    JSONRPCRequest,
     RequestParams,
     Tool,
     ToolExecution,
@@ -39,7 +34,10 @@ from mcp.types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from tests.support.mcp_2025 import serve_stdio
+
 LOG = sys.argv[1]
+
 ONLY_2025 = "--only-2025" in sys.argv
 TASKS: dict[str, Any] = {"queued": "required", "either": "optional"}  # tool: taskSupport
 
@@ -148,32 +146,8 @@ async def serve_http() -> None:
         print(f"listening on http://127.0.0.1:{port}/mcp", flush=True)
 
 
-async def serve_stdio() -> None:
-    if not ONLY_2025:
-        await server.run_stdio_async()
-        return
-    # Over stdio the SDK's server settles the era with the first request, so `server/discover`
-    # is answered before it reaches the server, as a server of 2025-11-25 answers it.
-    lowlevel = server._lowlevel_server
-    async with stdio_server() as (read, write):
-        relay, relayed = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-
-        async def relay_all() -> None:
-            async with relay:
-                async for item in read:
-                    message = item.message if isinstance(item, SessionMessage) else None
-                    if isinstance(message, JSONRPCRequest) and message.method == "server/discover":
-                        error = ErrorData(code=METHOD_NOT_FOUND, message="Method not found")
-                        reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
-                        await write.send(SessionMessage(reply))
-                        continue
-                    await relay.send(item)
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(relay_all)
-            await lowlevel.run(relayed, write, lowlevel.create_initialization_options())
-            group.cancel_scope.cancel()
-
-
 if __name__ == "__main__":
-    anyio.run(serve_http if "--http" in sys.argv else serve_stdio)
+    if "--http" in sys.argv:
+        anyio.run(serve_http)
+    else:
+        anyio.run(serve_stdio, server, ONLY_2025)

@@ -22,21 +22,18 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.stdio import stdio_server
-from mcp.shared.message import SessionMessage
 from mcp.types import (
-    METHOD_NOT_FOUND,
     ElicitRequest,
     ElicitRequestFormParams,
     ElicitRequestURLParams,
-    ErrorData,
     InputRequiredResult,
-    JSONRPCError,
-    JSONRPCRequest,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from tests.support.mcp_2025 import serve_stdio
+
 LOG = sys.argv[1]
+
 ONLY_2025 = "--only-2025" in sys.argv
 URL = "https://example.com/sign?form=42&who=you"
 SCHEMA: dict[str, Any] = {
@@ -117,32 +114,5 @@ async def visit(ctx: Context) -> str | InputRequiredResult:
     return answered("visit", await ask(ctx, "visit", params), ctx)
 
 
-async def serve_stdio() -> None:
-    if not ONLY_2025:
-        await server.run_stdio_async()
-        return
-    # Over stdio the SDK's server settles the era with the first request, so `server/discover`
-    # is answered before it reaches the server, as a server of 2025-11-25 answers it.
-    lowlevel = server._lowlevel_server
-    async with stdio_server() as (read, write):
-        relay, relayed = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-
-        async def relay_all() -> None:
-            async with relay:
-                async for item in read:
-                    message = item.message if isinstance(item, SessionMessage) else None
-                    if isinstance(message, JSONRPCRequest) and message.method == "server/discover":
-                        error = ErrorData(code=METHOD_NOT_FOUND, message="Method not found")
-                        reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
-                        await write.send(SessionMessage(reply))
-                        continue
-                    await relay.send(item)
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(relay_all)
-            await lowlevel.run(relayed, write, lowlevel.create_initialization_options())
-            group.cancel_scope.cancel()
-
-
 if __name__ == "__main__":
-    anyio.run(serve_stdio)
+    anyio.run(serve_stdio, server, ONLY_2025)
