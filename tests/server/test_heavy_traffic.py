@@ -17,7 +17,9 @@ WORD = "x" * 999 + " "  # a 1,000-character token
 def test_a_reply_over_the_size_limit_is_cut_there_and_ends_saying_so(
     data_dir: Path, upstream: ScriptedUpstream
 ) -> None:
-    upstream.script = Script(texts=[WORD] * 500)  # 500,000 characters on offer
+    # 60 MB on offer: more than loopback's socket buffers hold (tcp_rmem's ceiling is 32 MB
+    # here), so an upstream that finished writing could only have been read to its end.
+    upstream.script = Script(texts=[WORD] * 60_000)
     parley = Parley(data_dir, upstream.base_url, limits=Limits(max_reply_chars=50_000)).start()
     try:
         conversation_id = parley.new_conversation()
