@@ -9,6 +9,9 @@ a call to its tools waits for the user's approval; `"toolTrust": {"TOOL": "ask" 
 "allow" | "never"}` overrides that per tool (Settings writes it; server/agent/approvals.py).
 `"timeout": SECONDS` and `"toolTimeout": {"TOOL": SECONDS}`: how long a call runs before the
 user is asked whether to keep waiting (else Parley's `--tool-timeout`).
+`"oauth": {"clientId": "...", "clientSecret": "..."}` signs in to a remote server as a client
+registered with its authorization server beforehand; `"oauth": {"clientMetadataUrl":
+"https://..."}` as the client a metadata document there names (server/tools/sign_in.py).
 Other keys (of an entry or of the file) are kept as they are when Parley writes the file. An
 entry that is not valid is reported with why, and the others still run; a file that cannot be
 read at all runs no server at start, and is never written over (see McpConfigFile). Edits
@@ -42,7 +45,7 @@ from server.tools.file_version import (
     signature_written,
 )
 from server.types import Trust
-from server.types.tools import ToolServerConfigJSON
+from server.types.tools import ToolServerConfigJSON, ToolServerOAuthJSON
 
 SERVER_TRUSTS = ("ask", "allow")
 TOOL_TRUSTS: tuple[Trust, ...] = ("ask", "chat", "allow", "never")
@@ -88,6 +91,10 @@ class ServerEntry:
     @property
     def headers(self) -> dict[str, str]:
         return self.config.get("headers", {})
+
+    @property
+    def oauth(self) -> ToolServerOAuthJSON:
+        return self.config.get("oauth", {})
 
     @property
     def trust(self) -> Literal["ask", "allow"]:
@@ -138,6 +145,7 @@ def check_entry(value: object) -> ToolServerConfigJSON:
         if not re.match(r"^https?://[^\s/]+", url):
             raise ConfigEntryError("'url' must be an http:// or https:// address")
         _string_map(entry, "headers")
+        _oauth(entry)
     if "disabled" in entry and not isinstance(entry["disabled"], bool):
         raise ConfigEntryError("'disabled' must be true or false")
     if "trust" in entry and entry["trust"] not in SERVER_TRUSTS:
@@ -146,6 +154,24 @@ def check_entry(value: object) -> ToolServerConfigJSON:
     _timeouts(entry)
     _check_text(entry, "the entry")
     return cast(ToolServerConfigJSON, entry)
+
+
+OAUTH_KEYS = ("clientId", "clientSecret", "clientMetadataUrl")
+
+
+def _oauth(entry: dict[str, Any]) -> None:
+    value = entry.get("oauth", {})
+    if not isinstance(value, dict) or not set(value) <= set(OAUTH_KEYS):
+        raise ConfigEntryError("'oauth' must be an object of " + ", ".join(OAUTH_KEYS))
+    for key in OAUTH_KEYS:
+        if key in value and not (isinstance(value[key], str) and value[key].strip()):
+            raise ConfigEntryError(f"'oauth.{key}' must be a non-empty string")
+    if "clientSecret" in value and "clientId" not in value:
+        raise ConfigEntryError("'oauth.clientSecret' needs the 'oauth.clientId' it belongs to")
+    # The SDK takes a metadata document's URL as a client ID only over HTTPS, with a path.
+    url = value.get("clientMetadataUrl")
+    if url is not None and not re.match(r"^https://[^\s/]+/\S+$", url):
+        raise ConfigEntryError("'oauth.clientMetadataUrl' must be an https:// address with a path")
 
 
 MAX_TIMEOUT_S = 86_400.0

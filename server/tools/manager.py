@@ -75,7 +75,7 @@ class ToolManager:
     def _start(self, entry: ServerEntry) -> McpServer:
         sign_in = None
         if entry.transport == "http":
-            sign_in = SignIn(entry.name, entry.url, self.tokens, self.redirects)
+            sign_in = SignIn(entry.name, entry.url, self.tokens, self.redirects, entry.oauth)
         server = McpServer(entry, self._stop_times, sign_in)
         self.servers[entry.name] = server
         if self._tg is not None and server.runnable:

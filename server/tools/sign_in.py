@@ -12,6 +12,14 @@ HTTP transport logs and swallows them, and the connect would then wait out its t
 
 Until the user has signed in once, a connect goes without the provider, only watching for a
 401: the provider would register a client (with a redirect URI) before it could stop.
+
+A server that wants more scope than a call's token has (a 403 `insufficient_scope`: a step-up)
+blocks the attempt like a 401, and the SDK's request for the wider scope (what the tokens were
+granted and what the server asks now) is kept: the user's next sign-in drops the tokens that
+do not do and asks for it through the browser.
+
+The entry's `oauth` (server/tools/config.py) may name a client the user registered
+beforehand, or a client ID metadata document; without either, Parley registers dynamically.
 """
 
 from __future__ import annotations
@@ -31,15 +39,21 @@ from mcp.client.auth.utils import (
     create_oauth_metadata_request,
     extract_resource_metadata_from_www_auth,
     handle_protected_resource_response,
+    union_scopes,
 )
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+)
 from mcp.shared.auth_utils import resource_url_from_server_url
 from pydantic import AnyUrl
 
+from server.logs import keep_secret
 from server.tools.client import HTTP_TIMEOUT, http_transport
 from server.tools.redirects import CALLBACK_PATH, PendingRedirects, Redirect, Waiting
 from server.tools.tokens import TokenStore
-from server.types.tools import SignInJSON, SignInStatus
+from server.types.tools import SignInJSON, SignInStatus, ToolServerOAuthJSON
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +80,19 @@ class SignIn:
     """The sign-in of one remote server; McpServer's connect goes through `transport()`."""
 
     def __init__(
-        self, server: str, url: str, tokens: TokenStore, redirects: PendingRedirects
+        self,
+        server: str,
+        url: str,
+        tokens: TokenStore,
+        redirects: PendingRedirects,
+        oauth: ToolServerOAuthJSON | None = None,
     ) -> None:
         self.server = server
         self.url = url
+        self._oauth: ToolServerOAuthJSON = oauth or {}
+        keep_secret(self._oauth.get("clientSecret"))
+        # The scope a step-up asked for, until a sign-in gets it.
+        self._wanted_scope: str | None = None
         self._tokens = tokens
         self._redirects = redirects
         self.status: SignInStatus | None = None
@@ -78,7 +101,7 @@ class SignIn:
         self.error: str | None = None
         self._flow: Flow | None = None
         self._www_authenticate: httpx2.Response | None = None
-        self._provider: OAuthClientProvider | None = None
+        self._provider: _Provider | None = None
         # Set by McpServer: end the attempt (it waits for a sign-in); pause its start deadline.
         self.block: Callable[[], None] = lambda: None
         self.waiting_on_person: Callable[[bool], None] = lambda waiting: None
@@ -111,7 +134,7 @@ class SignIn:
 
     async def sign_out(self) -> None:
         self._end_flow("signed out")
-        self.status = None
+        self.status, self._wanted_scope = None, None
         await self._tokens.forget(self.server)
 
     # -- the connect --------------------------------------------------------------------
@@ -124,6 +147,8 @@ class SignIn:
             hooks = {"response": [self._watch_for_401]}
             http = httpx2.AsyncClient(headers=headers, timeout=HTTP_TIMEOUT, event_hooks=hooks)
         else:
+            if self._flow is not None and self._wanted_scope is not None:
+                await self._tokens.forget_tokens(self.server)  # they lack the scope wanted
             self._provider = self._new_provider()
             http = _FlowWatchingClient(
                 self._failed, headers=headers, timeout=HTTP_TIMEOUT, auth=self._provider
@@ -135,6 +160,7 @@ class SignIn:
         """The server is ready: through a sign-in when the provider was used."""
         if self._provider is not None:
             self.status, self.error = "signed_in", None
+            self._wanted_scope = None
             self._learn_from_provider()
         else:
             self.status = None
@@ -180,7 +206,7 @@ class SignIn:
 
     # -- the SDK's provider -------------------------------------------------------------
 
-    def _new_provider(self) -> OAuthClientProvider:
+    def _new_provider(self) -> _Provider:
         redirect_uri = self._flow.redirect_uri if self._flow is not None else PLACEHOLDER_REDIRECT
         metadata = OAuthClientMetadata(
             redirect_uris=[AnyUrl(redirect_uri)],
@@ -188,15 +214,26 @@ class SignIn:
             grant_types=["authorization_code", "refresh_token"],
             response_types=["code"],
         )
-        storage = self._tokens.storage(self.server, self._flow_issuer, redirect_uri)
-        return OAuthClientProvider(
+        registered = None
+        if client_id := self._oauth.get("clientId"):
+            secret = self._oauth.get("clientSecret")
+            registered = OAuthClientInformationFull(
+                client_id=client_id,
+                client_secret=secret,
+                redirect_uris=[AnyUrl(redirect_uri)],
+                token_endpoint_auth_method="client_secret_basic" if secret else "none",
+            )
+        storage = self._tokens.storage(self.server, self._flow_issuer, redirect_uri, registered)
+        provider = _Provider(
             self.url,
             metadata,
             storage,
             redirect_handler=self._show_authorization_url,
             callback_handler=self._wait_for_redirect,
-            client_metadata_url=CLIENT_METADATA_URL,
+            client_metadata_url=self._oauth.get("clientMetadataUrl", CLIENT_METADATA_URL),
         )
+        provider.wanted_scope = self._wanted_scope
+        return provider
 
     def _flow_issuer(self) -> str | None:
         context = self._provider.context if self._provider is not None else None
@@ -219,7 +256,9 @@ class SignIn:
         flow = self._flow
         state = parse_qs(urlparse(url).query).get("state", [""])[0]
         if flow is None or flow.done.is_set() or not state:
-            # Stored tokens no longer do (revoked, the issuer changed): the user must sign in.
+            # Stored tokens no longer do (revoked, the issuer changed, a step-up wants more
+            # scope): the user must sign in, for the scope the SDK asks for now.
+            self._wanted_scope = parse_qs(urlparse(url).query).get("scope", [None])[0]
             self.status = "needs_sign_in"
             self.block()
             await anyio.sleep_forever()
@@ -279,6 +318,20 @@ class SignIn:
             flow.waiting.failure = failure
             flow.waiting.finished.set()
         flow.done.set()
+
+
+class _Provider(OAuthClientProvider):
+    """The SDK's provider, asking for the scope a step-up wanted as well as what a 401
+    asks for: after a step-up, the sign-in the user starts meets a 401 first (its tokens
+    were dropped), whose challenge names only the narrower scope."""
+
+    wanted_scope: str | None = None
+
+    async def _perform_authorization(self) -> httpx2.Request:
+        if self.wanted_scope:
+            scope = union_scopes(self.context.client_metadata.scope, self.wanted_scope)
+            self.context.client_metadata.scope = scope
+        return await super()._perform_authorization()
 
 
 class _FlowWatchingClient(httpx2.AsyncClient):

@@ -120,24 +120,43 @@ class TokenStore:
                 await self._set(_record_key(server, issuer), None)
         await self._set(server, None)
 
+    async def forget_tokens(self, server: str) -> None:
+        """The current issuer's tokens gone, its registration kept: the next connect signs
+        in through the browser (to ask for more scope than those tokens were granted)."""
+        issuer = await self.current_issuer(server)
+        if issuer is not None and "tokens" in (record := await self.record(server, issuer)):
+            del record["tokens"]
+            await self._set(_record_key(server, issuer), json.dumps(record))
+
     def storage(
-        self, server: str, issuer: Callable[[], str | None], redirect_uri: str
+        self,
+        server: str,
+        issuer: Callable[[], str | None],
+        redirect_uri: str,
+        registered: OAuthClientInformationFull | None = None,
     ) -> ServerTokens:
-        return ServerTokens(self, server, issuer, redirect_uri)
+        return ServerTokens(self, server, issuer, redirect_uri, registered)
 
 
 class ServerTokens:
     """The SDK's `TokenStorage` for one server's connection: what it reads is the current
     issuer's record; what it writes goes to the record of the issuer the flow is talking to
-    (`issuer()`: from the metadata the SDK discovered)."""
+    (`issuer()`: from the metadata the SDK discovered). A client the user registered
+    beforehand (`registered`, from mcp.json) is the registration, always."""
 
     def __init__(
-        self, store: TokenStore, server: str, issuer: Callable[[], str | None], redirect_uri: str
+        self,
+        store: TokenStore,
+        server: str,
+        issuer: Callable[[], str | None],
+        redirect_uri: str,
+        registered: OAuthClientInformationFull | None = None,
     ) -> None:
         self._store = store
         self._server = server
         self._issuer = issuer
         self._redirect_uri = redirect_uri
+        self._registered = registered
 
     async def _current(self) -> dict[str, Any]:
         issuer = await self._store.current_issuer(self._server)
@@ -161,6 +180,8 @@ class ServerTokens:
         await self._store.put(self._server, issuer, tokens=tokens.model_dump(mode="json"))
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
+        if self._registered is not None:
+            return self._registered
         found = (await self._current()).get("client")
         try:
             client = OAuthClientInformationFull.model_validate(found) if found else None
@@ -174,6 +195,8 @@ class ServerTokens:
         return client
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        if self._registered is not None:
+            return  # the user's registration is in mcp.json; the keyring holds no copy
         keep_secret(client_info.client_secret)
         issuer = client_info.issuer or self._issuer()
         if issuer is None:

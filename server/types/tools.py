@@ -24,6 +24,18 @@ class SignInJSON(TypedDict):
     error: str | None  # why the last sign-in failed
 
 
+class ToolServerOAuthJSON(TypedDict, total=False):
+    """How Parley identifies itself when it signs in to one remote server: a client the
+    user registered with its authorization server beforehand (`clientId`, with
+    `clientSecret` for a confidential one), or the HTTPS URL of a client ID metadata
+    document (`clientMetadataUrl`) that names Parley; else Parley registers itself
+    dynamically wherever the server allows it."""
+
+    clientId: str
+    clientSecret: str
+    clientMetadataUrl: str
+
+
 class ToolServerConfigJSON(TypedDict, total=False):
     """One entry of `mcpServers` in the MCP configuration file (the ecosystem's format):
     `command` (with `args`, `env`, `cwd`) for a server over stdio, or `url` (with
@@ -42,6 +54,7 @@ class ToolServerConfigJSON(TypedDict, total=False):
     # the server's, and per tool; else Parley's --tool-timeout.
     timeout: float
     toolTimeout: dict[str, float]
+    oauth: ToolServerOAuthJSON  # a remote server's sign-in, where the default does not do
 
 
 class ToolInfoJSON(TypedDict):
