@@ -80,9 +80,9 @@ from bench.sched_trace import StallTracer
 from bench.sidebar import replies_beside_history
 from bench.vm_pauses import Pauses, watching_vm
 from desktop.app import App, finish_qt
-from desktop.config import DesktopConfig
 from desktop.embedded import launch_settings
 from desktop.event_loop import WindowEventLoop
+from desktop.settings.config import DesktopConfig
 
 
 def launch_times(rounds: int = 10, patience_s: float = 10.0) -> None:

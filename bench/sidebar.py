@@ -19,7 +19,7 @@ from bench.gui_ticker import Ticker
 from bench.harness import show, summary
 from bench.history import history
 from desktop.app import App
-from desktop.chat_list import LIST_AFTER_START_MS
+from desktop.chats.chat_list import LIST_AFTER_START_MS
 
 CHATS = 1000
 ROUNDS = 8

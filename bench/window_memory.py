@@ -27,9 +27,9 @@ os.environ.setdefault("QT_QUICK_BACKEND", "software")
 from PySide6.QtWidgets import QApplication
 
 from desktop.app import App, finish_qt
-from desktop.config import DesktopConfig
 from desktop.embedded import launch_settings
 from desktop.event_loop import WindowEventLoop
+from desktop.settings.config import DesktopConfig
 
 TITLE = "the long chat"
 

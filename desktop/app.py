@@ -22,22 +22,22 @@ from typing import cast
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from desktop import api_keys, config
 from desktop.client import ParleyClient
 from desktop.controller import Context
 from desktop.embedded import EmbeddedServer, launch_settings, setup_logging
 from desktop.errors import ClientError, LaunchError, ServerStartError
 from desktop.event_loop import WindowEventLoop
 from desktop.file_folders import FileFolders
-from desktop.library_controller import LibraryController
-from desktop.main_window import MainWindow
-from desktop.models_controller import ModelsController
+from desktop.look.theme import Theme
+from desktop.models.models_controller import ModelsController
+from desktop.settings import api_keys, config
+from desktop.settings.settings_dialog import SettingsDialog
 from desktop.tasks import Tasks
-from desktop.theme import Theme
-from desktop.tools_controller import ToolsController
-from desktop.widgets.settings_dialog import SettingsDialog
-from desktop.window_placement import capture, restore, restore_sidebar_width
-from desktop.window_state import WindowState
+from desktop.tools.library_controller import LibraryController
+from desktop.tools.tools_controller import ToolsController
+from desktop.window.main_window import MainWindow
+from desktop.window.placement import capture, restore, restore_sidebar_width
+from desktop.window.state import WindowState
 from server.settings import (
     Settings,
     UpstreamSettings,

@@ -24,7 +24,7 @@ class ClientError(DesktopError):
 
 class AlreadyHereError(ClientError):
     """An import that asks found chats of its file already here, and imported nothing:
-    `already_here` of the file's `conversations` (desktop/history_files.py asks the user)."""
+    `already_here` of the file's `conversations` (desktop/chats/history_files.py asks the user)."""
 
     def __init__(self, message: str, already_here: int, conversations: int) -> None:
         super().__init__(message, status=409, code="already_here")
@@ -43,4 +43,4 @@ class LaunchError(DesktopError):
 
 class AttachmentError(DesktopError):
     """A file the user attaches cannot be: it is too large, not a regular file, a link, or
-    cannot be read (desktop/attachment_files.py). Shown on its chip."""
+    cannot be read (desktop/composer/attachment_files.py). Shown on its chip."""

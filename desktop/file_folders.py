@@ -4,7 +4,7 @@ file being saved. Never the process's working directory, which for an app starte
 menu or a launcher is anywhere (often `/`).
 
 One `FileFolders` is shared by every dialog of the app; the app remembers its folders across
-launches (desktop/window_state.py) and saves them whenever `folder_chosen` says they changed.
+launches (desktop/window/state.py) and saves them whenever `folder_chosen` says they changed.
 """
 
 from __future__ import annotations

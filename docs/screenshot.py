@@ -46,9 +46,9 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 
 from desktop.app import App, finish_qt
-from desktop.config import DesktopConfig
 from desktop.embedded import launch_settings
 from desktop.event_loop import WindowEventLoop
+from desktop.settings.config import DesktopConfig
 from server.models.bundled import BUNDLED_MODEL_NAME
 from tests.support.upstream import Script, ScriptedUpstream
 

@@ -21,12 +21,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from PySide6.QtWidgets import QApplication
 
 from desktop.app import App
-from desktop.config import DesktopConfig
 from desktop.embedded import launch_settings
 from desktop.event_loop import WindowEventLoop
-from desktop.widgets.found_dialog import FoundDialog
-from desktop.widgets.hub_dialog import HubDialog
-from desktop.widgets.models_dialog import ModelsDialog
+from desktop.models.found_dialog import FoundDialog
+from desktop.models.hub_dialog import HubDialog
+from desktop.models.models_dialog import ModelsDialog
+from desktop.settings.config import DesktopConfig
 from server.models.bundled import bundled_gguf
 from tests.server.models.discovery.layouts import Home
 from tests.support.hub import HubFile, LocalHub, tiny_gguf

@@ -80,7 +80,7 @@ def test_the_wire_types_import_nothing_but_typing(path: Path) -> None:
 def test_the_checks_see_real_imports() -> None:
     """Guard against a walker that finds nothing (every test above would pass)."""
     assert "server.types" in imports(ROOT / "desktop" / "client" / "__init__.py")
-    assert "PySide6.QtWidgets" in imports(ROOT / "desktop" / "main_window.py")
+    assert "PySide6.QtWidgets" in imports(ROOT / "desktop" / "window" / "main_window.py")
     assert "server.serve" in imports(ROOT / "desktop" / "embedded.py")
 
 
@@ -158,6 +158,87 @@ def test_the_layering_check_sees_wrong_way_imports() -> None:
     assert wrong_way("tools", {"server.library.tool"}) == ["server.library.tool"]
     assert wrong_way("settings", {"server.logs"}) == []  # a loose layer
     assert wrong_way("turns", {"server.storage.store", "server.agent.loop"}) == []
+
+
+# The desktop's packages, lowest first (docs/architecture.md): the same rule as the server's.
+# What draws (the transcript, the composer) never reaches up to what drives it (a reply, the
+# window); the window assembles everything, and the app starts the window.
+DESKTOP_LAYERS: list[tuple[set[str], bool]] = [
+    # utilities, the embedded server's thread and the asyncio loop
+    ({"errors", "tasks", "file_folders", "file_names", "image_decoding", "embedded",
+      "event_loop", "desktop_entry"}, True),
+    ({"client"}, False),  # every request to the server, and what its answers mean
+    ({"look"}, False),  # palettes, type and spacing scales, icons, the style sheet
+    ({"widgets"}, False),  # widgets shared by several packages
+    ({"controller", "dialog_controller"}, True),  # how the window's controllers are made
+    ({"settings"}, False),  # the app's own settings: backends, keys, the system prompt
+    ({"models", "tools"}, False),  # the models' and the tools' dialogs
+    ({"composer"}, False),  # where the user writes, and the chat bar
+    ({"transcript"}, False),  # the chat drawn on Qt Quick
+    ({"chats"}, False),  # the sidebar, a chat opened, exported and imported
+    ({"replies"}, False),  # a reply's life and the cards that ask during it
+    ({"context"}, False),  # the context meter, summaries, Compact now
+    ({"window"}, False),  # the main window assembles them
+    ({"app", "__main__"}, True),  # the app: the window, the server, the one quit path
+]  # fmt: skip
+DESKTOP_UNITS = {
+    p.stem
+    for p in (ROOT / "desktop").iterdir()
+    if p.suffix == ".py" or (p / "__init__.py").exists()
+} - {"__init__"}
+
+
+def desktop_wrong_way(own: str, used: set[str]) -> list[str]:
+    """The imports of a module of `desktop.<own>` that go up or sideways."""
+    return layered_wrong_way(DESKTOP_LAYERS, "desktop", own, used)
+
+
+def layered_wrong_way(
+    layers: list[tuple[set[str], bool]], root: str, own: str, used: set[str]
+) -> list[str]:
+    def place(name: str) -> int:
+        for index, (units, _) in enumerate(layers):
+            if name in units:
+                return index
+        raise AssertionError(f"{root}.{name} is in no layer: place it in the layers")
+
+    here = place(own)
+    found = []
+    for module in sorted(used):
+        parts = module.split(".")
+        if parts[0] != root or len(parts) < 2 or parts[1] == own:
+            continue
+        there = place(parts[1])
+        if not (there < here or (layers[here][1] and there == here)):
+            found.append(module)
+    return found
+
+
+@pytest.mark.parametrize("path", modules("desktop"), ids=name)
+def test_the_desktop_imports_only_downwards(path: Path) -> None:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    if len(parts) < 2 or parts[1] == "__init__":
+        return
+    assert not desktop_wrong_way(parts[1], imports(path)), name(path)
+
+
+def test_every_desktop_package_and_module_has_a_layer() -> None:
+    assert {"window", "transcript", "chats", "composer", "replies", "look"} <= DESKTOP_UNITS
+    assert len([u for u in DESKTOP_UNITS if (ROOT / "desktop" / u).is_dir()]) >= 12
+    for each in DESKTOP_UNITS:
+        assert not layered_wrong_way(DESKTOP_LAYERS, "desktop", each, set())
+
+
+def test_the_desktop_layering_check_sees_wrong_way_imports() -> None:
+    """Guard: what draws may not reach up to what drives it, nor sideways."""
+    assert desktop_wrong_way("transcript", {"desktop.replies.controller"}) == [
+        "desktop.replies.controller"
+    ]
+    assert desktop_wrong_way("models", {"desktop.tools.tools_dialog"}) == [
+        "desktop.tools.tools_dialog"
+    ]
+    assert desktop_wrong_way("window", {"desktop.replies.controller", "desktop.look.theme"}) == []
+    assert desktop_wrong_way("tasks", {"desktop.errors"}) == []  # a loose layer
 
 
 def module_name(path: Path) -> str:

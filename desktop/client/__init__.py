@@ -14,7 +14,7 @@ from urllib.parse import quote, urlencode
 
 import httpx
 
-from desktop.answers import (
+from desktop.client.answers import (
     CONVERSATION_KEYS,
     DECISION_KEYS,
     MESSAGE_KEYS,
@@ -25,15 +25,7 @@ from desktop.answers import (
 )
 from desktop.client.attachments import AttachmentsApi
 from desktop.client.context import ContextApi
-from desktop.client.found import FoundApi
-from desktop.client.hub import HubApi
-from desktop.client.models import ModelsApi
-from desktop.client.paths import segment
-from desktop.client.questions import QuestionsApi
-from desktop.client.stream import ReplyStream, open_stream
-from desktop.client.tool_servers import ToolServersApi
-from desktop.errors import AlreadyHereError, ClientError
-from desktop.reply_events import (
+from desktop.client.events import (
     OverdueAction,
     ReplyApproval,
     ReplyCitation,
@@ -47,6 +39,14 @@ from desktop.reply_events import (
     ReplyText,
     has_steps,
 )
+from desktop.client.found import FoundApi
+from desktop.client.hub import HubApi
+from desktop.client.models import ModelsApi
+from desktop.client.paths import segment
+from desktop.client.questions import QuestionsApi
+from desktop.client.stream import ReplyStream, open_stream
+from desktop.client.tool_servers import ToolServersApi
+from desktop.errors import AlreadyHereError, ClientError
 from server.types import (
     NEW_MESSAGE_KINDS,
     BackendCheckJSON,

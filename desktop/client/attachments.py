@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import httpx
 
-from desktop.answers import error_from, shaped
+from desktop.client.answers import error_from, shaped
 from desktop.client.paths import segment
 from desktop.errors import ClientError
 from server.types import AttachmentJSON

@@ -12,11 +12,11 @@ from urllib.parse import urlencode
 
 import httpx
 
-from desktop.answers import CONTEXT_KEYS, SUMMARY_KEYS, shaped
+from desktop.client.answers import CONTEXT_KEYS, SUMMARY_KEYS, shaped
+from desktop.client.events import ReplyCompaction, ReplyEnd
 from desktop.client.paths import segment
 from desktop.client.stream import compaction, open_stream, parse_chunk
 from desktop.errors import ClientError
-from desktop.reply_events import ReplyCompaction, ReplyEnd
 from server.types import ContextJSON, SummaryJSON
 from server.types.chunks import OutcomeJSON
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from urllib.parse import quote
 
-from desktop.answers import shaped
+from desktop.client.answers import shaped
 from server.types.getting_models import FoundModelJSON, ModelFolderJSON
 
 Call = Callable[[str, str, object], Awaitable[object]]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from desktop.answers import MODEL_KEYS, shaped
+from desktop.client.answers import MODEL_KEYS, shaped
 from desktop.client.paths import segment
 from desktop.errors import ClientError
 from server.types import ModelJSON

@@ -1,5 +1,5 @@
 """A reply being streamed: the server's `chat.completion.chunk` events read line by line and
-turned into the window's reply events (desktop/reply_events.py). Stop is a hang-up:
+turned into the window's reply events (desktop/client/events.py). Stop is a hang-up:
 `ReplyStream.aclose()` closes the response before its body ends."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import cast
 
 import httpx
 
-from desktop.answers import (
+from desktop.client.answers import (
     APPROVAL_KEYS,
     CITATION_KEYS,
     OVERDUE_KEYS,
@@ -20,10 +20,7 @@ from desktop.answers import (
     error_from,
     shaped,
 )
-from desktop.client.questions import question_event
-from desktop.client.sse_lines import event_lines
-from desktop.errors import ClientError
-from desktop.reply_events import (
+from desktop.client.events import (
     ReplyApproval,
     ReplyCitation,
     ReplyCompaction,
@@ -35,6 +32,9 @@ from desktop.reply_events import (
     ReplyStep,
     ReplyText,
 )
+from desktop.client.questions import question_event
+from desktop.client.sse_lines import event_lines
+from desktop.errors import ClientError
 from server.types import CitationPartJSON, ToolPartJSON
 from server.types.chunks import (
     ApprovalJSON,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from desktop.answers import shaped
+from desktop.client.answers import shaped
 from desktop.errors import ClientError
 from server.types.tools import FoundToolsJSON, ToolServerJSON
 

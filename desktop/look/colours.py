@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor, QPalette
 
-from desktop import style
+from desktop.look import style
 
 
 def is_dark(palette: QPalette) -> bool:

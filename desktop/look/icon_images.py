@@ -1,4 +1,4 @@
-"""Parley's icons for Qt Quick: `image://icons/NAME/RRGGBB` is the icon NAME (desktop/icons.py,
+"""Parley's icons for Qt Quick: `image://icons/NAME/RRGGBB` is the icon NAME (desktop/look/icons.py,
 resources/icons/) drawn in that colour at the size the item asks for, so QML colours them
 from the palette as widgets do."""
 
@@ -10,7 +10,7 @@ from PySide6.QtCore import QSize
 from PySide6.QtGui import QImage
 from PySide6.QtQuick import QQuickImageProvider
 
-from desktop.icons import drawn
+from desktop.look.icons import drawn
 
 PROVIDER = "icons"
 DEFAULT_SIZE = 20

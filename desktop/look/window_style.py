@@ -11,7 +11,7 @@ from __future__ import annotations
 from PySide6.QtGui import QColor
 
 from desktop.look.palette import Palette
-from desktop.style import mix
+from desktop.look.style import mix
 
 
 def window_style(p: Palette) -> str:

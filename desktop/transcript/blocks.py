@@ -22,7 +22,7 @@ from PySide6.QtCore import (
     Qt,
 )
 
-from desktop.markdown_render import FENCE_OPEN, MarkdownRenderer, split_stable
+from desktop.transcript.markdown import FENCE_OPEN, MarkdownRenderer, split_stable
 from desktop.transcript.step_view import StepView, step_view
 from server.types import PartJSON
 

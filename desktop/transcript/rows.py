@@ -21,13 +21,13 @@ from PySide6.QtCore import (
     Qt,
 )
 
-from desktop.attachment_files import size_text
-from desktop.markdown_render import MarkdownRenderer
-from desktop.reply_events import ReplyEnd
+from desktop.client.events import ReplyEnd
+from desktop.composer.attachment_files import size_text
+from desktop.transcript.badges import acted_text, badge_for, stats_for
 from desktop.transcript.blocks import Block, BlockList, PartBlocks
+from desktop.transcript.markdown import MarkdownRenderer
 from desktop.transcript.sources import place, sources
 from desktop.transcript.step_view import step_view
-from desktop.widgets.badges import acted_text, badge_for, stats_for
 from server.types import AttachmentJSON, MessageJSON, PartJSON, SummaryJSON, continuable
 
 # The roles QML reads, and the Row attribute each one is (`blocks` is made when first read).

@@ -2,7 +2,7 @@
 sub-agent's task), how it went in words, a long call's progress, the questions its server
 asked the user, a sub-agent's own steps and the start of its last words; its arguments and
 result on demand. Read from the step's part once, as plain values QML binds to. The words are
-the step lines' (desktop/widgets/step_lines.py, sub_agent_lines.py): one way of saying a
+the step lines' (desktop/transcript/step_lines.py, sub_agent_lines.py): one way of saying a
 step, wherever it is said."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import json
 import time
 from dataclasses import dataclass, field
 
-from desktop.widgets.step_lines import asking, question_lines, short_arguments, step_state
-from desktop.widgets.sub_agent_lines import TASK_CHARS, excerpt, is_sub_agent, one_line, task_of
+from desktop.transcript.step_lines import asking, question_lines, short_arguments, step_state
+from desktop.transcript.sub_agent_lines import TASK_CHARS, excerpt, is_sub_agent, one_line, task_of
 from server.types import MAX_AGENT_DEPTH, ToolPartJSON
 
 RESULT_CHARS = 4_000  # shown in the card; the whole result stays in the chat's data

@@ -2,9 +2,9 @@
 history, a new chat's page, the reply that streams into it, its summaries' dividers, and what
 a click on any of it asks of the window.
 
-It keeps the calls and signals the window's controllers use (desktop/reply.py, main_window.py,
-earlier_messages.py, summaries.py, turn_actions.py), so the window can show it in place of
-the QTextBrowser transcript. A streaming reply's parts are held by its owner (ReplyParts);
+It keeps the calls and signals the window's controllers use (replies/controller.py,
+window/main_window.py, chats/earlier_messages.py, context/summaries.py, replies/actions.py).
+A streaming reply's parts are held by its owner (ReplyParts);
 `reply_grew` asks for them to be drawn, at most once a frame."""
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
 from PySide6.QtGui import QCursor, QGuiApplication
 from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
+from desktop.client.events import ReplyEnd, ReplyParts, with_inner_steps
 from desktop.look.palette import palette
-from desktop.reply_events import ReplyEnd, ReplyParts, with_inner_steps
-from desktop.theme import is_dark
+from desktop.look.theme import is_dark
 from desktop.transcript.rows import Row
 from desktop.transcript.view import QuickTranscript
-from desktop.widgets.welcome import PANELS, example
+from desktop.transcript.welcome import PANELS, example
 from server.types import AttachmentJSON, CitationPartJSON, MessageJSON, SummaryJSON
 
 COALESCE_MS = 16  # a streaming reply is drawn at most this often: once a frame
@@ -134,7 +134,7 @@ class TranscriptSurface(QuickTranscript):
         self.show_conversation([])
 
     def show_welcome(self, page: str) -> None:
-        """A new chat's page (desktop/widgets/welcome.py), until its first message."""
+        """A new chat's page (desktop/transcript/welcome.py), until its first message."""
         if self.rows.rowCount() == 0 and not self._showing_reply:
             self.list.setProperty("welcome", page)
 

@@ -3,7 +3,7 @@ image attachment ID at thumbnail size once it has been fetched, and nothing unti
 
 Fetching is not done here: the first time QML asks for an image it does not have, `wanted`
 says so (once an image), and the window's attachment controller fetches the file and decodes
-it off the window's thread (desktop/attachment_links.py) and hands it to `add`. QML asks
+it off the window's thread (desktop/transcript/attachment_links.py) and hands it to `add`. QML asks
 again when `revision` moves (a thumbnail arrived); they come from this cache, so asking again
 costs a dictionary lookup."""
 

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QWidget
 from desktop.look import scale
 from desktop.look.icon_images import PROVIDER, IconImages
 from desktop.look.palette import palette
-from desktop.markdown_render import MarkdownRenderer
+from desktop.transcript.markdown import MarkdownRenderer
 from desktop.transcript.rows import TranscriptRows
 from desktop.transcript.thumbnails import PROVIDER as THUMBS
 from desktop.transcript.thumbnails import ThumbnailImages, ThumbnailState

@@ -1,3 +1,2 @@
-"""One widget per module; the transcript, made of several pieces, is the package
-`transcript/` (its document, painting, links and anchors, the reply's parts as they grow,
-stored messages)."""
+"""Widgets shared by several of the window's packages (a label that elides, the frame of
+the dialogs that show the server's things)."""

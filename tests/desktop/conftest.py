@@ -18,9 +18,9 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from desktop.app import App
-from desktop.config import DesktopConfig
 from desktop.embedded import launch_settings
 from desktop.event_loop import WindowEventLoop
+from desktop.settings.config import DesktopConfig
 from tests.support.parley import MODEL
 from tests.support.tools import ToolLog, tool_server, write_config
 from tests.support.upstream import ScriptedUpstream

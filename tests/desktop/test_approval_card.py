@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from desktop.menus import shortcut_rows
+from desktop.window.menus import shortcut_rows
 from tests.desktop.conftest import GuiApp, run, with_tools
 from tests.support.tools import ToolLog
 from tests.support.upstream import Script, ScriptedUpstream

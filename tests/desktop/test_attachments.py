@@ -21,11 +21,11 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QColor, QDragEnterEvent, QDropEvent, QImage
 from PySide6.QtWidgets import QApplication, QFileDialog, QToolButton, QWidget
 
-from desktop.attachment_files import read_file
+from desktop.composer.attachment_chips import Chip
+from desktop.composer.attachment_files import read_file
 from desktop.errors import AttachmentError
-from desktop.menus import shortcut_rows
-from desktop.widgets.attachment_chips import Chip
-from desktop.widgets.image_viewer import ImageViewer
+from desktop.transcript.image_viewer import ImageViewer
+from desktop.window.menus import shortcut_rows
 from server.models.bundled import BUNDLED_MODEL_NAME
 from tests.desktop.conftest import GuiApp, run
 from tests.desktop.transcript.test_view import items

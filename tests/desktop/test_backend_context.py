@@ -13,8 +13,8 @@ import keyring
 import pytest
 from PySide6.QtWidgets import QDialogButtonBox
 
-from desktop.config import Backend, DesktopConfig
-from desktop.widgets.settings_dialog import SettingsDialog
+from desktop.settings.config import Backend, DesktopConfig
+from desktop.settings.settings_dialog import SettingsDialog
 from tests.desktop.conftest import GuiApp, run
 from tests.desktop.test_settings import MemoryKeyring, fill_row, save
 from tests.support.upstream import ScriptedUpstream

@@ -3,7 +3,7 @@ the model, or a sub-agent named by its task cut short; nothing of the call read 
 
 from __future__ import annotations
 
-from desktop.call_questions import TASK_CHARS, approval_question, overdue_question
+from desktop.replies.call_questions import TASK_CHARS, approval_question, overdue_question
 from server.types.chunks import ApprovalJSON, OverdueJSON
 
 TASK = "Read the <b>logs</b>\nand   summarise " + "every error " * 20

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from desktop.chat_groups import group_of, grouped, seconds_to_next_day
+from desktop.chats.groups import group_of, grouped, seconds_to_next_day
 
 PARIS = ZoneInfo("Europe/Paris")
 NOW = datetime(2026, 11, 20, 9, 30, tzinfo=PARIS)

@@ -9,7 +9,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from desktop.menus import shortcut_rows
+from desktop.window.menus import shortcut_rows
 from tests.desktop.conftest import GuiApp, run
 from tests.desktop.test_sidebar import chat, titles
 from tests.desktop.test_versions import click

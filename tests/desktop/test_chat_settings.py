@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop.config import DEFAULT_MAX_TOKENS
-from desktop.widgets.chat_settings_dialog import SETTINGS_NO_LIMIT, ChatSettingsDialog
+from desktop.chats.settings_dialog import SETTINGS_NO_LIMIT, ChatSettingsDialog
+from desktop.settings.config import DEFAULT_MAX_TOKENS
 from tests.desktop.conftest import GuiApp
 from tests.support.upstream import Script, ScriptedUpstream
 

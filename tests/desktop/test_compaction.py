@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt, QUrl
 
-from desktop.reply_notes import SUMMARISING_NOTE
-from desktop.widgets.badges import CONTEXT_FULL_BADGE
+from desktop.replies.notes import SUMMARISING_NOTE
+from desktop.transcript.badges import CONTEXT_FULL_BADGE
 from tests.desktop.conftest import GuiApp, run
 from tests.support.upstream import Script, ScriptedUpstream
 

@@ -12,10 +12,10 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QAccessible, QPalette
 from PySide6.QtWidgets import QApplication, QLineEdit
 
-from desktop.widgets.chat_rows import BUSY_TIP
-from desktop.widgets.conversation_list import ConversationList
-from desktop.widgets.conversation_rows import HIT_ROLE, ID_ROLE, TITLE_ROLE
-from desktop.widgets.search_result import SNIPPET_ROLE, clean_snippet
+from desktop.chats.conversation_list import ConversationList
+from desktop.chats.conversation_rows import HIT_ROLE, ID_ROLE, TITLE_ROLE
+from desktop.chats.rows import BUSY_TIP
+from desktop.chats.search_result import SNIPPET_ROLE, clean_snippet
 from server.types import ConversationJSON
 
 

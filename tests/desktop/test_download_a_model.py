@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from desktop.widgets.hub_dialog import HubDialog
-from desktop.widgets.models_dialog import ModelsDialog
+from desktop.models.hub_dialog import HubDialog
+from desktop.models.models_dialog import ModelsDialog
 from server.models.bundled import bundled_gguf
 from tests.desktop.conftest import GuiApp, run
 from tests.support.hub import HubFile, LocalHub

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QFileDialog
 
-from desktop.history_files import file_name_for
+from desktop.file_names import file_name_for
 from tests.desktop.conftest import GuiApp
 from tests.support.upstream import Script, ScriptedUpstream
 

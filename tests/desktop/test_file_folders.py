@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtWidgets import QFileDialog
 
 from desktop.file_folders import ATTACHMENTS, CHATS, FileFolders
-from desktop.window_state import WindowState
+from desktop.window.state import WindowState
 from tests.desktop.conftest import GuiApp
 
 
@@ -59,7 +59,7 @@ class Dialogs:
 
 
 def open_library_browse(gui: GuiApp, qtbot: Any) -> Any:
-    from desktop.widgets.library_dialog import LibraryDialog
+    from desktop.tools.library_dialog import LibraryDialog
 
     gui.window.library_requested.emit()
     qtbot.waitUntil(lambda: gui.window.findChild(LibraryDialog) is not None, timeout=5_000)

@@ -12,7 +12,7 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QAbstractButton, QFileDialog, QMessageBox
 
-from desktop.history_notices import COPY, SHOW_FOLDER, SKIP
+from desktop.chats.history_notices import COPY, SHOW_FOLDER, SKIP
 from tests.desktop.conftest import GuiApp
 from tests.support.upstream import Script, ScriptedUpstream
 

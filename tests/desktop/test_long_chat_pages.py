@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from desktop.earlier_messages import PAGE
+from desktop.chats.earlier_messages import PAGE
 from tests.desktop.conftest import GuiApp, run
 
 COUNT = PAGE * 2 + 300

@@ -8,14 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from desktop.markdown_render import (
+from desktop.transcript.blocks import ReplyBlocks
+from desktop.transcript.markdown import (
     MAX_PLAIN_TAIL_CHARS,
     PLAIN_LINE,
     MarkdownRenderer,
     split_stable,
     split_within,
 )
-from desktop.transcript.blocks import ReplyBlocks
 
 
 def test_cut_after_the_last_blank_line_outside_code() -> None:

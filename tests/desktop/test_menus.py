@@ -8,9 +8,9 @@ from typing import Any
 from PySide6.QtGui import QAction, QKeySequence, QPalette
 from PySide6.QtWidgets import QApplication
 
-from desktop.menus import shortcut_rows
-from desktop.widgets.about_dialog import AboutDialog
-from desktop.widgets.shortcuts_dialog import ShortcutsDialog
+from desktop.window.about_dialog import AboutDialog
+from desktop.window.menus import shortcut_rows
+from desktop.window.shortcuts_dialog import ShortcutsDialog
 from tests.desktop.conftest import GuiApp, run
 from tests.support.upstream import Script, ScriptedUpstream
 

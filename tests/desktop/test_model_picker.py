@@ -7,7 +7,7 @@ from typing import Any, cast
 
 from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
 
-from desktop.widgets.model_picker import ModelPicker
+from desktop.models.model_picker import ModelPicker
 from server.types import ModelStatusJSON, StatusJSON
 
 LONG_ERROR = (

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from desktop.widgets.context_meter import PENDING_TEXT
+from desktop.context.meter import PENDING_TEXT
 from tests.desktop.conftest import GuiApp
 from tests.support.upstream import Script, ScriptedUpstream
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QMessageBox
 
-from desktop.widgets.models_dialog import ModelsDialog
+from desktop.models.models_dialog import ModelsDialog
 from server.models.bundled import BUNDLED_MODEL_NAME, bundled_gguf
 from tests.desktop.conftest import GuiApp, run
 from tests.support.upstream import Script, ScriptedUpstream

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from desktop.widgets.found_dialog import FoundDialog
-from desktop.widgets.models_dialog import ModelsDialog
+from desktop.models.found_dialog import FoundDialog
+from desktop.models.models_dialog import ModelsDialog
 from server.models.bundled import bundled_gguf
 from tests.desktop.conftest import GuiApp, run
 from tests.server.models.discovery.layouts import Home, tiny_gguf

@@ -13,8 +13,8 @@ from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication, QFrame, QLabel
 
 from desktop.look.palette import palette as look_palette
-from desktop.widgets.model_picker import READABLE_STATUS
-from desktop.window_view import SIDEBAR_MIN_PX
+from desktop.models.model_picker import READABLE_STATUS
+from desktop.window.view import SIDEBAR_MIN_PX
 from tests.desktop.conftest import GuiApp
 from tests.support.upstream import Script, ScriptedUpstream
 

@@ -17,9 +17,9 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QLineEdit, QSpinBox
 
-from desktop.menus import shortcut_rows
-from desktop.widgets.question_card import question_title
-from desktop.widgets.question_fields import QuestionFields
+from desktop.replies.question_card import question_title
+from desktop.replies.question_fields import QuestionFields
+from desktop.window.menus import shortcut_rows
 from tests.desktop.conftest import GuiApp, run
 from tests.support.questions import questions_server
 from tests.support.tools import ToolLog, write_config

@@ -11,9 +11,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QMessageBox
 
-from desktop.config import DEFAULT_MAX_TOKENS, DesktopConfig
 from desktop.look.palette import palette as look_palette
-from desktop.theme import is_dark
+from desktop.look.theme import is_dark
+from desktop.settings.config import DEFAULT_MAX_TOKENS, DesktopConfig
 from server.models.bundled import BUNDLED_MODEL_NAME
 from tests.desktop.conftest import GuiApp, run
 from tests.support.parley import MODEL
@@ -262,7 +262,7 @@ def test_each_chat_keeps_what_was_typed_in_it_and_not_sent(
 
 
 def test_a_message_sent_then_left_is_no_draft_of_its_chat(qtbot: Any) -> None:
-    from desktop.widgets.composer import Composer
+    from desktop.composer.composer import Composer
 
     composer = Composer()
     qtbot.addWidget(composer)

@@ -1,9 +1,9 @@
 """A reply's parts are held once, as they came: text pieces, each tool step where it first
-came and as it is now, citations (desktop/reply_events.py `ReplyParts`)."""
+came and as it is now, citations (desktop/client/events.py `ReplyParts`)."""
 
 from __future__ import annotations
 
-from desktop.reply_events import ReplyParts
+from desktop.client.events import ReplyParts
 from server.types import CitationPartJSON, ToolPartJSON, ToolStatus
 
 

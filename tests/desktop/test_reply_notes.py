@@ -3,7 +3,7 @@ tells it (the round of those planned, the round's summary so far)."""
 
 from __future__ import annotations
 
-from desktop.reply_notes import SUMMARISING_NOTE, summarising_note
+from desktop.replies.notes import SUMMARISING_NOTE, summarising_note
 
 
 def test_the_summarising_note_says_the_round_of_those_planned_and_the_summary_so_far() -> None:

@@ -15,10 +15,10 @@ from keyring.backend import KeyringBackend
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox, QMessageBox, QPushButton
 
-from desktop import api_keys
 from desktop.client import ParleyClient
-from desktop.config import DesktopConfig
-from desktop.widgets.settings_dialog import SettingsDialog
+from desktop.settings import api_keys
+from desktop.settings.config import DesktopConfig
+from desktop.settings.settings_dialog import SettingsDialog
 from tests.desktop.conftest import GuiApp, run
 from tests.support.upstream import Script, ScriptedUpstream
 

@@ -12,8 +12,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMenu, QMessageBox
 
-from desktop.chat_list import LIST_AFTER_START_MS, TOP_ROWS
-from desktop.widgets.search_result import SNIPPET_ROLE
+from desktop.chats.chat_list import LIST_AFTER_START_MS, TOP_ROWS
+from desktop.chats.search_result import SNIPPET_ROLE
 from tests.desktop.conftest import GuiApp, run
 from tests.support.upstream import Script, ScriptedUpstream
 

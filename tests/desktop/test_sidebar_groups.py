@@ -10,9 +10,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from desktop.chat_groups import local_now
-from desktop.widgets.conversation_list import ConversationList
-from desktop.widgets.conversation_rows import ID_ROLE
+from desktop.chats.conversation_list import ConversationList
+from desktop.chats.conversation_rows import ID_ROLE
+from desktop.chats.groups import local_now
 from tests.desktop.conftest import GuiApp, run
 from tests.desktop.test_sidebar import chat, titles
 from tests.support.upstream import Script, ScriptedUpstream

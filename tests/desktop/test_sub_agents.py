@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt, QUrl
 
-from desktop.widgets.step_details import StepDetailsDialog
+from desktop.transcript.step_details import StepDetailsDialog
 from tests.desktop.conftest import GuiApp, run, with_tools
 from tests.desktop.transcript.drawn import block_tops
 from tests.support.tools import ToolLog

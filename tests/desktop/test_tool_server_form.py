@@ -11,9 +11,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QTableWidgetItem
 
-from desktop.widgets.import_servers_dialog import ImportServersDialog
-from desktop.widgets.server_entry_form import DOTS
-from desktop.widgets.tools_dialog import ToolsDialog
+from desktop.tools.import_servers_dialog import ImportServersDialog
+from desktop.tools.server_entry_form import DOTS
+from desktop.tools.tools_dialog import ToolsDialog
 from server.tools.importing import MASK
 from tests.desktop.conftest import GuiApp, run
 from tests.desktop.test_tools_dialog import open_tools

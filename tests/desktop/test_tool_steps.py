@@ -13,8 +13,8 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QApplication
 
-from desktop.widgets.step_details import StepDetailsDialog
-from desktop.widgets.tools_dialog import ToolsDialog
+from desktop.tools.tools_dialog import ToolsDialog
+from desktop.transcript.step_details import StepDetailsDialog
 from server.library.sources import MAX_LINE_CHARS
 from server.types import CitationPartJSON
 from tests.desktop.conftest import GuiApp, run, with_tools
@@ -198,7 +198,7 @@ def test_a_reply_lists_the_documents_it_cited(
     assert f"[1] {files['aardvark'].resolve()}, lines" in text
 
     # A click on the citation shows the cited lines; from there the file or its folder opens.
-    from desktop.widgets.source_dialog import SourceDialog
+    from desktop.transcript.source_dialog import SourceDialog
 
     view = gui.window.transcript
     view.source_activated.emit(view.rows.ids()[-1], 1)  # its chip [1]
@@ -225,7 +225,7 @@ def test_a_reply_lists_the_documents_it_cited(
 def test_the_library_dialog_adds_shows_and_removes_a_folder(
     gui: GuiApp, qtbot: Any, tmp_path: Path
 ) -> None:
-    from desktop.widgets.library_dialog import LibraryDialog
+    from desktop.tools.library_dialog import LibraryDialog
     from tests.support.documents import topic_folder
 
     topic_folder(tmp_path / "docs")
@@ -269,7 +269,7 @@ def test_use_my_documents_is_kept_per_chat(
 def test_a_cited_source_that_cannot_be_read_shows_the_saved_quote(
     qtbot: Any, tmp_path: Path
 ) -> None:
-    from desktop.widgets.source_dialog import SourceDialog
+    from desktop.transcript.source_dialog import SourceDialog
 
     gone: CitationPartJSON = {
         "type": "citation", "n": 2, "path": str(tmp_path / "gone.md"), "page": None,
@@ -297,7 +297,7 @@ def test_an_imported_citation_outside_the_library_is_never_read_or_opened(
 ) -> None:
     """Issue 37: a citation's path is data; the window reads nothing itself, and the server
     reads only what a folder of the library holds now."""
-    from desktop.widgets.source_dialog import SourceDialog
+    from desktop.transcript.source_dialog import SourceDialog
 
     secret = tmp_path / "id_rsa"
     secret.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n" * 5)
@@ -324,7 +324,7 @@ def test_a_folder_that_holds_secrets_is_added_only_after_the_user_confirms(
 ) -> None:
     from PySide6.QtWidgets import QMessageBox
 
-    from desktop.widgets.library_dialog import LibraryDialog
+    from desktop.tools.library_dialog import LibraryDialog
 
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from desktop.widgets.tools_dialog import ToolsDialog
+from desktop.tools.tools_dialog import ToolsDialog
 from tests.desktop.conftest import GuiApp, run, with_tools
 from tests.desktop.test_accessibility import controls, spoken_name
 from tests.support.tools import TOOL_COUNT, ToolLog

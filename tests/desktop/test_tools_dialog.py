@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from desktop.widgets.tools_dialog import ToolsDialog
+from desktop.tools.tools_dialog import ToolsDialog
 from tests.desktop.conftest import GuiApp
 from tests.support.tools import TOOL_COUNT, ToolLog, tool_server
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from desktop.tools_switch import CAN_CALL, SwitchLook, ToolsSwitch
+from desktop.composer.tools_switch import CAN_CALL, SwitchLook, ToolsSwitch
 from server.types import ModelStatusJSON
 
 

@@ -124,8 +124,8 @@ def test_ctrl_f_finds_in_the_open_chat_next_previous_and_escape(
 def test_chat_settings_set_the_system_prompt_and_parameters_of_the_next_replies(
     gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any, monkeypatch: Any
 ) -> None:
+    from desktop.chats.settings_dialog import ChatSettingsDialog
     from desktop.errors import ClientError
-    from desktop.widgets.chat_settings_dialog import ChatSettingsDialog
 
     assert not gui.window.chat_bar.chat_settings_button.isEnabled()  # no chat yet
     upstream.script = Script(texts=["Hi."])
@@ -176,7 +176,7 @@ def test_file_menu_exports_atomically_and_imports_all_or_nothing(
 
     from PySide6.QtWidgets import QFileDialog
 
-    from desktop.history_notices import COPY
+    from desktop.chats.history_notices import COPY
 
     files = gui.window.history_files
     assert not gui.window.menus.export_chat.isEnabled()

@@ -14,8 +14,8 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QAccessible, QColor
 from PySide6.QtWidgets import QApplication
 
-from desktop.widgets.chat_rows import BUSY_TIP, WAITING_FILL, WAITING_TIP
-from desktop.widgets.conversation_list import ConversationList
+from desktop.chats.conversation_list import ConversationList
+from desktop.chats.rows import BUSY_TIP, WAITING_FILL, WAITING_TIP
 from tests.desktop.conftest import GuiApp, run, with_tools
 from tests.support.tools import ToolLog, tool_server, write_config
 from tests.support.upstream import Script, ScriptedUpstream

@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.app import App
 from desktop.client import ParleyClient
-from desktop.config import DesktopConfig
 from desktop.embedded import launch_settings
+from desktop.settings.config import DesktopConfig
 from tests.desktop.conftest import GuiApp, run
 from tests.support.parley import MODEL
 from tests.support.upstream import Script, ScriptedUpstream

@@ -12,8 +12,8 @@ from PySide6.QtCore import QRect
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QWidget
 
-from desktop.window_placement import on_screen
-from desktop.window_state import WindowState, state_path
+from desktop.window.placement import on_screen
+from desktop.window.state import WindowState, state_path
 
 
 def test_size_place_sidebar_and_zoom_survive_a_restart(gui_factory: Any, qtbot: Any) -> None:

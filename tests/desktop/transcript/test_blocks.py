@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from desktop.markdown_render import MarkdownRenderer
 from desktop.transcript.blocks import Block, BlockList, ReplyBlocks
+from desktop.transcript.markdown import MarkdownRenderer
 
 REPLY = (
     "# A title\n\nSome *text* with `code`.\n\n```python\nwith open('a') as f:\n"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop.markdown_render import MarkdownRenderer
-from desktop.reply_events import ReplyEnd
+from desktop.client.events import ReplyEnd
+from desktop.transcript.markdown import MarkdownRenderer
 from desktop.transcript.rows import Row, TranscriptRows
 from server.types import MessageJSON
 

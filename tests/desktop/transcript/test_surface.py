@@ -10,9 +10,9 @@ import pytest
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QGuiApplication
 
-from desktop.reply_events import ReplyEnd, ReplyParts
+from desktop.client.events import ReplyEnd, ReplyParts
 from desktop.transcript.surface import TranscriptSurface
-from desktop.widgets.welcome import welcome_html
+from desktop.transcript.welcome import welcome_html
 from tests.desktop.transcript.test_rows import message
 from tests.desktop.transcript.test_view import items, plain, text_of
 

@@ -11,8 +11,8 @@ import pytest
 from PySide6.QtCore import QObject, QPointF, Qt
 from PySide6.QtQuick import QQuickItem
 
+from desktop.client.events import ReplyEnd
 from desktop.look.palette import palette
-from desktop.reply_events import ReplyEnd
 from desktop.transcript.rows import Row
 from desktop.transcript.view import QuickTranscript
 from tests.desktop.transcript.test_rows import message

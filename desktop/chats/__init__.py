@@ -1,0 +1,2 @@
+"""The sidebar's chats: listed, grouped by date, searched, opened, exported and imported;
+and a chat's own settings."""

@@ -1,0 +1,1 @@
+"""The models: the Models dialog, Download a model, Models on this computer."""

@@ -1,0 +1,128 @@
+"""The card that asks before a tool acts: which tool, of which server, asked by the model or
+by which sub-agent, with its whole arguments, and Allow once / Allow for this chat / Deny.
+Shown above the message field while a call of the chat on screen waits; one call at a time
+("1 of 3" when more wait)."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.replies.call_questions import approval_question
+from desktop.replies.card_focus import AnswerButton, holds_focus, take_focus
+from server.types.chunks import ApprovalJSON
+
+# The card's keys, for the shortcuts window (F1).
+CARD_KEYS = [
+    ("A tool call waits", "Allow once", "Alt+A"),
+    ("A tool call waits", "Allow for this chat", "Alt+T"),
+    ("A tool call waits", "Deny", "Alt+D"),
+]
+
+
+ARGUMENTS_MAX_PX = 140
+
+
+def readable(arguments: str) -> str:
+    """The arguments as the model wrote them, indented when they are JSON (never cut)."""
+    try:
+        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+    except ValueError:
+        return arguments
+
+
+class ApprovalCard(QFrame):
+    decided = Signal(str, str, str)  # call id, "allow" | "deny", "once" | "chat"
+    # Done with the keyboard (answered, or hidden while it had the focus): card_focus.py.
+    focus_released = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("approval-card")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAccessibleName("A tool call waits for your approval")
+        self.title = QLabel(self)
+        self.title.setWordWrap(True)
+        self.count = QLabel(self)
+        self.arguments = QPlainTextEdit(self)
+        self.arguments.setReadOnly(True)
+        self.arguments.setAccessibleName("The call's arguments")
+        self.arguments.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        # Alt+A, Alt+T, Alt+D from anywhere in the window (listed in F1: CARD_KEYS); not
+        # Alt+C, the Chat menu's: a key two widgets claim is ambiguous, and answers nothing.
+        self.allow_once = AnswerButton("&Allow once", self)
+        self.allow_once.setProperty("primary", True)  # the look draws it in the accent
+        self.allow_chat = AnswerButton("Allow for &this chat", self)
+        self.deny = AnswerButton("&Deny", self)
+        self.allow_once.setToolTip("Run this call")
+        self.allow_chat.setToolTip("Run this call, and this tool's later calls in this chat")
+        self.deny.setToolTip("Do not run it: the model is told you said no")
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.count, 1)
+        for button in (self.allow_once, self.allow_chat, self.deny):  # Tab goes this way too
+            buttons.addWidget(button)
+        QWidget.setTabOrder(self.allow_once, self.allow_chat)
+        QWidget.setTabOrder(self.allow_chat, self.deny)
+        column = QVBoxLayout(self)
+        column.addWidget(self.title)
+        column.addWidget(self.arguments)
+        column.addLayout(buttons)
+        self._call: ApprovalJSON | None = None
+        self.allow_once.clicked.connect(lambda: self._decide("allow", "once"))
+        self.allow_chat.clicked.connect(lambda: self._decide("allow", "chat"))
+        self.deny.clicked.connect(lambda: self._decide("deny", "once"))
+        self.hide()
+
+    @property
+    def call(self) -> ApprovalJSON | None:
+        return self._call
+
+    def show_call(self, call: ApprovalJSON | None, waiting: int = 1) -> None:
+        """Ask about `call` (None: nothing waits, the card hides); `waiting`: how many do."""
+        self._call = call
+        if call is None:
+            held = holds_focus(self)
+            self.hide()
+            if held:
+                self.focus_released.emit()
+            return
+        self.title.setText(approval_question(call))
+        self.arguments.setPlainText(readable(call["arguments"]))
+        self._fit_arguments()
+        self.set_waiting(waiting)
+        for button in (self.allow_once, self.allow_chat, self.deny):
+            button.setEnabled(True)
+        self.show()
+        take_focus(self.allow_once)  # unless the user is typing: their words stay theirs
+
+    def _fit_arguments(self) -> None:
+        """As tall as the arguments, up to ARGUMENTS_MAX_PX (then they scroll): a call of
+        two arguments is not a box of empty lines."""
+        lines = self.arguments.document().blockCount()
+        spacing = self.arguments.fontMetrics().lineSpacing()
+        margins = self.arguments.contentsMargins()
+        frame = 2 * int(self.arguments.document().documentMargin()) + 4
+        height = lines * spacing + frame + margins.top() + margins.bottom()
+        self.arguments.setFixedHeight(max(2 * spacing, min(ARGUMENTS_MAX_PX, height)))
+
+    def set_waiting(self, waiting: int) -> None:
+        """How many calls wait, the one shown among them."""
+        self.count.setText(f"1 of {waiting} waiting" if waiting > 1 else "")
+
+    def _decide(self, decision: str, remember: str) -> None:
+        if self._call is None:
+            return
+        for button in (self.allow_once, self.allow_chat, self.deny):
+            button.setEnabled(False)  # one answer per call, while it is sent
+        self.focus_released.emit()
+        self.decided.emit(self._call["call_id"], decision, remember)

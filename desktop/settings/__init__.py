@@ -1,0 +1,1 @@
+"""The app's own settings: backends, their API keys, the system prompt."""

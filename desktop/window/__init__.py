@@ -1,0 +1,1 @@
+"""The main window and its frame: the sidebar beside the chat, menus, the Help windows."""
