@@ -77,12 +77,10 @@ async def main(url: str) -> int:
                 log.error("the server is %s: %s", server.state, server.error)
                 return 0
             await _play_model(manager, scenario, context)
-            if (
-                server.json()["sign_in"] is not None
-                and server.json()["sign_in"]["status"] == "needs_sign_in"
-            ):
+            row = server.json()["sign_in"]  # what the server's row in Settings shows
+            if row is not None and row["status"] == "needs_sign_in":
                 # A call said "Sign in to conformance" (the server wants more scope): the
-                # user signs in again (from the server's row) and asks again.
+                # user signs in again from the server's row, and asks again.
                 await _settled(server, ("needs_sign_in", "error"))
                 await _sign_in(manager, server)
                 if server.state == "ready":
@@ -204,6 +202,8 @@ async def _play_model(manager: ToolManager, scenario: str, context: dict[str, An
             log.info("%s -> %s%s", tool, outcome.text[:200], " (error)" * outcome.is_error)
         except ToolCallError as exc:
             log.info("%s failed: %s", tool, exc)
+        except Exception:  # a turn's step ends in an error the same way (server/agent)
+            log.exception("%s failed", tool)
 
 
 def _calls(
