@@ -40,6 +40,8 @@ from server.routes import (
 from server.routes import hub as hub_routes
 from server.routes import library as library_routes
 from server.routes import models as model_routes
+from server.routes import prompts as prompt_routes
+from server.routes import resources as resource_routes
 from server.routes import tools as tool_routes
 from server.routes.services import Services
 from server.settings import Settings
@@ -141,6 +143,8 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
             *found_models.routes,
             *backend_routes.routes,
             *tool_routes.routes,
+            *resource_routes.routes,
+            *prompt_routes.routes,
             *sign_in.routes,
             *library_routes.routes,
             *hub_routes.routes,

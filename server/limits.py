@@ -188,6 +188,17 @@ class ToolLimits:
     # Other apps' MCP configuration files, read to import their servers (tools/importing.py).
     import_file_bytes: int = 1_000_000
     import_read: float = 2.0  # one file's read
+    # A server's resource read (browsed, attached, a result's link opened): its contents
+    # decoded, all together (an image attachment's bound; as base64 it stays under the stdio
+    # line bound, server/tools/stdio.py), and the time from the request to the answer, which
+    # bounds a prompt's `prompts/get` too.
+    resource_bytes: int = 10 * 1024 * 1024
+    resource_time: float = 30.0
+    # Listed resources, templates or prompts of one server kept (a list past it is cut).
+    listed_most: int = 1_000
+    links_per_result: int = 20  # a tool result's `resource_link`s kept on its step
+    # A server's `instructions`, given to the model with its tools: the rest is cut, said.
+    instructions_chars: int = 4_000
     stop: StopTimes = field(default_factory=StopTimes)
 
 

@@ -27,6 +27,7 @@ from server.types import (
     PartJSON,
     ProgressJSON,
     QuestionJSON,
+    ResourceLinkJSON,
     ToolCallJSON,
     ToolPartJSON,
     ToolStatus,
@@ -71,6 +72,7 @@ class ToolStep:
     # What its server asked the user during the call, as asked and answered (the records
     # are changed in place as they are answered: server/agent/questions.py).
     questions: list[QuestionJSON] = field(default_factory=list)
+    links: list[ResourceLinkJSON] = field(default_factory=list)  # its result's resource links
 
     def end(self, status: ToolStatus, result: str | None) -> None:
         """Record how the call ended; a step already ended stays as it was (a late
@@ -122,6 +124,8 @@ class ToolStep:
             part["agent"] = self.agent.json()
         if self.questions:
             part["questions"] = [question.copy() for question in self.questions]
+        if self.links:
+            part["links"] = list(self.links)
         return part
 
     def for_model(self) -> str:

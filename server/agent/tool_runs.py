@@ -135,6 +135,7 @@ class ToolRuns:
                 step.interrupt()
             else:
                 step.from_tool = True
+                step.links = list(outcome.links)
                 step.end("error" if outcome.is_error else "completed", outcome.text)
                 for source in outcome.sources:
                     loop.buffer.sources[source["n"]] = source

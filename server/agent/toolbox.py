@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from server.errors import ToolCallError
-from server.types import CitationPartJSON, QuestionAction, QuestionMode, Trust
+from server.types import CitationPartJSON, QuestionAction, QuestionMode, ResourceLinkJSON, Trust
 
 # The most of a tool's result that the model sees and the reply keeps (characters).
 RESULT_CAP_CHARS = 16_000
@@ -24,12 +24,14 @@ class ToolTarget:
 
 @dataclass(frozen=True)
 class ToolOutcome:
-    """A call's result as text (capped), whether the tool reported an error, and the numbered
-    sources it gave (which the reply may cite as [n])."""
+    """A call's result as text (capped), whether the tool reported an error, the numbered
+    sources it gave (which the reply may cite as [n]), and the resources it links to (MCP
+    `resource_link`), which the user may open through the same server."""
 
     text: str
     is_error: bool = False
     sources: tuple[CitationPartJSON, ...] = ()
+    links: tuple[ResourceLinkJSON, ...] = ()
 
 
 Progress = Callable[[float, float | None, str | None], None]

@@ -24,18 +24,25 @@ import httpx2
 import mcp_types
 from mcp import Client
 from mcp.client import InputRequiredRoundsExceededError, Transport
-from mcp.client.subscriptions import SubscriptionLost
+from mcp.client.subscriptions import (
+    PromptsListChanged,
+    ResourcesListChanged,
+    SubscriptionLost,
+    ToolsListChanged,
+)
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from server.agent.names import function_name
 from server.agent.toolbox import Ask, Progress, ToolOutcome, capped
-from server.errors import ToolCallError
+from server.errors import ToolCallError, UnavailableError
 from server.limits import StopTimes, ToolLimits
 from server.models.context import estimate_tokens
 from server.tools.client import http_client, http_transport, mcp_client, opened
 from server.tools.config import ServerEntry
 from server.tools.elicitation import Askers
+from server.tools.prompts import ServerPrompts
+from server.tools.resources import ServerResources, result_links
 from server.tools.results import result_text
 from server.tools.sign_in import SignIn
 from server.tools.stdio import stdio_server
@@ -48,6 +55,7 @@ START_TIMEOUT_S = ToolLimits.start_timeout  # server/limits.py
 BACKOFF_FIRST_S = ToolLimits.backoff_first
 BACKOFF_MOST_S = ToolLimits.backoff_most
 STABLE_AFTER_S = ToolLimits.stable_after  # server/limits.py
+LINKS_MOST = ToolLimits.links_per_result
 
 
 class McpServer:
@@ -64,6 +72,11 @@ class McpServer:
         if entry.error is not None:
             self.state = "error"
         self.tools: list[mcp_types.Tool] = []
+        # What its session's server says about using it (MCP `instructions`), while ready;
+        # and its resources and prompts, listed when asked for.
+        self.instructions: str | None = None
+        self.resources = ServerResources(self.name)
+        self.prompts = ServerPrompts(self.name)
         self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
         self.restarts = 0
         self._client: Client | None = None
@@ -220,6 +233,10 @@ class McpServer:
             # Not awaited work: the session's own receive loop runs this.
             if isinstance(message, mcp_types.ToolListChangedNotification):
                 self._changed.set()
+            elif isinstance(message, mcp_types.ResourceListChangedNotification):
+                self.resources.changed()
+            elif isinstance(message, mcp_types.PromptListChangedNotification):
+                self.prompts.changed()
 
         async with self._connection() as (transport, closed):
             # The start (the protocol's negotiation, the listing of the tools) has a deadline,
@@ -247,6 +264,7 @@ class McpServer:
     ) -> None:
         """Serve calls until the connection closes (a crash) or the server is stopped."""
         self.tools, self._client = tools, client
+        self.instructions = client.instructions
         self.state, self.error = "ready", None
         if self.sign_in is not None:
             self.sign_in.connected()
@@ -265,7 +283,9 @@ class McpServer:
                 group.cancel_scope.cancel()
         finally:
             self._client = None
-            self.tools = []
+            self.tools, self.instructions = [], None
+            self.resources.changed()  # the next session's may differ
+            self.prompts.changed()
 
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator[tuple[Transport, anyio.Event]]:
@@ -295,8 +315,7 @@ class McpServer:
         them (a turn's tools are fixed when it opens). At 2025-11-25 it says so in a
         notification (`on_message`); at 2026-07-28 on a `subscriptions/listen` stream."""
         async with anyio.create_task_group() as group:
-            tools = client.server_capabilities.tools
-            if client.protocol_version in MODERN_PROTOCOL_VERSIONS and tools and tools.list_changed:
+            if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 group.start_soon(self._listen_for_changes, client)
             while True:
                 await self._changed.wait()
@@ -313,12 +332,28 @@ class McpServer:
                 log.info("MCP server %r now has %d tools", self.name, len(self.tools))
 
     async def _listen_for_changes(self, client: Client) -> None:
+        """At 2026-07-28: the lists the server says it tells changes of, followed."""
+        caps = client.server_capabilities
+        tools = bool(caps.tools and caps.tools.list_changed)
+        resources = bool(caps.resources and caps.resources.list_changed)
+        prompts = bool(caps.prompts and caps.prompts.list_changed)
+        if not (tools or resources or prompts):
+            return
         try:
-            async with client.listen(tools_list_changed=True) as changes:
-                async for _ in changes:
-                    self._changed.set()
+            async with client.listen(
+                tools_list_changed=tools,
+                resources_list_changed=resources,
+                prompts_list_changed=prompts,
+            ) as changes:
+                async for change in changes:
+                    if isinstance(change, ToolsListChanged):
+                        self._changed.set()
+                    elif isinstance(change, ResourcesListChanged):
+                        self.resources.changed()
+                    elif isinstance(change, PromptsListChanged):
+                        self.prompts.changed()
         except (MCPError, SubscriptionLost, TimeoutError, anyio.ClosedResourceError) as exc:
-            log.warning("MCP server %r: cannot follow changes to its tools: %s", self.name, exc)
+            log.warning("MCP server %r: cannot follow changes to its lists: %s", self.name, exc)
 
     def _usable(self, tool: mcp_types.Tool) -> bool:
         """A tool Parley can offer a model: its schema is strict JSON (no NaN: any other cannot
@@ -385,7 +420,18 @@ class McpServer:
             raise ToolCallError(self._stopped_during_call()) from exc
         except InputRequiredRoundsExceededError as exc:
             raise ToolCallError(f"the tool server {self.name!r} kept asking: {exc}") from exc
-        return ToolOutcome(capped(result_text(result)), bool(result.is_error))
+        links = result_links(result, LINKS_MOST)
+        return ToolOutcome(capped(result_text(result)), bool(result.is_error), links=links)
+
+    def ready_client(self) -> Client:
+        """Its client, for a request of the user's own (resources, prompts). Raises
+        UnavailableError while it is not ready."""
+        if self._client is None or self.state != "ready":
+            why = "it needs a sign-in" if self.state == "needs_sign_in" else self.state
+            raise UnavailableError(
+                f"the tool server {self.name!r} is not running ({why})", code="server_not_ready"
+            )
+        return self._client
 
     def _stopped_during_call(self) -> str:
         if self.sign_in is not None and self.sign_in.blocked:  # its sign-in lapsed mid-call

@@ -141,6 +141,20 @@ class ToolPartJSON(TypedDict):
     agent: NotRequired[AgentPartJSON]  # the sub-agent this step ran (the `delegate` tool)
     # What its MCP server asked the user during the call (elicitation), in the order asked.
     questions: NotRequired[list[QuestionJSON]]
+    # Resources its result links to (MCP `resource_link`), opened only through the step's
+    # own server (POST /api/conversations/{id}/messages/{mid}/links).
+    links: NotRequired[list[ResourceLinkJSON]]
+
+
+class ResourceLinkJSON(TypedDict):
+    """A resource a tool's result links to (MCP `resource_link`), as its server named it."""
+
+    uri: str
+    name: str
+    title: str | None
+    description: str | None
+    mime: str | None
+    size: int | None  # bytes, as the server declares it (not checked until read)
 
 
 # How an MCP server asks (elicitation): a form drawn from a schema, or a URL to visit.

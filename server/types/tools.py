@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 if TYPE_CHECKING:
-    from server.types import Trust
+    from server.types import AttachmentJSON, Trust
 
 
 # "needs_sign_in": a remote server answered 401; it waits for the user to sign in.
@@ -118,3 +118,100 @@ class ToolsSummaryJSON(TypedDict):
     servers: int
     ready: int
     tools: int  # offered by the ready servers
+
+
+class ResourceJSON(TypedDict):
+    """A resource an MCP server offers (`resources/list`), in its own words."""
+
+    uri: str
+    name: str
+    title: str | None
+    description: str | None
+    mime: str | None
+    size: int | None  # bytes, as the server declares it (not checked until read)
+
+
+class ResourceTemplateJSON(TypedDict):
+    """A family of resources (`resources/templates/list`): an RFC 6570 URI template."""
+
+    uri_template: str
+    name: str
+    title: str | None
+    description: str | None
+    mime: str | None
+
+
+class ResourcesJSON(TypedDict):
+    """`GET /api/tools/servers/{name}/resources`."""
+
+    resources: list[ResourceJSON]
+    templates: list[ResourceTemplateJSON]
+
+
+ResourceKind = Literal["text", "image"]
+
+
+class ResourceContentJSON(TypedDict):
+    """A resource read to be shown (`.../resources/read`, a result's link opened): its text
+    (at most as much as an attachment gives the model; `note` says what was left out) or
+    its image (base64), checked as an attached file is."""
+
+    uri: str
+    kind: ResourceKind
+    mime: str
+    bytes: int
+    text: str | None
+    chars: int | None
+    note: str | None
+    data: str | None  # an image's bytes, base64
+
+
+class ResourceReadJSON(TypedDict):
+    """A resource read to be shown: its contents (most resources have one)."""
+
+    contents: list[ResourceContentJSON]
+
+
+class AttachedResourcesJSON(TypedDict):
+    """`POST .../resources/attach`: the attachments a resource became (one for its text,
+    one per image), sent with a message by id like any upload."""
+
+    attachments: list[AttachmentJSON]
+
+
+class PromptArgumentJSON(TypedDict):
+    name: str
+    title: str | None
+    description: str | None
+    required: bool
+
+
+class PromptJSON(TypedDict):
+    """A prompt an MCP server offers (`prompts/list`): a slash command of the composer."""
+
+    name: str
+    title: str | None
+    description: str | None
+    arguments: list[PromptArgumentJSON]
+
+
+class PromptsJSON(TypedDict):
+    """`GET /api/tools/servers/{name}/prompts`."""
+
+    prompts: list[PromptJSON]
+
+
+class PromptMessageJSON(TypedDict):
+    role: Literal["user", "assistant"]
+    text: str
+
+
+class PromptResultJSON(TypedDict):
+    """`POST /api/tools/servers/{name}/prompts/{prompt}`: the prompt filled in (`prompts/get`)
+    for the composer: its messages' text, and its images as attachments (checked as
+    uploads are), sent with the message by id."""
+
+    description: str | None
+    messages: list[PromptMessageJSON]
+    attachments: list[AttachmentJSON]
+    note: str | None  # what was left out (a kind of content Parley does not take, cut text)
