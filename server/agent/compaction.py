@@ -100,6 +100,7 @@ class Compactor:
         *,
         context: int | None,
         force: bool = False,
+        instructions: str = "",
     ) -> ChatRequest:
         """The request, compacted if it would not fit the model's context. A compaction that
         gives nothing (an empty summary, nothing old enough to summarise) leaves it as it was
@@ -115,7 +116,9 @@ class Compactor:
         # Counted as sent (server/agent/loop.py): earlier tool results within their budget,
         # older ones as a note, as the context meter counts them (server/routes/context.py).
         groups = as_sent_by_message(messages, bool(tools), context=known)
-        texts = [_text(sent) for group in groups for sent in group] + [json.dumps(tools)]
+        # The tools' servers' instructions come with the tools (server/agent/loop.py).
+        tools_text = json.dumps(tools) + instructions
+        texts = [_text(sent) for group in groups for sent in group] + [tools_text]
         counts, _ = await backend.count_tokens(texts)
         costs: list[int] = []
         at = 0

@@ -163,6 +163,9 @@ class SubsetToolBox:
     def specs(self) -> list[dict[str, Any]]:
         return [s for s in self._box.specs() if s["function"]["name"] in self._names]
 
+    def instructions(self) -> str:
+        return self._box.instructions()
+
     def target(self, function: str) -> ToolTarget | None:
         return self._box.target(function) if function in self._names else None
 

@@ -160,11 +160,15 @@ class AgentLoop:
         # Read once: an upstream's may become known meanwhile (asked in the background), and
         # compaction must count with the budget the prompt is then sent with.
         context = self.model.backend.context_length
+        # What the tools' servers say about using them, fixed when the turn opened.
+        instructions = toolbox.instructions() if offered and toolbox is not None else ""
         if history is not None:
-            request = await Compactor(self).fit(request, history, offered, context=context)
+            request = await Compactor(self).fit(
+                request, history, offered, context=context, instructions=instructions
+            )
         messages = with_tool_history(list(request.messages), bool(offered), context=context)
         if offered:  # the agent's instructions: what tools and documents say is data
-            messages = with_agent_note(messages)
+            messages = with_agent_note(messages, instructions)
         limit = self.limits.max_steps
         for number in range(1, limit + 1):
             last = number == limit

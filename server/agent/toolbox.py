@@ -70,6 +70,11 @@ class ToolBox(Protocol):
         """The tools in OpenAI's `tools` format (function names unique in the turn)."""
         ...
 
+    def instructions(self) -> str:
+        """What the tools' servers ask the model to know about using them (MCP
+        `instructions`), given with the tools; "" for none."""
+        ...
+
     def target(self, function: str) -> ToolTarget | None:
         """The server and tool behind a function name; None for a name not offered."""
         ...
@@ -114,6 +119,9 @@ class CombinedToolBox:
 
     def specs(self) -> list[dict[str, Any]]:
         return [spec for box in self._boxes for spec in box.specs()]
+
+    def instructions(self) -> str:
+        return "\n\n".join(text for box in self._boxes if (text := box.instructions()))
 
     def target(self, function: str) -> ToolTarget | None:
         for box in self._boxes:

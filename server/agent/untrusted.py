@@ -31,11 +31,12 @@ def untrusted(text: str, source: str) -> str:
     )
 
 
-def with_agent_note(messages: list[ChatMessage]) -> list[ChatMessage]:
-    """The messages with the agent's note on untrusted data: added to the first system
-    message, or as one of its own first (some chat templates take a system message only
-    first)."""
+def with_agent_note(messages: list[ChatMessage], instructions: str = "") -> list[ChatMessage]:
+    """The messages with the agent's note on untrusted data, and the tools' servers'
+    `instructions` after it: added to the first system message, or as one of its own first
+    (some chat templates take a system message only first)."""
+    note = f"{AGENT_NOTE}\n\n{instructions}" if instructions else AGENT_NOTE
     if messages and messages[0]["role"] == "system":
-        first: ChatMessage = {**messages[0], "content": f"{messages[0]['content']}\n\n{AGENT_NOTE}"}
+        first: ChatMessage = {**messages[0], "content": f"{messages[0]['content']}\n\n{note}"}
         return [first, *messages[1:]]
-    return [{"role": "system", "content": AGENT_NOTE}, *messages]
+    return [{"role": "system", "content": note}, *messages]

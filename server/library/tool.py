@@ -143,6 +143,9 @@ class DocumentsTool:
     def specs(self) -> list[dict[str, Any]]:
         return [SPEC]
 
+    def instructions(self) -> str:
+        return ""
+
     def target(self, function: str) -> ToolTarget | None:
         return ToolTarget(SERVER, FUNCTION, read_only=True) if function == FUNCTION else None
 

@@ -2,10 +2,10 @@
 
     GET    /api/conversations/{id}/context[?model=NAME]   → 200 the meter: tokens the next
            turn would use of the model's context, by what they are (system prompt, summary,
-           history, tools' definitions, the passages "Use my documents" would add:
-           estimated as those the chat's last question is given); `estimated` when no
-           tokenizer counted them; `limit` null when the model's context is not known (an
-           upstream without --upstream-context)
+           history, tools' definitions with their servers' instructions, the passages "Use
+           my documents" would add: estimated as those the chat's last question is given);
+           `estimated` when no tokenizer counted them; `limit` null when the model's context
+           is not known (an upstream without --upstream-context)
     POST   /api/conversations/{id}/compact[?model=NAME]   → a stream like a turn's: the
            earlier messages (all but the last exchange) summarised now ("Compact now");
            `parley.compaction` events, then the final chunk; no message is written; a hang-up
@@ -83,9 +83,11 @@ async def get_context(request: Request) -> JSONResponse:
     model = svc.models.resolve(request.query_params.get("model"), conversation["model"])
     backend = model.backend
     tools: list[dict[str, object]] = []
+    instructions = ""  # what the tools' servers say about them, given with them
     if conversation["tools"] and backend.tools_unsupported is None:
         offered = turn_tools(svc, SourceNumbers(), conversation)
         tools = list(offered.specs())
+        instructions = offered.instructions() if tools else ""
         if tools and svc.settings.limits.agents.max_depth > 0:
             names = [str(t["function"]["name"]) for t in tools]  # type: ignore[index]
             tools.append(delegate.spec(names))
@@ -94,7 +96,8 @@ async def get_context(request: Request) -> JSONResponse:
     history = with_tool_history(prompt, bool(tools), context=backend.context_length)
     first = 1 if history and history[0]["role"] == "system" else 0
     texts = [m["content"] + json.dumps(m.get("tool_calls", "")) for m in history]
-    counts, estimated = await backend.count_tokens([*texts, json.dumps(tools) if tools else ""])
+    tools_text = json.dumps(tools) + instructions if tools else ""
+    counts, estimated = await backend.count_tokens([*texts, tools_text])
     system_part = counts[0] + MESSAGE_OVERHEAD if first else 0
     history_part = sum(c + MESSAGE_OVERHEAD for c in counts[first:-1])
     images = (

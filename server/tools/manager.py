@@ -22,6 +22,7 @@ from server.agent.names import function_name
 from server.agent.toolbox import Ask, Progress, ToolBox, ToolOutcome, ToolTarget
 from server.errors import ToolCallError
 from server.limits import StopTimes, ToolLimits
+from server.text import valid_unicode
 from server.tools.config import McpConfigFile, ServerEntry
 from server.tools.mcp_server import McpServer, signed_out_words
 from server.tools.redirects import PendingRedirects
@@ -31,6 +32,7 @@ from server.types import Trust
 from server.types.tools import ToolServerConfigJSON, ToolsJSON, ToolsSummaryJSON
 
 FILE_POLL_S = ToolLimits.config_poll  # server/limits.py
+INSTRUCTIONS_MOST = ToolLimits.instructions_chars
 # An entry's keys a running server does not depend on (a change restarts nothing).
 TRUST_KEYS = ("trust", "toolTrust", "timeout", "toolTimeout")
 
@@ -195,6 +197,7 @@ class ToolManager:
     def toolbox(self, only: set[str] | None = None) -> ToolBox:
         """The tools of the servers ready now (of `only`, when given), for one turn."""
         found: dict[str, tuple[McpServer, mcp_types.Tool]] = {}
+        instructions: list[str] = []
         for server in self.servers.values():
             if only is not None and server.name not in only:
                 continue
@@ -206,7 +209,22 @@ class ToolManager:
             for tool in server.tools:
                 name = function_name(server.name, tool.name)
                 found.setdefault(name, (server, tool))
-        return TurnTools(found)
+            if server.instructions and server.tools:
+                instructions.append(given_instructions(server.name, server.instructions))
+        return TurnTools(found, "\n\n".join(instructions))
+
+
+def given_instructions(server: str, text: str, most: int = INSTRUCTIONS_MOST) -> str:
+    """A server's `instructions` as the model is given them with its tools: named, and cut
+    at `most` characters with a note (a server's words must not crowd out the chat)."""
+    text = valid_unicode(text).strip()
+    if len(text) > most:
+        text = (
+            text[:most]
+            + f"\n… [Parley cut these instructions here: {len(text) - most:,} more characters]"
+        )
+    prefix = function_name(server, "")
+    return f"Instructions from the tool server {server} (its tools are named {prefix}…):\n{text}"
 
 
 SIGN_IN_TOOL = "sign_in_needed"
@@ -238,11 +256,17 @@ def _same_but_trust(old: ServerEntry, new: ServerEntry) -> bool:
 class TurnTools:
     """The tools offered in one turn (ToolBox), fixed when it opened."""
 
-    def __init__(self, tools: dict[str, tuple[McpServer, mcp_types.Tool]]) -> None:
+    def __init__(
+        self, tools: dict[str, tuple[McpServer, mcp_types.Tool]], instructions: str = ""
+    ) -> None:
         self._tools = tools
+        self._instructions = instructions  # its servers', as the turn opened
 
     def specs(self) -> list[dict[str, Any]]:
         return [server.spec(tool) for server, tool in self._tools.values()]
+
+    def instructions(self) -> str:
+        return self._instructions
 
     def target(self, function: str) -> ToolTarget | None:
         found = self._tools.get(function)

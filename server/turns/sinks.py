@@ -277,6 +277,9 @@ class _NoTools:
     def specs(self) -> list[dict[str, Any]]:
         return []
 
+    def instructions(self) -> str:
+        return ""
+
     def target(self, function: str) -> ToolTarget | None:
         return None
 
