@@ -42,4 +42,6 @@ class HubApi:
         await self._call("POST", f"/api/downloads/{quote(download_id, safe='')}/resume", None)
 
     async def cancel(self, download_id: str) -> None:
+        """Stop it and delete its partial file; the server forgets it (how a failed one is
+        cleared too; a completed one's model stays)."""
         await self._call("DELETE", f"/api/downloads/{quote(download_id, safe='')}", None)

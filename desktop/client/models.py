@@ -1,6 +1,6 @@
 """The server's models routes for the window: the list, adding and removing a GGUF file, a
-local model's settings, and the default for new chats. Composed into ParleyClient as
-`client.models`; calls go through its one HTTP client."""
+local model's settings, loading and ejecting it, and the default for new chats. Composed
+into ParleyClient as `client.models`; calls go through its one HTTP client."""
 
 from __future__ import annotations
 
@@ -41,6 +41,19 @@ class ModelsApi:
         `stop_replies`: then they are stopped first (as the user's Stop)."""
         query = "?stop_replies=true" if stop_replies else ""
         await self._call("DELETE", f"/api/models/local/{segment(name)}{query}", None)
+
+    async def load(self, name: str) -> ModelJSON:
+        """Load a local model's engine now (idle ones are unloaded first if there is no room);
+        answers once it is loaded. ClientError `model_wont_fit` says why it cannot."""
+        loaded = await self._call("POST", f"/api/models/local/{segment(name)}/load", None)
+        return shaped(ModelJSON, MODEL_KEYS, loaded)
+
+    async def eject(self, name: str, stop_replies: bool = False) -> ModelJSON:
+        """Unload a local model's engine (it loads again on its next use). ClientError
+        `model_in_use` while replies use it, unless `stop_replies`."""
+        query = "?stop_replies=true" if stop_replies else ""
+        path = f"/api/models/local/{segment(name)}/unload{query}"
+        return shaped(ModelJSON, MODEL_KEYS, await self._call("POST", path, None))
 
     async def set_default(self, name: str) -> None:
         """The model new chats use, remembered by the server ("Set as default")."""

@@ -1,5 +1,5 @@
-"""A new user gets a real model without leaving Parley (issue 39): in Models → "Download a
-model…", search the (local) Hugging Face hub, pick a GGUF, download it — killed mid-way and
+"""A new user gets a real model without leaving Parley (issue 39): on the models page's
+"Download" tab, search the (local) Hugging Face hub, pick a GGUF, download it — killed mid-way and
 resumed from the bytes on disk — see it verified and added, and chat with it. Against a
 local server that speaks the hub's HTTP API (tests/support/hub.py, via HF_ENDPOINT), with
 the real app and its embedded server; nothing reaches the internet."""
@@ -13,10 +13,15 @@ from typing import Any
 
 import pytest
 
-from desktop.models.hub_dialog import HubDialog
-from desktop.models.models_dialog import ModelsDialog
 from server.models.bundled import bundled_gguf
 from tests.desktop.conftest import GuiApp, run
+from tests.desktop.models.pages import (
+    download_rows,
+    model_names,
+    model_row,
+    only_download,
+    open_page,
+)
 from tests.support.hub import HubFile, LocalHub
 
 pytestmark = pytest.mark.timeout(300)  # a second engine loads the downloaded model
@@ -55,47 +60,46 @@ def test_search_download_killed_and_resumed_then_chat(
     hub.add(REPO, {FILE: served, "README.md": served}, downloads=1234)
     gui: GuiApp = gui_factory()
     window = gui.window
-    window.chat_bar.models_button.click()
-    models = window.findChild(ModelsDialog, "models-dialog")
-    assert models is not None
-    models.hub_button.click()
-    dialog = window.findChild(HubDialog, "hub-dialog")
-    assert dialog is not None
+    page = open_page(gui, qtbot)
+    hub_panel = page.hub
+    page.tabs.setCurrentWidget(hub_panel)
 
-    dialog.query.setText("smollm2")
-    dialog.search_button.click()
-    qtbot.waitUntil(lambda: dialog.repos.rowCount() == 1, timeout=15_000)
-    assert row_text(dialog.repos, 0, 0) == REPO
-    dialog.repos.selectRow(0)
-    qtbot.waitUntil(lambda: dialog.files.rowCount() == 1, timeout=15_000)  # GGUFs only
-    assert row_text(dialog.files, 0, 0) == FILE
-    assert row_text(dialog.files, 0, 2) == "Q4_1"
-    assert row_text(dialog.files, 0, 3) == "fits"  # 98 MB on this machine
-    dialog.files.selectRow(0)
-    assert dialog.download_button.isEnabled()
-    dialog.download_button.click()
+    hub_panel.query.setText("smollm2")
+    hub_panel.search_button.click()
+    qtbot.waitUntil(lambda: hub_panel.repos.rowCount() == 1, timeout=15_000)
+    assert row_text(hub_panel.repos, 0, 0) == REPO
+    # The one result opens by itself: its files are listed.
+    qtbot.waitUntil(lambda: hub_panel.files.rowCount() == 1, timeout=15_000)  # GGUFs only
+    assert row_text(hub_panel.files, 0, 0) == FILE
+    assert row_text(hub_panel.files, 0, 2) == "Q4_1"
+    assert row_text(hub_panel.files, 0, 3) == "fits"  # 98 MB on this machine
+    hub_panel.files.selectRow(0)
+    assert hub_panel.download_button.isEnabled()
+    hub_panel.download_button.click()
 
     # Mid-way (8 MiB in), the download's process is killed.
     qtbot.waitUntil(served.held.is_set, timeout=30_000)
-    qtbot.waitUntil(lambda: dialog.downloads.rowCount() == 1, timeout=10_000)
+    qtbot.waitUntil(lambda: len(download_rows(page)) == 1, timeout=10_000)
+    row = only_download(page)
+    assert page.tabs.currentIndex() == 0 and row.isVisible()  # its row is in sight
     os.kill(download_child(gui), signal.SIGKILL)
-    qtbot.waitUntil(lambda: "failed" in row_text(dialog.downloads, 0, 1), timeout=15_000)
-    dialog.downloads.selectRow(0)
-    qtbot.waitUntil(dialog.resume_button.isEnabled, timeout=5_000)
+    qtbot.waitUntil(lambda: "Failed" in row.text(), timeout=15_000)
+    assert row.resume_button.isEnabled()  # no click on the row needed
     served.hold_at = None
     served.release_event.set()
-    dialog.resume_button.click()
-    qtbot.waitUntil(lambda: "ready" in row_text(dialog.downloads, 0, 1), timeout=60_000)
+    row.resume_button.click()
+    name = "SmolLM2-135M-Instruct-Q4_1"
+    qtbot.waitUntil(lambda: name in model_names(page), timeout=60_000)
+    qtbot.waitUntil(lambda: not download_rows(page), timeout=10_000)  # it is its model now
     # Resumed where it stopped: the second transfer began at the bytes kept on disk (what
     # the killed process had written of the 8 MiB sent), and sent only the rest.
     first, second = served.gets[0], served.gets[-1]
     size = bundled_gguf().stat().st_size
     assert first[0] == 0 and 0 < second[0] <= HOLD and second[1] == size - second[0]
-    assert "SmolLM2-135M-Instruct-Q4_1" in row_text(dialog.downloads, 0, 1)
-    dialog.reject()
+    assert f"from {REPO}" in model_row(page, name).facts.text()
+    page.reject()
 
     # The new model is in the picker: chat with it.
-    name = "SmolLM2-135M-Instruct-Q4_1"
     picker = window.model_picker
     qtbot.waitUntil(lambda: picker.combo.findText(name) >= 0, timeout=10_000)
     picker.combo.setCurrentIndex(picker.combo.findText(name))
@@ -109,4 +113,3 @@ def test_search_download_killed_and_resumed_then_chat(
     reply = conversation["messages"][-1]
     assert reply["model"] == name and reply["status"] == "completed", reply
     assert reply["content"].strip()
-    models.reject()

@@ -1,6 +1,6 @@
-"""Models already on this computer (issue 39): Models → "On this computer…" lists the GGUFs
-Ollama and LM Studio keep (laid out by the test as they lay them out), and "Use this model"
-adds one where it is — nothing copied — so the picker offers it."""
+"""Models already on this computer (issue 39): the models page lists the GGUFs Ollama and
+LM Studio keep (laid out by the test as they lay them out) among its rows, and "Use" adds
+one where it is — nothing copied — so the picker offers it."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from desktop.models.found_dialog import FoundDialog
-from desktop.models.models_dialog import ModelsDialog
+from desktop.models.found_row import FoundRow
+from desktop.models.page import ModelsPage
 from server.models.bundled import bundled_gguf
 from tests.desktop.conftest import GuiApp, run
+from tests.desktop.models.pages import model_names, open_page
 from tests.server.models.discovery.layouts import Home, tiny_gguf
 
 CLEARED = ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "XDG_CACHE_HOME", "APPDATA")
@@ -29,8 +30,12 @@ def home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
     return made
 
 
-def names(table: Any) -> list[str]:
-    return [str(table.item(row, 0).text()) for row in range(table.rowCount())]
+def found_names(page: ModelsPage) -> list[str]:
+    return [row.title.text() for row in page.list.found.rows.values()]
+
+
+def found_row(page: ModelsPage, name: str) -> FoundRow:
+    return next(row for row in page.list.found.rows.values() if row.title.text() == name)
 
 
 def test_a_model_ollama_keeps_is_listed_and_used_in_place(
@@ -46,29 +51,16 @@ def test_a_model_ollama_keeps_is_listed_and_used_in_place(
 
     gui: GuiApp = gui_factory()
     window = gui.window
-    window.chat_bar.models_button.click()
-    models = window.findChild(ModelsDialog, "models-dialog")
-    assert models is not None
-    models.found_button.click()
-    dialog = window.findChild(FoundDialog, "found-dialog")
-    assert dialog is not None
-    qtbot.waitUntil(lambda: "smollm2:135m" in names(dialog.table), timeout=15_000)
-    row = names(dialog.table).index("smollm2:135m")
-    assert "Ollama" in dialog.table.item(row, 1).text()
-    assert any(
-        "LM Studio" in dialog.table.item(r, 1).text() for r in range(dialog.table.rowCount())
-    )
-    dialog.table.selectRow(row)
-    assert dialog.use_button.isEnabled()
-    dialog.use_button.click()
-    qtbot.waitUntil(lambda: "nothing was copied" in dialog.message.text(), timeout=15_000)
-    qtbot.waitUntil(
-        lambda: (
-            dialog.table.item(names(dialog.table).index("smollm2:135m"), 4).text() == "smollm2:135m"
-        ),
-        timeout=15_000,
-    )
-    assert not dialog.use_button.isEnabled()  # a model already
+    page = open_page(gui, qtbot)
+    qtbot.waitUntil(lambda: "smollm2:135m" in found_names(page), timeout=15_000)
+    row = found_row(page, "smollm2:135m")
+    assert "Found in Ollama" in row.state.text()
+    assert any("LM Studio" in r.state.text() for r in page.list.found.rows.values())
+    row.use_button.click()
+    qtbot.waitUntil(lambda: "nothing was copied" in page.message.text(), timeout=15_000)
+    # A model now: its row is among the models, no longer among the files found.
+    qtbot.waitUntil(lambda: "smollm2:135m" in model_names(page), timeout=15_000)
+    qtbot.waitUntil(lambda: "smollm2:135m" not in found_names(page), timeout=15_000)
 
     assert window.client is not None
     listed = run(qtbot, window.client.models.all())
@@ -78,5 +70,4 @@ def test_a_model_ollama_keeps_is_listed_and_used_in_place(
     assert not list(data_dir.rglob("*.gguf"))  # nothing copied into Parley's data
     picker = window.model_picker
     qtbot.waitUntil(lambda: picker.combo.findText("smollm2:135m") >= 0, timeout=10_000)
-    dialog.reject()
-    models.reject()
+    page.reject()
