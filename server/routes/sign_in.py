@@ -4,6 +4,9 @@
                                               holding the `authorization_url` for the client
                                               to open in the system browser; 200 if it
                                               connected without the browser; 502 if it failed
+    DELETE /api/tools/servers/{name}/sign-in  give up a sign-in waiting for the browser (its
+                                              redirect is refused from then on); 200 with
+                                              the server, also when none was under way
     POST /api/tools/servers/{name}/sign-out   forget its tokens, end its session; 200
     GET  /oauth/callback                      where the browser comes back (no token: the
                                               browser has none; bound to the flow by `state`,
@@ -56,6 +59,17 @@ async def sign_in(request: Request) -> JSONResponse:
         error = body["sign_in"]["error"] if body["sign_in"] is not None else None
         raise BadGatewayError(f"signing in to {name} failed: {error}", code="sign_in_failed")
     return JSONResponse(body, status_code=202 if status == "waiting_for_browser" else 200)
+
+
+async def cancel_sign_in(request: Request) -> JSONResponse:
+    svc = services(request)
+    name: str = request.path_params["name"]
+    server = svc.tools.servers.get(name)
+    if server is None or server.sign_in is None:
+        raise NotFoundError(f"no remote MCP server named {name!r}")
+    if server.sign_in.cancel():
+        server.reconnect()  # the attempt that waited for the browser ends; a fresh one asks
+    return JSONResponse(server.json())
 
 
 async def sign_out(request: Request) -> JSONResponse:
@@ -111,6 +125,7 @@ def _page(title: str, text: str, status: int) -> HTMLResponse:
 
 routes = [
     Route("/api/tools/servers/{name}/sign-in", sign_in, methods=["POST"]),
+    Route("/api/tools/servers/{name}/sign-in", cancel_sign_in, methods=["DELETE"]),
     Route("/api/tools/servers/{name}/sign-out", sign_out, methods=["POST"]),
     Route(CALLBACK_PATH, callback, methods=["GET"]),
 ]

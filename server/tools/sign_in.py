@@ -52,7 +52,7 @@ from pydantic import AnyUrl
 from server.logs import keep_secret
 from server.tools.client import HTTP_TIMEOUT, http_transport
 from server.tools.redirects import CALLBACK_PATH, PendingRedirects, Redirect, Waiting
-from server.tools.tokens import TokenStore
+from server.tools.tokens import ServerTokens, TokenStore
 from server.types.tools import SignInJSON, SignInStatus, ToolServerOAuthJSON
 
 log = logging.getLogger(__name__)
@@ -131,6 +131,15 @@ class SignIn:
         self._flow = Flow(redirect_uri)
         self.error = None
         return self._flow
+
+    def cancel(self) -> bool:
+        """The user gave up the sign-in waiting for the browser: its redirect is refused from
+        now on (False: none was under way). The server then connects as it would have."""
+        if self._flow is None:
+            return False
+        self._end_flow("the sign-in was cancelled")
+        self.status = "needs_sign_in"
+        return True
 
     async def sign_out(self) -> None:
         self._end_flow("signed out")
@@ -223,7 +232,8 @@ class SignIn:
                 redirect_uris=[AnyUrl(redirect_uri)],
                 token_endpoint_auth_method="client_secret_basic" if secret else "none",
             )
-        storage = self._tokens.storage(self.server, self._flow_issuer, redirect_uri, registered)
+        browser = self._flow.redirect_uri if self._flow is not None else None
+        storage = self._tokens.storage(self.server, self._flow_issuer, browser, registered)
         provider = _Provider(
             self.url,
             metadata,
@@ -321,11 +331,31 @@ class SignIn:
 
 
 class _Provider(OAuthClientProvider):
-    """The SDK's provider, asking for the scope a step-up wanted as well as what a 401
-    asks for: after a step-up, the sign-in the user starts meets a 401 first (its tokens
-    were dropped), whose challenge names only the narrower scope."""
+    """The SDK's provider, knowing when stored tokens expire, and asking for the scope a
+    step-up wanted as well as what a 401 asks for: after a step-up, the sign-in the user
+    starts meets a 401 first (its tokens were dropped), whose challenge names only the
+    narrower scope."""
 
     wanted_scope: str | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        storage = self.context.storage
+        if isinstance(storage, ServerTokens):
+            storage.metadata = lambda: self.context.oauth_metadata
+
+    async def _initialize(self) -> None:
+        """The stored tokens, and when they expire: the SDK only learns that from a token
+        response, so tokens read back at a launch would count as valid however old. With
+        it, their issuer's metadata: before any discovery the SDK would send a refresh to
+        the MCP server's own origin, which is not the issuer."""
+        await super()._initialize()
+        storage = self.context.storage
+        if not isinstance(storage, ServerTokens) or self.context.current_tokens is None:
+            return
+        kept = await storage.expiry()
+        if kept is not None and self.context.oauth_metadata is None:
+            self.context.token_expiry_time, self.context.oauth_metadata = kept
 
     async def _perform_authorization(self) -> httpx2.Request:
         if self.wanted_scope:

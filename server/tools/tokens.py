@@ -3,9 +3,15 @@ the issuer that granted them; never in mcp.json, logs or exports.
 
 One keyring item per (server, issuer) holds the tokens and the client registration that issuer
 made; one item per server names the issuer of its current sign-in (and every issuer it has
-had, so a sign-out forgets them all). The SDK binds a registration to its issuer (SEP-2352:
-`OAuthClientInformationFull.issuer`) and drops it, with the tokens, when a server's metadata
-points at another issuer; the record keeps that binding, so it holds across launches too.
+had, so a sign-out forgets them all). A record keeps when its access token expires (`expires_at`,
+a time, not the token's relative `expires_in`) and its issuer's metadata (public: where its
+token endpoint is): tokens read back at the next launch are known to have expired, so the SDK
+refreshes them at their issuer first, instead of sending one the server refuses and asking
+the user for a sign-in a refresh makes needless.
+
+The SDK binds a registration to its issuer (SEP-2352: `OAuthClientInformationFull.issuer`) and
+drops it, with the tokens, when a server's metadata points at another issuer; the record keeps
+that binding, so it holds across launches too.
 
 Without a usable keyring (none on this system, locked, refused) the tokens are kept in memory
 for this launch only, and the log says so once.
@@ -16,12 +22,13 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
 import anyio
 import anyio.to_thread
-from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToken
 from pydantic import ValidationError
 
 from server.logs import keep_secret
@@ -132,7 +139,7 @@ class TokenStore:
         self,
         server: str,
         issuer: Callable[[], str | None],
-        redirect_uri: str,
+        redirect_uri: str | None,
         registered: OAuthClientInformationFull | None = None,
     ) -> ServerTokens:
         return ServerTokens(self, server, issuer, redirect_uri, registered)
@@ -149,7 +156,7 @@ class ServerTokens:
         store: TokenStore,
         server: str,
         issuer: Callable[[], str | None],
-        redirect_uri: str,
+        redirect_uri: str | None,
         registered: OAuthClientInformationFull | None = None,
     ) -> None:
         self._store = store
@@ -157,6 +164,8 @@ class ServerTokens:
         self._issuer = issuer
         self._redirect_uri = redirect_uri
         self._registered = registered
+        # The issuer's metadata the flow found (set by the provider): kept with the tokens.
+        self.metadata: Callable[[], OAuthMetadata | None] = lambda: None
 
     async def _current(self) -> dict[str, Any]:
         issuer = await self._store.current_issuer(self._server)
@@ -172,12 +181,32 @@ class ServerTokens:
             _keep_secret(tokens)
         return tokens
 
+    async def expiry(self) -> tuple[float, OAuthMetadata] | None:
+        """When the current access token expires (a time.time()), with the metadata of the
+        issuer that granted it (where its refresh goes), if both were kept."""
+        record = await self._current()
+        expires_at, metadata = record.get("expires_at"), record.get("metadata")
+        if not isinstance(expires_at, int | float) or not isinstance(metadata, dict):
+            return None
+        try:
+            return float(expires_at), OAuthMetadata.model_validate(metadata)
+        except ValidationError:
+            return None
+
     async def set_tokens(self, tokens: OAuthToken) -> None:
         _keep_secret(tokens)
         issuer = self._issuer()
         if issuer is None:  # the SDK always discovers one first; never guess
             return
-        await self._store.put(self._server, issuer, tokens=tokens.model_dump(mode="json"))
+        expires_at = time.time() + tokens.expires_in if tokens.expires_in is not None else None
+        metadata = self.metadata()
+        await self._store.put(
+            self._server,
+            issuer,
+            tokens=tokens.model_dump(mode="json"),
+            expires_at=expires_at,
+            metadata=metadata.model_dump(mode="json") if metadata is not None else None,
+        )
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         if self._registered is not None:
@@ -188,8 +217,11 @@ class ServerTokens:
         except ValidationError:
             return None
         # The authorization server compares redirect URIs exactly, and another launch listened
-        # on another port: a registration for another URI is useless, so the SDK registers anew.
-        if client is None or self._redirect_uri not in {str(u) for u in client.redirect_uris or []}:
+        # on another port: a registration for another URI is useless to a sign-in, so the SDK
+        # registers anew. A connect with no sign-in under way (`redirect_uri` None) sends
+        # nobody to the browser: the registration still refreshes the tokens it was given.
+        uris = {str(u) for u in client.redirect_uris or []} if client is not None else set()
+        if client is None or (self._redirect_uri is not None and self._redirect_uri not in uris):
             return None
         keep_secret(client.client_secret)
         return client

@@ -107,6 +107,12 @@ class AutoApprove:
     async def load_access_token(self, token: str) -> AccessToken | None:
         return self.access.get(token)
 
+    def expire_all_access(self) -> None:
+        """Every access token issued so far is past its lifetime: the resource server refuses
+        them (the SDK's bearer middleware checks `expires_at`)."""
+        for token, access in self.access.items():
+            self.access[token] = access.model_copy(update={"expires_at": int(time.time()) - 60})
+
     async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
         self.access.pop(token.token, None)
         self.refresh.pop(token.token, None)
