@@ -8,7 +8,9 @@ streaming into it, and its memory. Offscreen, software renderer, this process al
 2. scroll: 400 frames of 150 px from the top, then 100 jumps to random messages; the time
    each frame takes (model, layout of new rows, render). Goal p95 <= 16 ms.
 3. stream: a reply of TOKENS tokens (default 2,000) grown a token at a time, each update
-   drawn: its cost early (first 10 %) and late (last 10 %). Goal: flat, <= 16 ms.
+   drawn: its cost early (first 10 %) and late (last 10 %). Goal: flat, <= 16 ms. Then one
+   endless paragraph of TOKENS words, its finished lines cut off as it grows, and the same
+   never cut (what it cost before), to compare.
 4. memory: the process's resident memory before the chat was opened and after all of it.
 """
 
@@ -119,6 +121,26 @@ def main(messages: int, tokens: int) -> None:
     tenth = max(1, tokens // 10)
     summary(f"stream, first {tenth} tokens", costs[:tenth])
     summary(f"stream, last {tenth} tokens ({len(text):,} characters)", costs[-tenth:])
+    # One endless paragraph (no blank line: a small model's habit), its finished lines cut
+    # off as it grows (transcript/sealing.py); then the same with no cut, to compare.
+    for label, cut in (("one paragraph", True), ("one paragraph, never cut", False)):
+        row_id = f"endless-{cut}"
+        view.rows.append(Row(id=row_id, role="assistant", text="", header="m", streaming=True))
+        view.follow()
+        frame(app, view)
+        width = view.rows.sealer.width
+        if not cut:
+            view.rows.sealer.width = 0.0  # (no measure: nothing is cut)
+        text, costs = "", []
+        for i in range(tokens):
+            text += f"word{i} "
+            began = time.perf_counter()
+            view.rows.grow(row_id, [text])
+            frame(app, view)
+            costs.append(time.perf_counter() - began)
+        view.rows.sealer.width = width
+        summary(f"{label}, first {tenth} tokens", costs[:tenth])
+        summary(f"{label}, last {tenth} tokens ({len(text):,} characters)", costs[-tenth:])
 
 
 if __name__ == "__main__":

@@ -10,12 +10,17 @@ BUBBLE_RADIUS = 16
 THUMBNAIL = 64  # an attached image's thumbnail, square
 
 
-def as_map() -> dict[str, object]:
-    """The scales as one map for QML (`look.spacing.l`, `look.type.body`...)."""
+def as_map(text_scale: float = 1.0) -> dict[str, object]:
+    """The scales as one map for QML (`look.spacing.l`, `look.type.body`...), the type sizes
+    times `text_scale` (View → Zoom)."""
     return {
         "spacing": SPACING,
-        "type": TYPE,
+        "type": type_sizes(text_scale),
         "column": COLUMN,
         "bubbleRadius": BUBBLE_RADIUS,
         "thumbnail": THUMBNAIL,
     }
+
+
+def type_sizes(text_scale: float = 1.0) -> dict[str, int]:
+    return {name: round(size * text_scale) for name, size in TYPE.items()}

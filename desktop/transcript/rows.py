@@ -26,6 +26,7 @@ from desktop.composer.attachment_files import size_text
 from desktop.transcript.badges import acted_text, badge_for, stats_for
 from desktop.transcript.blocks import Block, BlockList, PartBlocks
 from desktop.transcript.markdown import MarkdownRenderer
+from desktop.transcript.sealing import Sealer
 from desktop.transcript.sources import place, sources
 from desktop.transcript.step_view import step_view
 from server.types import AttachmentJSON, MessageJSON, PartJSON, SummaryJSON, continuable
@@ -207,6 +208,7 @@ class TranscriptRows(QAbstractListModel):
     def __init__(self, renderer: MarkdownRenderer, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._renderer = renderer
+        self.sealer = Sealer()  # where a streaming reply's long paragraph is cut
         self._items: list[Row | MessageJSON] = []
 
     # -- what QML reads ---------------------------------------------------------------------
@@ -246,8 +248,19 @@ class TranscriptRows(QAbstractListModel):
         if row.role == "user":
             return []  # its words are `question`
         if row.growing is None:  # drawn once (a stored reply), or grown from here on
-            row.growing = PartBlocks(self._renderer)
+            row.growing = PartBlocks(self._renderer, self.sealer if row.streaming else None)
         return row.growing.set_parts(row.parts)
+
+    def remeasure(self, width: float, pixel_size: int) -> None:
+        """The replies' text is drawn at a new width or size: a paragraph cut at the old one
+        is put back together (and a streaming one cut again at the new)."""
+        if not self.sealer.set_measure(width, pixel_size):
+            return
+        for item in self._items:
+            if isinstance(item, Row) and item.growing is not None and item.growing.sealed:
+                item.growing = None
+                if item.blocks is not None:
+                    item.blocks.set_blocks(self._render(item))
 
     # -- what the window does ---------------------------------------------------------------
 

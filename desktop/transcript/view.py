@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QUrl, Signal
+from PySide6.QtCore import QEvent, QObject, QUrl, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtQuickWidgets import QQuickWidget
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 
 from desktop.look import scale
 from desktop.look.icon_images import PROVIDER, IconImages
@@ -57,6 +57,9 @@ class QuickTranscript(QQuickWidget):
         self.list.actionTriggered.connect(self.action_triggered)  # type: ignore[attr-defined]
         self.list.sourceActivated.connect(self.source_activated)  # type: ignore[attr-defined]
         self.list.fileActivated.connect(self.file_activated)  # type: ignore[attr-defined]
+        self._text_scale = 1.0
+        self.list.textWidthChanged.connect(self._remeasure)  # type: ignore[attr-defined]
+        self._remeasure()
 
     @property
     def list(self) -> QObject:
@@ -64,6 +67,25 @@ class QuickTranscript(QQuickWidget):
         root = self.rootObject()
         assert root is not None  # loaded in __init__, or it raised
         return root
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # View → Zoom: the window's font
+            base = QApplication.font().pointSizeF()
+            size = self.font().pointSizeF()
+            self.set_text_scale(size / base if base > 0 and size > 0 else 1.0)
+
+    def set_text_scale(self, text_scale: float) -> None:
+        """The messages' text `text_scale` times its size in the look's type scale."""
+        if text_scale == self._text_scale:
+            return
+        self._text_scale = text_scale
+        self.list.setProperty("look", scale.as_map(text_scale))
+        self._remeasure()
+
+    def _remeasure(self) -> None:
+        width = float(self.list.property("textWidth") or 0.0)
+        self.rows.remeasure(width, scale.type_sizes(self._text_scale)["body"])
 
     def set_dark(self, dark: bool) -> None:
         self.renderer.set_dark(dark)

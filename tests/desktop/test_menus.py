@@ -8,6 +8,7 @@ from typing import Any
 from PySide6.QtGui import QAction, QKeySequence, QPalette
 from PySide6.QtWidgets import QApplication
 
+from desktop.look import scale
 from desktop.window.about_dialog import AboutDialog
 from desktop.window.menus import shortcut_rows
 from desktop.window.shortcuts_dialog import ShortcutsDialog
@@ -80,16 +81,24 @@ def test_commands_are_enabled_only_when_they_can_act(
     qtbot.waitUntil(lambda: "2/2" in gui.transcript_text(), timeout=5_000)
 
 
+def body_size(window: Any) -> int:
+    look = window.transcript.list.property("look")
+    return int(look["type"]["body"])
+
+
 def test_the_view_keys_act(gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any) -> None:
     window = gui.window
     size = window.transcript.font().pointSizeF()
     press(qtbot, gui, "Ctrl+=")
     press(qtbot, gui, "Ctrl+=")
     assert window.view.zoom_level == 2 and window.transcript.font().pointSizeF() > size * 1.15
+    body = scale.TYPE["body"]
+    assert body_size(window) >= round(body * 1.2)  # the messages' text, drawn by QML, too
     press(qtbot, gui, "Ctrl+-")
     assert window.view.zoom_level == 1
     press(qtbot, gui, "Ctrl+0")
     assert window.view.zoom_level == 0 and window.transcript.font().pointSizeF() == size
+    assert body_size(window) == body
     press(qtbot, gui, "Ctrl+B")
     assert window.sidebar.isHidden() and not window.menus.sidebar.isChecked()
     press(qtbot, gui, "Ctrl+B")

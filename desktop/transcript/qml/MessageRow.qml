@@ -214,41 +214,52 @@ Item {
             objectName: "replyBody"
             visible: !row.mine && !row.summary
             width: parent.width
-            spacing: row.look.spacing.s
             Repeater {
                 model: row.blocks
-                delegate: Loader {
-                    id: block
+                // The gap above each block but the first, none above one that goes on with
+                // the paragraph above it (a long paragraph cut while it streamed).
+                delegate: Item {
+                    id: slot
+                    required property int index
                     required property string kind
                     required property string html
                     required property var step
+                    required property bool joined
                     width: reply.width
-                    sourceComponent: kind === "step" ? stepCard : textBlock
-                    Component {
-                        id: textBlock
-                        TextEdit {
-                            objectName: "block"
-                            width: block.width
-                            text: block.html
-                            textFormat: TextEdit.RichText
-                            wrapMode: TextEdit.Wrap
-                            readOnly: true
-                            selectByMouse: true
-                            color: row.colours.text
-                            font.pixelSize: row.look.type.body
-                            onLinkActivated: (link) => row.linkActivated(link)
-                            onLinkHovered: (link) => row.linkHovered(link)
-                            Accessible.name: getText(0, length)
+                    height: block.y + block.height
+                    Loader {
+                        id: block
+                        readonly property string html: slot.html
+                        readonly property var step: slot.step
+                        y: slot.index === 0 || slot.joined ? 0 : row.look.spacing.s
+                        width: slot.width
+                        sourceComponent: slot.kind === "step" ? stepCard : textBlock
+                        Component {
+                            id: textBlock
+                            TextEdit {
+                                objectName: "block"
+                                width: block.width
+                                text: block.html
+                                textFormat: TextEdit.RichText
+                                wrapMode: TextEdit.Wrap
+                                readOnly: true
+                                selectByMouse: true
+                                color: row.colours.text
+                                font.pixelSize: row.look.type.body
+                                onLinkActivated: (link) => row.linkActivated(link)
+                                onLinkHovered: (link) => row.linkHovered(link)
+                                Accessible.name: getText(0, length)
+                            }
                         }
-                    }
-                    Component {
-                        id: stepCard
-                        StepCard {
-                            width: block.width
-                            step: block.step
-                            colours: row.colours
-                            look: row.look
-                            onDetailsWanted: (stepId) => row.stepDetailsWanted(row.rowId, stepId)
+                        Component {
+                            id: stepCard
+                            StepCard {
+                                width: block.width
+                                step: block.step
+                                colours: row.colours
+                                look: row.look
+                                onDetailsWanted: (stepId) => row.stepDetailsWanted(row.rowId, stepId)
+                            }
                         }
                     }
                 }

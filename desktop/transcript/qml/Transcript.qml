@@ -15,6 +15,9 @@ ListView {
     property bool following: true
     // A new chat's page (rich text with links), shown while it has no message.
     property string welcome: ""
+    // How wide a reply's text is drawn (MessageRow's column): Python cuts a long paragraph
+    // that streams where its lines wrap at this width (sealing.py).
+    readonly property real textWidth: Math.min(width - 2 * look.spacing.xl, look.column)
 
     signal linkActivated(string link)
     signal linkHovered(string link)

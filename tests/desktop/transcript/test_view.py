@@ -182,9 +182,13 @@ def test_a_tool_step_is_a_card_between_the_texts_that_opens_on_enter(
         return [plain(t) for t in texts]
 
     qtbot.waitUntil(lambda: in_order() == ["Let me read it.", "It says A."])
-    card_y = items(view, "step")[0].mapToScene(QPointF(0, 0)).y()
-    first, last = sorted(b.mapToScene(QPointF(0, 0)).y() for b in items(view, "block"))
-    assert first < card_y < last  # the step where it ran, between the two texts
+
+    def card_between() -> bool:  # the step where it ran, between the two texts
+        card_y = items(view, "step")[0].mapToScene(QPointF(0, 0)).y()
+        first, last = sorted(b.mapToScene(QPointF(0, 0)).y() for b in items(view, "block"))
+        return first < card_y < last
+
+    qtbot.waitUntil(card_between)  # (laid out a frame after the texts were placed)
     assert items(view, "stepDetails") == []  # closed until asked
     card = items(view, "step")[0]
     card.forceActiveFocus()
