@@ -7,7 +7,18 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, QSignalBlocker, QSize, Qt, Signal
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QRect,
+    QRectF,
+    QSignalBlocker,
+    QSize,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import (
     QAccessible,
     QColor,
@@ -44,6 +55,7 @@ TITLE_SHARE = 0.4
 WAITING_FILL = QColor("#f2b01e")
 WAITING_TEXT = QColor("#1c1c1c")
 DOT_PX = 12  # the busy dot's box, kept free on every row
+BADGE_GAP = 6  # between a title's "…" and the waiting badge
 
 
 class ChatRows(QListWidget):
@@ -203,6 +215,15 @@ class ChatRows(QListWidget):
                 top = row.top() + (row.height() - height) // 2
                 return QRect(row.right() - 3 - width, top, width, height), words
         return QRect(), ""
+
+    def reserved_width(self, index: QModelIndex | QPersistentModelIndex) -> int:
+        """How much of a row's end its badge takes (its title ends before): the delegate asks."""
+        item = self.itemFromIndex(index)
+        if item is None or str(item.data(ID_ROLE)) not in self.waiting:
+            return 0
+        rect, words = self.badge(item)
+        row = self.chat_rect(item)
+        return row.right() - rect.left() + BADGE_GAP if words else 0
 
     def _badge_font(self) -> QFont:
         font = QFont(self.font())

@@ -36,6 +36,22 @@ class OneLineDelegate(QStyledItemDelegate):
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
         return QSize(1, super().sizeHint(option, index).height())
 
+    def initStyleOption(self, option: QStyleOptionViewItem, index: Index) -> None:
+        """A row with something drawn at its end (the list's `reserved_width`: a badge) ends
+        its title in "…" before it, not under it."""
+        super().initStyleOption(option, index)
+        widget = option.widget
+        reserved = getattr(widget, "reserved_width", None)
+        room = reserved(index) if callable(reserved) else 0
+        if room <= 0 or widget is None:
+            return
+        text = widget.style().subElementRect(QStyle.SubElement.SE_ItemViewItemText, option, widget)
+        option.text = option.fontMetrics.elidedText(
+            option.text,
+            Qt.TextElideMode.ElideRight,
+            max(0, option.rect.right() - room - text.left()),
+        )
+
 
 class SearchResultDelegate(OneLineDelegate):
     """Items with a snippet get two lines; the others are drawn as usual."""

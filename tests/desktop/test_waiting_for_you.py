@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QAccessible, QColor
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionViewItem
 
 from desktop.chats.conversation_list import ConversationList
 from desktop.chats.rows import BUSY_TIP, WAITING_FILL, WAITING_TIP
@@ -197,3 +197,33 @@ def test_a_narrow_list_keeps_the_waiting_badge_to_its_dot(qtbot: Any) -> None:
     dot = sidebar.list.dot_rect(item).center()
     qtbot.waitUntil(lambda: colour_at(sidebar, dot) == AMBER)
     assert words in ("Waiting", "")
+
+
+def test_a_waiting_row_s_title_ends_before_its_badge(qtbot: Any) -> None:
+    sidebar = ConversationList()
+    qtbot.addWidget(sidebar)
+    title = "Push the fix to the release branch and tell me when it is done"
+    sidebar.show_conversations([{"id": "a", "title": title}], None)  # type: ignore[list-item]
+    sidebar.resize(280, 300)
+    sidebar.show()
+    qtbot.waitExposed(sidebar)
+    view = sidebar.list
+    item = view.item(0)
+    delegate = view.itemDelegate()
+
+    def drawn_title() -> tuple[str, int]:
+        option = QStyleOptionViewItem()
+        option.initFrom(view)
+        option.rect = view.chat_rect(item)
+        option.widget = view
+        delegate.initStyleOption(option, view.indexFromItem(item))
+        text = view.style().subElementRect(QStyle.SubElement.SE_ItemViewItemText, option, view)
+        return option.text, text.left() + option.fontMetrics.horizontalAdvance(option.text)
+
+    assert drawn_title()[0] == title  # (the row is too narrow for it either way)
+    sidebar.set_waiting({"a"})
+    pill, words = view.badge(item)
+    assert words == WAITING_TIP
+    shown, ends_at = drawn_title()
+    assert shown.endswith("…") and len(shown) < len(title)
+    assert ends_at < pill.left()  # the title's "…" before the badge, not under it
