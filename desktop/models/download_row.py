@@ -7,10 +7,10 @@ cleared with the same button, which then reads "Clear"."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QLabel, QProgressBar, QWidget
+from PySide6.QtWidgets import QProgressBar, QWidget
 
 from desktop.models import words
-from desktop.models.model_row import RowFrame, row_button, tone
+from desktop.models.model_row import LineLabel, RowFrame, row_button, tone
 from server.types.getting_models import DownloadJSON
 
 MOVING = ("queued", "downloading")
@@ -29,7 +29,7 @@ class DownloadRow(RowFrame):
         self.bar.setRange(0, 100)
         self.bar.setTextVisible(False)
         self.bar.setFixedHeight(6)
-        self.figures = QLabel(self)
+        self.figures = LineLabel(self)
         self.figures.setObjectName("row-facts")
         self.text_column.insertWidget(2, self.bar)
         self.text_column.insertWidget(3, self.figures)
@@ -48,7 +48,8 @@ class DownloadRow(RowFrame):
         self.title.setText(download["file"])
         self.title.setToolTip(download["path"])
         self.setAccessibleName(f"Download of {download['file']}")
-        self.facts.setText(f"from {download['repo']} · {words.download_state_words(download)}")
+        said = "" if state == "failed" else f" · {words.download_state_words(download)}"
+        self.facts.setText(f"from {download['repo']}{said}")  # a failure says so below
         self.bar.setValue(words.percent(download))
         self.figures.setText(words.progress_words(download))
         failed = state == "failed"

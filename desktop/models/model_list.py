@@ -49,6 +49,7 @@ class Section(QWidget, Generic[R]):
             row = self.rows[key]
             if self._layout.indexOf(row) != index + 1:
                 self._layout.insertWidget(index + 1, row)
+                row.show()  # now, not at the layout's next turn: a row is there once made
         self.setVisible(bool(keys))
         return made
 

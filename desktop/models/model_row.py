@@ -7,8 +7,17 @@ only shows and asks: each action is a signal with the model's name."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop.models import words
 from server.types import ModelJSON
@@ -30,20 +39,60 @@ def tone(label: QLabel, value: str) -> None:
         label.style().polish(label)
 
 
+class LineLabel(QLabel):
+    """One line that never widens its row (a long file name would push the row's buttons
+    out of sight): what does not fit ends in "…"; `text()` is the whole line, and the
+    tooltip is the one given (the whole line when none is)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._whole = ""
+        self._tip = ""
+
+    def setText(self, text: str) -> None:
+        self._whole = text
+        self.setAccessibleName(text)
+        self._fit()
+
+    def text(self) -> str:
+        return self._whole
+
+    def setToolTip(self, tip: str) -> None:
+        self._tip = tip
+        self._fit()
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(0, super().minimumSizeHint().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        shown = self.fontMetrics().elidedText(
+            self._whole, Qt.TextElideMode.ElideRight, self.width()
+        )
+        super().setText(shown)
+        super().setToolTip(self._tip or (self._whole if shown != self._whole else ""))
+
+
 class RowFrame(QFrame):
     """A card: a title line, a line of facts, a state line, buttons on the right."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("model-row")
-        self.title = QLabel(self)
+        self.title = LineLabel(self)
         self.title.setObjectName("row-title")
-        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.facts = QLabel(self)
+        self.facts = LineLabel(self)
         self.facts.setObjectName("row-facts")
         self.state = QLabel(self)
         self.state.setObjectName("row-state")
-        self.state.setWordWrap(True)
+        self.state.setWordWrap(True)  # a failure's reason, however long, wraps in the row
+        wrapping = self.state.sizePolicy()
+        wrapping.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
+        self.state.setSizePolicy(wrapping)
         self.text_column = QVBoxLayout()
         self.text_column.setSpacing(4)
         for label in (self.title, self.facts, self.state):

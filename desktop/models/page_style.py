@@ -16,6 +16,7 @@ def page_style(p: Palette) -> str:
         + f"""
 QDialog#models-page {{ background: {p.background}; color: {p.text}; }}
 QTabWidget::pane {{ border: none; border-top: 1px solid {p.border}; }}
+QTabWidget::tab-bar {{ left: 8px; }}
 QTabBar::tab {{
     background: transparent; color: {p.muted}; padding: 8px 16px; border: none;
     border-bottom: 2px solid transparent;
