@@ -126,7 +126,7 @@ class ModelRow(RowFrame):
         for button in (self.load_button, self.eject_button, self.default_button,
                        self.settings_button, self.remove_button):  # fmt: skip
             self.buttons.addWidget(button)
-        self.load_button.clicked.connect(lambda: self.load_requested.emit(self.name))
+        self.load_button.clicked.connect(self._on_load_button_clicked)
         self.eject_button.clicked.connect(lambda: self.eject_requested.emit(self.name))
         self.default_button.clicked.connect(lambda: self.default_requested.emit(self.name))
         self.settings_button.clicked.connect(lambda: self.settings_requested.emit(self.name))
@@ -156,12 +156,20 @@ class ModelRow(RowFrame):
         lifecycle = model.get("lifecycle")
         loaded = lifecycle in ("loaded", "busy", "loading")
         self.load_button.setVisible(local and not loaded)
+        self.load_button.setEnabled(True)
         self.eject_button.setVisible(local and loaded)
         self.eject_button.setEnabled(lifecycle != "loading")
         self.default_button.setEnabled(not default)
         self.default_button.setText("Default" if default else "Set default")
         self.settings_button.setVisible(local and "settings" in model)
         self.remove_button.setVisible(model.get("removable", False))
+
+    def _on_load_button_clicked(self) -> None:
+        # Said at once: a load takes seconds, and the server's next word replaces this.
+        self.state.setText("Loading…")
+        tone(self.state, "warning")
+        self.load_button.setEnabled(False)
+        self.load_requested.emit(self.name)
 
     def text(self) -> str:
         """What the row says, as one line (for tests and screen readers)."""

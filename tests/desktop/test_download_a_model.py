@@ -1,8 +1,8 @@
 """A new user gets a real model without leaving Parley (issue 39): on the models page's
-"Download" tab, search the (local) Hugging Face hub, pick a GGUF, download it — killed mid-way and
-resumed from the bytes on disk — see it verified and added, and chat with it. Against a
-local server that speaks the hub's HTTP API (tests/support/hub.py, via HF_ENDPOINT), with
-the real app and its embedded server; nothing reaches the internet."""
+"Download" tab, search the (local) Hugging Face hub, pick a GGUF, download it — killed
+mid-way and resumed from the bytes on disk — see it verified and added, and chat with it.
+Against a local server that speaks the hub's HTTP API (tests/support/hub.py, via
+HF_ENDPOINT), with the real app and its embedded server; nothing reaches the internet."""
 
 from __future__ import annotations
 

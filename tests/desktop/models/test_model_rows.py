@@ -36,6 +36,7 @@ def test_load_and_eject_on_the_row_say_the_state_in_words(
     assert row.load_button.isVisibleTo(page) and not row.eject_button.isVisibleTo(page)
 
     row.load_button.click()
+    assert row.state.text() == "Loading…" and row.state.property("tone") == "warning"
     qtbot.waitUntil(lambda: row.state.text().startswith("Loaded · "), timeout=60_000)
     assert row.state.text().endswith(" MB")  # its process's memory
     assert row.state.property("tone") == "success"
@@ -75,3 +76,21 @@ def test_a_model_a_reply_uses_says_so_and_its_eject_asks_first(
     qtbot.waitUntil(lambda: row.state.text() == "Not loaded", timeout=10_000)
     qtbot.waitUntil(lambda: "Stopped" in gui.transcript_text(), timeout=10_000)
     assert "helper-model" in page.list.models.rows  # ejected, not removed
+
+
+def test_how_long_a_model_stays_loaded_when_idle_is_set_on_its_row(
+    gui: GuiApp, qtbot: Any, tmp_path: Path, data_dir: Path
+) -> None:
+    added(gui, qtbot, tmp_path, "my-model")
+    page = open_page(gui, qtbot)
+    qtbot.waitUntil(lambda: "my-model" in page.list.models.rows, timeout=10_000)
+    model_row(page, "my-model").settings_button.click()
+    box = page.local_settings
+    assert box.isVisibleTo(page) and box.name == "my-model"
+    box.keep_alive.setValue(5)  # minutes
+    box.apply_button.click()
+    qtbot.waitUntil(lambda: "time loaded when idle" in page.message.text(), timeout=10_000)
+    saved = json.loads((data_dir / "models.json").read_text())["settings"]["my-model"]
+    assert saved["keep_alive"] == 300 and "n_ctx" not in saved  # only what changed
+    box.keep_alive.setValue(-1)
+    assert box.keep_alive.text() == "never"
