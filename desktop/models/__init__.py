@@ -1,1 +1,1 @@
-"""The models: the Models dialog, Download a model, Models on this computer."""
+"""The models page: one window for every model (desktop/models/page.py), and the model picker."""

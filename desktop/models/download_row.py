@@ -60,6 +60,8 @@ class DownloadRow(RowFrame):
         self.resume_button.setEnabled(state == "paused" or (failed and download["resumable"]))
         self.cancel_button.setEnabled(state != "verifying")
         self.cancel_button.setText("Clear" if failed else "Cancel")
+        for button in (self.pause_button, self.resume_button, self.cancel_button):
+            button.setAccessibleName(f"{button.text()}: {download['file']}")  # which row's
         self.cancel_button.setToolTip(
             "Forget this download (its partial file is deleted)"
             if failed

@@ -163,6 +163,9 @@ class ModelRow(RowFrame):
         self.default_button.setText("Default" if default else "Set default")
         self.settings_button.setVisible(local and "settings" in model)
         self.remove_button.setVisible(model.get("removable", False))
+        for button in (self.load_button, self.eject_button, self.default_button,
+                       self.settings_button, self.remove_button):  # fmt: skip
+            button.setAccessibleName(f"{button.text()}: {model['name']}")  # which row's
 
     def _on_load_button_clicked(self) -> None:
         # Said at once: a load takes seconds, and the server's next word replaces this.
