@@ -4,7 +4,7 @@ Closing the window, SIGTERM and Ctrl+C all take the same path: hang up the reply
 (exactly what Stop does), wait (bounded) until the server reports no active turn, stop the
 server gracefully and join its thread, then close the window and quit. Whatever arrives
 meanwhile (a second SIGTERM, a close while the server is still starting) joins that one
-path; and nothing of the app's is left running when the loop ends (issue 43).
+path; and nothing of the app's is left running when the loop ends.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ SIGNAL_PUMP_MS = 200
 # The GUI and the embedded server share one GIL. At Python's default 5 ms switch interval a
 # busy server thread (a reply relayed at full speed) holds the GUI thread off for up to 5 ms
 # each time it needs the GIL, several times per frame: max-rate stalls of 18-35 ms, 8-21 at 1 ms,
-# 3-11 ms at 0.2 ms (issue 16, docs/benchmarks.md), at ~5 % of the relay's speed.
+# 3-11 ms at 0.2 ms (docs/benchmarks.md), at ~5 % of the relay's speed.
 GIL_SWITCH_INTERVAL_S = 0.0002
 BACKENDS_LATER = "The new backends apply when the current reply ends."
 

@@ -1,7 +1,7 @@
 """The window's asyncio loop: qasync's, with the wake-ups of a streaming reply made cheap.
 
 A reply reaches the window as a stream of socket reads, and qasync spends more on each read
-than the read itself (issue 16; a profile of max-rate replies, bench/desktop.py):
+than the read itself (a profile of max-rate replies, bench/desktop.py):
 
 - AnyIO, under httpx, asks the loop to watch the socket before each read and to stop after it.
   qasync makes a new QSocketNotifier and connects a new lambda to it every time, and drops it
@@ -9,7 +9,7 @@ than the read itself (issue 16; a profile of max-rate replies, bench/desktop.py)
 - Every `call_soon` (each task step, each future's callback) starts a Qt timer of its own, and
   a readable socket is read from a callback of its own: each is a separate entry from Qt into
   Python, and so one more wait for the GIL, which the embedded server's thread may hold (the
-  window's stalls while it relays, issue 16): 1,190-1,560 entries for that reply.
+  window's stalls while it relays): 1,190-1,560 entries for that reply.
 
 So this loop keeps one notifier per file descriptor for as long as the loop lives, and only
 enables and disables it. A readable socket is read at once, in the entry that reported it,

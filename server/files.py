@@ -1,7 +1,7 @@
 """Files Parley writes whole: to a temporary file beside the target, then renamed over it,
 so a crash leaves the old content or the new one, never half of either.
 
-A file the user made a symlink stays one: the link's target is written (issue 37). The file
+A file the user made a symlink stays one: the link's target is written. The file
 keeps its mode; a new one is the user's alone (0600: it may hold an API key or a header)."""
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ def bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on accepted connections only when the
     # socket says it is TCP. Without it every kept-alive request waited ~40 ms (Nagle and
-    # delayed ACKs), the window's own and every pooled client's (issue 19).
+    # delayed ACKs), the window's own and every pooled client's.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

@@ -18,7 +18,7 @@ TOP_ROWS = 50  # the chats asked for when a reply starts: its chat is the first 
 # send the question, draw it and open the reply's stream: stacked on those (a new chat's
 # first reply), its request and redraw made the costliest frames of a reply, and with a busy
 # process beside the app 4-7 in 20 short replies stalled over 16 ms (1-2 in 20 with this
-# delay; issue 16, docs/benchmarks.md). Replies started within it share one refresh.
+# delay, docs/benchmarks.md). Replies started within it share one refresh.
 # Drawn in those frames, even the move of the chat to the top (no request) stalled 7 of 12
 # replies over 16 ms beside a busy process, 0 of 12 when drawn with this delay.
 LIST_AFTER_START_MS = 250
@@ -112,7 +112,7 @@ class ChatList(Controller):
     async def refresh(self, top: bool = False) -> None:
         """The rows from the server. `top`: only the first TOP_ROWS chats, where one that
         began a reply now is (with 1,000 chats the whole list is 12-19 ms of the window's
-        thread to read, issue 16). The rows below the top are kept as they are, so the whole
+        thread to read). The rows below the top are kept as they are, so the whole
         list is asked for unless they are a whole list already (_rows_are_whole)."""
         client = self._context.require_client()
         query = self._sidebar.query() or None

@@ -2,7 +2,7 @@
 
 Any change to a QListWidget's item (its text, its icon, any role's data) makes the view lay
 out and repaint every row: with 1,000 chats, 9–28 ms a change on a slow machine. The list was
-cleared and built again at every reply's start, 80–270 ms of the window's thread (issue 16).
+cleared and built again at every reply's start, 80–270 ms of the window's thread.
 So the rows shown are kept beside the widget, and a refresh removes, moves, inserts or rewrites
 only the rows that differ: nothing when nothing changed, one move when a chat went to the top.
 """

@@ -1,6 +1,6 @@
 """The sidebar's rows: a chat whose reply is in flight gets a dot (and "Replying…" for a
 screen reader and as its tooltip); one whose reply waits for the user (a tool call to approve,
-a long call to keep or stop: issue 43 item 4) gets its own badge instead, an amber dot and
+a long call to keep or stop) gets its own badge instead, an amber dot and
 "Waiting for you" at the row's end; Delete asks the sidebar to delete the selected chat."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ BADGE_GAP = 6  # between a title's "…" and the waiting badge
 class ChatRows(QListWidget):
     """The rows. A chat whose reply is in flight gets a dot, and one waiting for the user its
     badge, drawn over its row rather than set as its icon or text: any change to an item lays
-    out and repaints every row (issue 16)."""
+    out and repaints every row."""
 
     delete_pressed = Signal()
 

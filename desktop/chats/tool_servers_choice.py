@@ -1,4 +1,4 @@
-"""Which MCP servers' tools a chat offers (issue 42), in its settings: one tick per server, with
+"""Which MCP servers' tools a chat offers, in its settings: one tick per server, with
 what its tools' definitions take of every prompt ("~1.2k tokens"); all of them by default. A
 small model's context is better spent on the chat than on tools it will not use."""
 

@@ -1,4 +1,4 @@
-""" "Compact now" (issue 42): the chat's earlier messages summarised on the user's word,
+""" "Compact now": the chat's earlier messages summarised on the user's word,
 streamed like a turn. Stop hangs up, and the server then saves nothing: the chat stays as it
 was. One at a time per window; the server refuses it (409) while a reply of the chat streams,
 and the window does not offer it then."""

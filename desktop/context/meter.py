@@ -1,4 +1,4 @@
-"""The chat's context meter (issue 42): how much of the model's context the next turn would
+"""The chat's context meter: how much of the model's context the next turn would
 take — "3.1k / 4k tokens" ("~" when estimated; no limit when the model's is not known), a
 small bar, and a tooltip that breaks it down. Beside it, "Compact now", and while a summary is
 being made, what is happening and Stop."""

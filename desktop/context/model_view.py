@@ -1,4 +1,4 @@
-"""The model's view of the chat on screen (issue 42), in the window: its context meter, kept up
+"""The model's view of the chat on screen, in the window: its context meter, kept up
 to date (a chat opened, a reply ended, a summary made, edited or undone, another model or
 other tool servers chosen; never on the GUI's thread), the summaries' markers acted on, and
 "Compact now". The window makes one, puts its meter in the chat's column, and hands it the

@@ -1,4 +1,4 @@
-"""A summary's marker in the transcript, acted on (issue 42): view it, edit it (the server
+"""A summary's marker in the transcript, acted on: view it, edit it (the server
 keeps the user's words), undo it (the messages are in the model's view again; nothing was
 ever deleted). The transcript's markers follow what the server says."""
 

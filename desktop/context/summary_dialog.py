@@ -1,4 +1,4 @@
-"""A summary of earlier messages (issue 42): what the model is given in their place, read or
+"""A summary of earlier messages: what the model is given in their place, read or
 edited. Saving asks the server (`save_requested`); the dialog stays open until the window
 says it was saved (`accept`) or why not (`show_error`)."""
 

@@ -11,7 +11,7 @@ def scroll_bar(groove: str, handle: str, hover: str) -> str:
 
     The platform's (Fusion's) paints gradients anew at every move of its handle: 1.2-1.7 ms
     a repaint, and a growing reply moves it at each update, where the text itself repaints
-    in ~0.2 ms (issue 16, docs/benchmarks.md). This one repaints in ~0.07 ms. Colours are
+    in ~0.2 ms (docs/benchmarks.md). This one repaints in ~0.07 ms. Colours are
     given, not `palette(...)`: a style sheet reads the palette only when it is set, so the
     owner sets it again when the palette changes.
     """

@@ -3,7 +3,7 @@ or dark palette), or light or dark whatever the system says. The transcript redr
 in the new colours when the palette changes (its code colours and badges are baked in).
 
 In a dark palette the platform style (Fusion) draws an unticked box's border in the window's
-colour made darker, on a dark field: nearly invisible (issue 43). `VisibleChecks` draws it
+colour made darker, on a dark field: nearly invisible. `VisibleChecks` draws it
 again in a colour between the text's and the field's; and the dark palette gives the
 shades a sunken line is drawn with (light, dark), which otherwise are the light palette's
 white."""

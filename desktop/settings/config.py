@@ -35,7 +35,7 @@ def config_dir() -> Path:
 class Backend:
     base_url: str
     model: str
-    # Tokens the model sees at once; None: the server asks the upstream (issue 42).
+    # Tokens the model sees at once; None: the server asks the upstream.
     context: int | None = None
 
 

@@ -45,7 +45,7 @@ def lay_out(
 
 def window_title(title: str | None, waiting_here: bool, waiting_elsewhere: int) -> str:
     """The window's title: the chat on screen, "waiting for you" when its reply waits for
-    the user's answer (a call to approve, a long call to keep or stop; issue 43 item 4), and
+    the user's answer (a call to approve, a long call to keep or stop), and
     how many other chats wait, so a taskbar says it while the window is in the background."""
     parts = [title] if title else []
     if waiting_here:

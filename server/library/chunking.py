@@ -52,7 +52,7 @@ def _cut(text: str, first: int, last: int) -> list[tuple[str, int, int]]:
     """A paragraph longer than a passage, cut at line ends (or anywhere, at worst).
 
     Walks the paragraph by offset rather than slicing off what is left after each cut, which
-    copied the rest every time: an 18.6 MB log with no blank line took 36 s (issue 38). A cut
+    copied the rest every time: an 18.6 MB log with no blank line took 36 s. A cut
     inside a line leaves the rest of that line, and its number, to the next piece."""
     pieces: list[tuple[str, int, int]] = []
     start = 0

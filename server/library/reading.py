@@ -1,4 +1,4 @@
-"""Reading a file of the library as hostile input (issue 37).
+"""Reading a file of the library as hostile input.
 
 A library folder is the user's, but what is in it may change under Parley at any moment: a
 file swapped for a link to `~/.ssh/id_rsa` between the walk and the read, a folder swapped

@@ -81,7 +81,7 @@ def _initial(conn: sqlite3.Connection) -> None:
 
 
 def _identity(conn: sqlite3.Connection) -> None:
-    # Which file was read (issue 37): a file swapped for another with the same size and time
+    # Which file was read: a file swapped for another with the same size and time
     # is read again. NULL (rows from before, and files that could not be opened) never
     # matches, so such a file is read again at the next scan.
     conn.execute("ALTER TABLE files ADD COLUMN device INTEGER")

@@ -1,4 +1,4 @@
-"""Folders that hold secrets rather than documents (issue 37).
+"""Folders that hold secrets rather than documents.
 
 Whatever the library indexes, `search_documents` hands to the model without asking (it is
 read-only and built in), and an upstream model is another company's server. So a folder that

@@ -1,4 +1,4 @@
-"""A cited source shown at its place: the cited lines of a file, read again now (issue 37).
+"""A cited source shown at its place: the cited lines of a file, read again now.
 
 A citation's path is data, and it may come from an imported file: it names any path the
 author liked (`/etc/passwd`, `~/.ssh/id_rsa`, `/dev/zero`, a FIFO). So a cited file is read

@@ -1,6 +1,6 @@
 """Parsing and cutting a library file in a worker process: hostile input gets a budget.
 
-Why a process (issue 38): a 21 KB PDF of 40 pages sharing one 5 MB content stream costs pypdf
+Why a process: a 21 KB PDF of 40 pages sharing one 5 MB content stream costs pypdf
 ~10 s of CPU a page. In a thread it held the indexer for minutes, slowed the whole server (it
 shares the GIL), and could not be stopped: removing its folder left the thread burning CPU.
 A process can be killed at once, and its CPU time, memory and output can be bounded:

@@ -1,4 +1,4 @@
-"""Will a GGUF model fit on this machine, at a context size? (issue 39: "what fits")
+"""Will a GGUF model fit on this machine, at a context size? ("what fits")
 
 From the file's header (server/models/gguf.py) and this machine's memory, an estimate of
 what loading it costs, with the figures it used, and a verdict:

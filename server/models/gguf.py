@@ -5,7 +5,7 @@ and to show its size, quantization and context length. Every length read from th
 bounded, and so is the whole header (keys, strings, array items, tensors, bytes and time), so
 a hostile or damaged file costs little and raises `GGUFError` with the reason. Per-length caps
 alone let a 12 KB sparse file claim a million empty strings in key after key: 59 s in a pool
-thread, then accepted (issue 38). A claimed count is checked against what is left of the
+thread, then accepted. A claimed count is checked against what is left of the
 budget before a single item is read, so such a header is refused at its first big claim.
 """
 

@@ -18,7 +18,7 @@ def _no_constant(name: str) -> None:
 
 
 # One decoder for every chunk: `json.loads` with an argument builds a new one per call, which
-# cost as much as the parse itself at a token per chunk (issue 16).
+# cost as much as the parse itself at a token per chunk.
 _DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 

@@ -53,7 +53,7 @@ class OpenAICompatBackend:
     kind = "openai_compat"
     slots = 1  # replies at once (Parley's own limit; the upstream may queue more)
     tools_unsupported: str | None = None  # an upstream that cannot call tools says so itself
-    images_unsupported: str | None = None  # the same for images (issue 43)
+    images_unsupported: str | None = None  # the same for images
 
     def __init__(
         self,
@@ -214,7 +214,7 @@ class OpenAICompatBackend:
                     if encoding not in ("", "identity"):
                         # Asked for identity: a compressed stream is refused, not inflated.
                         # A few hundred KB of gzip inflate to GBs and starved the whole
-                        # server (issue 19); a token stream gains nothing from compression.
+                        # server; a token stream gains nothing from compression.
                         raise BackendError(
                             f"the upstream sent a compressed stream ({encoding}); Parley "
                             "reads replies uncompressed"
@@ -226,7 +226,7 @@ class OpenAICompatBackend:
                                 return
                             # The text of every event one read brought, as one delta: at a
                             # fast upstream's rate, a delta per token kept the server's
-                            # thread (and so the window's GIL) busy per token (issue 16).
+                            # thread (and so the window's GIL) busy per token.
                             said: list[str] = []
                             for data in batch:
                                 if data == b"[DONE]":

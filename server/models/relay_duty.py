@@ -1,6 +1,6 @@
 """Keeping the relay's busy stretches short, so the window's thread is never kept waiting.
 
-The embedded server shares the window's process, and so its GIL (issue 16). An upstream that
+The embedded server shares the window's process, and so its GIL. An upstream that
 sends faster than Parley can relay (the scripted one at its max rate; a fast batch server)
 keeps the server's thread running Python without a break. On a loaded machine (two cores, a
 busy process beside the app) the OS then often takes the CPU from that thread *while it holds

@@ -1,4 +1,4 @@
-"""How many tokens an OpenAI-compatible upstream serves at once, asked of the upstream (issue 42).
+"""How many tokens an OpenAI-compatible upstream serves at once, asked of the upstream.
 
 OpenAI's API does not say it, but most servers say it somewhere. Tried in order, each answer
 bounded in time and bytes (`ModelLimits.upstream_context_*`) and its JSON taken as hostile

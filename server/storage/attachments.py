@@ -1,4 +1,4 @@
-"""Attachments' rows (issue 43): an upload's row until a message takes it, then its chat's
+"""Attachments' rows: an upload's row until a message takes it, then its chat's
 alone and its place in the message (`messages.attachments`, with the text the model is given).
 Functions run on the database thread (server/storage/db.py); the files themselves are
 server/attachments/'s, but for their removal with their chat (`remove_files`): the rows go with

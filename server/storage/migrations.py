@@ -90,7 +90,7 @@ def _initial_schema(conn: sqlite3.Connection) -> None:
 
 
 def _index_replies_once_settled(conn: sqlite3.Connection) -> None:
-    """Search indexes a reply when it settles, not at every checkpoint (issue 19: each
+    """Search indexes a reply when it settles, not at every checkpoint (each
     checkpoint re-indexed the whole text, 204 MB of index churn for a 40 MB reply).
 
     While a reply is `streaming` its index entry is the empty text it was opened with;
@@ -124,7 +124,7 @@ def _index_replies_once_settled(conn: sqlite3.Connection) -> None:
 
 
 def _tool_steps(conn: sqlite3.Connection) -> None:
-    """Replies keep their tool steps (issue 11): `messages.parts` holds a reply's text and
+    """Replies keep their tool steps: `messages.parts` holds a reply's text and
     tool steps in order as JSON, NULL for a reply of text alone (its parts are its
     content, so existing rows need nothing). `conversations.tools`: may the model call the
     configured tools in this conversation (on for every existing one)."""
@@ -134,12 +134,12 @@ def _tool_steps(conn: sqlite3.Connection) -> None:
 
 def _documents_switch(conn: sqlite3.Connection) -> None:
     """`conversations.documents`: put passages of the user's documents into the prompt
-    (issue 12: for models that cannot call tools); off for every existing chat."""
+    (for models that cannot call tools); off for every existing chat."""
     conn.execute("ALTER TABLE conversations ADD COLUMN documents INTEGER NOT NULL DEFAULT 0")
 
 
 def _branches(conn: sqlite3.Connection) -> None:
-    """Versions of messages (issue 13): each message follows its `parent_id`, so an edited
+    """Versions of messages: each message follows its `parent_id`, so an edited
     question or a regenerated reply is a sibling; `conversations.leaf_id` ends the selected
     branch. Existing chats are one branch: each message follows the one before it.
     `messages.continued`: how a stopped reply was continued. `conversations.params`: the
@@ -163,7 +163,7 @@ def _branches(conn: sqlite3.Connection) -> None:
 
 
 def _search_prefixes(conn: sqlite3.Connection) -> None:
-    """Prefix tables for 2- and 3-character prefixes in the search index (issue 13): what a
+    """Prefix tables for 2- and 3-character prefixes in the search index: what a
     person types is searched as prefixes, and a short prefix ("th", "w0") otherwise merges
     the entries of thousands of words (860 ms at 100,000 messages). The index is rebuilt
     from the messages; a reply still `streaming` (left by a crash) is indexed as the empty
@@ -205,7 +205,7 @@ def _finish_reason(conn: sqlite3.Connection) -> None:
 
 
 def _import_staging(conn: sqlite3.Connection) -> None:
-    """`conversations.import_id`: an import still being written (issue 38). Its conversations
+    """`conversations.import_id`: an import still being written. Its conversations
     are written in short batches, hidden (listing, search and export-all skip them), and shown
     by one UPDATE when its last batch commits; rows of an import a crash cut are deleted at
     the next start (server/transfer/staging.py). NULL for every chat shown."""
@@ -217,7 +217,7 @@ def _import_staging(conn: sqlite3.Connection) -> None:
 
 
 def _index_imports_later(conn: sqlite3.Connection) -> None:
-    """`messages.indexed`: whether the row is in the search index (issue 38). An import writes
+    """`messages.indexed`: whether the row is in the search index. An import writes
     its messages with 0, so the index's work (two thirds of an import's database time) is off
     its path; a background pass indexes them once they are shown, a short batch at a time,
     and sets 1 (server/transfer/indexing.py). Each trigger that keeps the index in step with
@@ -264,14 +264,14 @@ def _index_imports_later(conn: sqlite3.Connection) -> None:
 
 
 def _stop_receipts(conn: sqlite3.Connection) -> None:
-    """`messages.ended`: what a stop ended (issue 41), JSON (server.types.EndedJSON): the model
+    """`messages.ended`: what a stop ended, JSON (server.types.EndedJSON): the model
     calls, tool calls, sub-agents and approval waits under way, and the calls that may have
     acted. NULL for every reply before it, and for one that was not stopped."""
     conn.execute("ALTER TABLE messages ADD COLUMN ended TEXT")
 
 
 def _summaries(conn: sqlite3.Connection) -> None:
-    """`summaries` (issue 42): what compaction wrote of a branch's earlier messages, which the
+    """`summaries`: what compaction wrote of a branch's earlier messages, which the
     model is given in their place from then on. `through_id`: the last message it covers (on
     every branch through it). Nothing is deleted by it: the messages stay, shown and searched;
     `undone` (the user's undo) puts them back in the model's view."""
@@ -293,13 +293,13 @@ def _summaries(conn: sqlite3.Connection) -> None:
 
 
 def _tool_servers(conn: sqlite3.Connection) -> None:
-    """`conversations.tool_servers` (issue 42): the MCP servers whose tools a chat offers the
+    """`conversations.tool_servers`: the MCP servers whose tools a chat offers the
     model, as a JSON list of names; NULL: every server (as before)."""
     conn.execute("ALTER TABLE conversations ADD COLUMN tool_servers TEXT")
 
 
 def _attachments(conn: sqlite3.Connection) -> None:
-    """Files attached to messages (issue 43). `attachments`: one row per upload, its bytes in
+    """Files attached to messages. `attachments`: one row per upload, its bytes in
     the data dir's attachments/ under its id; `conversation_id` is set when a message carries
     it (NULL: not sent yet, or its chat was deleted; deleted after a day). `text`: a text
     file's or a PDF's text until it is sent. `messages.attachments`: a user message's files as

@@ -1,4 +1,4 @@
-"""A conversation as the API serves it: the selected branch, whole or a page of it (issue 38).
+"""A conversation as the API serves it: the selected branch, whole or a page of it.
 
 The branch is found from the messages' ids and parents alone (one range of an index, ~0.2 s
 at 100,000 messages); only the messages of the page are read whole. A page is the `limit`

@@ -1,4 +1,4 @@
-"""Reads of the database on connections and threads of their own (issue 38 item 2).
+"""Reads of the database on connections and threads of their own.
 
 The writer's one thread (server/storage/db.py) is where a streaming reply's checkpoints wait; a read
 of a 100,000-message chat there took ~1 s, and the reply went that long unsaved. Under WAL a

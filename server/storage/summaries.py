@@ -1,4 +1,4 @@
-"""Summaries of a branch's earlier messages (issue 42; table `summaries`, migration 0011).
+"""Summaries of a branch's earlier messages (table `summaries`, migration 0011).
 
 Compaction writes one when the next turn would not fit the model's context; from then on the
 model is given it in place of the messages it covers. The messages themselves are never

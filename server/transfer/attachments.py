@@ -1,4 +1,4 @@
-"""Attachments in an export and back (issue 43): each message's files go out with the text the
+"""Attachments in an export and back: each message's files go out with the text the
 model was given and their bytes (base64), and come back checked as hostile input: names
 cleaned, sizes bounded, an image's bytes that are no image refused. An imported file always
 gets a new id (`Carried`): the ids a file gives only say which of its messages share a file,

@@ -128,7 +128,7 @@ def _markdown_message(message: MessageJSON) -> list[str]:
             lines += [f"*Tool {part['name']}: {part['status']}*", ""]
         else:
             citations.append(part)
-    # Cited, then the prompt's passages it did not cite (issue 43 item 7).
+    # Cited, then the prompt's passages it did not cite.
     for heading, cited in (("Sources:", True), ("Passages given to the model:", False)):
         listed = [part for part in citations if part.get("cited", True) is cited]
         if listed:
@@ -143,7 +143,7 @@ def _markdown_message(message: MessageJSON) -> list[str]:
 
 
 def _markdown_summary(summary: SummaryJSON) -> list[str]:
-    """Compaction's marker (issue 42): the messages above were given to the model as this."""
+    """Compaction's marker: the messages above were given to the model as this."""
     whose = "in the user's words" if summary["model"] is None else f"by {summary['model']}"
     said = [f"> {line}" if line else ">" for line in summary["content"].split("\n")]
     return [

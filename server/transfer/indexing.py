@@ -1,4 +1,4 @@
-"""Imported messages enter the search index after the import, in the background (issue 38).
+"""Imported messages enter the search index after the import, in the background.
 
 An import writes its messages outside the index (`messages.indexed = 0`, migration 0009):
 the index's work was two thirds of an import's database time. An import of up to 20,000

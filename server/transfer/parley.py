@@ -159,7 +159,7 @@ def _names(value: object, where: str) -> list[str] | None:
 
 
 def _summaries(value: object, ids: set[str], where: str, max_chars: int) -> list[Summary]:
-    """Compaction's summaries (issue 42): each must end at one of the conversation's
+    """Compaction's summaries: each must end at one of the conversation's
     messages."""
     if value is None:
         return []

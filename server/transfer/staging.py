@@ -153,8 +153,8 @@ def _messages_taken(conn: sqlite3.Connection, messages: list[Message]) -> bool:
 
 def _renumber(conn: sqlite3.Connection, conversation: Conversation, start: int) -> None:
     """New ids for the conversation's messages from `start` on (and for the conversation
-    itself when `start` is 0: a conversation held in one batch gets all new ids, as before
-    issue 38). A piece after the first keeps the ids its earlier pieces were written with."""
+    itself when `start` is 0: a conversation held in one batch gets all new ids). A piece
+    after the first keeps the ids its earlier pieces were written with."""
     later = conversation.messages[start:]
     new = {m.id: uuid.uuid4().hex for m in later}
     if start == 0:

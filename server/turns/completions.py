@@ -142,7 +142,7 @@ class ChunkWriter:
         return chunk
 
     def compaction(self, event: CompactionJSON) -> ChunkJSON:
-        """Earlier messages are being summarised (how far), or were (issue 42): no choices."""
+        """Earlier messages are being summarised (how far), or were: no choices."""
         chunk = self.chunk({})
         chunk["choices"] = []
         chunk["parley"] = {"compaction": event}

@@ -237,7 +237,7 @@ class StatelessTurn:
 
 
 class CompactionTurn:
-    """ "Compact now" (issue 42): the conversation's earlier messages summarised, whether or
+    """ "Compact now": the conversation's earlier messages summarised, whether or
     not the next turn needs it; no message is written, only the summary."""
 
     sources: tuple[CitationPartJSON, ...] = ()

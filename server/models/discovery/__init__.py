@@ -1,5 +1,5 @@
 """The GGUF files already on this machine, found where other apps keep them and used in place,
-never copied (issue 39, "zero-copy library").
+never copied ("zero-copy library").
 
 Looked in: LM Studio's models folders (`lmstudio.py`), Ollama's store (`ollama.py`: its
 manifests name each model's blob), the Hugging Face cache (`hf_cache.py`: snapshot links into

@@ -1,4 +1,4 @@
-"""Models from the Hugging Face Hub (issue 39): the catalog (search, a repository's GGUF
+"""Models from the Hugging Face Hub: the catalog (search, a repository's GGUF
 files) and downloads (each in a child process that can be killed, resumed from the bytes on
 disk, verified against the hub's sha256, then added like any GGUF: server/models/adding.py).
 
