@@ -5,7 +5,14 @@ long it stays loaded with no reply (used as it is)."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFormLayout, QGroupBox, QPushButton, QSpinBox, QWidget
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QPushButton,
+    QSpinBox,
+    QWidget,
+)
 
 from server.types import LocalModelSettingsJSON
 
@@ -30,11 +37,15 @@ class LocalSettingsBox(QGroupBox):
         self.apply_button = QPushButton("Apply", self)
         self.apply_button.setAutoDefault(False)
         form = QFormLayout(self)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
         form.addRow("Context per conversation:", self.n_ctx)
         form.addRow("Generation threads:", self.n_threads)
         form.addRow("Layers on the GPU (0: CPU only):", self.n_gpu_layers)
         form.addRow("Unload when idle for (0: after each reply):", self.keep_alive)
-        form.addRow(self.apply_button)
+        apply_row = QHBoxLayout()
+        apply_row.addWidget(self.apply_button)
+        apply_row.addStretch(1)
+        form.addRow(apply_row)
         self.apply_button.clicked.connect(self._on_apply_button_clicked)
 
     def _spin(self, low: int, high: int, step: int, suffix: str, name: str) -> QSpinBox:

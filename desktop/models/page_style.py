@@ -51,10 +51,5 @@ QHeaderView::section {{
 }}
 QGroupBox {{ border: 1px solid {p.border}; border-radius: 8px; margin-top: 16px; padding: 8px; }}
 QGroupBox::title {{ subcontrol-origin: margin; left: 12px; color: {p.muted}; }}
-QSpinBox {{
-    background: {p.background}; color: {p.text}; border: 1px solid {p.border};
-    border-radius: 8px; padding: 3px 6px;
-}}
-QSpinBox:focus {{ border: 2px solid {p.accent}; padding: 2px 5px; }}
 """
     )
