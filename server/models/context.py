@@ -68,3 +68,26 @@ def fit_to_context(
             f"{budget} fit with room for a reply"
         )
     return head + rest, dropped, total
+
+
+# How far back a chat's messages are counted with the tokenizer, in contexts' worth of
+# estimated tokens: past that, an exact count changes nothing the user can act on.
+COUNTED_CONTEXTS = 2
+
+
+def counted_from(texts: list[str], context: int | None) -> int:
+    """The index of the oldest of `texts` (a chat's history, oldest first) worth counting
+    with the tokenizer: the newest ones whose estimate stays within COUNTED_CONTEXTS
+    contexts; older ones are estimated. All of them (0) when the context is not known.
+
+    A 10,000-message chat's meter asked the engine for 10,000 counts on its first opening,
+    each a request, while a prompt holds a few dozen of them."""
+    if context is None:
+        return 0
+    room = COUNTED_CONTEXTS * context
+    total = 0
+    for at in range(len(texts) - 1, -1, -1):
+        total += estimate_tokens(texts[at]) + MESSAGE_OVERHEAD
+        if total > room:
+            return at + 1
+    return 0

@@ -35,7 +35,13 @@ from server.http.jsonbody import read_object, text_field
 from server.library.chunking import MAX_CHARS, OVERLAP_CHARS
 from server.library.tool import PROMPT_INTRO, PROMPT_PASSAGES, PromptDocuments, SourceNumbers
 from server.models.base import ChatBackend
-from server.models.context import IMAGE_TOKENS, MESSAGE_OVERHEAD, estimate_tokens, prompt_budget
+from server.models.context import (
+    IMAGE_TOKENS,
+    MESSAGE_OVERHEAD,
+    counted_from,
+    estimate_tokens,
+    prompt_budget,
+)
 from server.routes.conversations import turn_tools, uses_documents
 from server.routes.services import Services, services
 from server.turns.completions import ChunkWriter
@@ -97,7 +103,13 @@ async def get_context(request: Request) -> JSONResponse:
     first = 1 if history and history[0]["role"] == "system" else 0
     texts = [m["content"] + json.dumps(m.get("tool_calls", "")) for m in history]
     tools_text = json.dumps(tools) + instructions if tools else ""
-    counts, estimated = await backend.count_tokens([*texts, tools_text])
+    # The system prompt, the newest messages and the tools counted; messages older than
+    # any prompt could hold, estimated.
+    start = first + counted_from(texts[first:], backend.context_length)
+    exact, estimated = await backend.count_tokens([*texts[:first], *texts[start:], tools_text])
+    older = [estimate_tokens(text) for text in texts[first:start]]
+    counts = [*exact[:first], *older, *exact[first:]]
+    estimated = estimated or bool(older)
     system_part = counts[0] + MESSAGE_OVERHEAD if first else 0
     history_part = sum(c + MESSAGE_OVERHEAD for c in counts[first:-1])
     images = (
