@@ -64,6 +64,7 @@ class ModelList(QScrollArea):
     resume_requested = Signal(str)
     cancel_requested = Signal(str)
     use_requested = Signal(str, str)  # a found file's path, the name to give it
+    add_requested = Signal(str)  # a downloaded file's path: a model again
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -96,9 +97,10 @@ class ModelList(QScrollArea):
             origin = origins.get(model["name"])
             self.models.rows[model["name"]].show_model(model, f"from {origin}" if origin else "")
 
-    def show_downloads(self, downloads: list[DownloadJSON]) -> None:
-        """Every download not yet a model (a completed one is its model's row)."""
-        shown = [d for d in downloads if d["state"] != "completed"]
+    def show_downloads(self, downloads: list[DownloadJSON], models: set[str]) -> None:
+        """Every download not yet a model (a completed one is its model's row, unless that
+        model is gone: `models` are the names there are)."""
+        shown = [d for d in downloads if d["state"] != "completed" or d["model"] not in models]
         made = self.downloads.keep([d["id"] for d in shown])
         for download in shown:
             self.downloads.rows[download["id"]].show_download(download)
@@ -128,6 +130,7 @@ class ModelList(QScrollArea):
         row.pause_requested.connect(self.pause_requested)
         row.resume_requested.connect(self.resume_requested)
         row.cancel_requested.connect(self.cancel_requested)
+        row.add_requested.connect(self.add_requested)
         return row
 
     def _found_row(self, path: str) -> FoundRow:

@@ -45,8 +45,8 @@ class ModelsPage(ServerDialog):
         self.setWindowTitle("Models")
         self.setObjectName("models-page")
         self.resize(960, 680)
-        self._models: list[ModelJSON] = []
-        self._downloads: list[DownloadJSON] = []
+        self._models: list[ModelJSON] | None = None  # None: not heard from the server yet
+        self._downloads: list[DownloadJSON] | None = None
         self._download_states: dict[str, str] = {}
         self.list = ModelList(self)
         self.local_settings = LocalSettingsBox(self)
@@ -88,6 +88,7 @@ class ModelsPage(ServerDialog):
         self.list.remove_requested.connect(lambda name: self.remove_requested.emit(name, False))
         self.list.eject_requested.connect(lambda name: self.eject_requested.emit(name, False))
         self.list.settings_requested.connect(self._on_list_settings_requested)
+        self.list.add_requested.connect(self._on_list_add_requested)
         self.hub.noted.connect(self.show_note)
         self._style()
 
@@ -95,7 +96,7 @@ class ModelsPage(ServerDialog):
 
     def show_models(self, models: list[ModelJSON]) -> None:
         self._models = models
-        self.list.show_models(models, self._origins())
+        self._show_list()
         names = {m["name"] for m in models}
         if self.local_settings.name is not None and self.local_settings.name not in names:
             self.local_settings.name = None
@@ -107,8 +108,17 @@ class ModelsPage(ServerDialog):
             self.show_note("")  # a note said what was asked; the rows now say what came of it
         self._download_states = states
         self._downloads = downloads
-        self.list.show_downloads(downloads)
-        self.list.show_models(self._models, self._origins())
+        self._show_list()
+
+    def _show_list(self) -> None:
+        """Once both are known: a finished download is its model's row, unless the model
+        was removed since (then its row offers to add the file again)."""
+        models, downloads = self._models, self._downloads
+        if models is None or downloads is None:
+            return
+        self.list.show_downloads(downloads, {m["name"] for m in models})
+        origins = {d["model"]: d["repo"] for d in downloads if d["model"]}
+        self.list.show_models(models, origins)
 
     def show_download_started(self) -> None:
         """Its row is on the Models tab, at the top of the list: seen at once."""
@@ -118,10 +128,6 @@ class ModelsPage(ServerDialog):
     def show_found(self, found: list[FoundModelJSON]) -> None:
         self.list.show_found(found)
 
-    def _origins(self) -> dict[str, str]:
-        """The repository each downloaded model came from, by its name."""
-        return {d["model"]: d["repo"] for d in self._downloads if d["model"]}
-
     # -- what the user does ----------------------------------------------------------------
 
     def _on_list_settings_requested(self, name: str) -> None:
@@ -130,11 +136,15 @@ class ModelsPage(ServerDialog):
             box.setVisible(False)
             box.name = None
             return
-        model = next((m for m in self._models if m["name"] == name), None)
+        model = next((m for m in self._models or [] if m["name"] == name), None)
         settings = model.get("settings") if model is not None else None
         if settings is not None:
             box.show_settings(name, settings)
             box.setVisible(True)
+
+    def _on_list_add_requested(self, path: str) -> None:
+        self.show_note(f"Adding {path}…")
+        self.add_requested.emit(path)
 
     def _on_add_button_clicked(self) -> None:
         path, _filter = QFileDialog.getOpenFileName(

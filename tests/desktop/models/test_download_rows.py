@@ -142,3 +142,23 @@ def test_a_file_asked_for_twice_is_a_note_not_an_error(
     qtbot.waitUntil(lambda: "already" in page.message.text(), timeout=15_000)
     assert not is_error(page)
     assert "id" not in page.message.text().split()
+
+
+def test_a_downloaded_model_removed_can_be_added_again(
+    hub: LocalHub, gui: GuiApp, qtbot: Any
+) -> None:
+    hub.add("someone/Smol-GGUF", {FILE: HubFile(bundled_gguf())})
+    page = open_page(gui, qtbot)
+    start_from_hub(page, qtbot, "smol")
+    name = "SmolLM2-135M-Instruct-Q4_1"
+    qtbot.waitUntil(lambda: name in page.list.models.rows, timeout=60_000)
+    qtbot.waitUntil(lambda: not download_rows(page), timeout=10_000)
+    page.list.models.rows[name].remove_button.click()
+    # Its file is still on disk, and its download remembered: the row comes back to say so.
+    qtbot.waitUntil(lambda: len(download_rows(page)) == 1, timeout=15_000)
+    row = only_download(page)
+    assert "Downloaded, not a model now" in row.text() and "from someone/Smol-GGUF" in row.text()
+    assert row.add_button.isVisibleTo(page) and row.cancel_button.text() == "Clear"
+    row.add_button.click()
+    qtbot.waitUntil(lambda: name in page.list.models.rows, timeout=15_000)
+    qtbot.waitUntil(lambda: not download_rows(page), timeout=10_000)
