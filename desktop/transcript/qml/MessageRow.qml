@@ -205,6 +205,27 @@ Item {
                 color: row.colours.muted
                 font.pixelSize: row.look.type.ui
                 anchors.verticalCenter: parent.verticalCenter
+                onTextChanged: waited.seconds = 0
+            }
+            // How long it has waited, once that is worth saying: the engine tells no progress
+            // while it loads a model, and a still line reads as a hang.
+            Text {
+                id: waited
+                objectName: "waited"
+                property int seconds: 0
+                visible: seconds >= 2
+                text: seconds + " s"
+                color: row.colours.muted
+                font.pixelSize: row.look.type.ui
+                font.features: { "tnum": 1 }
+                anchors.verticalCenter: parent.verticalCenter
+                Timer {
+                    interval: 1000
+                    repeat: true
+                    running: row.note !== ""
+                    onTriggered: waited.seconds += 1
+                    onRunningChanged: waited.seconds = 0
+                }
             }
         }
 

@@ -214,6 +214,9 @@ def test_a_reply_waiting_for_its_model_says_so_until_its_text_comes(
     view.rows.append(Row(id="r", role="assistant", text="", header="m", streaming=True,
                          note="Loading SmolLM2…"))  # fmt: skip
     qtbot.waitUntil(lambda: [text_of(n) for n in items(view, "note")] == ["Loading SmolLM2…"])
+    # A still line reads as a hang: after two seconds it says how long it has waited.
+    assert items(view, "waited") == []
+    qtbot.waitUntil(lambda: [text_of(n) for n in items(view, "waited")] == ["2 s"], timeout=10_000)
     view.rows.set_note("r", "Loading SmolLM2… 40%")
     qtbot.waitUntil(lambda: [text_of(n) for n in items(view, "note")] == ["Loading SmolLM2… 40%"])
     view.rows.grow("r", ["Hi"])
