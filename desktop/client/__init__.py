@@ -43,7 +43,9 @@ from desktop.client.found import FoundApi
 from desktop.client.hub import HubApi
 from desktop.client.models import ModelsApi
 from desktop.client.paths import segment
+from desktop.client.prompts import PromptsApi
 from desktop.client.questions import QuestionsApi
+from desktop.client.resources import ResourcesApi
 from desktop.client.stream import ReplyStream, open_stream
 from desktop.client.tool_servers import ToolServersApi
 from desktop.errors import AlreadyHereError, ClientError
@@ -109,6 +111,8 @@ class ParleyClient:
         self.context = ContextApi(self._call, self._http)  # the model's view (issue 42)
         self.attachments = AttachmentsApi(self._http)  # files sent with a message (issue 43)
         self.questions = QuestionsApi(self._call)  # MCP servers' questions to the user
+        self.resources = ResourcesApi(self._call)  # MCP servers' resources and results' links
+        self.prompts = PromptsApi(self._call)  # MCP servers' prompts: slash commands
 
     async def aclose(self) -> None:
         await self._http.aclose()

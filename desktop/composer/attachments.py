@@ -6,13 +6,18 @@ refused from its size, unread; desktop/composer/attachment_files.py), then sent 
 answer (or reason for refusing it) the chip shows. The message sent names the uploaded ones
 (TurnActions reads them from the composer). An image attached for a model the server says
 cannot see images is marked on its chip at once, and no longer once a model that can is
-chosen; Send still goes, and the server's refusal says why."""
+chosen; Send still goes, and the server's refusal says why.
+
+A tool server's resource (Attach → From a tool server…, resource_choice.py) is attached the
+same way, except that the server reads and uploads it: its chip waits for that, and a resource
+that became several files (a text and its images) gets a chip for each. A prompt's files come
+uploaded already (slash_prompts.py): their chips are ready at once."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 
 from PySide6.QtCore import QSize, Signal
@@ -23,11 +28,13 @@ from desktop.composer.attachment_chips import CHIP_THUMBNAIL_PX, TOO_LARGE_TO_PR
 from desktop.composer.attachment_files import PASTED_NAME, FileRead, pasted_image, read_file
 from desktop.composer.composer import Composer
 from desktop.composer.file_drops import FileDrops
+from desktop.composer.resource_choice import ResourceChoice
 from desktop.controller import Context, Controller
 from desktop.errors import AttachmentError, ClientError
 from desktop.file_folders import ATTACHMENTS, FileFolders
 from desktop.image_decoding import decoded
-from server.types import ModelStatusJSON
+from server.types import AttachmentJSON, ModelStatusJSON
+from server.types.tools import ResourceJSON
 
 THUMBNAIL_PX = 2 * CHIP_THUMBNAIL_PX  # decoded for a high-density screen
 MAX_PER_MESSAGE = 10  # the server's limit (Limits.attachments.max_per_message)
@@ -76,6 +83,9 @@ class Attachments(Controller):
         self._drops = FileDrops(self)  # files dropped on the conversation go to the message
         self._drops.watch(conversation)
         self._drops.files_dropped.connect(self.add_files)
+        self.resources = ResourceChoice(context, parent)  # Attach → From a tool server…
+        composer.resource_requested.connect(self.resources.choose)
+        self.resources.chosen.connect(self._on_resources_chosen)
 
     def show_model(self, model: ModelStatusJSON | None) -> None:
         """The model the message would go to, as the server last reported it (None: not
@@ -114,12 +124,78 @@ class Attachments(Controller):
         self._add(Chip(PASTED_NAME), partial(pasted_image, image.copy()))
 
     def _add(self, chip: Chip, reading: Callable[[], FileRead]) -> None:
+        if self._taken(chip):
+            self._context.tasks.spawn(self._upload(chip, reading))
+
+    def _taken(self, chip: Chip) -> bool:
+        """The chip shown; whether the message has room for it (else it says why not)."""
         taken = sum(1 for c in self._composer.chips_shown() if c.state != "refused")
         self._composer.attach(chip)
         if taken >= MAX_PER_MESSAGE:
             self._settle(chip, f"A message takes up to {MAX_PER_MESSAGE} files")
+            return False
+        return True
+
+    # -- files a tool server made ------------------------------------------------------------
+
+    def _on_resources_chosen(self, server: str, resources: list[ResourceJSON]) -> None:
+        for resource in resources:
+            self.add_made(resource["name"], partial(self._attach, server, resource))
+        self._composer.focus()
+
+    async def _attach(self, server: str, resource: ResourceJSON) -> list[AttachmentJSON]:
+        client = self._context.require_client()
+        return await client.resources.attach(server, resource["uri"], resource["name"])
+
+    def add_made(self, name: str, making: Callable[[], Awaitable[list[AttachmentJSON]]]) -> None:
+        """Files the server makes (`making`: a resource read and uploaded), under `name`
+        until it answers."""
+        chip = Chip(name)
+        if self._taken(chip):
+            self._context.tasks.spawn(self._made(chip, making))
+
+    async def _made(
+        self, chip: Chip, making: Callable[[], Awaitable[list[AttachmentJSON]]]
+    ) -> None:
+        try:
+            attached = await making()
+        except ClientError as exc:
+            self._settle(chip, exc.message)
             return
-        self._context.tasks.spawn(self._upload(chip, reading))
+        except Exception as exc:  # a bug: said on the chip (never "uploading" forever), logged
+            self._settle(chip, f"{chip.name} could not be attached: {exc}")
+            raise
+        if not attached:
+            self._settle(chip, f"{chip.name} holds nothing that can be attached")
+            return
+        self._fill(chip, attached[0])
+        self._settle(chip)
+        self.add_uploaded(attached[1:])
+
+    def add_uploaded(self, attachments: list[AttachmentJSON]) -> None:
+        """Files the server has uploaded already (a prompt's images): ready chips."""
+        for attachment in attachments:
+            chip = Chip(attachment["name"])
+            if self._taken(chip):
+                self._fill(chip, attachment)
+                self._settle(chip)
+
+    def _fill(self, chip: Chip, attachment: AttachmentJSON) -> None:
+        chip.name, chip.size, chip.attachment = attachment["name"], attachment["bytes"], attachment
+        if attachment["kind"] == "image":
+            self._context.tasks.spawn(self._thumbnail(chip, attachment["id"]))
+
+    async def _thumbnail(self, chip: Chip, attachment_id: str) -> None:
+        """An image the server made, shown on its chip as a file's is."""
+        try:
+            data = await self._context.require_client().attachments.content(attachment_id)
+        except ClientError:
+            return  # a plain tile, as for a file Qt cannot show: the file is attached
+        picture = await decoded(data, QSize(THUMBNAIL_PX, THUMBNAIL_PX))
+        chip.thumbnail = picture.image
+        chip.preview = TOO_LARGE_TO_PREVIEW if picture.too_large else ""
+        if chip in self._composer.chips_shown():
+            self._composer.show_chips()
 
     async def _upload(self, chip: Chip, reading: Callable[[], FileRead]) -> None:
         try:

@@ -2,20 +2,22 @@
 Stop while the chat's reply is in flight (Esc, handled by the window, stops it too). Each chat
 keeps what was typed in it and not sent (a draft), shown again when the chat is.
 
-Files go with a message (issue 43): the Attach button (or Chat → Attach files…), files dropped
-on it or pasted into it, and an image pasted, each a chip above the message box
+Files go with a message (issue 43): the Attach button's menu (Files…, or a resource of a tool
+server; Chat → Attach files… goes straight to the files), files dropped on it or pasted into
+it, and an image pasted, each a chip above the message box
 (attachment_chips.py) that its controller uploads at once (attachments.py). A message may
 be files alone; it waits for their uploads. The chips are part of the draft."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QMimeData, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QSize, Qt, Signal
 from PySide6.QtGui import QFocusEvent, QImage, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPlainTextEdit,
     QPushButton,
     QToolButton,
@@ -80,7 +82,8 @@ class Composer(QWidget):
     message_submitted = Signal(str)  # the text (maybe empty, with files): `attachments()` go
     stop_requested = Signal()
     editing_cancelled = Signal()  # Cancel on the "Editing a message" line
-    attach_requested = Signal()  # the Attach button (or its menu entry): choose files
+    attach_requested = Signal()  # Attach → Files… (or Chat → Attach files…): choose files
+    resource_requested = Signal()  # Attach → From a tool server…: choose a server's resource
     files_given = Signal(list)  # files dropped or pasted here: their paths
     image_given = Signal(QImage)  # an image pasted
 
@@ -104,13 +107,23 @@ class Composer(QWidget):
         self.attach_button = QToolButton(self)
         self.attach_button.setObjectName("attach")
         self.attach_button.setText("Attach")  # shown only if the icon is missing
-        self.attach_button.setToolTip(f"Attach files or images ({ATTACH_KEYS})")
-        self.attach_button.setAccessibleName("Attach files")
-        self.attach_button.setAccessibleDescription("Text, Markdown, code, PDF or images")
+        self.attach_button.setToolTip("Attach files, images or a tool server's resources")
+        self.attach_button.setAccessibleName("Attach")
+        self.attach_button.setAccessibleDescription(
+            "Files (text, Markdown, code, PDF, images) or a tool server's resources"
+        )
         self.attach_button.setAutoRaise(True)
         self.attach_button.setIconSize(QSize(20, 20))
         self.attach_button.setIcon(icon("attach", self.palette()))
-        self.attach_button.clicked.connect(self.attach_requested)
+        # A menu as other chat apps' "+" has: files, or what a tool server offers. Shown with
+        # popup(), never exec(): a nested loop would run the window's asyncio tasks inside it.
+        self.attach_menu = QMenu(self)
+        self.attach_menu.setObjectName("attach-menu")
+        self.attach_files = self.attach_menu.addAction(f"Files…\t{ATTACH_KEYS}")
+        self.attach_files.triggered.connect(self.attach_requested)
+        self.attach_resource = self.attach_menu.addAction("From a tool server…")
+        self.attach_resource.triggered.connect(self.resource_requested)
+        self.attach_button.clicked.connect(self._on_attach_button_clicked)
         self.chips = AttachmentChips(self)
         self.chips.chip_removed.connect(self._on_chips_chip_removed)
         self._drops = FileDrops(self)  # on the chips or the buttons; the editor takes its own
@@ -161,6 +174,10 @@ class Composer(QWidget):
     @property
     def text(self) -> str:
         return self.editor.toPlainText()
+
+    def _on_attach_button_clicked(self) -> None:
+        above = QPoint(0, -self.attach_menu.sizeHint().height())
+        self.attach_menu.popup(self.attach_button.mapToGlobal(above))
 
     def add_controls(self, controls: list[QWidget]) -> None:
         """Put these (the chat's switches) in the box's row, after Attach."""

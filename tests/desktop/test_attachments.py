@@ -71,7 +71,7 @@ def drop_files(widget: QWidget, *paths: Path) -> bool:
 
 def attach_by_dialog(gui: GuiApp, monkeypatch: Any, *paths: Path) -> None:
     monkeypatch.setattr(QFileDialog, "getOpenFileNames", lambda *a: ([str(p) for p in paths], ""))
-    gui.window.composer.attach_button.click()
+    gui.window.composer.attach_files.trigger()  # (the Attach button's menu: Files…)
 
 
 def test_the_attach_button_uploads_the_files_chosen_as_chips(
