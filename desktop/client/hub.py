@@ -1,4 +1,4 @@
-"""The server's Hugging Face routes for the window (issue 39): the catalog and downloads.
+"""The server's Hugging Face routes for the window: the catalog and downloads.
 Composed into ParleyClient as `client.hub`; calls go through its one HTTP client."""
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 It shows the open chat's model; a new chat starts on the server's default: the model the
 user set with "Set as default" (here or in Models), else the bundled model, unless
-`--upstream` named another. Picking a model on a new chat is for that chat only (issue 39:
-it used to become the default silently). A choice made by the user is announced
+`--upstream` named another. Picking a model on a new chat is for that chat only (never
+made the default silently). A choice made by the user is announced
 (`model_chosen`); choices made by the window are not.
 """
 
@@ -48,7 +48,7 @@ class ModelPicker(QWidget):
         self.combo = QComboBox(self)
         self.combo.setObjectName("model-picker")
         # As wide as its name up to MODEL_NAME_CHARS: a long name would leave the status no
-        # room (issue 43); the list that drops down shows every name whole.
+        # room; the list that drops down shows every name whole.
         self.combo.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )

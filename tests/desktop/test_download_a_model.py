@@ -1,4 +1,4 @@
-"""A new user gets a real model without leaving Parley (issue 39): on the models page's
+"""A new user gets a real model without leaving Parley: on the models page's
 "Download" tab, search the (local) Hugging Face hub, pick a GGUF, download it — killed
 mid-way and resumed from the bytes on disk — see it verified and added, and chat with it.
 Against a local server that speaks the hub's HTTP API (tests/support/hub.py, via

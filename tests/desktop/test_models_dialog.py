@@ -80,7 +80,7 @@ def test_the_page_lists_adds_and_removes_models(
 def test_removing_a_model_a_reply_uses_asks_to_stop_it_first(
     gui: GuiApp, qtbot: Any, tmp_path: Path, upstream: ScriptedUpstream
 ) -> None:
-    # Issue 41: the reply's sub-agent uses the added model; Remove asks, and "Stop and
+    # The reply's sub-agent uses the added model; Remove asks, and "Stop and
     # remove" ends the reply as its Stop would, then the model goes.
     copy = tmp_path / "helper-model.gguf"
     shutil.copyfile(bundled_gguf(), copy)

@@ -1,4 +1,4 @@
-"""Models already on this computer (issue 39): the models page lists the GGUFs Ollama and
+"""Models already on this computer: the models page lists the GGUFs Ollama and
 LM Studio keep (laid out by the test as they lay them out) among its rows, and "Use" adds
 one where it is — nothing copied — so the picker offers it."""
 
