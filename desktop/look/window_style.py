@@ -69,10 +69,11 @@ QToolButton#send-stop[stop="true"] {{ background: {p.text}; }}
 QToolButton#send-stop:disabled {{ background: {p.border}; }}
 QToolButton#send-stop:focus {{ border: 2px solid {p.background}; }}
 
-QFrame#approval-card, QFrame#overdue-card, QFrame#question-card {{
+QFrame#approval-card, QFrame#overdue-card, QFrame#question-card, QFrame#sign-in-card {{
     background: {p.surface}; border: 2px solid {p.warning}; border-radius: 12px;
 }}
-QFrame#approval-card QLabel, QFrame#overdue-card QLabel, QFrame#question-card QLabel {{
+QFrame#approval-card QLabel, QFrame#overdue-card QLabel, QFrame#question-card QLabel,
+QFrame#sign-in-card QLabel {{
     background: transparent;
 }}
 QFrame#question-card QLabel#question-error {{ color: {p.danger}; }}

@@ -1,6 +1,8 @@
 """A reply waiting for the user (issues 41, 43): the approval card's, the overdue card's and
 the servers' question card's controllers, fed by the replies' events, and which chats wait:
-their rows in the list say so, and the window's title (`changed`)."""
+their rows in the list say so, and the window's title (`changed`). With them, the sign-in
+card's controller: a reply that needed a server's sign-in does not wait for it, so its chat
+is not counted as waiting."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from desktop.replies.overdue import OverdueController
 from desktop.replies.overdue_card import OverdueCard
 from desktop.replies.question_card import QuestionCard
 from desktop.replies.questions import QuestionController
+from desktop.replies.sign_in_card import SignInCard
+from desktop.replies.sign_ins import SignInController
 
 
 class Waiting(QObject):
@@ -26,7 +30,7 @@ class Waiting(QObject):
         self,
         context: Context,
         reply: ReplyController,
-        cards: tuple[ApprovalCard, OverdueCard, QuestionCard],
+        cards: tuple[ApprovalCard, OverdueCard, QuestionCard, SignInCard],
         chat_list: ChatList,
         parent: QWidget,
     ) -> None:
@@ -43,6 +47,9 @@ class Waiting(QObject):
             reply.reply_gone.connect(controller.reply_ended)
             controller.failed.connect(self.failed)
             controller.waiting_changed.connect(self._on_waiting_changed)
+        self.sign_ins = SignInController(context, cards[3])  # a server's sign-in asked for
+        reply.step_updated.connect(self.sign_ins.step_changed)
+        self.sign_ins.failed.connect(self.failed)
 
     @property
     def chats(self) -> set[str]:
@@ -55,6 +62,7 @@ class Waiting(QObject):
         self.approvals.show_current()
         self.overdue.show_current()
         self.questions.show_current()
+        self.sign_ins.show_current()
 
     def _on_waiting_changed(self) -> None:
         self._chat_list.show_waiting(self.chats)

@@ -1,6 +1,8 @@
 """The Tools dialog's life: the MCP servers, added, changed and removed through the server
-(desktop/client/), each tool's trust, and the servers imported from other apps (their list
-and the adding, each read again by the server); see desktop/dialog_controller.py."""
+(desktop/client/), each tool's trust, the servers imported from other apps (their list
+and the adding, each read again by the server), and signing in to remote servers (the
+browser opened on the page the server gives; the dialog's refresh follows the sign-in to its
+end); see desktop/dialog_controller.py."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from desktop.controller import Context
 from desktop.dialog_controller import DialogController, Failed
 from desktop.errors import ClientError
 from desktop.tools.import_servers_dialog import Chosen, ImportServersDialog
+from desktop.tools.sign_in import begin_sign_in
 from desktop.tools.tool_trust import as_trust, describe_trust
 from desktop.tools.tools_dialog import ToolsDialog
 from server.types import Trust
@@ -26,7 +29,27 @@ class ToolsController(DialogController[ToolsDialog]):
         dialog.remove_requested.connect(self._on_dialog_remove_requested)
         dialog.trust_requested.connect(self._on_dialog_trust_requested)
         dialog.import_requested.connect(self._on_dialog_import_requested)
+        dialog.sign_in_acted.connect(self._on_dialog_sign_in_acted)
         return dialog
+
+    def _on_dialog_sign_in_acted(self, name: str, action: str) -> None:
+        if action == "sign_in":
+            self._context.tasks.spawn(self._sign_in(name))
+        elif action == "cancel":
+            done = f"Stopped signing in to {name}."
+            self._spawn_act(done, lambda client: client.tool_servers.cancel_sign_in(name))
+        elif action == "sign_out":
+            done = f"Signed out of {name}: its tools are off until you sign in again."
+            self._spawn_act(done, lambda client: client.tool_servers.sign_out(name))
+
+    async def _sign_in(self, name: str) -> None:
+        dialog = self.dialog
+        server = await self._ask(lambda client: begin_sign_in(client, name))
+        if isinstance(server, Failed) or dialog is None or dialog is not self.dialog:
+            await self._refresh()  # the row's button again, as the server has it
+            return
+        dialog.follow_sign_in(name)
+        await self._refresh()
 
     def _on_dialog_import_requested(self) -> None:
         self._context.tasks.spawn(self._offer_imports())

@@ -8,7 +8,9 @@ apps…" offers the servers Claude Desktop, Cursor, VS Code and Windsurf are set
 (import_servers_dialog.py). Its `"trust"` ("ask" or "allow") is also offered as a choice,
 written into the JSON. Each
 tool's own trust is chosen in the table of the selected server's tools (tool_trust.py) and
-saved at once, without restarting the server. The dialog only shows and asks: its controller
+saved at once, without restarting the server. A remote server that needs a sign-in says so on
+its row, with Sign in (then Cancel while the browser has the page, Sign out once signed in:
+sign_in_cell.py). The dialog only shows and asks: its controller
 calls the server and answers with `show_tools`, `show_trust_saved`, `undo_trust`,
 `show_error` or `show_note`.
 """
@@ -41,11 +43,14 @@ from desktop.tools.server_entry_form import (
     secrets_of,
     unmasked,
 )
+from desktop.tools.sign_in import sign_in_status, sign_in_words
+from desktop.tools.sign_in_cell import SignInColumn
 from desktop.tools.tool_trust import ServerTrustBox, ToolTrustTable
 from desktop.widgets.server_dialog import MessageLine, ServerDialog, rows_table
 from server.types.tools import ToolServerJSON, ToolsJSON
 
-COLUMNS = ("Server", "State", "Trust", "Prompt cost", "Runs")
+COLUMNS = ("Server", "State", "Trust", "Prompt cost", "Sign-in", "Runs")
+SIGN_IN_COLUMN = 4  # its cell is a widget (sign_in_cell.py): words and a button
 NEW_ENTRY = '{\n  "command": "",\n  "args": [],\n  "env": {},\n  "trust": "ask"\n}'
 SAFETY = (
     "Only the servers listed here ever run, each with none of Parley's secrets. What a "
@@ -59,6 +64,10 @@ TRUSTS = {"ask": "asks first", "allow": "allowed"}
 
 def describe_state(server: ToolServerJSON) -> str:
     state = server["state"]
+    if state == "needs_sign_in":
+        return "needs sign-in"
+    if state == "starting" and sign_in_status(server) == "waiting_for_browser":
+        return "waiting for sign-in"
     if state == "ready":
         count = len(server["tools"])
         return f"ready with {count} tool{'s' if count != 1 else ''}"
@@ -84,6 +93,9 @@ def describe_server(server: ToolServerJSON) -> str:
         f"{server['name']}: {describe_state(server)}",
         f'Trust "{server["trust"]}": {calls}, unless the tool has a choice of its own.',
     ]
+    sign_in = server.get("sign_in")
+    if sign_in is not None and sign_in["issuer"]:  # who the user signs in with, seen first
+        lines.append(f"{sign_in_words(server) or 'Sign-in'}: at {sign_in['issuer']}")
     if server["stderr_tail"]:
         lines += ["", "Its last lines on stderr:", *server["stderr_tail"]]
     return "\n".join(lines)
@@ -94,6 +106,7 @@ class ToolsDialog(ServerDialog):
     remove_requested = Signal(str)  # a server's name
     trust_requested = Signal(str, str, object)  # a server's name, a tool's, its trust or None
     import_requested = Signal()  # "Import from other apps…"
+    sign_in_acted = Signal(str, str)  # a server's name, "sign_in" | "cancel" | "sign_out"
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -113,6 +126,7 @@ class ToolsDialog(ServerDialog):
         safety = QLabel(SAFETY, self)
         safety.setWordWrap(True)
         self.table = rows_table(COLUMNS, "MCP servers", self)
+        self.sign_ins = SignInColumn(self.table, SIGN_IN_COLUMN)
         self.tools_table = ToolTrustTable(self)
         self.details = QPlainTextEdit(self)
         self.details.setReadOnly(True)
@@ -173,6 +187,8 @@ class ToolsDialog(ServerDialog):
         self.form.edited.connect(self._on_form_edited)
         self.form.show_values.toggled.connect(self._on_show_values_toggled)
         self.import_button.clicked.connect(self.import_requested)
+        self.sign_ins.acted.connect(self.sign_in_acted)
+        self.sign_ins.sign_in_ended.connect(self._on_sign_ins_sign_in_ended)
 
     def show_saved(self, server: ToolServerJSON) -> None:
         """A server's entry was saved: it is chosen (its tools listed as they come), and the
@@ -196,13 +212,17 @@ class ToolsDialog(ServerDialog):
                 describe_state(server),
                 TRUSTS[server["trust"]],
                 tools_cost(server.get("definition_tokens", 0)),
+                sign_in_words(server),
                 describe_runs(server),
             )
             for column, text in enumerate(cells):
-                item = QTableWidgetItem(text)
+                # The sign-in's words are drawn by its cell's widget, over the item.
+                item = QTableWidgetItem("" if column == SIGN_IN_COLUMN else text)
                 item.setToolTip(text)
+                item.setData(Qt.ItemDataRole.AccessibleTextRole, text)
                 item.setData(Qt.ItemDataRole.UserRole, server["name"])
                 self.table.setItem(row, column, item)
+            self.sign_ins.show(row, server)
             if server["name"] == chosen:
                 self.table.selectRow(row)
         self._show_details()
@@ -219,6 +239,18 @@ class ToolsDialog(ServerDialog):
             self.show_note(f"{server['name']} is {describe_state(server)}.")
         else:
             self.show_note(f"Saved {server['name']}; it is disabled, so it does not run.")
+
+    def follow_sign_in(self, name: str) -> None:
+        """A sign-in began: said here until it ends (the row follows it too)."""
+        self.sign_ins.follow(name)
+        self.show_note(f"Sign in to {name} in your browser; Parley waits for it to come back.")
+
+    def _on_sign_ins_sign_in_ended(self, name: str, signed_in: bool, words: str) -> None:
+        server = self._server(name)
+        if not signed_in:
+            self.show_error(f"{name}: {words}")
+        elif server is not None:
+            self.show_note(f"Signed in to {name}; it is {describe_state(server)}.")
 
     def show_trust_saved(self, server: ToolServerJSON, tool: str) -> None:
         """A tool's choice was saved: the server as it is now."""

@@ -31,6 +31,7 @@ from desktop.replies.approval_card import ApprovalCard
 from desktop.replies.controller import ReplyController
 from desktop.replies.overdue_card import OverdueCard
 from desktop.replies.question_card import QuestionCard
+from desktop.replies.sign_in_card import SignInCard
 from desktop.replies.waiting import Waiting
 from desktop.tasks import Tasks
 from desktop.transcript.attachment_links import AttachmentLinks
@@ -80,7 +81,7 @@ class MainWindow(QMainWindow):
         self.tools_switch = self.chat_bar.tools_switch
         self.documents_switch = self.chat_bar.documents_switch
         self.composer.add_controls([self.tools_switch, self.documents_switch])
-        # The model's view of the chat: its context meter, summaries, Compact now (issue 42).
+        # The model's view of the chat: its context meter, summaries, Compact now.
         self.model_view = ModelView(
             self.context, self.reply, self.transcript, self.model_picker, self
         )
@@ -88,8 +89,9 @@ class MainWindow(QMainWindow):
         self.approval_card = ApprovalCard(self)
         self.overdue_card = OverdueCard(self)  # a long call: keep waiting, or stop it?
         self.question_card = QuestionCard(self)  # a tool's MCP server asks the user
+        self.sign_in_card = SignInCard(self)  # a reply wanted a server that needs a sign-in
         column = [self.chat_bar, self.banner, self.find_bar, self.transcript, self.approval_card,
-                  self.overdue_card, self.question_card, self.model_view.meter,
+                  self.overdue_card, self.question_card, self.sign_in_card, self.model_view.meter,
                   self.composer]  # fmt: skip
         self.splitter = lay_out(self, self.sidebar, column, self.transcript)
         # There from the start: one made later (a link hovered, a notice) moved the composer.
@@ -101,7 +103,7 @@ class MainWindow(QMainWindow):
         self.opening = ChatOpening(self.context, self)
         self.bar = ChatBarController(self.context, self.chat_bar)
         self.links = TranscriptLinks(self.context, self, self.transcript, self.show_error)
-        cards = (self.approval_card, self.overdue_card, self.question_card)
+        cards = (self.approval_card, self.overdue_card, self.question_card, self.sign_in_card)
         self.waiting = Waiting(self.context, self.reply, cards, self.chat_list, self)
         self.turn_actions = TurnActions(
             self.context, self.reply, self.composer, self.transcript, self
@@ -153,7 +155,7 @@ class MainWindow(QMainWindow):
         self.reply.error_resolved.connect(self.banner.withdraw)
         self.waiting.changed.connect(self._update_title)
         self.waiting.failed.connect(self.show_error)
-        for card in (self.approval_card, self.overdue_card, self.question_card):
+        for card in (self.approval_card, self.overdue_card, self.question_card, self.sign_in_card):
             card.focus_released.connect(self.composer.focus)  # answered: typing goes on here
         self.bar.switch_saved.connect(self.model_view.chat_changed)  # the tools offered
         self.model_view.compaction.running_changed.connect(self._refresh_menus)

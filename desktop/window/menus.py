@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QApplication, QMainWindow, QMenu
 
-from desktop.replies import approval_card, overdue_card, question_card
+from desktop.replies import approval_card, overdue_card, question_card, sign_in_card
 
 Key = QKeySequence.StandardKey | str
 THEMES = (("system", "&System"), ("light", "&Light"), ("dark", "&Dark"))
@@ -58,7 +58,7 @@ class Menus(QObject):
         self.sidebar = self._add(view, "Show &sidebar", "Ctrl+B")
         self.sidebar.setCheckable(True)
         self.sidebar.setChecked(True)
-        # Moving about without the mouse (issue 43): the browser's keys for the next tab.
+        # Moving about without the mouse: the browser's keys for the next tab.
         self.next_chat = self._add(view, "&Next chat", "Ctrl+PgDown", "Ctrl+Tab")
         self.previous_chat = self._add(view, "&Previous chat", "Ctrl+PgUp", "Ctrl+Shift+Tab")
         self.search_chats = self._add(view, "Searc&h chats", "Ctrl+K")
@@ -82,12 +82,12 @@ class Menus(QObject):
         self.themes["system"].setChecked(True)
 
         chat = bar.addMenu("&Chat")
-        self.attach = self._add(chat, "&Attach files…", "Ctrl+Shift+A")  # issue 43
+        self.attach = self._add(chat, "&Attach files…", "Ctrl+Shift+A")
         chat.addSeparator()
         self.stop = self._add(chat, "&Stop the reply", hint="Esc")
         self.regenerate = self._add(chat, "&Regenerate the last reply", "Ctrl+R")
         self.continue_ = self._add(chat, "&Continue the stopped reply", "Ctrl+Shift+Return")
-        self.compact = self._add(chat, "Co&mpact now (summarise earlier messages)")  # issue 42
+        self.compact = self._add(chat, "Co&mpact now (summarise earlier messages)")
         chat.addSeparator()
         self.chat_settings = self._add(chat, "Chat s&ettings…")
         self.rename = self._add(chat, "Re&name", "F2")
@@ -175,4 +175,5 @@ def shortcut_rows(menus: Menus) -> list[tuple[str, str, str]]:
             if keys:
                 label = text.replace("&", "").rstrip("…")
                 rows.append((menu.title().replace("&", ""), label, keys))
-    return rows + approval_card.CARD_KEYS + overdue_card.CARD_KEYS + question_card.CARD_KEYS
+    cards = approval_card.CARD_KEYS + overdue_card.CARD_KEYS + question_card.CARD_KEYS
+    return rows + cards + sign_in_card.CARD_KEYS
