@@ -1,6 +1,7 @@
 """What the transcript's links open: a web link (after the user confirms its target, shown in
-the status bar while hovered), a tool step's details, a cited source; and the notice that a
-Copy link put something on the clipboard."""
+the status bar while hovered), a tool step's details, a cited source, a resource a tool's
+result linked to (resource_links.py); and the notice that a Copy link put something on the
+clipboard."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from PySide6.QtWidgets import QDialog, QMainWindow, QMessageBox
 
 from desktop.controller import Context, Controller
 from desktop.errors import ClientError
+from desktop.transcript.resource_links import ResourceLinks
 from desktop.transcript.source_dialog import SourceDialog
 from desktop.transcript.step_details import StepDetailsDialog
 from desktop.transcript.surface import TranscriptSurface
@@ -37,6 +39,7 @@ class TranscriptLinks(Controller):
         transcript.code_copied.connect(self._on_code_copied)
         transcript.citation_clicked.connect(self._on_citation_clicked)
         transcript.step_clicked.connect(self._on_step_clicked)
+        self.resources = ResourceLinks(context, window, transcript)
 
     def notice(self, text: str) -> None:
         self._window.statusBar().showMessage(text, NOTICE_MS)

@@ -13,7 +13,8 @@ import json
 import time
 from urllib.parse import quote
 
-from server.types import CitationPartJSON, QuestionJSON, ToolPartJSON
+from desktop.composer.attachment_files import size_text
+from server.types import CitationPartJSON, QuestionJSON, ResourceLinkJSON, ToolPartJSON
 
 SHORT_ARGUMENTS_CHARS = 60
 INDENT_PX = 22  # a sub-agent's lines, under its own
@@ -50,6 +51,18 @@ def question_line(question: QuestionJSON) -> str:
 
 def question_lines(part: ToolPartJSON) -> list[str]:
     return [question_line(q) for q in part.get("questions", [])]
+
+
+def link_line(link: ResourceLinkJSON) -> str:
+    """A resource a result linked to, as its card lists it: `Read me · docs://readme ·
+    text/markdown · 2 KB` (its title, else its name; what its server declared of it)."""
+    named = link["title"] or link["name"] or link["uri"]
+    said = [named] if named == link["uri"] else [named, link["uri"]]
+    if link["mime"]:
+        said.append(link["mime"])
+    if link["size"] is not None:
+        said.append(size_text(link["size"]))
+    return " · ".join(" ".join(s.split()) for s in said)
 
 
 def stopped_by_user(part: ToolPartJSON) -> bool:
@@ -173,7 +186,9 @@ def step_details(part: ToolPartJSON) -> str:
     where = f"{part['server']} · {part['name']}" if part["server"] else part["name"]
     result = part["result"] if part["result"] is not None else "(no result)"
     state = step_state(part, time.time())
-    return f"{where} — {state}\n\nArguments:\n{arguments}\n\nResult:\n{result}\n"
+    linked = "".join(f"\n  {link_line(link)}" for link in part.get("links", []))
+    linked = f"\nLinked resources (open them from the step's card):{linked}\n" if linked else ""
+    return f"{where} — {state}\n\nArguments:\n{arguments}\n\nResult:\n{result}\n{linked}"
 
 
 def citation_line(citation: CitationPartJSON, muted: str, link: str) -> str:

@@ -11,7 +11,14 @@ import json
 import time
 from dataclasses import dataclass, field
 
-from desktop.transcript.step_lines import asking, question_lines, short_arguments, step_state
+from desktop.client.events import with_inner_steps
+from desktop.transcript.step_lines import (
+    asking,
+    link_line,
+    question_lines,
+    short_arguments,
+    step_state,
+)
 from desktop.transcript.sub_agent_lines import TASK_CHARS, excerpt, is_sub_agent, one_line, task_of
 from server.types import MAX_AGENT_DEPTH, ToolPartJSON
 
@@ -42,12 +49,16 @@ class StepView:
     # a sub-agent's steps (their questions under them).
     inner: list[str] = field(default_factory=list)
     said: str = ""  # the start of a sub-agent's last words
+    # The resources its result linked to (a sub-agent's steps' too), each opened through the
+    # step that gave it: {step, uri, label (its words on the card)}.
+    links: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def text(self) -> str:
         """The step as text (what Find and the chat's text read): its line, a sub-agent's
-        steps and the start of its last words."""
+        steps, the resources it linked to and the start of its last words."""
         lines = [f"{self.title} — {self.state}", *self.inner]
+        lines += [f"Linked: {link['label']}" for link in self.links]
         return "\n".join([*lines, f"“{self.said}”"] if self.said else lines)
 
 
@@ -72,6 +83,11 @@ def step_view(part: ToolPartJSON, now: float | None = None) -> StepView:
         agent=agent["model"] if agent is not None else "",
         inner=question_lines(part) + (inner_lines(part, now) if sub_agent else []),
         said=excerpt(part) if sub_agent else "",
+        links=[
+            {"step": step["id"], "uri": link["uri"], "label": link_line(link)}
+            for step in with_inner_steps(part)
+            for link in step.get("links", [])
+        ],
     )
 
 

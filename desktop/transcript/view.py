@@ -30,6 +30,8 @@ class QuickTranscript(QQuickWidget):
     action_triggered = Signal(str, str)  # a message's id, and what to do: "copy", "edit"…
     source_activated = Signal(str, int)  # a reply's id, and the number of its source
     file_activated = Signal(str, str)  # a question's id, and one of its files' id
+    # A resource a tool step's result linked to: the reply's id, the step's and the URI.
+    step_link_activated = Signal(str, str, str)
 
     def __init__(self, dark: bool = False, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -57,6 +59,7 @@ class QuickTranscript(QQuickWidget):
         self.list.actionTriggered.connect(self.action_triggered)  # type: ignore[attr-defined]
         self.list.sourceActivated.connect(self.source_activated)  # type: ignore[attr-defined]
         self.list.fileActivated.connect(self.file_activated)  # type: ignore[attr-defined]
+        self.list.stepLinkWanted.connect(self.step_link_activated)  # type: ignore[attr-defined]
         self._text_scale = 1.0
         self.list.textWidthChanged.connect(self._remeasure)  # type: ignore[attr-defined]
         self._remeasure()

@@ -36,6 +36,7 @@ Item {
     signal sourceActivated(string rowId, int n)
     signal fileActivated(string rowId, string fileId)
     signal stepDetailsWanted(string rowId, string stepId)
+    signal stepLinkWanted(string rowId, string stepId, string uri)
 
     readonly property bool mine: author === "user"
     readonly property bool summary: author === "summary"
@@ -280,6 +281,7 @@ Item {
                                 colours: row.colours
                                 look: row.look
                                 onDetailsWanted: (stepId) => row.stepDetailsWanted(row.rowId, stepId)
+                                onLinkWanted: (stepId, uri) => row.stepLinkWanted(row.rowId, stepId, uri)
                             }
                         }
                     }

@@ -1,6 +1,8 @@
 // A tool step (or a sub-agent) as a card: a status chip and its title in one line, which
 // opens on a click or Enter to show the call's arguments and its result. A long call shows
-// its progress; the one that waits for the user is marked in the warning colour.
+// its progress; the one that waits for the user is marked in the warning colour. The resources
+// its result linked to are listed under it, each opened (read through the step) on a click,
+// Enter or Space.
 import QtQuick
 import QtQuick.Controls.Basic
 
@@ -13,6 +15,7 @@ Rectangle {
     property bool expanded: false
 
     signal detailsWanted(string stepId)
+    signal linkWanted(string stepId, string uri)
 
     readonly property color statusColour: ({
         running: colours.accent, awaiting_approval: colours.warning, completed: colours.success,
@@ -142,6 +145,35 @@ Rectangle {
             font.italic: true
             color: card.colours.muted
             font.pixelSize: card.look.type.small
+        }
+
+        // The resources its result linked to: read through the step, shown in Parley.
+        Repeater {
+            model: card.step.links || []
+            delegate: AbstractButton {
+                id: link
+                required property var modelData
+                objectName: "stepLink"
+                width: Math.min(column.width, linkText.implicitWidth + card.look.spacing.l)
+                implicitHeight: linkText.implicitHeight + 4
+                focusPolicy: Qt.StrongFocus
+                hoverEnabled: true
+                Accessible.role: Accessible.Link
+                Accessible.name: "Open the linked resource " + modelData.label
+                onClicked: card.linkWanted(modelData.step, modelData.uri)
+                Keys.onReturnPressed: clicked()
+                Keys.onEnterPressed: clicked()
+                contentItem: Text {
+                    id: linkText
+                    leftPadding: card.look.spacing.l
+                    text: "↗ " + link.modelData.label
+                    elide: Text.ElideRight
+                    color: card.colours.accent
+                    font.pixelSize: card.look.type.small
+                    font.underline: link.hovered || link.visualFocus
+                }
+                background: Item {}
+            }
         }
 
         ProgressBar {

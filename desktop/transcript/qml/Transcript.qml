@@ -26,6 +26,7 @@ ListView {
     signal sourceActivated(string rowId, int n)
     signal fileActivated(string rowId, string fileId)
     signal stepDetailsWanted(string rowId, string stepId)
+    signal stepLinkWanted(string rowId, string stepId, string uri)
     signal reachedTop()  // the first message shown is in view: earlier ones may be wanted
 
     model: rows
@@ -80,5 +81,6 @@ ListView {
         onSourceActivated: (rowId, n) => list.sourceActivated(rowId, n)
         onFileActivated: (rowId, fileId) => list.fileActivated(rowId, fileId)
         onStepDetailsWanted: (rowId, stepId) => list.stepDetailsWanted(rowId, stepId)
+        onStepLinkWanted: (rowId, stepId, uri) => list.stepLinkWanted(rowId, stepId, uri)
     }
 }
