@@ -1,15 +1,31 @@
 """The sign-in of each remote MCP server, on its row of the servers' table: its state in
 words and the one thing to do about it — Sign in, Cancel (while the browser has the page),
-Sign out. The cells are kept across refreshes (the table is shown again every second), so a
-button the keyboard is on stays where it is."""
+Sign out. The words are the row's own item (drawn as the row is, selected or not, and read
+by a screen reader with the row); the cell's widget holds the button, to their right. The
+cells are kept across refreshes (the table is shown again every second), so a button the
+keyboard is on stays where it is, and one pressed stays off until its request is answered."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTableWidget, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QTableWidget, QWidget
 
 from desktop.tools.sign_in import sign_in_status, sign_in_words
 from server.types.tools import ToolServerJSON
+
+ACTIONS = {
+    "needs_sign_in": ("sign_in", "Sign in"),
+    "failed": ("sign_in", "Sign in"),
+    "waiting_for_browser": ("cancel", "Cancel"),
+    "signed_in": ("sign_out", "Sign out"),
+}
+GAP_PX = 12  # between the words and the button
+
+
+def row_words(server: ToolServerJSON) -> str:
+    """The words on the row: a failure's reason is in the message line, the details and the
+    tooltip, not in a table cell."""
+    return "Sign-in failed" if sign_in_status(server) == "failed" else sign_in_words(server)
 
 
 class SignInCell(QWidget):
@@ -18,39 +34,37 @@ class SignInCell(QWidget):
     def __init__(self, server: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.server = server
-        self.words = QLabel(self)
         self.button = QPushButton(self)
-        # The row's own background shows through (its selection too).
+        # The row's own background and words show through (its selection too).
         self.setAttribute(Qt.WidgetAttribute.WA_TranslucentBackground)
-        self.words.setStyleSheet("background: transparent;")
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(4, 0, 4, 0)
-        layout.addWidget(self.words, 1)
-        layout.addWidget(self.button)
+        self._layout = QHBoxLayout(self)
+        self._layout.setContentsMargins(4, 0, 4, 0)
+        self._layout.addStretch(1)
+        self._layout.addWidget(self.button)
         self._action = ""
+        self.busy = False  # its request is under way
         self.button.clicked.connect(self._on_button_clicked)
 
-    def show_server(self, server: ToolServerJSON) -> None:
-        words = sign_in_words(server)
-        self.words.setText(words)
-        self.words.setToolTip(words)
-        status = sign_in_status(server)
-        action, label = {
-            "needs_sign_in": ("sign_in", "Sign in"),
-            "failed": ("sign_in", "Sign in"),
-            "waiting_for_browser": ("cancel", "Cancel"),
-            "signed_in": ("sign_out", "Sign out"),
-        }.get(status or "", ("", ""))
+    def show_server(self, server: ToolServerJSON, words_px: int) -> None:
+        """`words_px`: the width of the row's words, left clear for them."""
+        self._layout.setContentsMargins(words_px + GAP_PX, 0, 4, 0)
+        action, label = ACTIONS.get(sign_in_status(server) or "", ("", ""))
         if action != self._action:
             self._action = action
             self.button.setText(label)
-            self.button.setEnabled(True)
             self.button.setAccessibleName(f"{label} — {server['name']}" if label else "")
+        self.button.setEnabled(not self.busy)
         self.button.setVisible(bool(action))
 
+    def settle(self) -> None:
+        """Its request was answered (done or refused): the button works again."""
+        self.busy = False
+        self.button.setEnabled(True)
+
     def _on_button_clicked(self) -> None:
-        if self._action:
-            self.button.setEnabled(False)  # one request at a time; the next state enables it
+        if self._action and not self.busy:
+            self.busy = True
+            self.button.setEnabled(False)  # one request at a time
             self.acted.emit(self.server, self._action)
 
 
@@ -97,7 +111,15 @@ class SignInColumn(QObject):
             cell = SignInCell(server["name"])
             cell.acted.connect(self.acted)
             self._table.setCellWidget(row, self._column, cell)
-        words = cell.words.text()
-        cell.show_server(server)
-        if cell.words.text() != words:  # the column fits the new words (a widget's change
-            self._table.resizeColumnToContents(self._column)  # does not resize it)
+        before = cell.sizeHint().width()
+        words = self._table.fontMetrics().horizontalAdvance(row_words(server))
+        cell.show_server(server, words)
+        if cell.sizeHint().width() != before:  # a widget's change does not resize its column
+            self._table.resizeColumnToContents(self._column)
+
+    def settle(self, name: str) -> None:
+        """The request a cell's button made for `name` was answered."""
+        for row in range(self._table.rowCount()):
+            cell = self.cell(row)
+            if cell is not None and cell.server == name:
+                cell.settle()

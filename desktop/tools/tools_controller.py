@@ -33,14 +33,22 @@ class ToolsController(DialogController[ToolsDialog]):
         return dialog
 
     def _on_dialog_sign_in_acted(self, name: str, action: str) -> None:
-        if action == "sign_in":
-            self._context.tasks.spawn(self._sign_in(name))
-        elif action == "cancel":
-            done = f"Stopped signing in to {name}."
-            self._spawn_act(done, lambda client: client.tool_servers.cancel_sign_in(name))
-        elif action == "sign_out":
-            done = f"Signed out of {name}: its tools are off until you sign in again."
-            self._spawn_act(done, lambda client: client.tool_servers.sign_out(name))
+        self._context.tasks.spawn(self._sign_in_act(name, action))
+
+    async def _sign_in_act(self, name: str, action: str) -> None:
+        dialog = self.dialog
+        try:
+            if action == "sign_in":
+                await self._sign_in(name)
+            elif action == "cancel":
+                done = f"Stopped signing in to {name}."
+                await self._act(done, lambda client: client.tool_servers.cancel_sign_in(name))
+            elif action == "sign_out":
+                done = f"Signed out of {name}: its tools are off until you sign in again."
+                await self._act(done, lambda client: client.tool_servers.sign_out(name))
+        finally:
+            if dialog is not None and dialog is self.dialog:
+                dialog.sign_ins.settle(name)
 
     async def _sign_in(self, name: str) -> None:
         dialog = self.dialog

@@ -44,7 +44,7 @@ from desktop.tools.server_entry_form import (
     unmasked,
 )
 from desktop.tools.sign_in import sign_in_status, sign_in_words
-from desktop.tools.sign_in_cell import SignInColumn
+from desktop.tools.sign_in_cell import SignInColumn, row_words
 from desktop.tools.tool_trust import ServerTrustBox, ToolTrustTable
 from desktop.widgets.server_dialog import MessageLine, ServerDialog, rows_table
 from server.types.tools import ToolServerJSON, ToolsJSON
@@ -95,14 +95,16 @@ def describe_server(server: ToolServerJSON) -> str:
     ]
     sign_in = server.get("sign_in")
     if sign_in is not None and sign_in["issuer"]:  # who the user signs in with, seen first
-        lines.append(f"{sign_in_words(server) or 'Sign-in'}: at {sign_in['issuer']}")
+        lines.append(f"Signs in with {sign_in['issuer']} (its authorization server).")
+    if sign_in is not None and sign_in["error"]:
+        lines.append(f"Its last sign-in failed: {sign_in['error']}")
     if server["stderr_tail"]:
         lines += ["", "Its last lines on stderr:", *server["stderr_tail"]]
     return "\n".join(lines)
 
 
 class ToolsDialog(ServerDialog):
-    save_requested = Signal(str, dict)  # a server's name, its entry
+    save_requested = Signal(str, object)  # a server's name, its entry
     remove_requested = Signal(str)  # a server's name
     trust_requested = Signal(str, str, object)  # a server's name, a tool's, its trust or None
     import_requested = Signal()  # "Import from other apps…"
@@ -212,14 +214,12 @@ class ToolsDialog(ServerDialog):
                 describe_state(server),
                 TRUSTS[server["trust"]],
                 tools_cost(server.get("definition_tokens", 0)),
-                sign_in_words(server),
+                row_words(server),
                 describe_runs(server),
             )
             for column, text in enumerate(cells):
-                # The sign-in's words are drawn by its cell's widget, over the item.
-                item = QTableWidgetItem("" if column == SIGN_IN_COLUMN else text)
-                item.setToolTip(text)
-                item.setData(Qt.ItemDataRole.AccessibleTextRole, text)
+                item = QTableWidgetItem(text)
+                item.setToolTip(sign_in_words(server) if column == SIGN_IN_COLUMN else text)
                 item.setData(Qt.ItemDataRole.UserRole, server["name"])
                 self.table.setItem(row, column, item)
             self.sign_ins.show(row, server)

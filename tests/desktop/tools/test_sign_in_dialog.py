@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlencode, urlparse
 
+import httpx
 import pytest
 from PySide6.QtGui import QDesktopServices
 
@@ -42,9 +44,12 @@ def cell(dialog: ToolsDialog) -> SignInCell | None:
 
 
 def says(dialog: ToolsDialog, words: str, button: str) -> bool:
+    """The server's row says `words` in its sign-in column, with `button` ready to press."""
     found = cell(dialog)
-    shown = found is not None and not found.button.isHidden() and found.button.isEnabled()
-    return shown and found.words.text() == words and found.button.text() == button  # type: ignore[union-attr]
+    if found is None or found.button.isHidden() or not found.button.isEnabled():
+        return False
+    item = dialog.table.item(0, SIGN_IN_COLUMN)
+    return item.text() == words and found.button.text() == button
 
 
 def test_a_server_that_needs_a_sign_in_signs_in_from_its_row_and_out_again(
@@ -118,3 +123,59 @@ def test_only_a_web_page_is_opened_in_the_browser(
     assert not open_in_browser("x-some-app://run?this")
     assert opened == []
     assert open_in_browser("https://auth.example/authorize?x=1")
+
+
+def test_closing_the_window_during_a_sign_in_ends_it(
+    parts: OAuthParts,
+    gui_factory: Any,
+    data_dir: Path,
+    qtbot: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    browser = Browser(follows=False)
+    monkeypatch.setattr(QDesktopServices, "openUrl", browser.open_url)
+    gui = remote_gui(gui_factory, data_dir, parts)
+    dialog = open_tools(gui, qtbot)
+    qtbot.waitUntil(lambda: says(dialog, "Sign in to use its tools", "Sign in"), timeout=30_000)
+    cell(dialog).button.click()  # type: ignore[union-attr]
+    qtbot.waitUntil(lambda: says(dialog, "Waiting for the browser…", "Cancel"), timeout=30_000)
+    gui.close()  # the quit path is not held by the browser
+    with pytest.raises(httpx.ConnectError):  # the way back leads nowhere now
+        browser.visit(browser.opened[0])
+    assert parts.auth.provider.grants == []
+
+
+def test_a_sign_in_the_user_refuses_says_why_in_plain_words(
+    parts: OAuthParts,
+    gui_factory: Any,
+    data_dir: Path,
+    qtbot: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    browser = Browser(follows=False)
+    monkeypatch.setattr(QDesktopServices, "openUrl", browser.open_url)
+    gui = remote_gui(gui_factory, data_dir, parts)
+    dialog = open_tools(gui, qtbot)
+    qtbot.waitUntil(lambda: says(dialog, "Sign in to use its tools", "Sign in"), timeout=30_000)
+    cell(dialog).button.click()  # type: ignore[union-attr]
+    qtbot.waitUntil(lambda: says(dialog, "Waiting for the browser…", "Cancel"), timeout=30_000)
+    # The user says no at the authorization server: it sends the browser back with an error.
+    query = parse_qs(urlparse(browser.opened[0]).query)
+    back = (
+        query["redirect_uri"][0]
+        + "?"
+        + urlencode(
+            {
+                "state": query["state"][0],
+                "error": "access_denied",
+                "error_description": "No, thanks",
+            }
+        )
+    )
+    browser.visit(back)
+    qtbot.waitUntil(lambda: says(dialog, "Sign-in failed", "Sign in"), timeout=30_000)
+    words = "the authorization server said: No, thanks"
+    qtbot.waitUntil(lambda: dialog.message.text() == f"r: Sign-in failed: {words}", timeout=5_000)
+    dialog.table.selectRow(0)
+    assert f"Its last sign-in failed: {words}" in dialog.details.toPlainText()
+    dialog.grab().save("/tmp/signin_dialog_failed.png")
