@@ -53,6 +53,7 @@ class SignInCard(QFrame):
         column.addLayout(buttons)
         self.server: str | None = None
         self.state: CardState | None = None
+        self._answered = False  # the user pressed one of its buttons: the focus stays here
         self.sign_in.clicked.connect(lambda: self._choose("sign_in"))
         self.cancel.clicked.connect(lambda: self._choose("cancel"))
         self.dismiss.clicked.connect(lambda: self._choose("dismiss"))
@@ -62,8 +63,8 @@ class SignInCard(QFrame):
         """Ask about `server` in `state` (None: nothing to ask, the card hides); `why`: a
         failure in the server's words."""
         if server is None:
-            held = holds_focus(self)
-            self.server, self.state = None, None
+            held = holds_focus(self) or self._answered  # a pressed button lost it already
+            self.server, self.state, self._answered = None, None, False
             self.hide()
             if held:
                 self.focus_released.emit()
@@ -88,13 +89,18 @@ class SignInCard(QFrame):
         for button in (self.sign_in, self.cancel, self.dismiss):
             button.setEnabled(True)
         self.show()
-        if not again:
+        # Unlike an approval, nothing waits for this card: it does not take the focus from
+        # the user's next message when it appears (Alt+I and Tab reach it); once they use it,
+        # the focus follows its states.
+        if self._answered and not again:
+            self._answered = False
             first = {"ask": self.sign_in, "failed": self.sign_in, "waiting": self.cancel}
             take_focus(first.get(state, self.dismiss))
 
     def _choose(self, choice: str) -> None:
         if self.server is None:
             return
+        self._answered = True
         for button in (self.sign_in, self.cancel, self.dismiss):
             button.setEnabled(False)  # one request at a time; its answer enables them
         self.chosen.emit(self.server, choice)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QApplication
 
 from tests.desktop.conftest import GuiApp, run
 from tests.support.oauth_parts import Browser, OAuthParts, oauth_parts
@@ -67,6 +68,7 @@ def test_a_reply_that_needs_a_sign_in_shows_the_card_and_signs_in_from_it(
     assert card.server == "r"
     assert "needs you to sign in" in card.title.text()
     assert "Sign in to r to use its tools" in gui.transcript_text()  # the step says why
+    assert not card.isAncestorOf(QApplication.focusWidget())  # nothing waits on it
     gui.window.grab().save("/tmp/signin_card_ask.png")
 
     card.sign_in.click()
@@ -77,6 +79,7 @@ def test_a_reply_that_needs_a_sign_in_shows_the_card_and_signs_in_from_it(
     gui.window.grab().save("/tmp/signin_card_signed_in.png")
     card.dismiss.click()
     qtbot.waitUntil(lambda: not card.isVisible(), timeout=5_000)
+    assert QApplication.focusWidget() is gui.window.composer.editor  # typing goes on there
 
 
 def test_cancel_on_the_card_gives_the_sign_in_up(
