@@ -30,7 +30,7 @@ SETTINGS_NO_LIMIT = "no limit (Settings)"
 
 
 class ChatSettingsDialog(QDialog):
-    save_requested = Signal(dict)  # the PATCH body: {"system", "params"}
+    save_requested = Signal(object)  # the PATCH body: {"system", "params"}
 
     def __init__(
         self,

@@ -21,7 +21,7 @@ DEFAULT_KEEP_ALIVE = 600  # seconds, the server's default when the model names n
 
 
 class LocalSettingsBox(QGroupBox):
-    apply_requested = Signal(str, dict)  # the model's name, the settings that changed
+    apply_requested = Signal(str, object)  # the model's name, the settings that changed
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Settings", parent)

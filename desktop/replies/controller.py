@@ -73,10 +73,12 @@ class ReplyController(Controller):
     busy_changed = Signal()  # a chat began or finished a reply (Send/Stop, the sidebar)
     error_reported = Signal(str)  # for the user; the reply itself is saved regardless
     error_resolved = Signal(str)  # a message reported before that is no longer true
-    approval_requested = Signal(str, dict)  # conversation id, ApprovalJSON: a call waits
-    overdue_asked = Signal(str, dict)  # conversation id, OverdueJSON: wait on, or stop it?
-    question_asked = Signal(str, dict)  # conversation id, QuestionEventJSON: a server asks
-    step_updated = Signal(str, dict)  # conversation id, ToolPartJSON: a step changed
+    # JSON crosses these as `object`: as `dict` it would become a QVariantMap, which sorts
+    # its keys (a form's fields, a call's arguments would lose the order they came in).
+    approval_requested = Signal(str, object)  # conversation id, ApprovalJSON: a call waits
+    overdue_asked = Signal(str, object)  # conversation id, OverdueJSON: wait on, or stop it?
+    question_asked = Signal(str, object)  # conversation id, QuestionEventJSON: a server asks
+    step_updated = Signal(str, object)  # conversation id, ToolPartJSON: a step changed
     reply_gone = Signal(str)  # conversation id: its reply is over (nothing waits in it)
     compacted = Signal(str)  # conversation id: a summary now stands for earlier messages
     turn_refused = Signal()  # a message's turn did not begin: the chat shows what it showed

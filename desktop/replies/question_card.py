@@ -52,7 +52,7 @@ def question_title(question: QuestionEventJSON) -> str:
 
 class QuestionCard(QFrame):
     # question id, "accept" | "decline" | "cancel", the form's content (empty otherwise)
-    answered = Signal(str, str, dict)
+    answered = Signal(str, str, object)
     # Done with the keyboard (answered, or hidden while it had the focus): card_focus.py.
     focus_released = Signal()
 

@@ -46,15 +46,15 @@ class TranscriptSurface(QuickTranscript):
     link_clicked = Signal(QUrl)  # an http(s) link in a message (nothing else is followed)
     link_hovered = Signal(str)
     code_copied = Signal()  # a code block's or a message's Copy put it on the clipboard
-    step_clicked = Signal(dict)
+    step_clicked = Signal(object)
     message_action = Signal(str, str)  # (edit | regenerate | continue | version, message id)
     # Messages before the ones loaded are wanted (the first loaded's id; True: all of them)
     earlier_wanted = Signal(str, bool)
-    citation_clicked = Signal(dict)  # a source's chip: its part (CitationPartJSON)
-    attachment_clicked = Signal(dict)  # a question's file: its AttachmentJSON
+    citation_clicked = Signal(object)  # a source's chip: its part (CitationPartJSON)
+    attachment_clicked = Signal(object)  # a question's file: its AttachmentJSON
     prompt_chosen = Signal(str)  # an example prompt of the welcome page: send it
     panel_requested = Signal(str)  # the welcome page's settings | models | library | shortcuts
-    summary_action = Signal(str, dict)  # a divider's view | edit | undo, its SummaryJSON
+    summary_action = Signal(str, object)  # a divider's view | edit | undo, its SummaryJSON
     textChanged = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
