@@ -36,6 +36,8 @@ MIN_LINES = 2
 MAX_LINES = 10
 ATTACH_KEYS = "Ctrl+Shift+A"  # Chat → Attach files… (desktop/window/menus.py)
 SEND_SIZE = 32  # the round Send/Stop button's side, px
+POPUP_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Escape, Qt.Key.Key_Tab,
+              Qt.Key.Key_Backtab)  # fmt: skip
 
 
 class _Editor(QPlainTextEdit):
@@ -43,6 +45,7 @@ class _Editor(QPlainTextEdit):
     files_given = Signal(list)  # local files pasted or dropped here: their paths
     image_given = Signal(QImage)  # an image pasted (a screenshot, a browser's "Copy image")
     focus_changed = Signal(bool)  # its box draws the focus ring around all of it
+    popup: QWidget | None = None  # a completer's list shown over it (slash_prompts.py)
 
     def focusInEvent(self, event: QFocusEvent) -> None:
         super().focusInEvent(event)
@@ -69,6 +72,9 @@ class _Editor(QPlainTextEdit):
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         key = event.key()
+        if self.popup is not None and self.popup.isVisible() and key in POPUP_KEYS:
+            event.ignore()  # the completer's: choose, or close it
+            return
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
                 self.insertPlainText("\n")
@@ -137,6 +143,13 @@ class Composer(QWidget):
         note = QHBoxLayout()
         note.addWidget(self.edit_note, 1)
         note.addWidget(self.cancel_edit)
+        # What a prompt (a slash command) left out, or why it could not be used: said until
+        # the message goes.
+        self.notice = QLabel(self)
+        self.notice.setObjectName("composer-notice")
+        self.notice.setWordWrap(True)
+        self.notice.setVisible(False)
+        note.addWidget(self.notice, 1)
         # The box: the files, the words, and a row of what goes with them, in one rounded
         # frame that shows the focus ring while the words have the focus.
         self.box = QFrame(self)
@@ -235,6 +248,7 @@ class Composer(QWidget):
     def switch_chat(self, leaving: str | None, opening: str | None) -> None:
         """Keep what was typed (and attached) for the chat left (None: a new chat), and show
         what was typed in the one opened, the cursor at its end."""
+        self.show_notice("")  # (a prompt's note was of the message left)
         # An edit sent whose reply has not begun: what it set aside is that chat's draft.
         editing = bool(self._aside or self._attached_aside)
         kept = self._aside if editing else self.text
@@ -272,9 +286,15 @@ class Composer(QWidget):
     def set_text(self, text: str) -> None:
         self.editor.setPlainText(text)
 
+    def show_notice(self, text: str, colour: str = "") -> None:
+        self.notice.setText(text)
+        self.notice.setStyleSheet(f"color: {colour};" if colour else "")
+        self.notice.setVisible(bool(text))
+
     def clear(self) -> None:
         """Empty, once what it held was sent or its edit cancelled: what was typed (and
         attached) before an edit began comes back."""
+        self.show_notice("")
         self.set_text(self._aside)
         self._attached = self._attached_aside
         self._aside, self._attached_aside = "", []

@@ -21,6 +21,7 @@ from desktop.composer.attachments import Attachments
 from desktop.composer.chat_bar import ChatBar
 from desktop.composer.chat_bar_controller import ChatBarController
 from desktop.composer.composer import Composer
+from desktop.composer.slash_prompts import SlashPrompts
 from desktop.context.model_view import ModelView
 from desktop.controller import Context
 from desktop.look.palette import palette as look_palette
@@ -110,6 +111,7 @@ class MainWindow(QMainWindow):
         )
         self.earlier = EarlierMessages(self.context, self.transcript)
         self.attachments = Attachments(self.context, self.composer, self.transcript, self)
+        self.prompts = SlashPrompts(self.context, self.composer, self.attachments, self)
         self.attachment_links = AttachmentLinks(self.context, self.transcript, self)
         self.chat_settings = ChatSettings(self.context, self)
         self.history_files = HistoryFiles(self.context, self)
