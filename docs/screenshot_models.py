@@ -1,8 +1,10 @@
-"""Screenshots of getting a model (issue 39): Models → "Download a model…" mid-download and
-done, and "On this computer…" — against a local hub (tests/support/hub.py) and a made-up
-home holding an Ollama store and an LM Studio folder; the real app and its embedded server.
+"""Screenshots of the models page (Models in the chat bar): its Models tab with a download in
+flight (progress, speed, time left) and the bundled model loaded, its Download tab with a
+search's results and a repository's files, and its Models tab showing the files found on this
+computer — against a local hub (tests/support/hub.py) and a made-up home holding an Ollama
+store and an LM Studio folder; the real app and its embedded server.
 
-    QT_QPA_PLATFORM=offscreen python docs/screenshot_models.py [OUT_DIR]
+    QT_QPA_PLATFORM=offscreen QT_QUICK_BACKEND=software python docs/screenshot_models.py [OUT_DIR]
 """
 
 from __future__ import annotations
@@ -23,22 +25,22 @@ from PySide6.QtWidgets import QApplication
 from desktop.app import App
 from desktop.embedded import launch_settings
 from desktop.event_loop import WindowEventLoop
-from desktop.models.found_dialog import FoundDialog
-from desktop.models.hub_dialog import HubDialog
-from desktop.models.models_dialog import ModelsDialog
+from desktop.models.page import ModelsPage
 from desktop.settings.config import DesktopConfig
 from server.models.bundled import bundled_gguf
 from tests.server.models.discovery.layouts import Home
 from tests.support.hub import HubFile, LocalHub, tiny_gguf
 
 SMOL = "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF"
+Q4_1 = "SmolLM2-135M-Instruct-Q4_1.gguf"
 
 
 def local_hub(tmp: Path) -> tuple[LocalHub, HubFile]:
     hub = LocalHub().start()
-    served = HubFile(bundled_gguf(), hold_at=40 * 1024 * 1024)
+    # Past 40 MB the file comes a byte at a time: a download in flight, at a slow speed.
+    served = HubFile(bundled_gguf(), drip_at=40 * 1024 * 1024, drip_every=0)
     hub.add(SMOL, {
-        "SmolLM2-135M-Instruct-Q4_1.gguf": served,
+        Q4_1: served,
         "SmolLM2-135M-Instruct-Q8_0.gguf": HubFile(tiny_gguf(tmp / "q8.gguf", 145_000_000, "q8")),
         "SmolLM2-135M-Instruct-F16.gguf": HubFile(tiny_gguf(tmp / "f16.gguf", 271_000_000, "f")),
     }, downloads=48_211)  # fmt: skip
@@ -76,43 +78,46 @@ async def shoot(out: Path, tmp: Path, served: HubFile) -> None:
     window = app.window
     await until(lambda: window.client is not None)
     window.chat_bar.models_button.click()
-    await until(lambda: window.findChild(ModelsDialog, "models-dialog") is not None)
-    models = window.findChild(ModelsDialog, "models-dialog")
-    assert models is not None
+    await until(lambda: window.findChild(ModelsPage, "models-page") is not None)
+    page = window.findChild(ModelsPage, "models-page")
+    assert page is not None
+    await until(lambda: bool(page.list.models.rows) and bool(page.list.found.rows))
 
-    models.hub_button.click()
-    await until(lambda: window.findChild(HubDialog, "hub-dialog") is not None)
-    hub = window.findChild(HubDialog, "hub-dialog")
-    assert hub is not None
+    # The bundled model, loaded.
+    (bundled,) = page.list.models.rows.values()
+    bundled.load_button.click()
+    await until(lambda: bundled.state.text().startswith("Loaded · "), 120)
+
+    # The Download tab: a search's results, a repository's files.
+    page.tabs.setCurrentWidget(page.hub)
+    hub = page.hub
     hub.query.setText("instruct")
     hub.search_button.click()
     await until(lambda: hub.repos.rowCount() == 3)
     hub.repos.selectRow(next(r for r in range(3) if hub.repos.item(r, 0).text() == SMOL))
     await until(lambda: hub.files.rowCount() == 3)
-    hub.files.selectRow(next(r for r in range(3) if "Q4_1" in hub.files.item(r, 0).text()))
-    hub.download_button.click()
-    await until(served.held.is_set)
-    await until(lambda: hub.downloads.rowCount() == 1 and "%" in hub.downloads.item(0, 2).text())
-    hub.downloads.selectRow(0)
+    hub.files.selectRow(next(r for r in range(3) if hub.files.item(r, 0).text() == Q4_1))
     await asyncio.sleep(0.5)
-    hub.grab().save(str(out / "models-download.png"))
-    served.hold_at = None
-    served.release_event.set()
-    await until(lambda: "ready" in hub.downloads.item(0, 1).text(), 60)
-    hub.reject()
+    page.grab().save(str(out / "models-download.png"))
 
-    models.found_button.click()
-    await until(lambda: window.findChild(FoundDialog, "found-dialog") is not None)
-    found = window.findChild(FoundDialog, "found-dialog")
-    assert found is not None
-    await until(lambda: found.table.rowCount() == 2)
-    found.table.selectRow(0)
-    await asyncio.sleep(0.3)
-    found.grab().save(str(out / "models-on-this-computer.png"))
-    found.reject()
-    await asyncio.sleep(1.2)  # the Models list catches up with the new model
-    models.grab().save(str(out / "models.png"))
-    models.reject()
+    # Download it: its row on the Models tab, in flight.
+    hub.download_button.click()
+    await until(lambda: page.tabs.currentIndex() == 0 and bool(page.list.downloads.rows))
+    (row,) = page.list.downloads.rows.values()
+    await until(served.held.is_set)
+    await until(lambda: "left" in row.figures.text())
+    await asyncio.sleep(2)
+    page.grab().save(str(out / "models.png"))
+
+    # Done: the files found on this computer, below the models.
+    served.release_event.set()
+    await until(lambda: not page.list.downloads.rows, 120)
+    found = page.list.found
+    page.list.ensureWidgetVisible(found, 0, 0)
+    page.list.verticalScrollBar().setValue(page.list.verticalScrollBar().maximum())
+    await asyncio.sleep(0.5)
+    page.grab().save(str(out / "models-on-this-computer.png"))
+    page.reject()
     window.close()
     await task
 
@@ -131,6 +136,7 @@ def main() -> None:
     try:
         loop.run_until_complete(shoot(out, tmp, served))
     finally:
+        hub.release()
         hub.stop()
         shutil.rmtree(tmp, ignore_errors=True)
 
