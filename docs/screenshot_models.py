@@ -20,7 +20,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QTableWidget
 
 from desktop.app import App
 from desktop.embedded import launch_settings
@@ -72,6 +72,15 @@ async def until(condition: Callable[[], object], seconds: float = 30) -> None:
     raise TimeoutError
 
 
+def row_of(table: QTableWidget, first: str) -> int:
+    """The row whose first cell says `first`."""
+    for row in range(table.rowCount()):
+        item = table.item(row, 0)
+        if item is not None and item.text() == first:
+            return row
+    raise LookupError(first)
+
+
 async def shoot(out: Path, tmp: Path, served: HubFile) -> None:
     app = App(launch_settings(["--data-dir", str(tmp / "data")]), DesktopConfig.load())
     task = asyncio.ensure_future(app.run())
@@ -94,9 +103,9 @@ async def shoot(out: Path, tmp: Path, served: HubFile) -> None:
     hub.query.setText("instruct")
     hub.search_button.click()
     await until(lambda: hub.repos.rowCount() == 3)
-    hub.repos.selectRow(next(r for r in range(3) if hub.repos.item(r, 0).text() == SMOL))
+    hub.repos.selectRow(row_of(hub.repos, SMOL))
     await until(lambda: hub.files.rowCount() == 3)
-    hub.files.selectRow(next(r for r in range(3) if hub.files.item(r, 0).text() == Q4_1))
+    hub.files.selectRow(row_of(hub.files, Q4_1))
     await asyncio.sleep(0.5)
     page.grab().save(str(out / "models-download.png"))
 
