@@ -91,7 +91,7 @@ class SlashPrompts(Controller):
         chosen = self.completer.activated[QModelIndex]  # type: ignore[index]  # (overloaded)
         chosen.connect(self._on_completer_activated)
         composer.editor.textChanged.connect(self._on_editor_text_changed)
-        composer.editor.cursorPositionChanged.connect(self._on_editor_text_changed)
+        composer.editor.cursorPositionChanged.connect(self._on_editor_cursor_position_changed)
         self.form: PromptForm | None = None  # a prompt's arguments, asked
         self._typing = False  # a command is being typed (its prompts were asked for)
         self._listing: asyncio.Task[None] | None = None
@@ -121,6 +121,17 @@ class SlashPrompts(Controller):
             self._typing = True
             self._listing = self._context.tasks.spawn(self._list())
         self._offer(typed)
+
+    def _on_editor_cursor_position_changed(self) -> None:
+        """Out of the command: the list goes; within it, it follows. It never opens on a
+        move alone (a draft shown again, the cursor put at its end, is not being typed)."""
+        editor = self._composer.editor
+        typed = typed_command(editor.toPlainText(), editor.textCursor().position())
+        if typed is None:
+            self._typing = False
+            self.popup.hide()
+        elif self.popup.isVisible():
+            self._offer(typed)
 
     def _offer(self, typed: str) -> None:
         if self.completer.completionPrefix() != typed:

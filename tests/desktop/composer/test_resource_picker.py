@@ -62,6 +62,26 @@ def chips(gui: GuiApp) -> list[Chip]:
     return gui.window.composer.chips_shown()
 
 
+@pytest.mark.qt_log_ignore("This plugin does not support raise", "grabbing the keyboard")
+def test_the_attach_button_offers_files_or_a_tool_servers_resources(
+    resources_gui: GuiApp, qtbot: Any
+) -> None:
+    composer = resources_gui.window.composer
+    composer.attach_button.click()
+    qtbot.waitUntil(composer.attach_menu.isVisible, timeout=5_000)
+    entries = [a.text() for a in composer.attach_menu.actions()]
+    assert entries == ["Files…\tCtrl+Shift+A", "From a tool server…"]
+    composer.attach_menu.grab().save("/tmp/res_attach_menu.png")
+    qtbot.keyClick(composer.attach_menu, Qt.Key.Key_Down)
+    qtbot.keyClick(composer.attach_menu, Qt.Key.Key_Down)
+    qtbot.keyClick(composer.attach_menu, Qt.Key.Key_Return)  # from the keyboard
+    qtbot.waitUntil(lambda: resources_gui.window.findChild(ResourcePicker) is not None,
+                    timeout=5_000)  # fmt: skip
+    picker = resources_gui.window.findChild(ResourcePicker)
+    assert picker is not None
+    picker.reject()
+
+
 def test_the_picker_lists_a_servers_resources_and_the_filter_keeps_what_matches(
     resources_gui: GuiApp, qtbot: Any
 ) -> None:

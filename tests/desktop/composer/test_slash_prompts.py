@@ -138,3 +138,24 @@ def test_a_slash_that_is_no_prompt_is_only_text(
     with qtbot.waitSignal(gui.window.reply_finished, timeout=15_000):
         qtbot.keyClick(gui.window.composer.editor, Qt.Key.Key_Return)
     assert "/etc/hosts" in gui.transcript_text()
+
+
+@pytest.mark.slow
+def test_a_draft_that_begins_with_a_slash_offers_nothing_when_its_chat_is_shown_again(
+    resources_gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    gui = resources_gui
+    upstream.queue = [Script(texts=["Hi."])]
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=15_000):
+        gui.send("Hello")
+    chat = gui.window.current_id
+    type_in(gui, qtbot, "/r:")
+    qtbot.waitUntil(lambda: len(offered(gui)) == 2, timeout=10_000)
+    qtbot.keyClick(gui.window.prompts.popup, Qt.Key.Key_Escape)
+    qtbot.keyClick(gui.window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)  # a new chat
+    assert gui.window.composer.text == ""
+    qtbot.waitUntil(lambda: gui.window.sidebar.list.count() == 1, timeout=5_000)
+    gui.window.sidebar.list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: gui.window.current_id == chat, timeout=5_000)
+    assert gui.window.composer.text == "/r:"  # its draft, the cursor at its end
+    assert offered(gui) == []
