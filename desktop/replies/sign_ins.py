@@ -3,8 +3,8 @@ sign-in (desktop/tools/sign_in.py, `needs_sign_in`) puts the sign-in card up for
 once the server's row confirms it is a remote server that is not signed in. The card's Sign in
 starts the sign-in as the MCP servers dialog does (the browser opened on the server's page);
 while the browser has it, the server's row is read every second until it says signed in or
-failed. The card stays after the reply ends (the sign-in is the server's), until the user
-closes it or the server is signed in and they have seen so."""
+failed; while it asks, too, so a sign-in done elsewhere (the MCP servers dialog) shows here.
+The card stays after the reply ends (the sign-in is the server's), until the user closes it."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from server.types import ToolPartJSON
 from server.types.tools import ToolServerJSON
 
 POLL_MS = 1000
+FOLLOWED: tuple[CardState, ...] = ("ask", "waiting")  # the states the server's row can change
 
 
 class SignInController(Controller):
@@ -65,14 +66,27 @@ class SignInController(Controller):
         tools = await client.tools()
         return next((s for s in tools["servers"] if s["name"] == name), None)
 
-    def _set(self, conversation_id: str, server: str, state: CardState, why: str = "") -> None:
+    def _set(
+        self,
+        conversation_id: str,
+        server: str,
+        state: CardState,
+        why: str = "",
+        *,
+        answer: bool = False,
+    ) -> None:
+        """`answer`: the answer to the card's own request (its buttons work again)."""
+        if self._asked.get(conversation_id) == (server, state, why) and not answer:
+            return  # as shown (a button pressed stays off until its own answer)
         self._asked[conversation_id] = (server, state, why)
         self._keep_polling()
-        self.show_current()
+        if conversation_id == (self._context.current_id or ""):  # else the card is another's
+            self.show_current()
 
     def _keep_polling(self) -> None:
-        """Read the servers' rows while a sign-in waits for the browser, only then."""
-        if any(state == "waiting" for _, state, _ in self._asked.values()):
+        """Read the servers' rows while a card asks or waits for the browser, only then: a
+        sign-in done or given up elsewhere (the MCP servers dialog) shows here too."""
+        if any(state in FOLLOWED for _, state, _ in self._asked.values()):
             if not self._poll.isActive():
                 self._poll.start()
         else:
@@ -97,49 +111,55 @@ class SignInController(Controller):
         try:
             server = await begin_sign_in(self._context.require_client(), name)
         except ClientError as exc:
-            self._show(chats, name, "failed", exc.message)
+            self._show(chats, name, "failed", exc.message, answer=True)
             return
-        self._follow(chats, server)
+        self._follow(chats, server, answer=True)
 
     async def _cancel(self, name: str, chats: list[str]) -> None:
         try:
             await self._context.require_client().tool_servers.cancel_sign_in(name)
         except ClientError as exc:
             self.failed.emit(f"Could not stop signing in to {name}: {exc.message}")
-        self._show(chats, name, "ask")
+        self._show(chats, name, "ask", answer=True)
 
-    def _show(self, chats: list[str], server: str, state: CardState, why: str = "") -> None:
+    def _show(
+        self,
+        chats: list[str],
+        server: str,
+        state: CardState,
+        why: str = "",
+        *,
+        answer: bool = False,
+    ) -> None:
         for chat in chats:
-            self._set(chat, server, state, why)
+            self._set(chat, server, state, why, answer=answer)
 
-    def _follow(self, chats: list[str], server: ToolServerJSON) -> None:
+    def _follow(self, chats: list[str], server: ToolServerJSON, *, answer: bool = False) -> None:
         """Show where the server's sign-in is now, for every chat that asked about it."""
         status = sign_in_status(server)
         name = server["name"]
+        state: CardState = "ask"  # also when given up elsewhere (the dialog's Cancel)
+        why = ""
         if status == "waiting_for_browser":
-            self._show(chats, name, "waiting")
+            state = "waiting"
         elif status == "signed_in" or server["state"] == "ready":
-            self._show(chats, name, "signed_in")
+            state = "signed_in"
         elif status == "failed":
-            self._show(
-                chats, name, "failed", sign_in_words(server).removeprefix("Sign-in failed: ")
-            )
-        else:  # given up elsewhere (the MCP servers dialog's Cancel, a restart)
-            self._show(chats, name, "ask")
+            state, why = "failed", sign_in_words(server).removeprefix("Sign-in failed: ")
+        self._show(chats, name, state, why, answer=answer)
 
     def _on_poll_timeout(self) -> None:
-        waiting = {name for name, state, _ in self._asked.values() if state == "waiting"}
-        for name in waiting:
+        followed = {name for name, state, _ in self._asked.values() if state in FOLLOWED}
+        for name in followed:
             self._context.tasks.spawn(self._check(name))
 
     async def _check(self, name: str) -> None:
         server = await self._server(name)
-        chats = [c for c in self._chats_of(name) if self._asked[c][1] == "waiting"]
+        chats = [c for c in self._chats_of(name) if self._asked[c][1] in FOLLOWED]
         if server is None:  # removed meanwhile
             for chat in chats:
                 self._asked.pop(chat, None)
             self._keep_polling()
             self.show_current()
             return
-        if sign_in_status(server) != "waiting_for_browser":
-            self._follow(chats, server)
+        self._follow(chats, server)

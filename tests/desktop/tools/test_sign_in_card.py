@@ -14,6 +14,7 @@ import pytest
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QApplication
 
+from desktop.tools.sign_in import begin_sign_in
 from tests.desktop.conftest import GuiApp, run
 from tests.support.oauth_parts import Browser, OAuthParts, oauth_parts
 from tests.support.tools import write_config
@@ -104,3 +105,23 @@ def test_cancel_on_the_card_gives_the_sign_in_up(
     page = browser.visit(browser.opened[0])
     assert page.status_code == 400  # its way back is refused
     qtbot.waitUntil(lambda: server_state(gui, qtbot) == "needs_sign_in", timeout=30_000)
+
+
+def test_a_sign_in_done_elsewhere_shows_on_the_card(
+    parts: OAuthParts,
+    gui_factory: Any,
+    data_dir: Path,
+    upstream: ScriptedUpstream,
+    qtbot: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    browser = Browser()
+    monkeypatch.setattr(QDesktopServices, "openUrl", browser.open_url)
+    gui = reply_wanting_a_sign_in(gui_factory, data_dir, parts, upstream, qtbot)
+    card = gui.window.sign_in_card
+    qtbot.waitUntil(lambda: card.isVisible() and card.state == "ask", timeout=10_000)
+    client = gui.window.client
+    assert client is not None
+    run(qtbot, begin_sign_in(client, "r"))  # as the MCP servers dialog's Sign in does
+    qtbot.waitUntil(lambda: card.state == "signed_in", timeout=30_000)
+    assert card.dismiss.isEnabled() and card.dismiss.text() == "Close"

@@ -63,8 +63,13 @@ def test_a_server_that_needs_a_sign_in_signs_in_from_its_row_and_out_again(
     monkeypatch.setattr(QDesktopServices, "openUrl", browser.open_url)
     gui = remote_gui(gui_factory, data_dir, parts)
     dialog = open_tools(gui, qtbot)
-    qtbot.waitUntil(lambda: says(dialog, "Sign in to use its tools", "Sign in"), timeout=30_000)
-    assert dialog.table.item(0, 1).text() == "needs sign-in"
+    qtbot.waitUntil(
+        lambda: (
+            says(dialog, "Sign in to use its tools", "Sign in")
+            and dialog.table.item(0, 1).text() == "needs sign-in"
+        ),  # its state, once discovered
+        timeout=30_000,
+    )
     dialog.table.selectRow(0)
     dialog.grab().save("/tmp/signin_dialog_needs.png")
 
