@@ -29,14 +29,17 @@ def parts(tmp_path: Path) -> Iterator[OAuthParts]:
         yield found
 
 
-def age_tokens(ring: FileKeyring, auth: AuthServer) -> None:
+def age_tokens(ring: FileKeyring, auth: AuthServer, refreshable: bool = True) -> None:
     """What a night with Parley closed does: the access tokens the keyring holds have
-    expired (the authorization server refuses them; their record says when they did)."""
+    expired (the authorization server refuses them; their record says when they did).
+    `refreshable` False: they came without a refresh token."""
     items = json.loads(ring.text())
     for key, value in items.items():
         record = json.loads(value)
         if isinstance(record, dict) and "tokens" in record:
             record["expires_at"] = time.time() - 60
+            if not refreshable:
+                record["tokens"].pop("refresh_token", None)
             items[key] = json.dumps(record)
     ring.path.write_text(json.dumps(items), encoding="utf-8")
     auth.provider.expire_all_access()
@@ -85,6 +88,31 @@ def test_a_restart_with_an_expired_token_that_cannot_be_refreshed_asks_for_a_sig
         page = sign_in(parley)
         assert "Signed in to r" in page.text
         assert wait_state(parley, "ready")["sign_in"]["status"] == "signed_in"
+    finally:
+        assert parley.stop()
+
+
+def test_a_restart_with_an_expired_token_and_no_refresh_asks_for_a_sign_in_without_sending_it(
+    data_dir: Path,
+    upstream: ScriptedUpstream,
+    parts: OAuthParts,
+) -> None:
+    auth, remote, ring = parts.auth, parts.remote, parts.ring
+    parley = start(data_dir, upstream, remote)
+    try:
+        wait_state(parley, "needs_sign_in")
+        sign_in(parley)
+        wait_state(parley, "ready")
+        assert parley.stop()
+        age_tokens(ring, auth, refreshable=False)
+        expired = auth.provider.issued[0]
+        sent = len(remote.bearers)
+        parley = Parley(data_dir, upstream.base_url).start()
+        found = wait_state(parley, "needs_sign_in")
+        assert found["sign_in"]["status"] == "needs_sign_in"
+        assert expired not in remote.bearers[sent:]  # known expired: not sent for nothing
+        assert "Signed in to r" in sign_in(parley).text
+        wait_state(parley, "ready")
     finally:
         assert parley.stop()
 
