@@ -20,11 +20,13 @@ from server.types.tools import (
     ResourceJSON,
     ResourceReadJSON,
     ResourcesJSON,
+    ResourceTemplateJSON,
 )
 
 Call = Callable[[str, str, object], Awaitable[object]]
 
 RESOURCE_KEYS = ("uri", "name", "title", "description", "mime", "size")
+TEMPLATE_KEYS = ("uri_template", "name", "title", "description", "mime")
 CONTENT_KEYS = ("uri", "kind", "mime", "bytes", "text", "chars", "note", "data")
 
 
@@ -45,14 +47,18 @@ class ResourcesApi:
     def __init__(self, call: Call) -> None:
         self._call = call
 
-    async def listing(self, server: str) -> list[ResourceJSON]:
-        """The resources `server` offers (ClientError 503 `server_not_ready` when it is not
-        running, 404 for no such server)."""
+    async def listing(self, server: str) -> ResourcesJSON:
+        """The resources `server` offers, and its templates of URIs (ClientError 503
+        `server_not_ready` when it is not running, 404 for no such server)."""
         path = f"/api/tools/servers/{segment(server)}/resources"
         found = shaped(ResourcesJSON, ("resources",), await self._call("GET", path, None))
-        if not isinstance(found["resources"], list):
+        templates = found.get("templates", [])
+        if not isinstance(found["resources"], list) or not isinstance(templates, list):
             raise ClientError("the server's list of resources is malformed")
-        return [shaped(ResourceJSON, RESOURCE_KEYS, r) for r in found["resources"]]
+        return {
+            "resources": [shaped(ResourceJSON, RESOURCE_KEYS, r) for r in found["resources"]],
+            "templates": [shaped(ResourceTemplateJSON, TEMPLATE_KEYS, t) for t in templates],
+        }
 
     async def read(self, server: str, uri: str) -> list[ResourceContentJSON]:
         """The resource as it is now, to be shown (text bounded, `note` saying what was left

@@ -42,10 +42,15 @@ class _Field(QPlainTextEdit):
 class PromptForm(QDialog):
     submitted = Signal(dict)  # {argument: value}, the empty ones left out
 
-    def __init__(self, command: str, prompt: PromptJSON, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, command: str, prompt: PromptJSON, parent: QWidget | None = None,
+        action: str = "Use prompt",
+    ) -> None:  # fmt: skip
+        """`command`: the title; `action`: its button (a template of URIs is filled in with
+        the same form: "Attach")."""
         super().__init__(parent)
         self.setObjectName("prompt-form")
-        self.setWindowTitle(f"/{command}")
+        self.setWindowTitle(command)
         self.setMinimumWidth(480)
         self._colours = Colours(self.palette())
         about = QLabel(self)
@@ -84,8 +89,8 @@ class PromptForm(QDialog):
         self.message.setWordWrap(True)
         self.message.setVisible(False)
         buttons = QDialogButtonBox(self)
-        self.use_button = buttons.addButton("Use prompt", QDialogButtonBox.ButtonRole.AcceptRole)
-        self.use_button.setToolTip("Put the prompt in the message box (Ctrl+Enter)")
+        self.use_button = buttons.addButton(action, QDialogButtonBox.ButtonRole.AcceptRole)
+        self.use_button.setToolTip(f"{action} (Ctrl+Enter)")
         buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self._submit)
         buttons.rejected.connect(self.reject)

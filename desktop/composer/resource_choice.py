@@ -2,7 +2,8 @@
 (resource_picker.py) shown at once, the servers the user turned on listed in it, and each
 running one's resources asked for side by side, each shown as it comes; what the user chose
 goes up as `chosen` (desktop/composer/attachments.py attaches it like a file). A server that
-is not running says why in its heading."""
+is not running says why in its heading. A template chosen asks what goes in it (the prompts'
+form, prompt_form.py) and the URI so made is attached."""
 
 from __future__ import annotations
 
@@ -11,10 +12,17 @@ import asyncio
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QWidget
 
+from desktop.composer.prompt_form import PromptForm
 from desktop.composer.resource_picker import ResourcePicker
+from desktop.composer.uri_templates import expand, last_part, variables
 from desktop.controller import Context, Controller
 from desktop.errors import ClientError
-from server.types.tools import ToolServerJSON
+from server.types.tools import (
+    PromptJSON,
+    ResourceJSON,
+    ResourceTemplateJSON,
+    ToolServerJSON,
+)
 
 STATE_WORDS = {
     "starting": "starting…",
@@ -37,6 +45,7 @@ class ResourceChoice(Controller):
     def __init__(self, context: Context, parent: QWidget) -> None:
         super().__init__(context, parent)
         self.dialog: ResourcePicker | None = None  # the one open
+        self.form: PromptForm | None = None  # a template's values, asked
 
     def choose(self) -> None:
         if self.dialog is not None:
@@ -44,6 +53,7 @@ class ResourceChoice(Controller):
             return
         dialog = ResourcePicker(self._parent)
         dialog.resources_chosen.connect(self.chosen)
+        dialog.template_chosen.connect(self._on_dialog_template_chosen)
         dialog.finished.connect(self._on_dialog_finished)
         self.dialog = dialog
         dialog.open()  # never exec() under qasync
@@ -53,6 +63,35 @@ class ResourceChoice(Controller):
         if self.dialog is not None:
             self.dialog.deleteLater()
             self.dialog = None
+
+    def _on_dialog_template_chosen(self, server: str, template: ResourceTemplateJSON) -> None:
+        as_form: PromptJSON = {
+            "name": template["name"],
+            "title": template["title"] or template["name"],
+            "description": template["uri_template"],
+            "arguments": [
+                {"name": name, "title": None, "description": None, "required": True}
+                for name in variables(template["uri_template"])
+            ],
+        }
+        form = PromptForm(f"{server} · {template['uri_template']}", as_form, self._parent, "Attach")
+        form.submitted.connect(lambda values: self._on_form_submitted(server, template, values))
+        self.form = form
+        form.open()  # never exec() under qasync
+
+    def _on_form_submitted(
+        self, server: str, template: ResourceTemplateJSON, values: dict[str, str]
+    ) -> None:
+        if self.form is not None:
+            self.form.accept()
+            self.form.deleteLater()
+            self.form = None
+        uri = expand(template["uri_template"], values)
+        made: ResourceJSON = {
+            "uri": uri, "name": last_part(uri), "title": None,
+            "description": template["description"], "mime": template["mime"], "size": None,
+        }  # fmt: skip
+        self.chosen.emit(server, [made])
 
     async def _list(self, dialog: ResourcePicker) -> None:
         try:

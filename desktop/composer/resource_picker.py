@@ -3,10 +3,13 @@ the message like files. A tree: each server a heading (how it is doing, or how m
 offers), its resources under it with their name (the server's title, else its name), type
 and size; a filter box above it that keeps what matches in a name, title, URI, description
 or type; the chosen one's URI and description below. Enter, a double click or Attach attaches
-the selected ones (several with Ctrl or Shift). It only shows what its controller gives it
-(resource_choice.py) and says what was chosen."""
+the selected ones (several with Ctrl or Shift). A server's templates of URIs
+(`notes://{name}`) are listed after its resources: choosing one asks what goes in it first.
+It only shows what its controller gives it (resource_choice.py) and says what was chosen."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
@@ -25,23 +28,29 @@ from PySide6.QtWidgets import (
 from desktop.composer.attachment_files import size_text
 from desktop.look.colours import Colours
 from desktop.widgets.server_dialog import MessageLine, ServerDialog
-from server.types.tools import ResourceJSON
+from server.types.tools import ResourceJSON, ResourcesJSON, ResourceTemplateJSON
 
 RESOURCE_ROLE = Qt.ItemDataRole.UserRole  # a resource row's ResourceJSON
 SERVER_ROLE = Qt.ItemDataRole.UserRole + 1  # every row's server name
+TEMPLATE_ROLE = Qt.ItemDataRole.UserRole + 2  # a template row's ResourceTemplateJSON
 LOADING = "loading…"
 NO_SERVERS = "No tool server is set up. Add one in MCP servers (the tools button above)."
 
 
-def resource_label(resource: ResourceJSON) -> str:
+def resource_label(resource: ResourceJSON | ResourceTemplateJSON) -> str:
     """What a person reads a resource by: its title, else its name."""
     return resource["title"] or resource["name"]
 
 
-def matches(resource: ResourceJSON, words: str) -> bool:
+def _uri(resource: Mapping[str, object]) -> str:
+    """A resource's URI, or a template's."""
+    return str(resource.get("uri", resource.get("uri_template", "")))
+
+
+def matches(resource: ResourceJSON | ResourceTemplateJSON, words: str) -> bool:
     """Whether each of `words` is in its name, title, URI, description or type."""
     said = " ".join(
-        value or "" for value in (resource["name"], resource["title"], resource["uri"],
+        value or "" for value in (resource["name"], resource["title"], _uri(resource),
                                   resource["description"], resource["mime"])
     ).casefold()  # fmt: skip
     return all(word in said for word in words.casefold().split())
@@ -59,6 +68,7 @@ class _Tree(QTreeWidget):
 
 class ResourcePicker(ServerDialog):
     resources_chosen = Signal(str, list)  # a server's name and the ResourceJSONs chosen
+    template_chosen = Signal(str, object)  # a server's name and a ResourceTemplateJSON
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -132,10 +142,11 @@ class ResourcePicker(ServerDialog):
         if not servers:
             self.show_note(NO_SERVERS)
 
-    def show_resources(self, server: str, resources: list[ResourceJSON]) -> None:
+    def show_resources(self, server: str, listing: ResourcesJSON) -> None:
         heading = self._servers.get(server)
         if heading is None:
             return
+        resources = listing["resources"]
         count = len(resources)
         said = f"{count} resource{'s' if count != 1 else ''}" if count else "offers no resources"
         heading.setText(0, f"{server} — {said}")
@@ -150,6 +161,12 @@ class ResourcePicker(ServerDialog):
             row.setData(0, SERVER_ROLE, server)
             row.setToolTip(0, _about(resource))
             row.setTextAlignment(2, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        for template in listing["templates"]:
+            shown = f"{resource_label(template)} ({template['uri_template']})"
+            row = QTreeWidgetItem(heading, [shown, template["mime"] or "", "fill in…"])
+            row.setData(0, TEMPLATE_ROLE, template)
+            row.setData(0, SERVER_ROLE, server)
+            row.setToolTip(0, _about(template))
         heading.setExpanded(True)
         self._apply_filter(self.filter.text())
 
@@ -174,6 +191,12 @@ class ResourcePicker(ServerDialog):
         return server, picked
 
     def _attach(self) -> None:
+        current = self.tree.currentItem()
+        template = current.data(0, TEMPLATE_ROLE) if current is not None else None
+        if current is not None and template:
+            self.template_chosen.emit(current.data(0, SERVER_ROLE), template)
+            self.accept()
+            return
         chosen = self.chosen()
         if chosen is not None:
             self.resources_chosen.emit(*chosen)
@@ -182,20 +205,23 @@ class ResourcePicker(ServerDialog):
     def _on_selection_changed(self) -> None:
         current = self.tree.currentItem()
         resource = current.data(0, RESOURCE_ROLE) if current is not None else None
-        self.about.setText(_about(resource) if resource else "")
-        self.attach_button.setEnabled(self.chosen() is not None)
+        template = current.data(0, TEMPLATE_ROLE) if current is not None else None
+        found = resource or template
+        self.about.setText(_about(found) if found else "")
+        self.attach_button.setEnabled(bool(template) or self.chosen() is not None)
 
     def _apply_filter(self, words: str) -> None:
         for heading in self._servers.values():
             shown = 0
             for row in _rows(heading):
-                hide = not matches(row.data(0, RESOURCE_ROLE), words)
+                resource = row.data(0, RESOURCE_ROLE) or row.data(0, TEMPLATE_ROLE)
+                hide = not matches(resource, words)
                 row.setHidden(hide)
                 shown += not hide
             # A server with nothing that matches goes while filtering (it comes back after).
             heading.setHidden(bool(words.strip()) and shown == 0)
         current = self.tree.currentItem()
-        if current is None or current.isHidden() or not current.data(0, RESOURCE_ROLE):
+        if current is None or current.isHidden() or current.parent() is None:
             first = self._first_shown()
             if first is not None:
                 self.tree.setCurrentItem(first)
@@ -222,8 +248,8 @@ def _rows(heading: QTreeWidgetItem) -> list[QTreeWidgetItem]:
     return [row for i in range(heading.childCount()) if (row := heading.child(i)) is not None]
 
 
-def _about(resource: ResourceJSON) -> str:
-    said = resource["uri"]
+def _about(resource: ResourceJSON | ResourceTemplateJSON) -> str:
+    said = _uri(resource)
     if resource["description"]:
         said += f" — {resource['description']}"
     return said

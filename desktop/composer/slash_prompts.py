@@ -195,7 +195,7 @@ class SlashPrompts(Controller):
         if self.form is not None:
             self.form.close()
             self.form.deleteLater()
-        form = PromptForm(command, prompt, self._parent)
+        form = PromptForm(f"/{command}", prompt, self._parent)
         form.submitted.connect(
             lambda values: self._context.tasks.spawn(self._fill(server, prompt, values, form))
         )

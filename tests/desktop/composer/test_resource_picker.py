@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTreeWidgetItem
 
 from desktop.composer.attachment_chips import Chip
+from desktop.composer.prompt_form import PromptForm
 from desktop.composer.resource_picker import RESOURCE_ROLE, ResourcePicker
 from server.models.bundled import BUNDLED_MODEL_NAME
 from tests.desktop.conftest import GuiApp, run
@@ -158,3 +159,26 @@ def test_an_image_resource_has_its_thumbnail_and_warns_for_a_model_without_eyes(
     assert refused.state == "refused" and refused.reason
     assert [a["id"] for a in gui.window.composer.attachments()] == [chip.attachment["id"]]
     gui.window.composer.grab().save("/tmp/res_chips.png")
+
+
+def test_a_template_asks_what_goes_in_it_and_attaches_the_uri_so_made(
+    resources_gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    gui = resources_gui
+    picker = open_picker(gui, qtbot)
+    assert ("note (notes://{name})", "text/plain", "fill in…") in shown_rows(picker)
+    picker.filter.setText("notes://")
+    qtbot.keyClick(picker.filter, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: gui.window.findChild(PromptForm) is not None, timeout=5_000)
+    form = gui.window.findChild(PromptForm)
+    assert form is not None and list(form.fields) == ["name"]
+    assert form.use_button.text() == "Attach" and not form.use_button.isEnabled()
+    qtbot.keyClicks(form.fields["name"], "shopping list")
+    qtbot.keyClick(form.fields["name"], Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: len(chips(gui)) == 1 and chips(gui)[0].state == "ready", timeout=10_000)
+    (chip,) = chips(gui)
+    assert chip.name == "shopping list" and chip.attachment is not None
+    upstream.queue = [Script(texts=["Noted."])]
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=15_000):
+        gui.send("What is in it?")
+    assert "the note shopping list" in str(upstream.records[-1].body["messages"])
