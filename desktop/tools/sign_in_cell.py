@@ -7,8 +7,9 @@ keyboard is on stays where it is, and one pressed stays off until its request is
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QPushButton, QTableWidget, QWidget
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QApplication, QHBoxLayout, QPushButton, QTableWidget, QWidget
 
 from desktop.tools.sign_in import sign_in_status, sign_in_words
 from server.types.tools import ToolServerJSON
@@ -82,6 +83,9 @@ class SignInColumn(QObject):
         # The sign-ins this window started, and whether each was seen under way (a refresh
         # sent before the start may still answer with the state before it).
         self._following: dict[str, bool] = {}
+        # The keyboard moves through the table's cells (Tab, arrows): landing on a sign-in
+        # cell puts the focus on its button, which Space presses.
+        table.currentCellChanged.connect(self._on_table_current_cell_changed)
 
     def follow(self, name: str) -> None:
         """Tell when the sign-in just started for `name` ends (`sign_in_ended`)."""
@@ -110,12 +114,32 @@ class SignInColumn(QObject):
         if cell is None or cell.server != server["name"]:
             cell = SignInCell(server["name"])
             cell.acted.connect(self.acted)
+            cell.button.installEventFilter(self)
             self._table.setCellWidget(row, self._column, cell)
         before = cell.sizeHint().width()
         words = self._table.fontMetrics().horizontalAdvance(row_words(server))
         cell.show_server(server, words)
         if cell.sizeHint().width() != before:  # a widget's change does not resize its column
             self._table.resizeColumnToContents(self._column)
+
+    def _on_table_current_cell_changed(self, row: int, column: int, *_previous: int) -> None:
+        cell = self.cell(row) if column == self._column else None
+        if cell is not None and self._table.hasFocus() and cell.button.isVisible():
+            cell.button.setFocus(Qt.FocusReason.TabFocusReason)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Tab on a cell's button goes on through the table's cells, as from any cell (a
+        widget in a cell is outside the table's own Tab order)."""
+        tab = (Qt.Key.Key_Tab, Qt.Key.Key_Backtab)
+        if (
+            isinstance(event, QKeyEvent)
+            and event.type() == QEvent.Type.KeyPress
+            and event.key() in tab
+        ):
+            self._table.setFocus(Qt.FocusReason.TabFocusReason)
+            QApplication.sendEvent(self._table, event)
+            return True
+        return super().eventFilter(watched, event)
 
     def settle(self, name: str) -> None:
         """The request a cell's button made for `name` was answered."""

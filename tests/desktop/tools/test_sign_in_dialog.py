@@ -13,7 +13,9 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 import httpx
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QApplication
 
 from desktop.tools.sign_in import open_in_browser
 from desktop.tools.sign_in_cell import SignInCell
@@ -102,7 +104,16 @@ def test_cancel_gives_up_a_sign_in_waiting_for_the_browser(
     gui = remote_gui(gui_factory, data_dir, parts)
     dialog = open_tools(gui, qtbot)
     qtbot.waitUntil(lambda: says(dialog, "Sign in to use its tools", "Sign in"), timeout=30_000)
-    cell(dialog).button.click()  # type: ignore[union-attr]
+    # From the keyboard: Tab through the row's cells to its button, Space to press it.
+    dialog.activateWindow()
+    dialog.table.setFocus()
+    dialog.table.setCurrentCell(0, 0)
+    qtbot.waitUntil(dialog.table.hasFocus, timeout=5_000)
+    button = cell(dialog).button  # type: ignore[union-attr]
+    for _ in range(SIGN_IN_COLUMN):
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+    assert QApplication.focusWidget() is button
+    qtbot.keyClick(button, Qt.Key.Key_Space)
     qtbot.waitUntil(lambda: says(dialog, "Waiting for the browser…", "Cancel"), timeout=30_000)
     qtbot.waitUntil(
         lambda: dialog.message.text().startswith("Sign in to r in your browser"), timeout=5_000
