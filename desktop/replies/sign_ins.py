@@ -3,8 +3,9 @@ sign-in (desktop/tools/sign_in.py, `needs_sign_in`) puts the sign-in card up for
 once the server's row confirms it is a remote server that is not signed in. The card's Sign in
 starts the sign-in as the MCP servers dialog does (the browser opened on the server's page);
 while the browser has it, the server's row is read every second until it says signed in or
-failed; while it asks, too, so a sign-in done elsewhere (the MCP servers dialog) shows here.
-The card stays after the reply ends (the sign-in is the server's), until the user closes it."""
+failed; and while the card on screen asks, so a sign-in done elsewhere (the MCP servers
+dialog) shows on it. The card stays after the reply ends (the sign-in is the server's), until
+the user closes it."""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ from server.types import ToolPartJSON
 from server.types.tools import ToolServerJSON
 
 POLL_MS = 1000
-FOLLOWED: tuple[CardState, ...] = ("ask", "waiting")  # the states the server's row can change
 
 
 class SignInController(Controller):
@@ -35,9 +35,6 @@ class SignInController(Controller):
         self._poll.timeout.connect(self._on_poll_timeout)
         card.chosen.connect(self._on_card_chosen)
 
-    def asked(self, conversation_id: str | None) -> tuple[str, CardState, str] | None:
-        return self._asked.get(conversation_id or "")
-
     def step_changed(self, conversation_id: str, step: ToolPartJSON) -> None:
         """A step changed (a sub-agent's steps are inside its own)."""
         for inner in with_inner_steps(step):
@@ -46,6 +43,7 @@ class SignInController(Controller):
 
     def show_current(self) -> None:
         """The card for the chat on screen (hidden when its reply asked for no sign-in)."""
+        self._keep_polling()
         found = self._asked.get(self._context.current_id or "")
         if found is None:
             self._card.show_sign_in(None)
@@ -56,7 +54,10 @@ class SignInController(Controller):
     async def _confirm(self, conversation_id: str, name: str) -> None:
         """Ask only about a remote server that is not signed in now (a step's words alone
         could be any tool's)."""
-        server = await self._server(name)
+        try:
+            server = await self._server(name)
+        except ClientError:
+            return  # the server is not up (a restart): no card rather than a wrong one
         status = sign_in_status(server) if server is not None else None
         if status in ("needs_sign_in", "failed") and conversation_id not in self._asked:
             self._set(conversation_id, name, "ask")
@@ -83,14 +84,23 @@ class SignInController(Controller):
         if conversation_id == (self._context.current_id or ""):  # else the card is another's
             self.show_current()
 
+    def _followed(self) -> list[str]:
+        """The chats whose card the server's row may change: every one waiting for the
+        browser, and the one on screen while it asks (a sign-in done or given up elsewhere,
+        in the MCP servers dialog, shows on it)."""
+        current = self._context.current_id or ""
+        return [
+            chat
+            for chat, (_, state, _) in self._asked.items()
+            if state == "waiting" or (state == "ask" and chat == current)
+        ]
+
     def _keep_polling(self) -> None:
-        """Read the servers' rows while a card asks or waits for the browser, only then: a
-        sign-in done or given up elsewhere (the MCP servers dialog) shows here too."""
-        if any(state in FOLLOWED for _, state, _ in self._asked.values()):
-            if not self._poll.isActive():
-                self._poll.start()
-        else:
+        """Read the servers' rows while a card is followed, only then."""
+        if not self._followed():
             self._poll.stop()
+        elif not self._poll.isActive():
+            self._poll.start()
 
     def _chats_of(self, server: str) -> list[str]:
         return [chat for chat, (name, _, _) in self._asked.items() if name == server]
@@ -149,13 +159,15 @@ class SignInController(Controller):
         self._show(chats, name, state, why, answer=answer)
 
     def _on_poll_timeout(self) -> None:
-        followed = {name for name, state, _ in self._asked.values() if state in FOLLOWED}
-        for name in followed:
+        for name in {self._asked[chat][0] for chat in self._followed()}:
             self._context.tasks.spawn(self._check(name))
 
     async def _check(self, name: str) -> None:
-        server = await self._server(name)
-        chats = [c for c in self._chats_of(name) if self._asked[c][1] in FOLLOWED]
+        try:
+            server = await self._server(name)
+        except ClientError:
+            return  # the server is not up (a restart): read again at the next tick
+        chats = [chat for chat in self._followed() if self._asked[chat][0] == name]
         if server is None:  # removed meanwhile
             for chat in chats:
                 self._asked.pop(chat, None)
