@@ -219,6 +219,8 @@ class SlashPrompts(Controller):
                 self._composer.show_notice(f"{command} could not be used: {exc.message}", error)
             return
         if form is not None:
+            if not form.isVisible():
+                return  # cancelled while its server filled it in: the user wants it no more
             form.accept()
         self._put(command, filled)
 
