@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QPoint, Qt
 from PySide6.QtGui import QKeyEvent, QStandardItem, QStandardItemModel, QTextCursor
 from PySide6.QtWidgets import QCompleter, QListView, QWidget
 
@@ -146,6 +146,11 @@ class SlashPrompts(Controller):
         rect.setWidth(min(wide, self._composer.editor.width()))
         self.completer.complete(rect)
         popup.setCurrentIndex(found.index(0, 0))  # Enter takes the first, as chat apps do
+        # Above the line typed on, over the conversation, as chat apps' slash menus open (the
+        # completer puts it below, where the box's buttons and the window's edge are).
+        editor = self._composer.editor
+        above = editor.viewport().mapToGlobal(QPoint(rect.left(), rect.top() - popup.height()))
+        popup.move(above)
 
     async def _list(self) -> None:
         """The running servers' prompts, offered once they come (a server that fails to

@@ -68,8 +68,9 @@ class ResourceViewer(QDialog):
                 texts.append(head + (content["text"] or ""))
             else:
                 texts.append(head + f"(an image, {size_text(content['bytes'])})")
-            if content["note"]:
-                notes.append(content["note"])
+            if content["note"]:  # (the bound an attachment has: the server says it so)
+                note = content["note"]
+                notes.append(note[:1].upper() + note[1:] + ("" if note.endswith(".") else "."))
         first = contents[0] if contents else None
         if first is not None:
             self.about.setText(f"{self.uri} · {first['mime']} · {size_text(first['bytes'])}")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 
 from desktop.composer.prompt_form import PromptForm
 from desktop.composer.slash_prompts import composed
@@ -78,6 +78,11 @@ def test_a_slash_offers_the_prompts_and_one_without_arguments_fills_the_composer
     type_in(gui, qtbot, "/")
     qtbot.waitUntil(lambda: sorted(offered(gui)) == [PICTURE, REVIEW], timeout=10_000)
     gui.window.prompts.popup.grab().save("/tmp/res_slash_popup.png")
+    # Above the line typed on, over the conversation (not over the box's buttons).
+    editor = gui.window.composer.editor
+    line_top = editor.viewport().mapToGlobal(editor.cursorRect().topLeft()).y()
+    popup = gui.window.prompts.popup
+    assert popup.mapToGlobal(QPoint(0, popup.height())).y() <= line_top
     type_in(gui, qtbot, "pic")
     qtbot.waitUntil(lambda: offered(gui) == [PICTURE], timeout=5_000)
     # Keys go to the list while it is shown (it has the keyboard); the first is chosen.

@@ -117,3 +117,21 @@ def test_a_link_its_server_cannot_read_says_why(
     assert viewer.text.toPlainText() == ""
     viewer.close()
     assert gui.opened == []  # type: ignore[attr-defined]
+
+
+def test_a_long_linked_text_is_shown_cut_with_what_was_left_out_said(
+    resources_gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    gui = resources_gui
+    linked_reply(gui, upstream, qtbot, "big://huge")
+    qtbot.waitUntil(lambda: len(link_items(gui)) == 1, timeout=5_000)
+    activate(gui, qtbot, link_items(gui)[0])
+    viewer = viewer_of(gui, qtbot, ResourceViewer)
+    qtbot.waitUntil(lambda: viewer.text.toPlainText() != "", timeout=10_000)
+    shown = viewer.text.toPlainText()
+    assert set(shown) == {"h"} and len(shown) < 2_000_000  # bounded, as an attachment is
+    assert viewer.note.isVisible()
+    assert viewer.note.text().startswith("Only the first ") and "2,000,000" in viewer.note.text()
+    assert not viewer.note.text().startswith("It cannot be shown")
+    viewer.grab().save("/tmp/res_link_viewer_cut.png")
+    viewer.close()
