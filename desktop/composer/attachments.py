@@ -85,7 +85,7 @@ class Attachments(Controller):
         self._drops.files_dropped.connect(self.add_files)
         self.resources = ResourceChoice(context, parent)  # Attach → From a tool server…
         composer.resource_requested.connect(self.resources.choose)
-        self.resources.chosen.connect(self._on_resources_chosen)
+        self.resources.chosen.connect(self.attach_resources)
 
     def show_model(self, model: ModelStatusJSON | None) -> None:
         """The model the message would go to, as the server last reported it (None: not
@@ -138,7 +138,9 @@ class Attachments(Controller):
 
     # -- files a tool server made ------------------------------------------------------------
 
-    def _on_resources_chosen(self, server: str, resources: list[ResourceJSON]) -> None:
+    def attach_resources(self, server: str, resources: list[ResourceJSON]) -> None:
+        """Resources of that tool server, attached (chosen in the picker, or a tool's link
+        read in the transcript)."""
         for resource in resources:
             self.add_made(resource["name"], partial(self._attach, server, resource))
         self._composer.focus()

@@ -12,6 +12,7 @@ import binascii
 import mimetypes
 from pathlib import Path
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from desktop.client.events import with_inner_steps
@@ -23,12 +24,16 @@ from desktop.image_decoding import decoded
 from desktop.transcript.image_viewer import ImageViewer, screen_room
 from desktop.transcript.resource_viewer import ResourceViewer
 from desktop.transcript.surface import LIVE_REPLY, TranscriptSurface
-from server.types.tools import ResourceContentJSON
+from server.types import ResourceLinkJSON, ToolPartJSON
+from server.types.tools import ResourceContentJSON, ResourceJSON
 
 NOT_SAVED_YET = "its reply has not been saved yet; open it again in a moment"
 
 
 class ResourceLinks(Controller):
+    # "Attach to message": the step's server and the resource (its URI as the link gave it).
+    attach_wanted = Signal(str, list)
+
     def __init__(self, context: Context, parent: QWidget, transcript: TranscriptSurface) -> None:
         super().__init__(context, parent)
         self.folders = FileFolders()
@@ -38,11 +43,19 @@ class ResourceLinks(Controller):
         transcript.step_link_activated.connect(self._on_transcript_step_link_activated)
 
     def _on_transcript_step_link_activated(self, message_id: str, step_id: str, uri: str) -> None:
-        name = self._name(message_id, step_id, uri)
+        step, link = self._link(message_id, step_id, uri)
+        name = (link["title"] or link["name"]) if link is not None else uri
         if self.viewer is not None:
             self.viewer.close()
             self.viewer.deleteLater()
-        viewer = ResourceViewer(name, uri, self._parent)
+        viewer = ResourceViewer(name or uri, uri, self._parent)
+        if step is not None and link is not None:
+            made: ResourceJSON = {
+                "uri": uri, "name": link["name"] or uri, "title": link["title"],
+                "description": link["description"], "mime": link["mime"], "size": link["size"],
+            }  # fmt: skip
+            server = step["server"]
+            viewer.attach_requested.connect(lambda: self.attach_wanted.emit(server, [made]))
         self.viewer = viewer
         viewer.open()  # never exec() under qasync
         conversation = self._context.current_id
@@ -51,8 +64,10 @@ class ResourceLinks(Controller):
             return
         self._context.tasks.spawn(self._read(viewer, conversation, message_id, step_id, name))
 
-    def _name(self, message_id: str, step_id: str, uri: str) -> str:
-        """The link's title (else its name) as its step has it; its URI if none."""
+    def _link(
+        self, message_id: str, step_id: str, uri: str
+    ) -> tuple[ToolPartJSON | None, ResourceLinkJSON | None]:
+        """The step of that reply, and its link to `uri`, as the transcript holds them."""
         row = self._transcript.rows.row(message_id)
         for top in row.parts if row is not None else []:
             if isinstance(top, str) or top["type"] != "tool":
@@ -60,8 +75,8 @@ class ResourceLinks(Controller):
             for step in with_inner_steps(top):
                 for link in step.get("links", []) if step["id"] == step_id else []:
                     if link["uri"] == uri:
-                        return link["title"] or link["name"] or uri
-        return uri
+                        return step, link
+        return None, None
 
     async def _read(
         self, viewer: ResourceViewer, conversation: str, message: str, step: str, name: str

@@ -2,10 +2,12 @@
 its URI is the tool server's word, which may name anything): what it is (its URI and type),
 then its text in a read-only view, with what was left out of a long one; or why it cannot be
 shown. Opened at once, "Reading…" until its controller (resource_links.py) has it; an image
-goes to the image viewer instead."""
+goes to the image viewer instead. "Attach to message" gives it to the model with the next
+message (read again by its server, as a resource chosen in the composer is)."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QDialog,
@@ -24,6 +26,8 @@ READING = "Reading it through its tool server…"
 
 
 class ResourceViewer(QDialog):
+    attach_requested = Signal()
+
     def __init__(self, name: str, uri: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("resource-viewer")
@@ -48,6 +52,12 @@ class ResourceViewer(QDialog):
         self._colours = colours
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
+        self.attach_button = buttons.addButton(
+            "Attach to message", QDialogButtonBox.ButtonRole.ActionRole
+        )
+        self.attach_button.setToolTip("Give it to the model with your next message")
+        self.attach_button.setEnabled(False)  # until it is read: it exists, it is text
+        self.attach_button.clicked.connect(self._on_attach_button_clicked)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 16, 16, 16)
         layout.setSpacing(8)
@@ -78,6 +88,11 @@ class ResourceViewer(QDialog):
         self.text.setPlainText("\n\n".join(texts))
         if notes:
             self._say(" ".join(notes), self._colours.muted)
+        self.attach_button.setEnabled(bool(contents))
+
+    def _on_attach_button_clicked(self) -> None:
+        self.attach_requested.emit()
+        self.accept()
 
     def show_failure(self, why: str) -> None:
         self.text.setPlaceholderText("")

@@ -170,6 +170,7 @@ class MainWindow(QMainWindow):
         for shown in (self.model_picker.model_shown, self.bar.status_shown):
             shown.connect(lambda: self.attachments.show_model(self.model_picker.current_status()))
         self.history_files.done.connect(self.links.notice)
+        self.links.resources.attach_wanted.connect(self.attachments.attach_resources)
         self.history_files.imported.connect(lambda: self.tasks.spawn(self.chat_list.refresh()))
         self.help.failed.connect(self.show_error)
         self.view.zoom_shown.connect(lambda level: self.menus.show_zoom(*view.can_zoom(level)))

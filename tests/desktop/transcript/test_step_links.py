@@ -1,7 +1,7 @@
 """A tool step whose result linked to resources (MCP `resource_link`) lists them on its card;
 activating one has the server read it through that step and Parley show it — its text in a
-read-only viewer, an image in the image viewer, a failure in the server's words — and
-nothing is ever handed to the system to open.
+read-only viewer (which attaches it to the next message on request), an image in the image
+viewer, a failure in the server's words — and nothing is ever handed to the system to open.
 
 The real window and embedded server, the scripted upstream calling the `link` tool of
 tests/support/mcp_resources.py (an MCP server written with the official SDK, over stdio)."""
@@ -85,8 +85,15 @@ def test_a_steps_link_is_listed_and_opens_its_text_in_a_viewer(
     assert viewer.about.text().startswith("docs://readme · text/plain")  # as read
     viewer.grab().save("/tmp/res_link_viewer.png")
     gui.window.grab().save("/tmp/res_step_card.png")
-    viewer.close()
     assert gui.opened == []  # type: ignore[attr-defined]
+
+    # Attach to message: a chip in the composer, as if chosen in its picker.
+    qtbot.mouseClick(viewer.attach_button, Qt.MouseButton.LeftButton)
+    assert not viewer.isVisible()
+    chips = gui.window.composer.chips_shown
+    qtbot.waitUntil(lambda: len(chips()) == 1 and chips()[0].state == "ready", timeout=10_000)
+    attached = chips()[0].attachment
+    assert attached is not None and (attached["name"], attached["kind"]) == ("linked", "text")
 
 
 def test_an_image_link_opens_in_the_image_viewer(
