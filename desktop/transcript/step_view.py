@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from desktop.client.events import with_inner_steps
+from desktop.tools.sign_in import needs_sign_in
 from desktop.transcript.step_lines import (
     asking,
     link_line,
@@ -37,7 +38,7 @@ STATUS_WORDS = {
 class StepView:
     id: str
     title: str  # "files · read_file(path="a.md")", or "Sub-agent: <its task>"
-    status: str  # the part's status
+    status: str  # the part's status, or "needs_sign_in" for one its server's sign-in ended
     status_text: str  # in a word or two, for the chip
     state: str  # how it went: "done in 0.4 s", "running… 3 s · page 2 of 5"
     arguments: str  # pretty JSON when it is JSON
@@ -73,7 +74,8 @@ def step_view(part: ToolPartJSON, now: float | None = None) -> StepView:
     return StepView(
         id=part["id"],
         title=f"Sub-agent: {one_line(task_of(part), TASK_CHARS)}" if sub_agent else call(part),
-        status=part["status"],
+        # A step ended by its server's sign-in waits on the user, not an error of the tool.
+        status="needs_sign_in" if needs_sign_in(part) else part["status"],
         status_text=status_text(part),
         state=step_state(part, now),
         arguments=_pretty(part["arguments"]),
@@ -93,6 +95,8 @@ def step_view(part: ToolPartJSON, now: float | None = None) -> StepView:
 
 def status_text(part: ToolPartJSON) -> str:
     """The chip's words: a step whose server asks the user waits for them."""
+    if needs_sign_in(part):
+        return "needs sign-in"
     return "waiting for you" if asking(part) else STATUS_WORDS.get(part["status"], part["status"])
 
 

@@ -19,7 +19,8 @@ Rectangle {
 
     readonly property color statusColour: ({
         running: colours.accent, awaiting_approval: colours.warning, completed: colours.success,
-        error: colours.danger, interrupted: colours.warning, denied: colours.muted
+        error: colours.danger, interrupted: colours.warning, denied: colours.muted,
+        needs_sign_in: colours.warning
     })[step.status] || colours.muted
 
     objectName: "step"

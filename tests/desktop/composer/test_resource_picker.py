@@ -72,7 +72,6 @@ def test_the_attach_button_offers_files_or_a_tool_servers_resources(
     qtbot.waitUntil(composer.attach_menu.isVisible, timeout=5_000)
     entries = [a.text() for a in composer.attach_menu.actions()]
     assert entries == ["Files…\tCtrl+Shift+A", "From a tool server…"]
-    composer.attach_menu.grab().save("/tmp/res_attach_menu.png")
     qtbot.keyClick(composer.attach_menu, Qt.Key.Key_Down)
     qtbot.keyClick(composer.attach_menu, Qt.Key.Key_Down)
     qtbot.keyClick(composer.attach_menu, Qt.Key.Key_Return)  # from the keyboard
@@ -100,10 +99,8 @@ def test_the_picker_lists_a_servers_resources_and_the_filter_keeps_what_matches(
     assert picker.attach_button.isEnabled()
     picker.filter.setText("nothing like it")
     assert shown_rows(picker) == [] and heading(picker).isHidden()
-    picker.grab().save("/tmp/res_picker_empty.png")
     picker.filter.setText("")
     picker.resize(620, 440)
-    picker.grab().save("/tmp/res_picker.png")
     picker.reject()
 
 
@@ -158,7 +155,6 @@ def test_an_image_resource_has_its_thumbnail_and_warns_for_a_model_without_eyes(
     refused = chips(gui)[1]
     assert refused.state == "refused" and refused.reason
     assert [a["id"] for a in gui.window.composer.attachments()] == [chip.attachment["id"]]
-    gui.window.composer.grab().save("/tmp/res_chips.png")
 
 
 def test_a_template_asks_what_goes_in_it_and_attaches_the_uri_so_made(

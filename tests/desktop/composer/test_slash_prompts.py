@@ -77,7 +77,6 @@ def test_a_slash_offers_the_prompts_and_one_without_arguments_fills_the_composer
     gui = resources_gui
     type_in(gui, qtbot, "/")
     qtbot.waitUntil(lambda: sorted(offered(gui)) == [PICTURE, REVIEW], timeout=10_000)
-    gui.window.prompts.popup.grab().save("/tmp/res_slash_popup.png")
     # Above the line typed on, over the conversation (not over the box's buttons).
     editor = gui.window.composer.editor
     line_top = editor.viewport().mapToGlobal(editor.cursorRect().topLeft()).y()
@@ -96,7 +95,6 @@ def test_a_slash_offers_the_prompts_and_one_without_arguments_fills_the_composer
     qtbot.waitUntil(lambda: chip.thumbnail is not None, timeout=5_000)
     assert not composer.notice.isVisible()  # nothing was left out
     assert gui.window.current_id is None  # nothing was sent
-    composer.grab().save("/tmp/res_slash_filled.png")
 
 
 @pytest.mark.slow
@@ -112,7 +110,6 @@ def test_a_prompt_with_arguments_asks_them_first_and_its_text_goes_as_the_messag
     assert form is not None and form.isVisible()
     assert list(form.fields) == ["code", "language"]
     assert not form.use_button.isEnabled()  # `code` is required
-    form.grab().save("/tmp/res_prompt_form.png")
     qtbot.keyClicks(form.fields["code"], "print(1)")
     qtbot.keyClicks(form.fields["language"], "Python 3")
     assert form.use_button.isEnabled()

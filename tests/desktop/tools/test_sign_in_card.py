@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.tools.sign_in import begin_sign_in
 from tests.desktop.conftest import GuiApp, run
+from tests.desktop.transcript.test_view import items, text_of
 from tests.support.oauth_parts import Browser, OAuthParts, oauth_parts
 from tests.support.tools import write_config
 from tests.support.upstream import Script, ScriptedUpstream
@@ -69,15 +70,16 @@ def test_a_reply_that_needs_a_sign_in_shows_the_card_and_signs_in_from_it(
     assert card.server == "r"
     assert "needs you to sign in" in card.title.text()
     assert "Sign in to r to use its tools" in gui.transcript_text()  # the step says why
+    # Its chip says what it waits for, not "error".
+    chips = lambda: [text_of(chip) for chip in items(gui.window.transcript, "stepStatus")]  # noqa: E731
+    qtbot.waitUntil(lambda: chips() == ["needs sign-in"], timeout=5_000)
     assert not card.isAncestorOf(QApplication.focusWidget())  # nothing waits on it
-    gui.window.grab().save("/tmp/signin_card_ask.png")
 
     card.sign_in.click()
     qtbot.waitUntil(lambda: card.state == "signed_in", timeout=30_000)
     assert browser.opened[0].startswith(parts.auth.base_url)
     assert "Signed in to <b>r</b>" in card.title.text()
     assert server_state(gui, qtbot) == "ready"
-    gui.window.grab().save("/tmp/signin_card_signed_in.png")
     card.dismiss.click()
     qtbot.waitUntil(lambda: not card.isVisible(), timeout=5_000)
     assert QApplication.focusWidget() is gui.window.composer.editor  # typing goes on there
@@ -99,7 +101,6 @@ def test_cancel_on_the_card_gives_the_sign_in_up(
     card.sign_in.click()
     qtbot.waitUntil(lambda: card.state == "waiting" and card.cancel.isEnabled(), timeout=30_000)
     assert "Waiting for the browser" in card.title.text()
-    gui.window.grab().save("/tmp/signin_card_waiting.png")
     card.cancel.click()
     qtbot.waitUntil(lambda: card.state == "ask" and card.sign_in.isEnabled(), timeout=10_000)
     page = browser.visit(browser.opened[0])

@@ -73,7 +73,6 @@ def test_a_server_that_needs_a_sign_in_signs_in_from_its_row_and_out_again(
         timeout=30_000,
     )
     dialog.table.selectRow(0)
-    dialog.grab().save("/tmp/signin_dialog_needs.png")
 
     cell(dialog).button.click()  # type: ignore[union-attr]
     qtbot.waitUntil(lambda: says(dialog, "Signed in", "Sign out"), timeout=30_000)
@@ -83,7 +82,6 @@ def test_a_server_that_needs_a_sign_in_signs_in_from_its_row_and_out_again(
     assert dialog.table.item(0, 1).text() == "ready with 1 tool"
     assert dialog.message.text() == "Signed in to r; it is ready with 1 tool."
     assert parts.auth.provider.issued[0] in parts.ring.text()
-    dialog.grab().save("/tmp/signin_dialog_signed_in.png")
 
     cell(dialog).button.click()  # type: ignore[union-attr]  (Sign out)
     qtbot.waitUntil(lambda: says(dialog, "Sign in to use its tools", "Sign in"), timeout=30_000)
@@ -118,7 +116,6 @@ def test_cancel_gives_up_a_sign_in_waiting_for_the_browser(
     qtbot.waitUntil(
         lambda: dialog.message.text().startswith("Sign in to r in your browser"), timeout=5_000
     )
-    dialog.grab().save("/tmp/signin_dialog_waiting.png")
 
     cell(dialog).button.click()  # type: ignore[union-attr]  (Cancel)
     qtbot.waitUntil(lambda: says(dialog, "Sign in to use its tools", "Sign in"), timeout=30_000)
@@ -194,4 +191,3 @@ def test_a_sign_in_the_user_refuses_says_why_in_plain_words(
     qtbot.waitUntil(lambda: dialog.message.text() == f"r: Sign-in failed: {words}", timeout=5_000)
     dialog.table.selectRow(0)
     assert f"Its last sign-in failed: {words}" in dialog.details.toPlainText()
-    dialog.grab().save("/tmp/signin_dialog_failed.png")

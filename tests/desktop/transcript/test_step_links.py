@@ -83,8 +83,6 @@ def test_a_steps_link_is_listed_and_opens_its_text_in_a_viewer(
     assert viewer.text.isReadOnly()
     assert viewer.windowTitle() == "Linked resource — linked"
     assert viewer.about.text().startswith("docs://readme · text/plain")  # as read
-    viewer.grab().save("/tmp/res_link_viewer.png")
-    gui.window.grab().save("/tmp/res_step_card.png")
     assert gui.opened == []  # type: ignore[attr-defined]
 
     # Attach to message: a chip in the composer, as if chosen in its picker.
@@ -140,5 +138,4 @@ def test_a_long_linked_text_is_shown_cut_with_what_was_left_out_said(
     assert viewer.note.isVisible()
     assert viewer.note.text().startswith("Only the first ") and "2,000,000" in viewer.note.text()
     assert not viewer.note.text().startswith("It cannot be shown")
-    viewer.grab().save("/tmp/res_link_viewer_cut.png")
     viewer.close()
