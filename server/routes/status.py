@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
+from collections.abc import AsyncIterator
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 from server.models.base import ChatBackend
@@ -15,12 +17,43 @@ from server.routes import hub
 from server.routes.services import services
 from server.types import StatusJSON
 
+STREAM_CHECK_SECONDS = 0.25  # how often the status stream looks for a change
+STREAM_PING_SECONDS = 15.0  # a comment after this long with no change
+
 
 async def healthz(request: Request) -> JSONResponse:
     return JSONResponse({"ok": True})
 
 
 async def status(request: Request) -> JSONResponse:
+    return JSONResponse(await _status(request))
+
+
+async def status_stream(request: Request) -> StreamingResponse:
+    """The status as server-sent events: the whole of it at once, then again each time it
+    changes (a model loading, loaded, in use, unloaded; a download's progress; a turn begun
+    or ended), looked at every STREAM_CHECK_SECONDS; a comment when nothing changed for
+    STREAM_PING_SECONDS keeps proxies from closing it. Ends when the client hangs up."""
+
+    async def changes() -> AsyncIterator[str]:
+        last, quiet = "", 0.0
+        while True:
+            now = json.dumps(await _status(request), separators=(",", ":"))
+            if now != last:
+                last, quiet = now, 0.0
+                yield f"data: {now}\n\n"
+            elif quiet >= STREAM_PING_SECONDS:
+                quiet = 0.0
+                yield ": still here\n\n"
+            await asyncio.sleep(STREAM_CHECK_SECONDS)
+            quiet += STREAM_CHECK_SECONDS
+
+    return StreamingResponse(
+        changes(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
+    )
+
+
+async def _status(request: Request) -> dict[str, object]:
     svc = services(request)
     models = []
     for entry in svc.models.entries():
@@ -39,7 +72,7 @@ async def status(request: Request) -> JSONResponse:
         "imports": svc.imports.progress(),
         "search_backlog": svc.imports.search_backlog,
     }
-    return JSONResponse({**found, "downloads": hub.progress(request)})
+    return {**found, "downloads": hub.progress(request)}
 
 
 async def _takes_tools(backend: ChatBackend) -> bool | None:
@@ -57,4 +90,5 @@ async def _takes_tools(backend: ChatBackend) -> bool | None:
 routes = [
     Route("/healthz", healthz, methods=["GET"]),
     Route("/api/status", status, methods=["GET"]),
+    Route("/api/status/stream", status_stream, methods=["GET"]),
 ]
