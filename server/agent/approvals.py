@@ -67,10 +67,14 @@ class Approvals:
         self._asked: set[str] = set()  # every call id that waited, decided or not
         self._closed = False
 
-    def verdict(self, step: ToolStep, trust: Trust) -> Verdict:
-        """Whether a call runs at once, waits for the user, or is refused unasked."""
+    def verdict(self, step: ToolStep, trust: Trust, held: bool = False) -> Verdict:
+        """Whether a call runs at once, waits for the user, or is refused unasked. `held`:
+        the injection guard asks, whatever the trust short of "never" (server/agent/guard.py);
+        with no one to ask, the call is refused."""
         if trust == "never":
             return "refuse"
+        if held:
+            return "ask" if self.conversation_id is not None else "refuse"
         if trust == "allow":
             return "run"
         if self.conversation_id is None:
@@ -127,7 +131,9 @@ class Approvals:
             if (remember == "chat" or waiting.trust == "chat") and self.conversation_id:
                 self._grants.grant(self.conversation_id, step.server, step.name)
                 for other in list(self._waiting.values()):
-                    if (other.step.server, other.step.name) == (step.server, step.name):
+                    # A call the injection guard holds is shown and decided on its own.
+                    same = (other.step.server, other.step.name) == (step.server, step.name)
+                    if same and other.step.guard is None:
                         del self._waiting[other.step.id]
                         other.step.approve()
                         other.decided.set()

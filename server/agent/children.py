@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from server.agent import delegate
+from server.agent import delegate, provenance
 from server.agent.buffer import ReplyBuffer
 from server.agent.delegate import Delegation, SubAgentView, SubsetToolBox
 from server.agent.feed import ApprovalNeeded, CallOverdue, FeedItem, QuestionAsked
+from server.agent.provenance import Provenance
 from server.agent.steps import ToolStep
 from server.agent.toolbox import ToolBox, ToolOutcome, capped
 from server.errors import ApiError, ToolCallError
@@ -97,6 +98,8 @@ class Children:
             delegation=self.delegation.child(),
             ids=parent.ids,
             questions=parent.questions,
+            # Its task was written by a model that read what the parent read.
+            provenance=Provenance(parent.provenance.all()),
         )
         step.agent = SubAgentView(asked, model.name, buffer)
         tools: ToolBox = SubsetToolBox(box, asked.tools) if asked.tools is not None else box
@@ -112,6 +115,9 @@ class Children:
             finally:
                 parent.stats.add(child.stats.summed)
                 parent.buffer.sources.update(buffer.sources)
+                # What it read is in its answer's making: the parent's model reads it too.
+                read = child.provenance.own()
+                parent.provenance.extend(read)
                 self._send(step)
         if finished is None and buffer.over_limit:
             raise ToolCallError(f"the sub-agent stopped: {buffer.over_limit}")
@@ -121,6 +127,8 @@ class Children:
                 f"\n\n(The sub-agent reached its limit of {limits.max_steps} steps before it "
                 "finished: its last tool calls were not run.)"
             )
+        if read:
+            parent.provenance.add(provenance.sub_agent(step.id, asked.task, said, read))
         return ToolOutcome(said)
 
     # -- a child's changes, sent up as its step's -----------------------------------------

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from server.agent.buffer import ReplyBuffer
+from server.agent.effects import widest
 from server.agent.toolbox import Ask, Progress, ToolBox, ToolOutcome, ToolTarget
 from server.errors import ToolCallError
 from server.limits import AgentLimits
@@ -122,6 +123,18 @@ def parse(arguments: dict[str, object], offered: list[str]) -> Asked:
                 f"{', '.join(offered) or 'none'})"
             )
     return Asked(task.strip(), instructions or None, tools, model.strip() if model else None)
+
+
+def target(box: ToolBox, arguments: dict[str, object] | ValueError) -> ToolTarget:
+    """The `delegate` call's target: it can do whatever the tools its sub-agent may call
+    can do (those it names, else all of the parent's), so its effect is the widest of
+    theirs; arguments it cannot use count as all of them."""
+    names = [s["function"]["name"] for s in box.specs()]
+    chosen = arguments.get("tools") if isinstance(arguments, dict) else None
+    if isinstance(chosen, list):
+        names = [name for name in chosen if isinstance(name, str) and name in names]
+    found = (box.target(name) for name in names)
+    return ToolTarget(SERVER, FUNCTION, widest(t.effect for t in found if t is not None))
 
 
 def messages(asked: Asked) -> list[ChatMessage]:

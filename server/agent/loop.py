@@ -25,6 +25,7 @@ from server.agent.compaction import Compactor, History
 from server.agent.delegate import Delegation
 from server.agent.feed import ToolCallsMade
 from server.agent.history import with_tool_history
+from server.agent.provenance import Provenance
 from server.agent.questions import Questions
 from server.agent.steps import (
     CallBuilder,
@@ -97,10 +98,13 @@ class AgentLoop:
         delegation: Delegation | None = None,
         ids: set[str] | None = None,
         questions: Questions | None = None,
+        provenance: Provenance | None = None,
     ) -> None:
         """`delegation`: the loop may hand sub-tasks to children (server/agent/delegate.py);
         `ids`: the call ids taken in the whole tree (a child shares its parent's), and
-        `questions` its servers' questions waiting for the user (server/agent/questions.py)."""
+        `questions` its servers' questions waiting for the user (server/agent/questions.py);
+        `provenance`: what its model read that the user did not write (a child starts with
+        its parent's: server/agent/provenance.py)."""
         self.id = run_id
         self.model = model
         self.buffer = buffer
@@ -117,6 +121,7 @@ class AgentLoop:
         self.children = Children(self, delegation)
         self.tools = ToolRuns(self)  # this loop's tool steps (server/agent/tool_runs.py)
         self.ids: set[str] = set() if ids is None else ids
+        self.provenance = Provenance() if provenance is None else provenance
         self._signal = StopSignal()  # the current model call's
 
     def stop(self) -> None:
@@ -151,6 +156,9 @@ class AgentLoop:
         tool. Returns how the last model call finished; None when the reply was cut at the
         size limit or its stream ended because the run is stopping. `history`: a stored
         turn's, compacted first if the prompt would not fit (server/agent/compaction.py)."""
+        # What the prompt holds that the user did not write, before compaction may fold
+        # some of it into a summary (which can carry what it said).
+        self.provenance.opened(request.messages, request.sources)
         offered: list[dict[str, object]] = []
         if toolbox is not None and self.model.backend.tools_unsupported is None:
             offered = list(toolbox.specs())

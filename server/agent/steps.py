@@ -24,6 +24,7 @@ from server.types import (
     OPEN_STATUSES,
     AgentPartJSON,
     CitationPartJSON,
+    GuardJSON,
     PartJSON,
     ProgressJSON,
     QuestionJSON,
@@ -73,6 +74,9 @@ class ToolStep:
     # are changed in place as they are answered: server/agent/questions.py).
     questions: list[QuestionJSON] = field(default_factory=list)
     links: list[ResourceLinkJSON] = field(default_factory=list)  # its result's resource links
+    # Why the injection guard asked before this call, and what the model had read by then:
+    # saved with the step, so a chat opened later shows why (server/agent/guard.py).
+    guard: GuardJSON | None = None
 
     def end(self, status: ToolStatus, result: str | None) -> None:
         """Record how the call ended; a step already ended stays as it was (a late
@@ -116,6 +120,8 @@ class ToolStep:
         }
         if self.read_only:
             part["read_only"] = True
+        if self.guard is not None:
+            part["guard"] = self.guard
         if self.progress is not None:
             part["progress"] = self.progress
         if self.overdue is not None and self.status == "running":

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from server.agent import delegate
+from server.agent import delegate, guard
 from server.agent.feed import ApprovalNeeded, CallOverdue
+from server.agent.provenance import document, tool_result
 from server.agent.steps import NEVER_ALLOWED, ToolStep, parse_arguments
 from server.agent.toolbox import Answer, Question, ToolBox, ToolOutcome
 from server.errors import ConflictError, ToolCallError
@@ -61,7 +62,7 @@ class ToolRuns:
         for call, arguments in zip(calls, parsed, strict=True):
             function = call["function"]["name"]
             delegating = function == delegate.FUNCTION and loop.children.offered
-            target = delegate.TARGET if delegating else toolbox.target(function)
+            target = delegate.target(toolbox, arguments) if delegating else toolbox.target(function)
             step = ToolStep(
                 id=call["id"],
                 function=function,
@@ -84,8 +85,14 @@ class ToolRuns:
             else:
                 # A sub-agent's own calls ask, each as its tool's trust says.
                 trust: Trust = "allow" if delegating else toolbox.trust(function)
-                verdict = loop.approvals.verdict(step, trust)
+                allowed = loop.approvals.verdict(step, trust) == "run"
+                # Text the user did not write may have asked for this call.
+                step.guard = guard.concern(
+                    target.effect, target.guarded, loop.provenance, step.name, allowed
+                )
+                verdict = loop.approvals.verdict(step, trust, held=step.guard is not None)
                 if verdict == "refuse":
+                    step.guard = None  # refused by the user's settings, not held
                     step.end("denied", NEVER_ALLOWED)
                 else:
                     if verdict == "ask":
@@ -139,7 +146,21 @@ class ToolRuns:
                 step.end("error" if outcome.is_error else "completed", outcome.text)
                 for source in outcome.sources:
                     loop.buffer.sources[source["n"]] = source
+                self._read(step, outcome)
         loop.buffer.step_changed(step)
+
+    def _read(self, step: ToolStep, outcome: ToolOutcome) -> None:
+        """The model reads a call's result: what the user did not write is in its context
+        from now (a sub-agent's answer was counted by Children.run)."""
+        provenance = self._loop.provenance
+        if step.agent is not None:
+            return
+        if outcome.sources:  # passages of the user's documents
+            provenance.extend(document(source) for source in outcome.sources)
+        else:
+            provenance.add(
+                tool_result(step.server, step.name, step.id, step.arguments, outcome.text)
+            )
 
     # -- a long call -----------------------------------------------------------------------
 
@@ -243,13 +264,17 @@ def _duration(seconds: float) -> str:
 
 
 def _approval(step: ToolStep) -> ApprovalJSON:
-    return {
+    approval: ApprovalJSON = {
         "call_id": step.id,
         "server": step.server,
         "tool": step.name,
         "function": step.function,
         "arguments": step.arguments,
     }
+    if step.guard is not None:
+        approval["reason"] = step.guard["reason"]
+        approval["sources"] = step.guard["sources"]
+    return approval
 
 
 def _overdue(step: ToolStep, waited: float) -> OverdueJSON:

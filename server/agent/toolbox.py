@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from server.agent.effects import UNKNOWN, Effect
 from server.errors import ToolCallError
 from server.types import CitationPartJSON, QuestionAction, QuestionMode, ResourceLinkJSON, Trust
 
@@ -15,11 +16,18 @@ RESULT_CAP_CHARS = 16_000
 
 @dataclass(frozen=True)
 class ToolTarget:
-    """Which configured server offers a function, and the tool's own name there."""
+    """Which configured server offers a function, the tool's own name there, what it can do
+    (server/agent/effects.py), and whether the injection guard watches its calls (its
+    server's switch: server/agent/guard.py)."""
 
     server: str
     tool: str
-    read_only: bool = False  # the tool says it changes nothing (MCP's readOnlyHint)
+    effect: Effect = UNKNOWN
+    guarded: bool = True
+
+    @property
+    def read_only(self) -> bool:
+        return self.effect.read_only
 
 
 @dataclass(frozen=True)

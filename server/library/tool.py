@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from server.agent.effects import READS_HERE
 from server.agent.toolbox import Ask, Progress, ToolOutcome, ToolTarget, capped
 from server.agent.untrusted import untrusted
 from server.errors import StorageError, ToolCallError
@@ -147,7 +148,8 @@ class DocumentsTool:
         return ""
 
     def target(self, function: str) -> ToolTarget | None:
-        return ToolTarget(SERVER, FUNCTION, read_only=True) if function == FUNCTION else None
+        # It reads the folders the user gave the library, and reaches nothing else.
+        return ToolTarget(SERVER, FUNCTION, READS_HERE) if function == FUNCTION else None
 
     def trust(self, function: str) -> Trust:
         # Built in and read-only: it reads only the folders the user gave the library, and

@@ -9,7 +9,7 @@ from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from server.types import ChatMessage, Continued, FinishReason, Usage
+from server.types import ChatMessage, Continued, FinishReason, SourceJSON, Usage
 
 ModelState = Literal["unloaded", "loading", "ready", "error"]
 
@@ -31,6 +31,10 @@ class ChatRequest:
     # The last message is the start of a reply the model must go on with, mid-sentence (a
     # stopped reply being continued), not a finished message.
     continue_final: bool = False
+    # Text in `messages` the user did not write, and where it came from (the stored chat's
+    # attachments and imported messages, passages put in the prompt): the injection guard's
+    # (server/agent/provenance.py). Earlier tool results are read from the messages' parts.
+    sources: tuple[SourceJSON, ...] = ()
 
 
 @dataclass(frozen=True)

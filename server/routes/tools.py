@@ -3,8 +3,10 @@
     GET    /api/tools                  the configuration file, each server's state and tools
     PUT    /api/tools/servers/{name}   add or change a server (the entry's JSON); 200
     DELETE /api/tools/servers/{name}   remove a server (204); unknown → 404
-    PUT    /api/tools/servers/{name}/tools/{tool}   {"trust": "ask"|"chat"|"allow"|"never"|null}
-                                       one tool's trust (null: its server's); 200 the server
+    PUT    /api/tools/servers/{name}/tools/{tool}   {"trust": "ask"|"chat"|"allow"|"never"|null,
+                                       "effect": {"readOnly", "destructive", "openWorld"}|null}
+                                       one tool's trust (null: its server's) and what it can do
+                                       (null: what its annotations say); either or both; 200
     GET    /api/tools/found            the servers other apps (Claude Desktop, Cursor, VS Code,
                                        Windsurf) are set up with, secrets masked
     POST   /api/tools/found            {"path", "name", "as"}: add that app's entry `name` as
@@ -80,20 +82,28 @@ async def delete_server(request: Request) -> Response:
 
 
 async def put_tool_trust(request: Request) -> JSONResponse:
-    """Settings' per-tool trust: written to the server's entry (`toolTrust`) and used from
-    the next call on, without restarting the server."""
+    """Settings' per-tool trust and the user's word on what the tool can do: written to the
+    server's entry (`toolTrust`, `toolEffect`) and used from the next call on, without
+    restarting the server."""
     svc = services(request)
     name: str = request.path_params["name"]
     tool: str = request.path_params["tool"]
     body = await read_object(request, svc.settings.limits)
-    if "trust" not in body:
-        raise BadRequestError("'trust' is required", code="missing_field")
-    trust = body["trust"]
-    if trust is not None and trust not in TOOL_TRUSTS:
-        allowed = ", ".join(f'"{t}"' for t in TOOL_TRUSTS)
-        raise BadRequestError(f"'trust' must be one of {allowed}, or null", code="invalid_field")
+    if "trust" not in body and "effect" not in body:
+        raise BadRequestError("'trust' or 'effect' is required", code="missing_field")
+    values: dict[str, object] = {}
+    if "trust" in body:
+        trust = body["trust"]
+        if trust is not None and trust not in TOOL_TRUSTS:
+            allowed = ", ".join(f'"{t}"' for t in TOOL_TRUSTS)
+            raise BadRequestError(
+                f"'trust' must be one of {allowed}, or null", code="invalid_field"
+            )
+        values["toolTrust"] = trust
+    if "effect" in body:
+        values["toolEffect"] = body["effect"]
     try:
-        server = await svc.tools.set_tool_trust(name, tool, trust)
+        server = await svc.tools.set_per_tool(name, tool, values)
     except ConfigChangingError as exc:
         raise ConflictError(str(exc), code="config_changing") from exc
     except ConfigEntryError as exc:

@@ -362,6 +362,12 @@ def _conversation_origin(conn: sqlite3.Connection) -> None:
     )
 
 
+def _imported_messages(conn: sqlite3.Connection) -> None:
+    """`messages.imported`: 1 for a message written by an import, not in this Parley (the
+    injection guard counts its text as text the user did not write here)."""
+    conn.execute("ALTER TABLE messages ADD COLUMN imported INTEGER NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_initial_schema", _initial_schema),
     ("0002_index_replies_once_settled", _index_replies_once_settled),
@@ -378,6 +384,7 @@ MIGRATIONS: list[Migration] = [
     ("0013_attachments", _attachments),
     ("0014_attachments_go_with_their_chat", _attachments_go_with_their_chat),
     ("0015_conversation_origin", _conversation_origin),
+    ("0016_imported_messages", _imported_messages),
 ]
 
 

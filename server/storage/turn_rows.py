@@ -16,7 +16,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from server.errors import ConflictError, NotFoundError, ReplyGoneError
-from server.storage import attachments, branches, summaries
+from server.storage import attachments, branches, foreign, summaries
 from server.storage import params as chat_params
 from server.storage.rows import message_json
 from server.storage.transaction import transaction
@@ -29,6 +29,7 @@ from server.types import (
     FinishReason,
     MessageJSON,
     PartJSON,
+    SourceJSON,
     Status,
     SummaryJSON,
     ToolCallJSON,
@@ -75,6 +76,8 @@ class OpenedTurn:
     prompt_ids: list[str] = field(default_factory=list)  # each prompt message's row ("": none)
     system: str | None = None  # the conversation's system prompt
     summary: SummaryJSON | None = None  # given in place of the messages it covers
+    # What the branch holds that the user did not write here (server/storage/foreign.py).
+    foreign: list[SourceJSON] = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,6 +174,7 @@ def open_turn(
         prompt_ids=ids,
         system=conv["system"],
         summary=summary,
+        foreign=foreign.of_branch(rows),
     )
 
 

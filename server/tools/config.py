@@ -7,6 +7,9 @@
 true` keeps an entry without running it. `"trust": "ask"` (the default) or `"allow"`: whether
 a call to its tools waits for the user's approval; `"toolTrust": {"TOOL": "ask" | "chat" |
 "allow" | "never"}` overrides that per tool (Settings writes it; server/agent/approvals.py).
+`"toolEffect": {"TOOL": {"readOnly": bool, "destructive": bool, "openWorld": bool}}`: the
+user's word over what a tool's annotations claim it can do (server/tools/tool_effects.py);
+`"guard": false` turns the injection guard off for the server (server/agent/guard.py).
 `"timeout": SECONDS` and `"toolTimeout": {"TOOL": SECONDS}`: how long a call runs before the
 user is asked whether to keep waiting (else Parley's `--tool-timeout`).
 `"oauth": {"clientId": "...", "clientSecret": "..."}` signs in to a remote server as a client
@@ -26,7 +29,6 @@ reader catching that moment must not stop every server, nor write over the edit)
 from __future__ import annotations
 
 import json
-import math
 import re
 import threading
 from collections.abc import Callable
@@ -36,6 +38,7 @@ from typing import Any, Literal, cast
 
 from server.errors import ConfigChangingError, ConfigEntryError
 from server.limits import ToolLimits
+from server.tools.entry_fields import check_text, string, string_map, strings
 from server.tools.file_version import (
     Signature,
     Version,
@@ -44,8 +47,9 @@ from server.tools.file_version import (
     signature,
     signature_written,
 )
+from server.tools.tool_effects import check_effect, check_tool_effects
 from server.types import Trust
-from server.types.tools import ToolServerConfigJSON, ToolServerOAuthJSON
+from server.types.tools import ToolEffectJSON, ToolServerConfigJSON, ToolServerOAuthJSON
 
 SERVER_TRUSTS = ("ask", "allow")
 TOOL_TRUSTS: tuple[Trust, ...] = ("ask", "chat", "allow", "never")
@@ -111,6 +115,18 @@ class ServerEntry:
     def effective_trust(self, tool: str) -> Trust:
         return self.tool_trust(tool) or self.trust
 
+    def tool_effect(self, tool: str) -> ToolEffectJSON | None:
+        """The user's override of what the tool can do, if Settings set one."""
+        effects = self.config.get("toolEffect")
+        found = effects.get(tool) if isinstance(effects, dict) else None
+        return found or None
+
+    @property
+    def guard(self) -> bool:
+        """Whether the injection guard asks before its tools act on untrusted text (on
+        unless the entry says `"guard": false`)."""
+        return self.config.get("guard") is not False
+
     def timeout(self, tool: str) -> float | None:
         """Seconds a call of the tool runs before the user is asked (None: Parley's)."""
         per_tool = self.config.get("toolTimeout")
@@ -136,23 +152,26 @@ def check_entry(value: object) -> ToolServerConfigJSON:
     if has_command == has_url:
         raise ConfigEntryError("give either 'command' (a server over stdio) or 'url' (over HTTP)")
     if has_command:
-        _string(entry, "command", required=True)
-        _strings(entry, "args")
-        _string_map(entry, "env")
-        _string(entry, "cwd")
+        string(entry, "command", required=True)
+        strings(entry, "args")
+        string_map(entry, "env")
+        string(entry, "cwd")
     else:
-        url = _string(entry, "url", required=True)
+        url = string(entry, "url", required=True)
         if not re.match(r"^https?://[^\s/]+", url):
             raise ConfigEntryError("'url' must be an http:// or https:// address")
-        _string_map(entry, "headers")
+        string_map(entry, "headers")
         _oauth(entry)
     if "disabled" in entry and not isinstance(entry["disabled"], bool):
         raise ConfigEntryError("'disabled' must be true or false")
     if "trust" in entry and entry["trust"] not in SERVER_TRUSTS:
         raise ConfigEntryError(''''trust' must be "ask" or "allow"''')
+    if "guard" in entry and not isinstance(entry["guard"], bool):
+        raise ConfigEntryError("'guard' must be true or false")
     _tool_trusts(entry)
+    check_tool_effects(entry)
     _timeouts(entry)
-    _check_text(entry, "the entry")
+    check_text(entry, "the entry")
     return cast(ToolServerConfigJSON, entry)
 
 
@@ -213,49 +232,6 @@ def check_tool_name(tool: str) -> str:
     if not (0 < len(tool) <= MAX_TOOL_NAME_CHARS) or "\x00" in tool:
         raise ConfigEntryError(f"a tool's name must be 1-{MAX_TOOL_NAME_CHARS} characters")
     return tool
-
-
-def _check_text(value: object, where: str) -> None:
-    """Every string is text that can be written (no lone surrogates); no NaN or Infinity."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise ConfigEntryError(f"{where} holds text that is not valid Unicode") from exc
-    elif isinstance(value, float) and not math.isfinite(value):
-        raise ConfigEntryError(f"{where} holds a number that is not finite")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _check_text(key, where)
-            _check_text(item, f"'{key}'")
-    elif isinstance(value, list):
-        for item in value:
-            _check_text(item, where)
-
-
-def _string(entry: dict[str, Any], key: str, *, required: bool = False) -> str:
-    value = entry.get(key)
-    if value is None and not required:
-        return ""
-    if not isinstance(value, str) or not value.strip() or "\x00" in value:
-        raise ConfigEntryError(f"'{key}' must be a non-empty string")
-    return value
-
-
-def _strings(entry: dict[str, Any], key: str) -> None:
-    value = entry.get(key, [])
-    if not (isinstance(value, list) and all(isinstance(v, str) and "\x00" not in v for v in value)):
-        raise ConfigEntryError(f"'{key}' must be a list of strings")
-
-
-def _string_map(entry: dict[str, Any], key: str) -> None:
-    value = entry.get(key, {})
-    if not (
-        isinstance(value, dict)
-        and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
-        and not any("\x00" in k + v for k, v in value.items())
-    ):
-        raise ConfigEntryError(f"'{key}' must be an object of strings")
 
 
 def entry_from(name: str, value: object) -> ServerEntry:
@@ -351,26 +327,35 @@ class McpConfigFile:
     def set_tool_trust(self, name: str, tool: str, trust: Trust | None) -> ServerEntry | None:
         """Set (or with None, clear) one tool's trust in a server's entry; None if there is
         no entry of that name. Raises ConfigEntryError, OSError."""
-        check_tool_name(tool)
         if trust is not None and trust not in TOOL_TRUSTS:
             raise ConfigEntryError(
                 "'trust' must be one of " + ", ".join(f'"{t}"' for t in TOOL_TRUSTS) + " or null"
             )
+        return self.set_per_tool(name, tool, {"toolTrust": trust})
+
+    def set_per_tool(self, name: str, tool: str, values: dict[str, object]) -> ServerEntry | None:
+        """Set (None: clear) one tool's values of per-tool keys (`toolTrust`, `toolEffect`)
+        in a server's entry, in one write; None if there is no entry of that name. Raises
+        ConfigEntryError, OSError."""
+        check_tool_name(tool)
+        if values.get("toolEffect") is not None:
+            check_effect(values["toolEffect"], "'effect'")
         found: list[object] = []
 
         def edit(servers: dict[str, Any]) -> bool:
             entry = servers.get(name)
             if not isinstance(entry, dict):
                 return False
-            trusts = entry.setdefault("toolTrust", {})
-            if not isinstance(trusts, dict):
-                raise ConfigEntryError("'toolTrust' must be an object of tool names and trusts")
-            if trust is None:
-                trusts.pop(tool, None)
-                if not trusts:
-                    entry.pop("toolTrust")
-            else:
-                trusts[tool] = trust
+            for key, value in values.items():
+                per_tool = entry.setdefault(key, {})
+                if not isinstance(per_tool, dict):
+                    raise ConfigEntryError(f"'{key}' must be an object of tool names")
+                if value is None:
+                    per_tool.pop(tool, None)
+                    if not per_tool:
+                        entry.pop(key)
+                else:
+                    per_tool[tool] = value
             found.append(entry)
             return True
 

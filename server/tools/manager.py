@@ -17,6 +17,7 @@ import anyio.abc
 import anyio.to_thread
 import mcp_types
 
+from server.agent import effects
 from server.agent.approvals import ChatGrants
 from server.agent.names import function_name
 from server.agent.toolbox import Ask, Progress, ToolBox, ToolOutcome, ToolTarget
@@ -28,13 +29,14 @@ from server.tools.mcp_server import McpServer, signed_out_words
 from server.tools.redirects import PendingRedirects
 from server.tools.sign_in import Flow, SignIn
 from server.tools.tokens import TokenStore
+from server.tools.tool_effects import effect_of
 from server.types import Trust
 from server.types.tools import ToolServerConfigJSON, ToolsJSON, ToolsSummaryJSON
 
 FILE_POLL_S = ToolLimits.config_poll  # server/limits.py
 INSTRUCTIONS_MOST = ToolLimits.instructions_chars
 # An entry's keys a running server does not depend on (a change restarts nothing).
-TRUST_KEYS = ("trust", "toolTrust", "timeout", "toolTimeout")
+TRUST_KEYS = ("trust", "toolTrust", "toolEffect", "guard", "timeout", "toolTimeout")
 
 
 class ToolManager:
@@ -123,8 +125,16 @@ class ToolManager:
         """Set (None: clear) one tool's trust: written to the file (raises ConfigEntryError,
         OSError) and used from the next call on, without restarting the server. None if no
         server has that name."""
+        return await self.set_per_tool(name, tool, {"toolTrust": trust})
+
+    async def set_per_tool(
+        self, name: str, tool: str, values: dict[str, object]
+    ) -> McpServer | None:
+        """Set (None: clear) one tool's trust (`toolTrust`) and what it can do (`toolEffect`)
+        as `values` says, in one write, used from the next call on without a restart; None if
+        no server has that name. Raises ConfigEntryError, OSError."""
         async with self._changing:
-            entry = await anyio.to_thread.run_sync(self.config.set_tool_trust, name, tool, trust)
+            entry = await anyio.to_thread.run_sync(self.config.set_per_tool, name, tool, values)
             await self._apply()
             return self.servers.get(name) if entry is not None else None
 
@@ -273,8 +283,11 @@ class TurnTools:
         if found is None:
             return None
         server, tool = found
-        read_only = bool(tool.annotations and tool.annotations.read_only_hint)
-        return ToolTarget(server.name, tool.name, read_only)
+        if tool.name == SIGN_IN_TOOL and tool.meta == STAND_IN_META:
+            return ToolTarget(server.name, tool.name, effects.NOTHING)
+        # The entry as it is now: an override set in Settings counts for the next call.
+        effect = effect_of(tool, server.entry.tool_effect(tool.name))
+        return ToolTarget(server.name, tool.name, effect, guarded=server.entry.guard)
 
     def trust(self, function: str) -> Trust:
         found = self._tools.get(function)

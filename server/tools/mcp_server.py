@@ -46,6 +46,7 @@ from server.tools.resources import ServerResources, result_links
 from server.tools.results import result_text
 from server.tools.sign_in import SignIn
 from server.tools.stdio import stdio_server
+from server.tools.tool_effects import effect_of
 from server.types.tools import ToolServerJSON, ToolServerState
 
 log = logging.getLogger(__name__)
@@ -105,6 +106,7 @@ class McpServer:
             "transport": self.entry.transport,
             "state": self.state,
             "trust": self.entry.trust,
+            "guard": self.entry.guard,
             "tools": [
                 {
                     "name": tool.name,
@@ -113,6 +115,8 @@ class McpServer:
                     "input_schema": tool.input_schema,
                     "trust": self.entry.effective_trust(tool.name),
                     "trust_override": self.entry.tool_trust(tool.name),
+                    "effect": effect_of(tool, self.entry.tool_effect(tool.name)).json(),
+                    "effect_override": self.entry.tool_effect(tool.name),
                 }
                 for tool in self.tools
             ],

@@ -223,8 +223,8 @@ def _insert_messages(conn: sqlite3.Connection, cid: str, messages: list[Message]
     conn.executemany(
         "INSERT INTO messages (id, conversation_id, parent_id, role, content, parts, status, "
         "ended_by, error, model, created_at, updated_at, completed_at, usage, continued, "
-        "finish_reason, ended, attachments, indexed) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
+        "finish_reason, ended, attachments, indexed, imported) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 1)",
         [
             (
                 m.id,

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from server.agent import provenance
 from server.agent.compaction import History, with_summary
 from server.agent.toolbox import Ask, Progress, ToolBox, ToolOutcome, ToolTarget
 from server.errors import NotFoundError, ToolCallError
@@ -17,7 +18,14 @@ from server.library.tool import PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
 from server.storage.store import Ending, OpenedTurn, Store, TurnStart
 from server.storage.turn_rows import Earlier, View
-from server.types import ChatMessage, CitationPartJSON, PartJSON, SummaryJSON, Trust
+from server.types import (
+    ChatMessage,
+    CitationPartJSON,
+    PartJSON,
+    SourceJSON,
+    SummaryJSON,
+    Trust,
+)
 
 # What a backend that cannot go on from a partial reply is asked instead (a continuation's
 # "fallback"; the reply is labelled so).
@@ -187,6 +195,7 @@ class ConversationTurn:
             prompt = await self._images(prompt)
         params = opened.params
         return ChatRequest(
+            sources=opened_sources(opened, self.sources),
             messages=prompt,
             max_tokens=self._max_tokens or params.get("max_tokens"),
             temperature=params.get("temperature"),
@@ -208,6 +217,19 @@ class ConversationTurn:
     async def finish(self, ending: Ending) -> None:
         if self.opened is not None:  # else no row was written, and there is nothing to end
             await self._store.finish(self.message_id, ending)
+
+
+def opened_sources(
+    opened: OpenedTurn, passages: tuple[CitationPartJSON, ...]
+) -> tuple[SourceJSON, ...]:
+    """What the turn's prompt holds that the user did not write here: the branch's files and
+    imported messages, the passages put in the prompt, a continued reply's earlier results."""
+    earlier = opened.earlier.parts if opened.earlier is not None else []
+    return (
+        *opened.foreign,
+        *(provenance.document(passage) for passage in passages),
+        *provenance.earlier_results(earlier),
+    )
 
 
 class StatelessTurn:

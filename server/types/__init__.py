@@ -123,6 +123,33 @@ class TextPartJSON(TypedDict):
     text: str
 
 
+# Where text the user did not write came into a turn's context (server/agent/provenance.py):
+# a tool's result, a passage of their documents, an attached file, an MCP resource attached,
+# a sub-agent's result, a message imported from another chat.
+SourceKind = Literal["tool_result", "document", "attachment", "resource", "sub_agent", "imported"]
+
+
+class SourceJSON(TypedDict):
+    """One piece of text in a turn's context that the user did not write."""
+
+    kind: SourceKind
+    label: str  # a short description in words ("the result of fetch(url=…) of web")
+    excerpt: str  # the start of the text (bounded)
+    server: NotRequired[str]  # a tool's result: its server, tool and call
+    tool: NotRequired[str]
+    call_id: NotRequired[str]
+    path: NotRequired[str]  # a document's or an attached file's name
+    message_id: NotRequired[str]  # the stored message that holds it (an earlier turn's)
+
+
+class GuardJSON(TypedDict):
+    """Why the injection guard asked before a call (server/agent/guard.py): in words, and the
+    text the user did not write that the model had read by then (the latest first)."""
+
+    reason: str
+    sources: list[SourceJSON]
+
+
 class ToolPartJSON(TypedDict):
     """One tool step of a reply: what was called, and how it went."""
 
@@ -136,6 +163,8 @@ class ToolPartJSON(TypedDict):
     started_at: float
     ended_at: float | None
     read_only: NotRequired[bool]  # the tool says it changes nothing (MCP's readOnlyHint)
+    # The injection guard asked before this call: why, and what the model had read.
+    guard: NotRequired[GuardJSON]
     progress: NotRequired[ProgressJSON]  # what a long call's tool last reported
     overdue: NotRequired[float]  # seconds it had run when the user was asked (while asked)
     agent: NotRequired[AgentPartJSON]  # the sub-agent this step ran (the `delegate` tool)

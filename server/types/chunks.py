@@ -15,6 +15,7 @@ from server.types import (
     QuestionAction,
     QuestionMode,
     Remember,
+    SourceJSON,
     Status,
     SummaryJSON,
     ToolFunctionJSON,
@@ -59,6 +60,10 @@ class ApprovalJSON(TypedDict):
     function: str  # the name the model called (`server__tool`)
     arguments: str  # JSON text, as the model wrote it, whole
     sub_agent: NotRequired[AskingAgentJSON]  # the call is a sub-agent's (absent: the reply's)
+    # The injection guard asks (server/agent/guard.py): why in plain words, and the text the
+    # user did not write that the model read before it made the call (the latest first).
+    reason: NotRequired[str]
+    sources: NotRequired[list[SourceJSON]]
 
 
 class QuestionEventJSON(TypedDict):

@@ -36,6 +36,15 @@ class ToolServerOAuthJSON(TypedDict, total=False):
     clientMetadataUrl: str
 
 
+class ToolEffectJSON(TypedDict, total=False):
+    """What a tool can do, in MCP's annotations' words: a server's claim, or the user's
+    override of some of it (`toolEffect`; a hint left out keeps the server's)."""
+
+    readOnly: bool  # it changes nothing
+    destructive: bool  # a change it makes may destroy something (meaningful when not readOnly)
+    openWorld: bool  # it reaches beyond what Parley and the user's machine hold (the web...)
+
+
 class ToolServerConfigJSON(TypedDict, total=False):
     """One entry of `mcpServers` in the MCP configuration file (the ecosystem's format):
     `command` (with `args`, `env`, `cwd`) for a server over stdio, or `url` (with
@@ -50,6 +59,9 @@ class ToolServerConfigJSON(TypedDict, total=False):
     disabled: bool
     trust: Literal["ask", "allow"]  # the server's tools: ask before each call (default)
     toolTrust: dict[str, Trust]  # per tool, overriding `trust` (Settings)
+    toolEffect: dict[str, ToolEffectJSON]  # per tool, the user's word over its annotations
+    # The injection guard (server/agent/guard.py): false turns it off for this server's tools.
+    guard: bool
     # Seconds a call may run before the user is asked to keep waiting or stop it (issue 41):
     # the server's, and per tool; else Parley's --tool-timeout.
     timeout: float
@@ -66,6 +78,8 @@ class ToolInfoJSON(TypedDict):
     input_schema: dict[str, object]
     trust: Trust  # effective: its own override, else its server's trust
     trust_override: Trust | None  # set per tool (Settings), or None
+    effect: ToolEffectJSON  # what it can do (all three hints): its override, else its annotations
+    effect_override: ToolEffectJSON | None  # the user's word (Settings), or None
 
 
 class ToolServerJSON(TypedDict):
@@ -76,6 +90,7 @@ class ToolServerJSON(TypedDict):
     transport: Literal["stdio", "http"] | None  # None: the entry is not valid
     state: ToolServerState
     trust: Literal["ask", "allow"]  # its entry's `trust` ("ask" when not given)
+    guard: bool  # the injection guard asks before its tools act on untrusted text (default)
     tools: list[ToolInfoJSON]  # what it offers while ready
     error: str | None  # why it is not ready (invalid entry, failed start, crash)
     stderr_tail: list[str]  # its last lines on stderr (stdio)

@@ -16,12 +16,16 @@ REPO = Path(__file__).resolve().parents[2]
 TOOL_COUNT = 13  # the tools tests/support/mcp_tools.py offers
 
 
-def tool_server(log: Path, trust: str | None = "allow", **env: str) -> dict[str, Any]:
+def tool_server(
+    log: Path, trust: str | None = "allow", *, guard: bool = False, **env: str
+) -> dict[str, Any]:
     """An `mcpServers` entry that runs the tests' MCP server, logging to `log`.
 
     Trusted "allow" unless told otherwise: the tests of what tools do (not of asking first,
     tests/server/agent/test_approvals.py) run without the approval the default ("ask") needs.
-    `trust=None` leaves the key out (the default)."""
+    `trust=None` leaves the key out (the default). Its tools say nothing of what they do, so
+    the injection guard (on by default) would ask before each call that follows a result;
+    it is off here unless `guard=True` (its own tests: tests/server/guard/)."""
     entry: dict[str, Any] = {
         "command": sys.executable,
         "args": ["-m", "tests.support.mcp_tools", str(log)],
@@ -30,6 +34,8 @@ def tool_server(log: Path, trust: str | None = "allow", **env: str) -> dict[str,
     }
     if trust is not None:
         entry["trust"] = trust
+    if not guard:
+        entry["guard"] = False
     return entry
 
 

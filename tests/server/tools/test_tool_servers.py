@@ -236,7 +236,8 @@ def test_a_server_over_streamable_http_is_called_and_stopped(
 
         wait_for(listening, timeout=20)
         url = f"http://127.0.0.1:{port}/mcp"
-        web = {"url": url, "headers": {"X-Test": "1"}, "trust": "allow"}
+        # The guard off: the second turn's call follows the first one's result.
+        web = {"url": url, "headers": {"X-Test": "1"}, "trust": "allow", "guard": False}
         write_config(data_dir / "mcp.json", {"web": web})
         parley = Parley(data_dir, upstream.base_url).start()
         try:
