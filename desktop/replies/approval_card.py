@@ -1,13 +1,16 @@
 """The card that asks before a tool acts: which tool, of which server, asked by the model or
-by which sub-agent, with its whole arguments, and Allow once / Allow for this chat / Deny.
+by which sub-agent, why when the injection guard asks (what the model read that the user did
+not write, with the start of it), with its whole arguments, and Allow once / Allow for this
+chat / Deny.
 Shown above the message field while a call of the chat on screen waits; one call at a time
 ("1 of 3" when more wait)."""
 
 from __future__ import annotations
 
+import html
 import json
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QFrame,
@@ -41,6 +44,18 @@ def readable(arguments: str) -> str:
         return arguments
 
 
+def guard_reason(call: ApprovalJSON) -> str:
+    """The guard's reason, and the start of the latest text the model read (quoted)."""
+    reason = call.get("reason")
+    if not reason:
+        return ""
+    text = html.escape(reason)
+    sources = call.get("sources") or []
+    if sources:
+        text += f"<br><i>“{html.escape(sources[0]['excerpt'])}”</i>"
+    return text
+
+
 class ApprovalCard(QFrame):
     decided = Signal(str, str, str)  # call id, "allow" | "deny", "once" | "chat"
     # Done with the keyboard (answered, or hidden while it had the focus): card_focus.py.
@@ -54,6 +69,10 @@ class ApprovalCard(QFrame):
         self.title = QLabel(self)
         self.title.setWordWrap(True)
         self.count = QLabel(self)
+        self.reason = QLabel(self)  # the injection guard's why, and what the model read
+        self.reason.setWordWrap(True)
+        self.reason.setTextFormat(Qt.TextFormat.RichText)  # escaped: the excerpt stays text
+        self.reason.setAccessibleName("Why Parley asks")
         self.arguments = QPlainTextEdit(self)
         self.arguments.setReadOnly(True)
         self.arguments.setAccessibleName("The call's arguments")
@@ -75,6 +94,7 @@ class ApprovalCard(QFrame):
         QWidget.setTabOrder(self.allow_chat, self.deny)
         column = QVBoxLayout(self)
         column.addWidget(self.title)
+        column.addWidget(self.reason)
         column.addWidget(self.arguments)
         column.addLayout(buttons)
         self._call: ApprovalJSON | None = None
@@ -97,6 +117,8 @@ class ApprovalCard(QFrame):
                 self.focus_released.emit()
             return
         self.title.setText(approval_question(call))
+        self.reason.setText(guard_reason(call))
+        self.reason.setVisible(bool(call.get("reason")))
         self.arguments.setPlainText(readable(call["arguments"]))
         self._fit_arguments()
         self.set_waiting(waiting)
