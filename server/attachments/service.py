@@ -53,9 +53,12 @@ class Attachments:
     def _remove_strays(self, gone: list[str], known: set[str]) -> None:
         files.remove(self.folder, gone + files.strays(self.folder, known))
 
-    async def upload(self, name: str, data: bytes) -> AttachmentJSON:
-        """Check, extract and store an upload. Raises BadRequestError (not a file Parley can
-        attach, or one with no text) and PayloadTooLargeError (an image over its bound)."""
+    async def upload(
+        self, name: str, data: bytes, resource: dict[str, str] | None = None
+    ) -> AttachmentJSON:
+        """Check, extract and store an upload (`resource`: the MCP resource it is, `{"server",
+        "uri"}`). Raises BadRequestError (not a file Parley can attach, or one with no text)
+        and PayloadTooLargeError (an image over its bound)."""
         name = clean_name(name)
         kind = await anyio.to_thread.run_sync(kind_of, name, data, self.limits.max_image_side)
         text: str | None = None
@@ -91,7 +94,7 @@ class Attachments:
                     f"{name!r} cannot be attached: it has no text", code="attachment_unreadable"
                 )
         await anyio.to_thread.run_sync(files.write, self.folder, attachment["id"], data)
-        await self.db.run(rows.add, attachment, text, time.time())
+        await self.db.run(rows.add, attachment, text, time.time(), resource)
         return attachment
 
     async def uploads(self, ids: tuple[str, ...]) -> list[dict[str, object]]:

@@ -75,7 +75,9 @@ async def attach_resource(request: Request) -> JSONResponse:
     assert uri is not None  # required
     files = await server.resources.read(server.ready_client(), uri, svc.settings.limits.tools)
     attached: AttachedResourcesJSON = {
-        "attachments": await attach_files(svc, name or uri_name(uri), files)
+        "attachments": await attach_files(
+            svc, name or uri_name(uri), files, {"server": server.name, "uri": uri}
+        )
     }
     return JSONResponse(attached, status_code=201)
 
@@ -165,9 +167,11 @@ async def _shown(svc: Services, server: McpServer, uri: str) -> ResourceReadJSON
     return {"contents": contents}
 
 
-async def attach_files(svc: Services, name: str, files: list[ResourceFile]) -> list[AttachmentJSON]:
+async def attach_files(
+    svc: Services, name: str, files: list[ResourceFile], resource: dict[str, str] | None = None
+) -> list[AttachmentJSON]:
     """Files of a server as uploads, through the attachments' own checks and bounds: the
-    texts as one, each other file as its own."""
+    texts as one, each other file as its own; `resource`: the resource they are."""
     most = svc.attachments.limits.max_per_message
     texts = [f.text for f in files if f.kind == "text" and f.text is not None]
     others = [f for f in files if f.kind != "text"]
@@ -178,9 +182,10 @@ async def attach_files(svc: Services, name: str, files: list[ResourceFile]) -> l
         )
     attached: list[AttachmentJSON] = []
     if texts:
-        attached.append(await svc.attachments.upload(name, "\n\n".join(texts).encode("utf-8")))
+        text = "\n\n".join(texts).encode("utf-8")
+        attached.append(await svc.attachments.upload(name, text, resource))
     for number, file in enumerate(others, start=len(attached) + 1):
-        attached.append(await svc.attachments.upload(_numbered(name, number), file.data))
+        attached.append(await svc.attachments.upload(_numbered(name, number), file.data, resource))
     return attached
 
 

@@ -34,12 +34,34 @@ def public(stored: dict[str, object]) -> AttachmentJSON:
     return found
 
 
-def add(conn: sqlite3.Connection, attachment: AttachmentJSON, text: str | None, now: float) -> None:
+def add(
+    conn: sqlite3.Connection,
+    attachment: AttachmentJSON,
+    text: str | None,
+    now: float,
+    resource: dict[str, str] | None = None,
+) -> None:
+    """`resource`: the MCP resource it is (`{"server", "uri"}`), None for an upload."""
     conn.execute(
-        "INSERT INTO attachments (id, name, kind, mime, bytes, chars, note, text, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (*(attachment[name] for name in COLUMNS), text, now),  # type: ignore[literal-required]
+        "INSERT INTO attachments (id, name, kind, mime, bytes, chars, note, text, created_at, "
+        "resource) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            *(attachment[name] for name in COLUMNS),  # type: ignore[literal-required]
+            text,
+            now,
+            json.dumps(resource) if resource else None,
+        ),
     )
+
+
+def _stored(row: sqlite3.Row) -> dict[str, object]:
+    """An attachment as a message stores it: with its text, and the resource it is."""
+    stored: dict[str, object] = {name: row[name] for name in COLUMNS}
+    if row["kind"] == "text":
+        stored["text"] = row["text"] or ""
+    if row["resource"]:
+        stored["resource"] = json.loads(row["resource"])
+    return stored
 
 
 def find(conn: sqlite3.Connection, attachment_id: str) -> AttachmentJSON | None:
@@ -69,10 +91,7 @@ def take(conn: sqlite3.Connection, cid: str, ids: tuple[str, ...]) -> list[dict[
                 "again to send it in this one",
                 code="attachment_not_found",
             )
-        stored = {name: row[name] for name in COLUMNS}
-        if row["kind"] == "text":
-            stored["text"] = row["text"] or ""
-        taken.append(stored)
+        taken.append(_stored(row))
         conn.execute(
             "UPDATE attachments SET conversation_id = ? WHERE id = ?", (cid, attachment_id)
         )
@@ -86,10 +105,7 @@ def uploads(conn: sqlite3.Connection, ids: tuple[str, ...]) -> list[dict[str, ob
     for attachment_id in ids:
         row = conn.execute("SELECT * FROM attachments WHERE id = ?", (attachment_id,)).fetchone()
         if row is not None:
-            stored = {name: row[name] for name in COLUMNS}
-            if row["kind"] == "text":
-                stored["text"] = row["text"] or ""
-            found.append(stored)
+            found.append(_stored(row))
     return found
 
 

@@ -37,10 +37,14 @@ def of_branch(rows: list[sqlite3.Row]) -> list[SourceJSON]:
         for item in attachments.of_message(row["attachments"]):
             name = str(item.get("name", ""))
             image = item.get("kind") == "image"
+            resource = item.get("resource")
+            label = f"the attached {'image' if image else 'file'} {name}"
+            if isinstance(resource, dict):
+                label = f"the MCP resource {resource.get('uri')} of {resource.get('server')}"
             found.append(
                 {
-                    "kind": "attachment",
-                    "label": f"the attached {'image' if image else 'file'} {name}",
+                    "kind": "resource" if isinstance(resource, dict) else "attachment",
+                    "label": label,
                     "excerpt": "(an image)" if image else _excerpt(str(item.get("text", ""))),
                     "path": name,
                     "message_id": row["id"],

@@ -368,6 +368,13 @@ def _imported_messages(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE messages ADD COLUMN imported INTEGER NOT NULL DEFAULT 0")
 
 
+def _attachment_resources(conn: sqlite3.Connection) -> None:
+    """`attachments.resource`: for a file that is an MCP resource attached, which (JSON
+    `{"server", "uri"}`); NULL for an upload. A message keeps it with its files, so the
+    injection guard can say where the text came from."""
+    conn.execute("ALTER TABLE attachments ADD COLUMN resource TEXT")
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_initial_schema", _initial_schema),
     ("0002_index_replies_once_settled", _index_replies_once_settled),
@@ -385,6 +392,7 @@ MIGRATIONS: list[Migration] = [
     ("0014_attachments_go_with_their_chat", _attachments_go_with_their_chat),
     ("0015_conversation_origin", _conversation_origin),
     ("0016_imported_messages", _imported_messages),
+    ("0017_attachment_resources", _attachment_resources),
 ]
 
 

@@ -83,7 +83,8 @@ def test_an_attached_mcp_resource_that_asks_for_actions_gets_each_asked(
         ids = [a["id"] for a in reply.json()["attachments"]]
         cid = guarded.conversation()
         approval = attack(guarded, cid, action, [], attachments=ids)
-        assert kinds(approval) == ["attachment"]
+        assert kinds(approval) == ["resource"]
+        assert approval["sources"][0]["label"] == "the MCP resource notes://planted of g"
         assert "IMPORTANT NEW INSTRUCTIONS" in approval["sources"][0]["excerpt"]
 
 
