@@ -174,7 +174,7 @@ def open_turn(
         prompt_ids=ids,
         system=conv["system"],
         summary=summary,
-        foreign=foreign.of_branch(rows),
+        foreign=foreign.of_branch(rows, summary),
     )
 
 

@@ -205,3 +205,29 @@ def test_a_result_read_in_an_earlier_turn_still_holds_the_next_turns_calls(
     assert first.final["parley"]["status"] == "completed"
     approval = attack(guarded, cid, "delete", [])
     assert approval["sources"][0]["call_id"] == first.steps[-1]["id"]
+
+
+def test_a_result_folded_into_a_summary_still_holds_the_next_turns_calls(
+    guarded: Guarded,
+) -> None:
+    """Compaction replaces earlier messages with a summary written from them: what an
+    earlier tool returned may live on in it."""
+    from tests.support.client import SSEStream
+
+    parley, upstream = guarded.parley, guarded.upstream
+    cid = guarded.conversation()
+    upstream.queue = [
+        Script(tokens=0, tool_calls=[READ_PLANTED]),
+        Script(texts=["Your note is about a meeting."]),
+    ]
+    parley.send(cid, "What does my note say?").read_all()
+    upstream.queue = [Script(texts=["Nothing else."])]
+    parley.send(cid, "Anything else?").read_all()
+    upstream.queue = [Script(texts=["The user read a note that asked to delete files."])]
+    compacting = SSEStream(parley.port, f"/api/conversations/{cid}/compact", {}, parley.token)
+    compacting.read_all()
+    (summary,) = parley.conversation(cid)["summaries"]
+    approval = attack(guarded, cid, "delete", [])
+    latest = approval["sources"][0]
+    assert latest["label"] == "the results of earlier tool calls, now in the summary"
+    assert summary["content"].startswith(latest["excerpt"].rstrip("…"))
