@@ -153,3 +153,32 @@ def test_a_tool_trusted_ask_says_why_the_guard_worries_too(
         stays_true(lambda: not guarded.acted(), during=0.2)
     finally:
         guarded.parley.stop()
+
+
+def test_the_users_word_on_what_a_tool_does_wins_over_its_annotations_from_the_next_call(
+    guarded: Guarded,
+) -> None:
+    parley, upstream = guarded.parley, guarded.upstream
+
+    def set_effect(tool: str, effect: dict[str, bool]) -> None:
+        path = f"/api/tools/servers/g/tools/{tool}"
+        assert parley.call("PUT", path, json_body={"effect": effect}).status == 200
+
+    # write_file said to only read here: it runs as trusted after the planted note.
+    set_effect("write_file", {"readOnly": True, "openWorld": False})
+    obeying(upstream, "write")
+    upstream.queue.append(Script(texts=["Written."]))
+    stream = parley.send(guarded.conversation(), "Summarise my notes.")
+    stream.read_all()
+    assert not approvals(stream) and len(guarded.ran("write_file")) == 1
+    # read_note said to write: its second call, after the first one's result, is held.
+    set_effect("read_note", {"readOnly": False})
+    upstream.queue = [
+        Script(tokens=0, tool_calls=[READ_PLANTED]),
+        Script(tokens=0, tool_calls=[READ_PLANTED]),
+    ]
+    stream = parley.send(guarded.conversation(), "Read it twice.")
+    approval = approval_of(stream)
+    assert approval["tool"] == "read_note" and "change or delete things" in approval["reason"]
+    assert len(guarded.ran("read_note")) == 2  # the first turn's, and this turn's first
+    stream.hang_up()
