@@ -31,6 +31,8 @@ from server.types.getting_models import HubFileJSON, HubRepoFilesJSON, HubRepoJS
 REPO_COLUMNS = ("Repository", "Downloads", "Likes", "Access")
 FILE_COLUMNS = ("File", "Size", "Quantization", "Fits")
 
+NO_REPOSITORY = "Files of the selected repository"
+
 
 class HubPanel(QWidget):
     search_requested = Signal(str)  # what to look for
@@ -49,7 +51,7 @@ class HubPanel(QWidget):
         self.search_button.setAutoDefault(False)
         self.repos = rows_table(REPO_COLUMNS, "Repositories", self)
         self.files = rows_table(FILE_COLUMNS, "Files", self)
-        self.files_label = QLabel("Files of the selected repository", self)
+        self.files_label = QLabel(NO_REPOSITORY, self)
         self.download_button = QPushButton("Download", self)
         self.download_button.setAutoDefault(False)
         self.download_button.setEnabled(False)
@@ -115,6 +117,16 @@ class HubPanel(QWidget):
     def _on_search(self) -> None:
         query = self.query.text().strip()
         if query:
+            # The last search's results go at once: a row chosen while the new ones come
+            # would be one of theirs, and the answer would take it away.
+            self.repos.blockSignals(True)
+            self.repos.clearSelection()
+            self.repos.setRowCount(0)
+            self.repos.blockSignals(False)
+            self._files = None
+            self.files.setRowCount(0)
+            self.files_label.setText(NO_REPOSITORY)
+            self._on_file_selected()
             self.noted.emit(f"Searching for {query}…")
             self.search_requested.emit(query)
 
