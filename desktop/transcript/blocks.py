@@ -23,7 +23,7 @@ from PySide6.QtCore import (
 )
 
 from desktop.transcript.markdown import FENCE_OPEN, PLAIN_LINE, MarkdownRenderer, split_stable
-from desktop.transcript.sealing import SEAL_CHARS, Sealer
+from desktop.transcript.sealing import RETRY_CHARS, SEAL_CHARS, Sealer
 from desktop.transcript.step_view import StepView, step_view
 from server.types import PartJSON
 
@@ -139,6 +139,7 @@ class ReplyBlocks:
         self._frozen_chars = 0
         self._carry = ""  # the fence line that opens the rest, when a code block was cut
         self._open = False  # the rest goes on with a paragraph a cut sealed off
+        self._retry_at = 0  # after a cut that failed, how long the live part grows first
         self._text = ""
         self.pieces: list[Block] = []
 
@@ -160,6 +161,7 @@ class ReplyBlocks:
             measure != self._measure and self.sealed
         ):
             self._frozen, self._frozen_chars, self._carry, self._open = [], 0, "", False
+            self._retry_at = 0
         self._measure = measure
         self._text = text
         rest = self._carry + text[self._frozen_chars :]
@@ -184,10 +186,14 @@ class ReplyBlocks:
         left live."""
         if self._sealer is None or len(rest) <= SEAL_CHARS or not PLAIN_LINE.fullmatch(rest):
             return rest
+        if len(rest) < self._retry_at:
+            return rest  # a cut just failed here: laying it out again each update costs twice
         cut = self._sealer.cut(rest, typeset("<p>{}</p>", joined=self._open))
         # What goes on must read as the paragraph's words, not open a list or a heading.
         if not cut or not PLAIN_LINE.fullmatch(rest[cut:]):
+            self._retry_at = len(rest) + RETRY_CHARS
             return rest
+        self._retry_at = 0
         html = self._renderer.render(rest[:cut])
         self._frozen.append(
             Block("text", typeset(html, joined=self._open, sealed=True), joined=self._open)

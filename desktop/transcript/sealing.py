@@ -16,6 +16,7 @@ from __future__ import annotations
 from PySide6.QtGui import QFont, QGuiApplication, QTextDocument, QTextOption
 
 SEAL_CHARS = 1000  # a plain paragraph's live part longer than this is cut at a line start
+RETRY_CHARS = 200  # after a cut that failed, the characters the live part grows before another
 KEEP_LINES = 1  # lines of it left live: the last one, which may still be re-wrapped
 
 

@@ -15,7 +15,7 @@ from PySide6.QtQuick import QQuickItem
 from desktop.transcript.blocks import ReplyBlocks
 from desktop.transcript.markdown import MarkdownRenderer
 from desktop.transcript.rows import Row
-from desktop.transcript.sealing import SEAL_CHARS, Sealer, collapsed
+from desktop.transcript.sealing import RETRY_CHARS, SEAL_CHARS, Sealer, collapsed
 from desktop.transcript.view import QuickTranscript
 from tests.desktop.transcript.test_view import items, plain
 
@@ -169,3 +169,23 @@ def test_a_new_width_or_size_puts_the_paragraph_back_together(
         view.rows.grow("live", [text[:end]])
     qtbot.waitUntil(lambda: len(row_blocks(view, "live")) > 1)
     qtbot.waitUntil(lambda: lines(view, "live") == lines(view, "ref") > 20)
+
+
+class CountedSealer(Sealer):
+    def __init__(self, width: float, pixel_size: int) -> None:
+        super().__init__(width, pixel_size)
+        self.tries = 0
+
+    def cut(self, text: str, wrap: str) -> int:
+        self.tries += 1
+        return super().cut(text, wrap)
+
+
+def test_a_paragraph_that_cannot_be_cut_is_not_laid_out_again_at_every_update(qapp: Any) -> None:
+    # A line separator: rich text breaks the line there, so the layout is not the source's.
+    text = "words " * 30 + "\u2028" + PARAGRAPH[:3000]
+    sealer = CountedSealer(width=600, pixel_size=15)
+    blocks = ReplyBlocks(MarkdownRenderer(), sealer)
+    updates = streamed(blocks, text)
+    assert len(blocks.pieces) == 1  # never cut
+    assert sealer.tries <= len(text) // RETRY_CHARS + 2 < len(updates) // 10
