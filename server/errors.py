@@ -114,7 +114,7 @@ class ForbiddenError(ApiError):
 
 
 class NotFoundError(ApiError):
-    """An unknown route, conversation, message or model."""
+    """An unknown route, conversation, message, model or project."""
 
     status = 404
     code = "not_found"
@@ -122,7 +122,9 @@ class NotFoundError(ApiError):
 
 
 class ConflictError(ApiError):
-    """A second message while the conversation's reply is still streaming."""
+    """A second message while the conversation's reply is still streaming; deleting a
+    project that still holds chats without saying what becomes of them
+    (`project_not_empty`)."""
 
     status = 409
     code = "conflict"

@@ -375,6 +375,33 @@ def _attachment_resources(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE attachments ADD COLUMN resource TEXT")
 
 
+def _projects(conn: sqlite3.Connection) -> None:
+    """Projects: chats grouped with their own instructions (added to each chat's system
+    prompt) and library folders (`folders`: a JSON list of absolute paths; empty: the whole
+    library). `conversations.project_id`: the chat's project, NULL outside every project.
+    Deleting a project never deletes or orphans a chat by itself: the store moves its chats
+    out or deletes them first, in the same transaction (server/storage/projects.py), and the
+    foreign key refuses anything else."""
+    conn.execute(
+        """
+        CREATE TABLE projects (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            instructions TEXT NOT NULL DEFAULT '',
+            folders TEXT NOT NULL DEFAULT '[]',
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            import_id TEXT
+        )
+        """
+    )
+    conn.execute("ALTER TABLE conversations ADD COLUMN project_id TEXT REFERENCES projects(id)")
+    conn.execute(
+        "CREATE INDEX conversations_by_project ON conversations(project_id) "
+        "WHERE project_id IS NOT NULL"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     ("0001_initial_schema", _initial_schema),
     ("0002_index_replies_once_settled", _index_replies_once_settled),
@@ -393,6 +420,7 @@ MIGRATIONS: list[Migration] = [
     ("0015_conversation_origin", _conversation_origin),
     ("0016_imported_messages", _imported_messages),
     ("0017_attachment_resources", _attachment_resources),
+    ("0018_projects", _projects),
 ]
 
 

@@ -21,6 +21,7 @@ def conversation_json(row: sqlite3.Row) -> ConversationJSON:
         "documents": bool(row["documents"]),
         "params": chat_params.decode(row["params"]),
         "leaf_id": row["leaf_id"],
+        "project_id": row["project_id"],
         "created_at": row["created_at"],
         "updated_at": row["updated_at"],
     }

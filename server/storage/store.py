@@ -10,12 +10,14 @@ import time
 from pathlib import Path
 from typing import Literal
 
+from server.errors import NotFoundError
 from server.ids import new_id
 from server.settings import Limits
-from server.storage import attachments, search, stored_steps, summaries, turn_rows
+from server.storage import attachments, projects, search, stored_steps, summaries, turn_rows
 from server.storage import pages as chat_pages
 from server.storage import params as chat_params
 from server.storage.db import Database
+from server.storage.projects import Projects
 from server.storage.readers import Readers, json_bytes
 from server.storage.rows import conversation_json, message_json
 from server.storage.transaction import transaction
@@ -47,6 +49,7 @@ class Store:
     def __init__(self, path: Path, *, busy_timeout: float = Limits.db_busy_timeout) -> None:
         self.db = Database(path, busy_timeout=busy_timeout)
         self.reads = Readers(path, busy_timeout=busy_timeout)
+        self.projects = Projects(self.db, self.reads)
 
     async def open(self) -> int:
         """Open the database; mark replies left `streaming` by a crash. Returns their count."""
@@ -61,9 +64,16 @@ class Store:
     # -- conversations -------------------------------------------------------------------
 
     async def create_conversation(
-        self, title: str, model: str | None, system: str | None
+        self, title: str, model: str | None, system: str | None, project_id: str | None = None
     ) -> ConversationJSON:
-        return await self.db.run(_create_conversation, title, model, system, time.time())
+        """A new chat, in the project `project_id` (NotFoundError: no such project)."""
+        return await self.db.run(
+            _create_conversation, title, model, system, project_id, time.time()
+        )
+
+    async def project_of(self, conversation_id: str) -> str | None:
+        """The id of the chat's project; None: outside every project, or no such chat."""
+        return await self.projects.project_of(conversation_id)
 
     async def list_conversations(self, limit: int | None = None) -> list[ConversationJSON]:
         """Most recently active first; the first `limit` of them (None: all)."""
@@ -217,14 +227,21 @@ class Store:
 
 
 def _create_conversation(
-    conn: sqlite3.Connection, title: str, model: str | None, system: str | None, now: float
+    conn: sqlite3.Connection,
+    title: str,
+    model: str | None,
+    system: str | None,
+    project_id: str | None,
+    now: float,
 ) -> ConversationJSON:
     cid = new_id()
     with transaction(conn):
+        if project_id is not None and projects.get(conn, project_id) is None:
+            raise NotFoundError(f"no project with id {project_id!r}")
         conn.execute(
-            "INSERT INTO conversations (id, title, model, system, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (cid, title, model, system, now, now),
+            "INSERT INTO conversations (id, title, model, system, project_id, created_at, "
+            "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (cid, title, model, system, project_id, now, now),
         )
         row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
     return conversation_json(row)

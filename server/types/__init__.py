@@ -354,6 +354,7 @@ class ConversationJSON(TypedDict):
     # in the prompt, and the search_documents tool in a turn that offers tools
     params: ChatParams
     leaf_id: str | None  # the last message of the selected branch
+    project_id: str | None  # the project it belongs to (None: outside every project)
     created_at: float
     updated_at: float
     messages: NotRequired[list[MessageJSON]]
