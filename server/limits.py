@@ -128,6 +128,7 @@ class Limits:
     library: LibraryLimits = field(default_factory=lambda: LibraryLimits())
     models: ModelLimits = field(default_factory=lambda: ModelLimits())
     transfer: TransferLimits = field(default_factory=lambda: TransferLimits())
+    projects: ProjectLimits = field(default_factory=lambda: ProjectLimits())
     attachments: AttachmentLimits = field(default_factory=lambda: AttachmentLimits())
     hub: HubLimits = field(default_factory=lambda: HubLimits())
     scan: ScanLimits = field(default_factory=lambda: ScanLimits())
@@ -295,6 +296,19 @@ class TransferLimits:
     index_busy_timeout: float = 10.0  # the search indexer's read of the database
     reader_give_up: float = 600.0  # a client that takes no piece for this long is gone
     reader_stop_poll: float = 0.1  # how often a blocked export's reader looks for a stop
+
+
+@dataclass(frozen=True)
+class ProjectLimits:
+    """Projects: chats grouped with their own instructions and library folders
+    (server/projects/). A request or an imported project over these is refused, saying which."""
+
+    max_name_chars: int = 200
+    # The instructions go into every turn of the project's chats: a page or two, not a book
+    # (the context meter counts them; a model with a small context would have no room left).
+    max_instructions_chars: int = 20_000
+    max_folders: int = 50  # library folders of one project
+    max_imported: int = 1_000  # projects of one import file
 
 
 @dataclass(frozen=True)

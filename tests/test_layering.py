@@ -18,7 +18,7 @@ GUI_PACKAGES = ("desktop", "PySide6", "qasync", "shiboken6")
 # What every desktop module may import from the server: the wire types and the settings.
 DESKTOP_MAY_USE = {
     "server.types", "server.types.chunks", "server.types.getting_models",
-    "server.types.tools", "server.types.library", "server.settings",
+    "server.types.tools", "server.types.library", "server.types.projects", "server.settings",
 }  # fmt: skip
 # Starting the server (from the command line's flags) is embedded.py's job alone.
 EMBEDDED_MAY_USE = DESKTOP_MAY_USE | {
@@ -96,6 +96,7 @@ LAYERS: list[tuple[set[str], bool]] = [
     ({"agent"}, False),  # the step loop, its toolbox interface, approvals, the feed
     ({"attachments"}, False),  # files attached to messages: stored, read, given to models
     ({"tools", "library", "transfer"}, False),  # tools, documents, import/export
+    ({"projects"}, False),  # chats grouped: their fields, their folders in the library
     ({"turns"}, False),  # the run of one turn
     ({"routes"}, False),  # one module per resource
     ({"app", "serve"}, False),  # the app assembled, and served

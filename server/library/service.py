@@ -98,6 +98,7 @@ class Library:
             raise NotFoundError(f"{path} is not in your library's index", code="not_indexed")
         return await anyio.to_thread.run_sync(sources.source, path, roots, first, last)
 
-    async def search(self, query: str, k: int) -> list[PassageJSON]:
+    async def search(self, query: str, k: int, folders: tuple[str, ...] = ()) -> list[PassageJSON]:
+        """The best passages; with `folders`, only those of files below one of them."""
         self._check()
-        return await self.store.search(query, k)
+        return await self.store.search(query, k, folders)

@@ -108,8 +108,10 @@ class LibraryStore:
     async def drop_files(self, paths: list[str]) -> None:
         await self.db.run(_drop_files, paths)
 
-    async def search(self, query: str, k: int) -> list[PassageJSON]:
-        return await self.db.run(_search, query, k)
+    async def search(self, query: str, k: int, folders: tuple[str, ...] = ()) -> list[PassageJSON]:
+        """The `k` passages that best match `query`; with `folders`, only passages of files
+        below one of them (a project's folders), else of the whole index."""
+        return await self.db.run(_search, query, k, folders)
 
     async def has(self, path: str) -> bool:
         """Whether the index holds passages of the file `path` (what a citation points at)."""
@@ -299,16 +301,22 @@ def _drop_files(conn: sqlite3.Connection, paths: list[str]) -> None:
             conn.execute("DELETE FROM files WHERE path = ?", (path,))
 
 
-def _search(conn: sqlite3.Connection, text: str, k: int) -> list[PassageJSON]:
+def _search(
+    conn: sqlite3.Connection, text: str, k: int, folders: tuple[str, ...]
+) -> list[PassageJSON]:
     query = fts_query(text, any_word=True)
     if query is None:
         return []
+    # Below the folders given: each one's span of paths (the files' path index answers it).
+    spans = [_span(folder) for folder in folders]
+    within = " OR ".join("(files.path >= ? AND files.path < ?)" for _ in spans)
     rows = conn.execute(
         "SELECT chunks.text, chunks.page, chunks.line_start, chunks.line_end, files.path "
         "FROM chunks_fts JOIN chunks ON chunks.id = chunks_fts.rowid "
         "JOIN files ON files.id = chunks.file_id "
-        "WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts) LIMIT ?",
-        (query, k),
+        f"WHERE chunks_fts MATCH ? {'AND (' + within + ')' if spans else ''} "
+        "ORDER BY bm25(chunks_fts) LIMIT ?",
+        (query, *(bound for span in spans for bound in span), k),
     ).fetchall()
     return [
         {

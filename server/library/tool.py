@@ -116,16 +116,20 @@ PROMPT_INTRO = (
 
 class PromptDocuments:
     """ "Use my documents": the passages best matching the user's message, for the prompt
-    itself (models that cannot call tools), numbered like the tool's."""
+    itself (models that cannot call tools), numbered like the tool's; with `folders` (a
+    project's), only passages of files below them."""
 
-    def __init__(self, library: Library, numbers: SourceNumbers) -> None:
+    def __init__(
+        self, library: Library, numbers: SourceNumbers, folders: tuple[str, ...] = ()
+    ) -> None:
         self._library = library
         self._numbers = numbers
+        self._folders = folders
 
     async def message(self, query: str) -> tuple[str, tuple[CitationPartJSON, ...]] | None:
         """The system message that holds them, and their sources; None if none match."""
         try:
-            passages = await self._library.search(query[:2000], PROMPT_PASSAGES)
+            passages = await self._library.search(query[:2000], PROMPT_PASSAGES, self._folders)
         except StorageError:
             return None  # the library is unusable: the reply goes on without it
         if not passages:
@@ -135,11 +139,15 @@ class PromptDocuments:
 
 
 class DocumentsTool:
-    """The library's search for one turn (a ToolBox), numbered with the turn's sources."""
+    """The library's search for one turn (a ToolBox), numbered with the turn's sources; with
+    `folders` (a project's), it searches only files below them."""
 
-    def __init__(self, library: Library, numbers: SourceNumbers) -> None:
+    def __init__(
+        self, library: Library, numbers: SourceNumbers, folders: tuple[str, ...] = ()
+    ) -> None:
         self._library = library
         self._numbers = numbers
+        self._folders = folders
 
     def specs(self) -> list[dict[str, Any]]:
         return [SPEC]
@@ -173,7 +181,7 @@ class DocumentsTool:
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
             k = DEFAULT_K
         try:
-            passages = await self._library.search(query[:2000], k)
+            passages = await self._library.search(query[:2000], k, self._folders)
         except StorageError as exc:
             raise ToolCallError(str(exc)) from exc
         if not passages:

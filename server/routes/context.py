@@ -42,7 +42,7 @@ from server.models.context import (
     estimate_tokens,
     prompt_budget,
 )
-from server.routes.conversations import turn_tools, uses_documents
+from server.routes.conversations import project_folders, turn_tools, uses_documents
 from server.routes.services import Services, services
 from server.turns.completions import ChunkWriter
 from server.turns.responses import RunEventStream
@@ -60,7 +60,9 @@ def documents_room() -> int:
     return estimate_tokens(text) + MESSAGE_OVERHEAD
 
 
-async def documents_part(svc: Services, prompt: list[ChatMessage], backend: ChatBackend) -> int:
+async def documents_part(
+    svc: Services, prompt: list[ChatMessage], backend: ChatBackend, folders: tuple[str, ...] = ()
+) -> int:
     """What the passages "Use my documents" puts in the next prompt would take, estimated.
 
     The next message's passages are not known before it is written. The ceiling (every
@@ -68,11 +70,11 @@ async def documents_part(svc: Services, prompt: list[ChatMessage], backend: Chat
     context; the passages the chat's last question is given (its search run again, as its
     turn ran it, and counted as sent) are what a follow-up on the same matter gets. 0 when
     that search finds nothing (an empty library, a question no passage matches), never more
-    than the ceiling."""
+    than the ceiling. `folders`: the chat's project's, which its search keeps to."""
     question = next((m["content"] for m in reversed(prompt) if m["role"] == "user"), "")
     if not question.strip():
         return 0
-    given = await PromptDocuments(svc.library, SourceNumbers()).message(question)
+    given = await PromptDocuments(svc.library, SourceNumbers(), folders).message(question)
     if given is None:
         return 0
     (tokens,), _ = await backend.count_tokens([given[0]])
@@ -120,7 +122,8 @@ async def get_context(request: Request) -> JSONResponse:
     # folder: server/routes/conversations.py), estimated.
     documents = 0
     if uses_documents(svc, conversation):
-        documents = await documents_part(svc, found.prompt, backend)
+        project = await svc.store.projects.context_of(cid)
+        documents = await documents_part(svc, found.prompt, backend, project_folders(project))
     limit = backend.context_length
     meter: ContextJSON = {
         "model": model.name,

@@ -26,6 +26,7 @@ from server.models.base import ChatRequest
 from server.routes.attachments import attachment_ids, image_reader, new_message
 from server.routes.services import Services, services
 from server.storage.params import updated_params
+from server.storage.projects import InProject, ProjectContext, system_with
 from server.storage.store import Switch, TurnStart
 from server.turns.completions import ChunkWriter, TurnIds
 from server.turns.responses import RunEventStream
@@ -54,13 +55,28 @@ async def list_conversations(request: Request) -> JSONResponse:
     if raw_limit is not None and query is not None:
         raise BadRequestError("'limit' is for the list, not a search ('q')", code="invalid_field")
     limit = _limit(request)
+    within = _project(request)
     if query is not None:
         check_text(query, "q")
-        found = await svc.store.search(query)
+        found = await svc.store.search(query, within)
+    elif within is not None:
+        found = await svc.store.projects.conversations(within.project_id, limit)
     else:
         found = await svc.store.list_conversations(limit)
     listed: ConversationListJSON = {"conversations": found}
     return JSONResponse(listed)
+
+
+def _project(request: Request) -> InProject | None:
+    """`?project=<id>`: one project's chats only; `?project=none`: those outside every
+    project; absent: every chat."""
+    raw = request.query_params.get("project")
+    if raw is None:
+        return None
+    check_text(raw, "project")
+    if not 0 < len(raw) <= 100:
+        raise BadRequestError("'project' must be a project's id or 'none'", code="invalid_field")
+    return InProject(None if raw == "none" else raw)
 
 
 def _limit(request: Request) -> int | None:
@@ -83,9 +99,13 @@ async def create_conversation(request: Request) -> JSONResponse:
     model = text_field(body, "model", max_chars=limits.max_title_chars)
     system = text_field(body, "system", max_chars=limits.max_content_chars)
     switches = _switches(body)
+    # A project's id: the chat starts in it (404 if there is none).
+    project_id = text_field(body, "project_id", max_chars=100, allow_empty=False)
     if model:
         svc.models.resolve(model)  # 404 model_not_found, rather than a chat that cannot reply
-    conversation = await svc.store.create_conversation(title.strip(), model or None, system or None)
+    conversation = await svc.store.create_conversation(
+        title.strip(), model or None, system or None, project_id
+    )
     for switch, enabled in switches.items():
         conversation = (
             await svc.store.set_switch(conversation["id"], switch, enabled) or conversation
@@ -291,17 +311,24 @@ async def _reply(request: Request, body: JSONObject, start: TurnStart) -> RunEve
     # What is never dropped to fit the context: the system prompt and the new message.
     # (Its images are refused here if the model takes none, before a local engine starts.)
     kept: list[ChatMessage] = [await new_message(svc, start, model)]
-    if conversation["system"]:
-        kept.insert(0, {"role": "system", "content": conversation["system"]})
+    project = await svc.store.projects.context_of(conversation_id)
+    system = system_with(conversation["system"], project)
+    if system:
+        kept.insert(0, {"role": "system", "content": system})
     await model.backend.admit(ChatRequest(kept, max_tokens=reply_tokens))
     numbers = SourceNumbers()
-    documents = PromptDocuments(svc.library, numbers) if uses_documents(svc, conversation) else None
+    folders = project_folders(project)
+    documents = (
+        PromptDocuments(svc.library, numbers, folders)
+        if uses_documents(svc, conversation)
+        else None
+    )
     run, turn = await svc.runs.start_turn(
         conversation_id,
         start,
         model,
         reply_tokens,
-        turn_tools(svc, numbers, conversation),
+        turn_tools(svc, numbers, conversation, folders),
         documents,
         numbers,
         Delegation(svc.models.resolve, svc.settings.limits.agents),
@@ -319,14 +346,26 @@ def uses_documents(svc: Services, conversation: ConversationJSON) -> bool:
     return conversation["documents"] and svc.library.has_folders
 
 
-def turn_tools(svc: Services, numbers: SourceNumbers, conversation: ConversationJSON) -> ToolBox:
+def project_folders(project: ProjectContext | None) -> tuple[str, ...]:
+    """The library folders a chat's documents come from: its project's (empty: the whole
+    library, for a chat outside every project or a project with no folders of its own)."""
+    return project.folders if project is not None else ()
+
+
+def turn_tools(
+    svc: Services,
+    numbers: SourceNumbers,
+    conversation: ConversationJSON,
+    folders: tuple[str, ...] = (),
+) -> ToolBox:
     """What a turn of `conversation` may call, when it offers tools at all (its "Use tools"
     switch and a model that calls tools): the MCP servers' tools (of the servers it chose,
     when it chose), and the search of the user's documents when it uses them."""
     servers = conversation["tool_servers"]
     boxes: list[ToolBox] = [svc.tools.toolbox(None if servers is None else set(servers))]
     if uses_documents(svc, conversation):
-        boxes.append(DocumentsTool(svc.library, numbers))
+        # Below its project's folders, when it has some (server/projects/folders.py).
+        boxes.append(DocumentsTool(svc.library, numbers, folders))
     return CombinedToolBox(boxes)
 
 

@@ -37,6 +37,43 @@ class ProjectContext:
     folders: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class InProject:
+    """A listing or a search limited to one project's chats (`project_id`), or to the chats
+    outside every project (None)."""
+
+    project_id: str | None
+
+    def sql(self, table: str = "conversations") -> tuple[str, tuple[str | None]]:
+        """The condition on `table` (a conversations row) and its parameter."""
+        return f"{table}.project_id IS ?", (self.project_id,)
+
+
+def system_with(own: str | None, project: ProjectContext | None) -> str | None:
+    """A chat's system prompt as the model is given it: its own, then its project's
+    instructions as a part of their own, fenced and named, so the model (and a person reading
+    the prompt) can tell the two apart. The turn, compaction and the context meter all read
+    it from the chat's view (server/storage/turn_rows.py), so they count the same text."""
+    if project is None or not project.instructions.strip():
+        return own
+    block = (
+        f'<project_instructions project="{_attribute(project.name)}">\n'
+        f"{project.instructions.strip()}\n"
+        "</project_instructions>"
+    )
+    return f"{own}\n\n{block}" if own else block
+
+
+def _attribute(name: str) -> str:
+    """A project's name inside the fence's attribute: no quote or angle bracket can end it."""
+    return " ".join(name.replace('"', "'").replace("<", "(").replace(">", ")").split())
+
+
+def chat_system(conn: sqlite3.Connection, conversation: sqlite3.Row) -> str | None:
+    """The system prompt of a chat's next turn (`conversation`: its row)."""
+    return system_with(conversation["system"], context_of(conn, conversation["id"]))
+
+
 class Projects:
     """The projects of one database (the `Store`'s `projects`)."""
 

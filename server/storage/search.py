@@ -19,6 +19,7 @@ import re
 import sqlite3
 import unicodedata
 
+from server.storage.projects import InProject
 from server.storage.rows import conversation_json
 from server.types import ConversationJSON
 
@@ -50,11 +51,15 @@ def fts_query(text: str, *, any_word: bool = False) -> str | None:
     return joiner.join(term(index, word) for index, word in enumerate(words))
 
 
-def search(conn: sqlite3.Connection, text: str) -> list[ConversationJSON]:
+def search(
+    conn: sqlite3.Connection, text: str, within: InProject | None = None
+) -> list[ConversationJSON]:
+    """Chats whose messages (then titles) match `text`; `within`: of one project only (or
+    outside every project)."""
     found: dict[str, ConversationJSON] = {}
     query = fts_query(text)
     if query is not None:
-        best = _best_messages(conn, query)
+        best = _best_messages(conn, query, within)
         rows = _conversations_of(conn, list(best.values()))
         for cid, seq in best.items():
             row = rows.get(seq)
@@ -69,8 +74,11 @@ def search(conn: sqlite3.Connection, text: str) -> list[ConversationJSON]:
     needle = text.strip().casefold()
     if needle:
         # Titles are few and short: a plain substring test (no LIKE, so % and _ are literal).
+        condition, values = within.sql() if within is not None else ("1", ())
         for row in conn.execute(
-            "SELECT * FROM conversations WHERE import_id IS NULL ORDER BY updated_at DESC"
+            f"SELECT * FROM conversations WHERE import_id IS NULL AND {condition} "
+            "ORDER BY updated_at DESC",
+            values,
         ):
             if row["id"] not in found and needle in row["title"].casefold():
                 conv = conversation_json(row)
@@ -79,16 +87,31 @@ def search(conn: sqlite3.Connection, text: str) -> list[ConversationJSON]:
     return list(found.values())
 
 
-def _best_messages(conn: sqlite3.Connection, query: str) -> dict[str, int]:
-    """Each chat's best matching message (seq), best chats first, among the candidates."""
+def _best_messages(
+    conn: sqlite3.Connection, query: str, within: InProject | None
+) -> dict[str, int]:
+    """Each chat's best matching message (seq), best chats first, among the candidates (of
+    the chats `within` one project, when given: the newest matches of those chats)."""
     best: dict[str, int] = {}
-    hits = conn.execute(
-        "SELECT m.conversation_id, h.rowid FROM ("
-        " SELECT rowid, bm25(messages_fts) AS score FROM messages_fts"
-        " WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?"
-        ") h JOIN messages m ON m.seq = h.rowid ORDER BY h.score, h.rowid DESC",
-        (query, CANDIDATES),
-    )
+    if within is None:
+        hits = conn.execute(
+            "SELECT m.conversation_id, h.rowid FROM ("
+            " SELECT rowid, bm25(messages_fts) AS score FROM messages_fts"
+            " WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?"
+            ") h JOIN messages m ON m.seq = h.rowid ORDER BY h.score, h.rowid DESC",
+            (query, CANDIDATES),
+        )
+    else:
+        condition, values = within.sql("c")
+        hits = conn.execute(
+            "SELECT h.conversation_id, h.rowid FROM ("
+            " SELECT m.conversation_id, f.rowid, bm25(f.messages_fts) AS score"
+            " FROM messages_fts f JOIN messages m ON m.seq = f.rowid"
+            " JOIN conversations c ON c.id = m.conversation_id"
+            f" WHERE f.messages_fts MATCH ? AND {condition} ORDER BY f.rowid DESC LIMIT ?"
+            ") h ORDER BY h.score, h.rowid DESC",
+            (query, *values, CANDIDATES),
+        )
     for cid, seq in hits:
         if cid not in best:
             best[cid] = seq

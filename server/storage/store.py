@@ -79,8 +79,11 @@ class Store:
         """Most recently active first; the first `limit` of them (None: all)."""
         return await self.reads.run(_list_conversations, -1 if limit is None else limit)
 
-    async def search(self, query: str) -> list[ConversationJSON]:
-        return await self.reads.run(search.search, query)
+    async def search(
+        self, query: str, within: projects.InProject | None = None
+    ) -> list[ConversationJSON]:
+        """Chats that match `query`; `within`: of one project (or of none) only."""
+        return await self.reads.run(search.search, query, within)
 
     async def get_conversation(self, conversation_id: str) -> ConversationJSON | None:
         """The conversation with the messages of its selected branch, in order, each with

@@ -16,7 +16,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from server.errors import ConflictError, NotFoundError, ReplyGoneError
-from server.storage import attachments, branches, foreign, summaries
+from server.storage import attachments, branches, foreign, projects, summaries
 from server.storage import params as chat_params
 from server.storage.rows import message_json
 from server.storage.transaction import transaction
@@ -74,7 +74,7 @@ class OpenedTurn:
     title: str  # the conversation's, once the turn is open (a new chat's from its question)
     earlier: Earlier | None = None  # a continuation's starting point
     prompt_ids: list[str] = field(default_factory=list)  # each prompt message's row ("": none)
-    system: str | None = None  # the conversation's system prompt
+    system: str | None = None  # the conversation's system prompt, its project's instructions in it
     summary: SummaryJSON | None = None  # given in place of the messages it covers
     # What the branch holds that the user did not write here (server/storage/foreign.py).
     foreign: list[SourceJSON] = field(default_factory=list)
@@ -122,6 +122,7 @@ def open_turn(
         if conv is None:
             return None
         target = _target(conn, cid, start)
+        system = projects.chat_system(conn, conv)
         earlier: Earlier | None = None
         if start.kind == "continue":
             assert target is not None
@@ -129,7 +130,7 @@ def open_turn(
             _reopen(conn, target, model, start.continued, now)
             user_row, reply_id = rows[-1], target["id"]
             earlier = Earlier(target["content"], message_json(target)["parts"])
-            prompt, ids, summary = _prompt(conn, cid, conv["system"], rows)
+            prompt, ids, summary = _prompt(conn, cid, system, rows)
             prompt.append({"role": "assistant", "content": target["content"]})
             ids.append(target["id"])
         else:
@@ -152,7 +153,7 @@ def open_turn(
                 rows.append(user_row)
             _insert_reply(conn, cid, assistant_id, user_row["id"], model, now)
             reply_id = assistant_id
-            prompt, ids, summary = _prompt(conn, cid, conv["system"], rows)
+            prompt, ids, summary = _prompt(conn, cid, system, rows)
             if not ids or ids[-1] != user_row["id"]:  # an empty question is still the question
                 prompt.append({"role": "user", "content": ""})
                 ids.append(user_row["id"])
@@ -172,7 +173,7 @@ def open_turn(
         title,
         earlier,
         prompt_ids=ids,
-        system=conv["system"],
+        system=system,
         summary=summary,
         foreign=foreign.of_branch(rows, summary),
     )
@@ -195,9 +196,10 @@ def view(conn: sqlite3.Connection, cid: str) -> View | None:
     if conv is None:
         return None
     rows = branches.branch(conn, cid, conv["leaf_id"])
-    prompt, ids, summary = _prompt(conn, cid, conv["system"], rows)
+    system = projects.chat_system(conn, conv)
+    prompt, ids, summary = _prompt(conn, cid, system, rows)
     summarised = [r["id"] for r in rows].index(summary["through_id"]) + 1 if summary else 0
-    return View(conv["system"], prompt, ids, summary, summarised)
+    return View(system, prompt, ids, summary, summarised)
 
 
 def _prompt(

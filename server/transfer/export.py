@@ -40,6 +40,8 @@ def json_pieces(conn: sqlite3.Connection, ids: list[str] | None) -> Iterator[byt
         if row is None:
             continue
         conversation: dict[str, Any] = dict(conversation_json(row))
+        if conversation["project_id"] is None:  # a chat outside every project says nothing
+            del conversation["project_id"]
         if row["origin"] is not None:  # the chat it is, for a later import (sameness.py)
             conversation["origin"] = row["origin"]
         fields = json.dumps(conversation, ensure_ascii=False)
