@@ -22,10 +22,12 @@ class Tasks:
     def __init__(self, report: Callable[[str], None]) -> None:
         self._report = report
         self._tasks: set[asyncio.Task[None]] = set()
+        self._lasting: set[asyncio.Task[None]] = set()
         self._closed = False
 
     def __len__(self) -> int:
-        return len(self._tasks)
+        """The work in flight that ends on its own (not what `follow` started)."""
+        return len(self._tasks - self._lasting)
 
     def spawn(self, coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[None] | None:
         """Run it on the loop (its task, to cancel it by; a cancelled task is no failure);
@@ -36,6 +38,15 @@ class Tasks:
         task = asyncio.ensure_future(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._on_task_done)
+        return task
+
+    def follow(self, coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[None] | None:
+        """`spawn` for work that lasts until it is cancelled (a stream that stays open): not
+        counted by len(), which says whether the work started has finished."""
+        task = self.spawn(coroutine)
+        if task is not None:
+            self._lasting.add(task)
+            task.add_done_callback(self._lasting.discard)
         return task
 
     async def close(self) -> None:

@@ -9,6 +9,7 @@ Answers become the wire types of `server.types` here, once, after a check of the
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import BinaryIO, TypeVar
 from urllib.parse import quote, urlencode
 
@@ -46,6 +47,7 @@ from desktop.client.paths import segment
 from desktop.client.prompts import PromptsApi
 from desktop.client.questions import QuestionsApi
 from desktop.client.resources import ResourcesApi
+from desktop.client.status_updates import status_updates
 from desktop.client.stream import ReplyStream, open_stream
 from desktop.client.tool_servers import ToolServersApi
 from desktop.errors import AlreadyHereError, ClientError
@@ -142,6 +144,10 @@ class ParleyClient:
         return await self._object(
             StatusJSON, ("models", "default_model", "active_turns"), "GET", "/api/status"
         )
+
+    def status_updates(self) -> AsyncIterator[StatusJSON]:
+        """The status now, then again at each change (one read that stays open)."""
+        return status_updates(self._http)
 
     async def conversations(
         self, query: str | None = None, limit: int | None = None

@@ -1,20 +1,23 @@
 """The chat bar's controls acting on the server (desktop/composer/chat_bar.py draws them): the
-models' status, read once a second and on demand; the model picked for the chat on screen
-or set as the default for new chats; its "Use tools" and "Use my documents" switches. A
-new chat takes the picker's model and the switches when it is created. "Use tools" shows the
-chat's setting as far as its model can act on it (desktop/composer/tools_switch.py)."""
+models' status, followed as the server sends its changes and read on demand; the model
+picked for the chat on screen or set as the default for new chats; its "Use tools" and "Use
+my documents" switches. A new chat takes the picker's model and the switches when it is
+created. "Use tools" shows the chat's setting as far as its model can act on it
+(desktop/composer/tools_switch.py)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer, Signal
+import asyncio
+
+from PySide6.QtCore import Signal
 
 from desktop.composer.chat_bar import ChatBar
 from desktop.composer.tools_switch import ToolsSwitch
 from desktop.controller import Context, Controller
 from desktop.errors import ClientError
-from server.types import ConversationJSON
+from server.types import ConversationJSON, StatusJSON
 
-STATUS_POLL_MS = 1000
+RECONNECT_SECONDS = 1.0  # a status stream that ended (the server restarting) is opened again
 
 
 class ChatBarController(Controller):
@@ -25,9 +28,7 @@ class ChatBarController(Controller):
         super().__init__(context, bar)
         self._bar = bar
         self._tools = ToolsSwitch()
-        self._timer = QTimer(self)
-        self._timer.setInterval(STATUS_POLL_MS)
-        self._timer.timeout.connect(self._on_timer_timeout)
+        self._following: asyncio.Task[None] | None = None
         bar.model_picker.model_chosen.connect(self._on_model_picker_model_chosen)
         bar.model_picker.default_requested.connect(self._on_model_picker_default_requested)
         bar.model_picker.model_shown.connect(self._on_model_picker_model_shown)
@@ -35,12 +36,14 @@ class ChatBarController(Controller):
         bar.documents_switch.toggled.connect(self._on_documents_switch_toggled)
 
     def start(self) -> None:
-        """The server is up: its status now and once a second."""
-        self._context.tasks.spawn(self.refresh_status())
-        self._timer.start()
+        """The server is up: its status now, and each change as it comes."""
+        self.stop()
+        self._following = self._context.tasks.follow(self._follow_status())
 
     def stop(self) -> None:
-        self._timer.stop()
+        if self._following is not None:
+            self._following.cancel()  # hangs up the stream
+            self._following = None
 
     def show_current(self) -> None:
         """The chat on screen changed: a new chat starts on the user's default model, with
@@ -88,15 +91,26 @@ class ChatBarController(Controller):
         except ClientError as exc:
             self._bar.model_picker.show_unreachable(exc.message)
             return
+        self._show_status(status)
+
+    async def _follow_status(self) -> None:
+        """One read that stays open, rather than a request a second; opened again after the
+        server ends it or cannot be reached, until `stop`."""
+        while (client := self._context.client) is not None:
+            try:
+                async for status in client.status_updates():
+                    self._show_status(status)
+            except ClientError as exc:
+                self._bar.model_picker.show_unreachable(exc.message)
+            await asyncio.sleep(RECONNECT_SECONDS)
+
+    def _show_status(self, status: StatusJSON) -> None:
         self._bar.model_picker.show_status(status)
         self._show_tools()  # the model's ability to call tools may be known only now
         self.status_shown.emit()
 
     def _on_model_picker_model_shown(self) -> None:
         self._show_tools()
-
-    def _on_timer_timeout(self) -> None:
-        self._context.tasks.spawn(self.refresh_status())
 
     def _on_model_picker_model_chosen(self, name: str) -> None:
         # On a new chat: for that chat (created with the picker's model), not a default.

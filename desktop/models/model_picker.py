@@ -89,6 +89,7 @@ class ModelPicker(QWidget):
             self.combo.sizeHint().width() + metrics.horizontalAdvance("M") * 2
         )
         self.combo.setToolTip(text)
+        self._show_state()  # the model now shown, as last reported (no need to ask again)
         self._show_default_button()
         self.model_shown.emit()
 
@@ -123,10 +124,13 @@ class ModelPicker(QWidget):
         if self._wanted is None and not self.current():
             self._wanted = self._new_chat_model()
         self._apply_wanted()
+        self._show_state()
+        self._show_default_button()
+
+    def _show_state(self) -> None:
         chosen = self.current_status()
         if chosen is not None:
             self.state.setText(state_text(chosen))
-        self._show_default_button()
 
     def _show_default_button(self) -> None:
         current = self.current()

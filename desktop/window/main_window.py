@@ -436,7 +436,6 @@ class MainWindow(QMainWindow):
             self.chat_list.show_busy(self.reply.busy_conversations())
 
     def _on_reply_finished(self, message_id: str) -> None:
-        self.tasks.spawn(self.bar.refresh_status())
         if self.sidebar.query():
             self.tasks.spawn(self.chat_list.refresh())  # the new reply may match the search
         self.reply_finished.emit(message_id)

@@ -33,11 +33,14 @@ async def status_stream(request: Request) -> StreamingResponse:
     """The status as server-sent events: the whole of it at once, then again each time it
     changes (a model loading, loaded, in use, unloaded; a download's progress; a turn begun
     or ended), looked at every STREAM_CHECK_SECONDS; a comment when nothing changed for
-    STREAM_PING_SECONDS keeps proxies from closing it. Ends when the client hangs up."""
+    STREAM_PING_SECONDS keeps proxies from closing it. Ends when the client hangs up, and
+    when the server stops: uvicorn waits for open responses without telling them to end, so
+    a follower that never hangs up would hold the stop until its backstop."""
+    runs = services(request).runs
 
     async def changes() -> AsyncIterator[str]:
         last, quiet = "", 0.0
-        while True:
+        while not runs.closing:
             now = json.dumps(await _status(request), separators=(",", ":"))
             if now != last:
                 last, quiet = now, 0.0

@@ -55,6 +55,11 @@ class RunManager:
     def active_count(self) -> int:
         return len(self._runs)
 
+    @property
+    def closing(self) -> bool:
+        """The server is stopping: no new run starts, and long reads should end."""
+        return self._closing_since is not None
+
     def runs(self) -> list[Run]:
         return list(self._runs.values())
 

@@ -6,10 +6,13 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+from server.settings import Limits
 from tests.support.parley import Parley
 from tests.support.upstream import Script, ScriptedUpstream
 from tests.support.waiting import wait_for
@@ -91,3 +94,20 @@ def test_a_stream_the_client_hung_up_ends_on_the_server(parley: Parley) -> None:
             events.next()
             assert len(state.tasks) >= 1  # the stream's request, under way
     wait_for(lambda: not state.tasks and not state.connections, timeout=30)
+
+
+def test_an_open_stream_does_not_hold_the_servers_stop(tmp_path: Path) -> None:
+    """uvicorn waits for open responses at a stop without telling them to end: a window that
+    follows the status would hold every stop until uvicorn's backstop (here 30 s)."""
+    limits = Limits(graceful_shutdown=30.0, server_stop_wait=40.0)
+    parley = Parley(tmp_path, limits=limits).start()
+    events = StatusEvents(parley)
+    try:
+        events.next()
+        started = time.monotonic()
+        assert parley.stop()
+        assert time.monotonic() - started < 10.0  # the backstop would take 30 s
+        # The stream ended as a response ends (a cut one raises IncompleteRead here).
+        assert b"data:" not in events.response.read()
+    finally:
+        events.hang_up()
