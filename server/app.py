@@ -30,6 +30,7 @@ from server.routes import context as context_routes
 from server.routes import (
     conversations,
     found_models,
+    grants,
     openai,
     questions,
     sign_in,
@@ -144,6 +145,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
             *found_models.routes,
             *backend_routes.routes,
             *tool_routes.routes,
+            *grants.routes,
             *resource_routes.routes,
             *prompt_routes.routes,
             *sign_in.routes,

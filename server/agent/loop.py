@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.lowlevel
 
-from server.agent.approvals import Approvals, ChatGrants
+from server.agent.approvals import Approvals, ChatGrants, Scope
 from server.agent.buffer import ReplyBuffer
 from server.agent.children import Children, loops, receipt, tree
 from server.agent.compaction import Compactor, History
@@ -49,7 +49,6 @@ from server.types import (
     Decision,
     EndedJSON,
     QuestionAction,
-    Remember,
     ToolCallJSON,
     Usage,
 )
@@ -291,7 +290,7 @@ class AgentLoop:
             unique.append({**call, "id": call_id})
         return unique
 
-    def decide(self, call_id: str, decision: Decision, remember: Remember) -> ToolStep | None:
+    def decide(self, call_id: str, decision: Decision, scope: Scope) -> ToolStep | None:
         """The user's decision on a call of this run that awaits approval (synchronous, on
         the run's loop): returns the step as it is now; None if this run has no such call.
         Raises ConflictError when it is not waiting (decided, or the run is stopping)."""
@@ -302,7 +301,7 @@ class AgentLoop:
                     "this call did not wait for a decision", code="not_awaiting_approval"
                 )
             return None
-        changed = self.approvals.decide(call_id, decision, remember)
+        changed = self.approvals.decide(call_id, decision, scope)
         for step in changed:
             owners.get(step.id, self).buffer.step_changed(step)
         return changed[0]

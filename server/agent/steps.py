@@ -23,6 +23,7 @@ from server.types import (
     NOT_STARTED,
     OPEN_STATUSES,
     AgentPartJSON,
+    AllowedJSON,
     CitationPartJSON,
     GuardJSON,
     PartJSON,
@@ -77,6 +78,8 @@ class ToolStep:
     # Why the injection guard asked before this call, and what the model had read by then:
     # saved with the step, so a chat opened later shows why (server/agent/guard.py).
     guard: GuardJSON | None = None
+    # Who let it run and how far that allow reached (server/agent/approvals.py), saved too.
+    allowed: AllowedJSON | None = None
 
     def end(self, status: ToolStatus, result: str | None) -> None:
         """Record how the call ended; a step already ended stays as it was (a late
@@ -122,6 +125,8 @@ class ToolStep:
             part["read_only"] = True
         if self.guard is not None:
             part["guard"] = self.guard
+        if self.allowed is not None:
+            part["allowed"] = self.allowed
         if self.progress is not None:
             part["progress"] = self.progress
         if self.overdue is not None and self.status == "running":

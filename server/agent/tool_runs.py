@@ -85,10 +85,10 @@ class ToolRuns:
             else:
                 # A sub-agent's own calls ask, each as its tool's trust says.
                 trust: Trust = "allow" if delegating else toolbox.trust(function)
-                allowed = loop.approvals.verdict(step, trust) == "run"
+                allowed = loop.approvals.allowed_by(step, trust)
                 # Text the user did not write may have asked for this call.
                 step.guard = guard.concern(
-                    target.effect, target.guarded, loop.provenance, step.name, allowed
+                    target.effect, target.guarded, loop.provenance, step.name, bool(allowed)
                 )
                 verdict = loop.approvals.verdict(step, trust, held=step.guard is not None)
                 if verdict == "refuse":
@@ -97,6 +97,8 @@ class ToolRuns:
                 else:
                     if verdict == "ask":
                         loop.approvals.ask(step, trust)
+                    elif not delegating:  # a sub-agent's own calls say who let them run
+                        step.allowed = allowed
                     runnable.append((step, arguments))
             loop.buffer.step_changed(step)
             if step.status == "awaiting_approval":

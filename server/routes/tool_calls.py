@@ -1,9 +1,15 @@
 """The user's decision on a tool call that awaits approval (issue 17).
 
     POST /api/conversations/{id}/tool-calls/{call_id}
-         {"decision": "allow" | "deny", "remember": "once" | "chat"}   → 200 {decision,
-         remember, step}; 400 a bad field (named); 404 an unknown conversation or call;
-         409 a call that is not waiting (decided already, its turn ended, or it never asked)
+         {"decision": "allow" | "deny",
+          "remember": "once" | "chat" | "server" | "arguments",
+          "argument": NAME, "under": PREFIX}   → 200 {decision, remember, step}: an allow
+         for this call, this tool in this chat, every tool of its server in this chat, or
+         (with `argument` and `under`) this tool's calls in this chat whose string argument
+         NAME lies under PREFIX (server/agent/grants.py); 400 a bad field (named; also an
+         argument scope that does not cover the call itself); 404 an unknown conversation or
+         call; 409 a call that is not waiting (decided already, its turn ended, or it never
+         asked)
 
     POST /api/conversations/{id}/tool-calls/{call_id}/overdue
          {"action": "wait" | "stop"}   → 200 {action, step}: a call that ran for its timeout
@@ -17,10 +23,13 @@ runs anything.
 
 from __future__ import annotations
 
+from typing import cast
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from server.agent.approvals import Scope
 from server.errors import BadRequestError, ConflictError, NotFoundError
 from server.http.jsonbody import JSONObject, read_object
 from server.routes.services import services
@@ -28,10 +37,10 @@ from server.types import Decision, Remember
 from server.types.chunks import DecisionJSON, OverdueAction, OverdueAnswerJSON
 
 DECISIONS: tuple[Decision, ...] = ("allow", "deny")
-REMEMBERS: tuple[Remember, ...] = ("once", "chat")
+REMEMBERS: tuple[Remember, ...] = ("once", "chat", "server", "arguments")
 
 
-def _decision(body: JSONObject) -> tuple[Decision, Remember]:
+def _decision(body: JSONObject) -> tuple[Decision, Scope]:
     decision = body.get("decision")
     if decision not in DECISIONS:
         raise BadRequestError('\'decision\' must be "allow" or "deny"', code="invalid_field")
@@ -39,19 +48,30 @@ def _decision(body: JSONObject) -> tuple[Decision, Remember]:
     if remember is None:
         remember = "once"
     if remember not in REMEMBERS:
-        raise BadRequestError('\'remember\' must be "once" or "chat"', code="invalid_field")
-    return decision, remember
+        allowed = ", ".join(f'"{r}"' for r in REMEMBERS)
+        raise BadRequestError(f"'remember' must be one of {allowed}", code="invalid_field")
+    argument, under = body.get("argument"), body.get("under")
+    for key, value in (("argument", argument), ("under", under)):
+        if value is not None and not isinstance(value, str):
+            raise BadRequestError(f"'{key}' must be a string", code="invalid_field")
+    if remember != "arguments":
+        return decision, Scope(remember)
+    return decision, Scope(remember, cast(str | None, argument), cast(str | None, under))
 
 
 async def decide_tool_call(request: Request) -> JSONResponse:
     svc = services(request)
     conversation_id: str = request.path_params["conversation_id"]
     call_id: str = request.path_params["call_id"]
-    decision, remember = _decision(await read_object(request, svc.settings.limits))
+    decision, scope = _decision(await read_object(request, svc.settings.limits))
     for run in svc.runs.runs_of(conversation_id):
-        step = run.agent.decide(call_id, decision, remember)  # raises ConflictError
+        step = run.agent.decide(call_id, decision, scope)  # raises ConflictError
         if step is not None:
-            answer: DecisionJSON = {"decision": decision, "remember": remember, "step": step.json()}
+            answer: DecisionJSON = {
+                "decision": decision,
+                "remember": scope.remember,
+                "step": step.json(),
+            }
             return JSONResponse(answer)
     # No run of the conversation waits for it: a step of an ended turn, or no such call.
     if await svc.store.find_conversation(conversation_id) is None:

@@ -7,6 +7,8 @@
                                        "effect": {"readOnly", "destructive", "openWorld"}|null}
                                        one tool's trust (null: its server's) and what it can do
                                        (null: what its annotations say); either or both; 200
+    PUT    /api/tools/servers/{name}/guard   {"guard": true|false}: the injection guard on (the
+                                       default) or off for the server's tools; 200
     GET    /api/tools/found            the servers other apps (Claude Desktop, Cursor, VS Code,
                                        Windsurf) are set up with, secrets masked
     POST   /api/tools/found            {"path", "name", "as"}: add that app's entry `name` as
@@ -116,6 +118,28 @@ async def put_tool_trust(request: Request) -> JSONResponse:
     return JSONResponse(server.json())
 
 
+async def put_guard(request: Request) -> JSONResponse:
+    """The server's switch of the injection guard (`"guard": false` in its entry when off),
+    used from the next call on, without restarting the server."""
+    svc = services(request)
+    name: str = request.path_params["name"]
+    on = (await read_object(request, svc.settings.limits)).get("guard")
+    if not isinstance(on, bool):
+        raise BadRequestError("'guard' must be true or false", code="invalid_field")
+    try:
+        server = await svc.tools.set_guard(name, on)
+    except ConfigChangingError as exc:
+        raise ConflictError(str(exc), code="config_changing") from exc
+    except ConfigEntryError as exc:
+        raise BadRequestError(str(exc), code="invalid_field") from exc
+    except OSError as exc:
+        where = svc.tools.config.path
+        raise StorageError(f"could not write the MCP configuration {where}: {exc}") from exc
+    if server is None:
+        raise NotFoundError(f"no MCP server named {name!r}")
+    return JSONResponse(server.json())
+
+
 async def found_servers(request: Request) -> JSONResponse:
     limits = services(request).settings.limits.tools
     # Other programs' files: read on a worker thread, each read within its own bounds; an
@@ -163,6 +187,7 @@ routes = [
     Route("/api/tools/servers/{name}", put_server, methods=["PUT"]),
     Route("/api/tools/servers/{name}", delete_server, methods=["DELETE"]),
     Route("/api/tools/servers/{name}/tools/{tool}", put_tool_trust, methods=["PUT"]),
+    Route("/api/tools/servers/{name}/guard", put_guard, methods=["PUT"]),
     Route("/api/tools/found", found_servers, methods=["GET"]),
     Route("/api/tools/found", add_found_server, methods=["POST"]),
 ]

@@ -38,7 +38,7 @@ from typing import Any, Literal, cast
 
 from server.errors import ConfigChangingError, ConfigEntryError
 from server.limits import ToolLimits
-from server.tools.entry_fields import check_text, string, string_map, strings
+from server.tools.entry_fields import check_oauth, check_text, string, string_map, strings
 from server.tools.file_version import (
     Signature,
     Version,
@@ -161,7 +161,7 @@ def check_entry(value: object) -> ToolServerConfigJSON:
         if not re.match(r"^https?://[^\s/]+", url):
             raise ConfigEntryError("'url' must be an http:// or https:// address")
         string_map(entry, "headers")
-        _oauth(entry)
+        check_oauth(entry)
     if "disabled" in entry and not isinstance(entry["disabled"], bool):
         raise ConfigEntryError("'disabled' must be true or false")
     if "trust" in entry and entry["trust"] not in SERVER_TRUSTS:
@@ -173,24 +173,6 @@ def check_entry(value: object) -> ToolServerConfigJSON:
     _timeouts(entry)
     check_text(entry, "the entry")
     return cast(ToolServerConfigJSON, entry)
-
-
-OAUTH_KEYS = ("clientId", "clientSecret", "clientMetadataUrl")
-
-
-def _oauth(entry: dict[str, Any]) -> None:
-    value = entry.get("oauth", {})
-    if not isinstance(value, dict) or not set(value) <= set(OAUTH_KEYS):
-        raise ConfigEntryError("'oauth' must be an object of " + ", ".join(OAUTH_KEYS))
-    for key in OAUTH_KEYS:
-        if key in value and not (isinstance(value[key], str) and value[key].strip()):
-            raise ConfigEntryError(f"'oauth.{key}' must be a non-empty string")
-    if "clientSecret" in value and "clientId" not in value:
-        raise ConfigEntryError("'oauth.clientSecret' needs the 'oauth.clientId' it belongs to")
-    # The SDK takes a metadata document's URL as a client ID only over HTTPS, with a path.
-    url = value.get("clientMetadataUrl")
-    if url is not None and not re.match(r"^https://[^\s/]+/\S+$", url):
-        raise ConfigEntryError("'oauth.clientMetadataUrl' must be an https:// address with a path")
 
 
 MAX_TIMEOUT_S = 86_400.0
@@ -361,6 +343,25 @@ class McpConfigFile:
 
         self._change(edit)
         return entry_from(name, found[-1]) if found else None  # as last written
+
+    def set_guard(self, name: str, on: bool) -> ServerEntry | None:
+        """Turn the injection guard on (the default: the key is dropped) or off for a server;
+        None if there is no entry of that name. Raises ConfigEntryError, OSError."""
+        found: list[dict[str, Any]] = []
+
+        def edit(servers: dict[str, Any]) -> bool:
+            entry = servers.get(name)
+            if not isinstance(entry, dict):
+                return False
+            if on:
+                entry.pop("guard", None)
+            else:
+                entry["guard"] = False
+            found.append(entry)
+            return True
+
+        self._change(edit)
+        return entry_from(name, found[-1]) if found else None
 
     def remove(self, name: str) -> bool:
         """Remove an entry; False if there was none. Raises OSError."""

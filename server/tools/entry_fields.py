@@ -4,6 +4,7 @@ maps of strings, and text that can be written back to the file."""
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from server.errors import ConfigEntryError
@@ -50,3 +51,22 @@ def string_map(entry: dict[str, Any], key: str) -> None:
         and not any("\x00" in k + v for k, v in value.items())
     ):
         raise ConfigEntryError(f"'{key}' must be an object of strings")
+
+
+OAUTH_KEYS = ("clientId", "clientSecret", "clientMetadataUrl")
+
+
+def check_oauth(entry: dict[str, Any]) -> None:
+    """A remote server's `oauth`, as its sign-in reads it (server/tools/sign_in.py)."""
+    value = entry.get("oauth", {})
+    if not isinstance(value, dict) or not set(value) <= set(OAUTH_KEYS):
+        raise ConfigEntryError("'oauth' must be an object of " + ", ".join(OAUTH_KEYS))
+    for key in OAUTH_KEYS:
+        if key in value and not (isinstance(value[key], str) and value[key].strip()):
+            raise ConfigEntryError(f"'oauth.{key}' must be a non-empty string")
+    if "clientSecret" in value and "clientId" not in value:
+        raise ConfigEntryError("'oauth.clientSecret' needs the 'oauth.clientId' it belongs to")
+    # The SDK takes a metadata document's URL as a client ID only over HTTPS, with a path.
+    url = value.get("clientMetadataUrl")
+    if url is not None and not re.match(r"^https://[^\s/]+/\S+$", url):
+        raise ConfigEntryError("'oauth.clientMetadataUrl' must be an https:// address with a path")

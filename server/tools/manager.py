@@ -138,6 +138,15 @@ class ToolManager:
             await self._apply()
             return self.servers.get(name) if entry is not None else None
 
+    async def set_guard(self, name: str, on: bool) -> McpServer | None:
+        """Turn the injection guard on or off for a server's tools: written to the file
+        (raises ConfigEntryError, OSError), used from the next call on without a restart.
+        None if no server has that name."""
+        async with self._changing:
+            entry = await anyio.to_thread.run_sync(self.config.set_guard, name, on)
+            await self._apply()
+            return self.servers.get(name) if entry is not None else None
+
     async def remove(self, name: str) -> bool:
         async with self._changing:
             removed = await anyio.to_thread.run_sync(self.config.remove, name)

@@ -51,7 +51,10 @@ OPEN_STATUSES: tuple[ToolStatus, ...] = ("running", "awaiting_approval")
 # then counts for the rest of that chat); "allow" every call; "never" (refused unasked).
 Trust = Literal["ask", "chat", "allow", "never"]
 Decision = Literal["allow", "deny"]
-Remember = Literal["once", "chat"]
+# How far an allow reaches (server/agent/grants.py): this call; this tool for this chat;
+# every tool of its server for this chat; this tool's calls in this chat whose named string
+# argument lies under a prefix the user fixed (a folder).
+Remember = Literal["once", "chat", "server", "arguments"]
 ModelState = Literal["unloaded", "loading", "ready", "error"]
 # Where a local model's engine is (server/models/residency.py): "busy" is loaded and used by
 # a reply (its own, a sub-agent's or a compaction's), between its model calls too.
@@ -150,6 +153,18 @@ class GuardJSON(TypedDict):
     sources: list[SourceJSON]
 
 
+class AllowedJSON(TypedDict):
+    """Who let a call run, and how far that allow reached (saved with its step): `by` "you"
+    on its approval card, "grant" an allow given earlier in the chat, "trust" the tool's
+    trust in the settings ("Always allow"; then `scope` is "always"). `argument` and `under`
+    with the scope "arguments": the argument and the prefix its value lay under."""
+
+    by: Literal["you", "grant", "trust"]
+    scope: Literal["once", "chat", "server", "arguments", "always"]
+    argument: NotRequired[str]
+    under: NotRequired[str]
+
+
 class ToolPartJSON(TypedDict):
     """One tool step of a reply: what was called, and how it went."""
 
@@ -165,6 +180,7 @@ class ToolPartJSON(TypedDict):
     read_only: NotRequired[bool]  # the tool says it changes nothing (MCP's readOnlyHint)
     # The injection guard asked before this call: why, and what the model had read.
     guard: NotRequired[GuardJSON]
+    allowed: NotRequired[AllowedJSON]  # who let it run, under which scope (absent: not run)
     progress: NotRequired[ProgressJSON]  # what a long call's tool last reported
     overdue: NotRequired[float]  # seconds it had run when the user was asked (while asked)
     agent: NotRequired[AgentPartJSON]  # the sub-agent this step ran (the `delegate` tool)

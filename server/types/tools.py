@@ -107,6 +107,26 @@ class ToolsJSON(TypedDict):
     servers: list[ToolServerJSON]
 
 
+class GrantJSON(TypedDict):
+    """An allow given on an approval card for the rest of a chat (`GET /api/tools/grants`):
+    `scope` "chat" one tool; "server" every tool of the server (`tool` null); "arguments" the
+    tool's calls whose string `argument` lies under `under` (a folder)."""
+
+    id: str  # revoked with DELETE /api/tools/grants/{id}
+    conversation_id: str
+    conversation_title: str | None  # None: the chat has no title (yet)
+    server: str
+    tool: str | None
+    scope: Literal["chat", "server", "arguments"]
+    argument: str | None
+    under: str | None
+    granted_at: float
+
+
+class GrantsJSON(TypedDict):
+    grants: list[GrantJSON]  # oldest first
+
+
 class FoundToolServerJSON(TypedDict):
     """An MCP server another app is set up with (`GET /api/tools/found`), in Parley's form,
     its environment and header values masked."""
