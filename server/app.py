@@ -40,6 +40,7 @@ from server.routes import (
 )
 from server.routes import hub as hub_routes
 from server.routes import library as library_routes
+from server.routes import memory as memory_routes
 from server.routes import models as model_routes
 from server.routes import projects as project_routes
 from server.routes import prompts as prompt_routes
@@ -150,6 +151,7 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
             *prompt_routes.routes,
             *sign_in.routes,
             *library_routes.routes,
+            *memory_routes.routes,
             *project_routes.routes,
             *hub_routes.routes,
             *openai.routes,

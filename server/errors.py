@@ -31,7 +31,8 @@
     ├── SkipFile                  a library file that is not indexed (the message says why)
     └── WatchFailed               the library's watcher could not start or ended
     (and under ApiError: BadImport 400 invalid_import, ImportCancelledError 409,
-    AlreadyHereError 409 already_here)
+    AlreadyHereError 409 already_here, MemoryFileError 409 memory_unreadable,
+    MemoryChangingError 409 memory_changed)
 
 Every error a client can see is an `ApiError`: it carries an HTTP status, a stable
 machine-readable `code` and a message a person can act on. Nothing else (and never a
@@ -318,3 +319,21 @@ class BadImport(BadRequestError):
 
     def __init__(self, where: str, problem: str) -> None:
         super().__init__(f"{where}: {problem}" if where else problem, code="invalid_import")
+
+
+class MemoryFileError(ConflictError):
+    """A memory file Parley will not read or change (server/memory/): larger than
+    `MemoryLimits.max_bytes`, not UTF-8 text (binary bytes), a link, or not a regular file.
+    The message says which and where; the file is left exactly as it is (fix or delete it by
+    hand, or delete it from the app). Answered 409 `memory_unreadable`."""
+
+    code = "memory_unreadable"
+
+
+class MemoryChangingError(ConflictError):
+    """A memory file is not the version the change was made to: the text the app's editor
+    saves was read before a hand edit (or another change), or a hand edit kept landing
+    between each read and write, `MemoryLimits.write_attempts` times. Nothing was written and
+    nothing in the file is lost. Raised by server/memory/; answered 409 `memory_changed`."""
+
+    code = "memory_changed"

@@ -132,6 +132,7 @@ class Limits:
     attachments: AttachmentLimits = field(default_factory=lambda: AttachmentLimits())
     hub: HubLimits = field(default_factory=lambda: HubLimits())
     scan: ScanLimits = field(default_factory=lambda: ScanLimits())
+    memory: MemoryLimits = field(default_factory=lambda: MemoryLimits())
 
     def __post_init__(self) -> None:
         for name, value in vars(self).items():
@@ -376,3 +377,17 @@ class ScanLimits:
     header_seconds: float = 5.0  # one file's header (server/models/gguf.py's own bound)
     max_skipped: int = 200  # skipped files reported (the count is always whole)
     max_places: int = 20  # places listed for one file
+
+
+@dataclass(frozen=True)
+class MemoryLimits:
+    """What the assistant remembers, kept as Markdown files the user owns (server/memory/)."""
+
+    # A memory file read whole, and given whole to the model: a larger file (or one with
+    # binary bytes) is refused with an error saying so, and never rewritten by Parley.
+    max_bytes: int = 64 * 1024
+    max_line_chars: int = 500  # one line the model proposes to remember
+    read_time: float = 5.0  # a memory file's read (a stalled disk is not waited on for ever)
+    # A change (a line added or forgotten) is made again over the file as saved while a hand
+    # edit keeps landing between Parley's read and its write, this many times; then refused.
+    write_attempts: int = 20

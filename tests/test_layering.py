@@ -97,6 +97,7 @@ LAYERS: list[tuple[set[str], bool]] = [
     ({"attachments"}, False),  # files attached to messages: stored, read, given to models
     ({"tools", "library", "transfer"}, False),  # tools, documents, import/export
     ({"projects"}, False),  # chats grouped: their fields, their folders in the library
+    ({"memory"}, False),  # what the assistant remembers: files, and the tool that adds to them
     ({"turns"}, False),  # the run of one turn
     ({"routes"}, False),  # one module per resource
     ({"app", "serve"}, False),  # the app assembled, and served

@@ -7,8 +7,9 @@ ones: not read-only, destructive, open-world. The annotations are the server's o
 the user's override (`toolEffect` in the tools' settings) wins hint by hint.
 
 Parley's own tools are classified here too: `search_documents` reads the user's library and
-nothing else (read-only, closed-world); `delegate` can do whatever the tools its sub-agent
-may call can do, so its effect is the widest of theirs.
+nothing else (read-only, closed-world); `remember` adds a line to a memory file in Parley's
+data dir (a write that destroys nothing, closed-world); `delegate` can do whatever the tools
+its sub-agent may call can do, so its effect is the widest of theirs.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class Effect:
 
 UNKNOWN = Effect()  # nothing said: the spec's careful defaults
 READS_HERE = Effect(read_only=True, destructive=False, open_world=False)
+WRITES_HERE = Effect(read_only=False, destructive=False, open_world=False)
 NOTHING = READS_HERE  # a tool that reaches no one (a stand-in that only says what to do)
 
 

@@ -3,7 +3,8 @@
     GET    /api/conversations/{id}/context[?model=NAME]   → 200 the meter: tokens the next
            turn would use of the model's context, by what they are (system prompt, summary,
            history, tools' definitions with their servers' instructions, the passages "Use
-           my documents" would add: estimated as those the chat's last question is given);
+           my documents" would add: estimated as those the chat's last question is given;
+           `memory`: the saved memory's share of `system`, as the next turn gets it);
            `estimated` when no tokenizer counted them; `limit` null when the model's context
            is not known (an upstream without --upstream-context)
     POST   /api/conversations/{id}/compact[?model=NAME]   → a stream like a turn's: the
@@ -20,6 +21,7 @@ A summary's messages stay in the chat: shown, searched, exported.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from starlette.requests import Request
@@ -34,6 +36,7 @@ from server.errors import NotFoundError
 from server.http.jsonbody import read_object, text_field
 from server.library.chunking import MAX_CHARS, OVERLAP_CHARS
 from server.library.tool import PROMPT_INTRO, PROMPT_PASSAGES, PromptDocuments, SourceNumbers
+from server.memory.prompt import memory_block, with_memory
 from server.models.base import ChatBackend
 from server.models.context import (
     IMAGE_TOKENS,
@@ -42,7 +45,12 @@ from server.models.context import (
     estimate_tokens,
     prompt_budget,
 )
-from server.routes.conversations import project_folders, turn_tools, uses_documents
+from server.routes.conversations import (
+    chat_remember,
+    project_folders,
+    turn_tools,
+    uses_documents,
+)
 from server.routes.services import Services, services
 from server.turns.completions import ChunkWriter
 from server.turns.responses import RunEventStream
@@ -93,12 +101,19 @@ async def get_context(request: Request) -> JSONResponse:
     tools: list[dict[str, object]] = []
     instructions = ""  # what the tools' servers say about them, given with them
     if conversation["tools"] and backend.tools_unsupported is None:
-        offered = turn_tools(svc, SourceNumbers(), conversation)
+        remember = await chat_remember(svc, conversation)
+        offered = turn_tools(svc, SourceNumbers(), conversation, remember=remember)
         tools = list(offered.specs())
         instructions = offered.instructions() if tools else ""
         if tools and svc.settings.limits.agents.max_depth > 0:
             names = [str(t["function"]["name"]) for t in tools]  # type: ignore[index]
             tools.append(delegate.spec(names))
+    # The saved memory, added to the system message as the next turn adds it (turns/sinks.py).
+    memory = await memory_block(
+        svc.settings.data_dir, conversation["project_id"], svc.settings.limits.memory
+    )
+    system, given, ids = with_memory(found.system, found.prompt, found.prompt_ids, memory)
+    found = dataclasses.replace(found, system=system, prompt=given, prompt_ids=ids)
     summary = found.summary["content"] if found.summary else None
     prompt = with_summary(found.prompt, found.system, summary)
     history = with_tool_history(prompt, bool(tools), context=backend.context_length)
@@ -108,7 +123,9 @@ async def get_context(request: Request) -> JSONResponse:
     # The system prompt, the newest messages and the tools counted; messages older than
     # any prompt could hold, estimated.
     start = first + counted_from(texts[first:], backend.context_length)
-    exact, estimated = await backend.count_tokens([*texts[:first], *texts[start:], tools_text])
+    counted = [*texts[:first], *texts[start:], tools_text, *([memory] if memory else [])]
+    exact, estimated = await backend.count_tokens(counted)
+    memory_part = exact.pop() if memory else 0  # a share of the system prompt's
     older = [estimate_tokens(text) for text in texts[first:start]]
     counts = [*exact[:first], *older, *exact[first:]]
     estimated = estimated or bool(older)
@@ -132,6 +149,7 @@ async def get_context(request: Request) -> JSONResponse:
         "estimated": estimated or images > 0 or documents > 0,
         "used": system_part + history_part + counts[-1] + documents,
         "system": system_part,
+        "memory": memory_part,
         "history": history_part,
         "tools": counts[-1],
         "documents": documents,

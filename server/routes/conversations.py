@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 
 import anyio
@@ -22,6 +23,8 @@ from server.http.jsonbody import (
     text_field,
 )
 from server.library.tool import DocumentsTool, PromptDocuments, SourceNumbers
+from server.memory.prompt import memory_block
+from server.memory.tool import remember_tool
 from server.models.base import ChatRequest
 from server.routes.attachments import attachment_ids, image_reader, new_message
 from server.routes.services import Services, services
@@ -328,11 +331,14 @@ async def _reply(request: Request, body: JSONObject, start: TurnStart) -> RunEve
         start,
         model,
         reply_tokens,
-        turn_tools(svc, numbers, conversation, folders),
+        turn_tools(svc, numbers, conversation, folders, await chat_remember(svc, conversation)),
         documents,
         numbers,
         Delegation(svc.models.resolve, svc.settings.limits.agents),
         image_reader(svc, model),
+        functools.partial(
+            memory_block, svc.settings.data_dir, conversation["project_id"], limits.memory
+        ),
     )
     writer = ChunkWriter(f"chatcmpl-{run.id}", model.name)
     ids = TurnIds(conversation_id, turn.user_message_id, turn.message_id, turn.title)
@@ -357,16 +363,29 @@ def turn_tools(
     numbers: SourceNumbers,
     conversation: ConversationJSON,
     folders: tuple[str, ...] = (),
+    remember: ToolBox | None = None,
 ) -> ToolBox:
     """What a turn of `conversation` may call, when it offers tools at all (its "Use tools"
     switch and a model that calls tools): the MCP servers' tools (of the servers it chose,
-    when it chose), and the search of the user's documents when it uses them."""
+    when it chose), the search of the user's documents when it uses them, and `remember`
+    when memory is on for it (`chat_remember`)."""
     servers = conversation["tool_servers"]
     boxes: list[ToolBox] = [svc.tools.toolbox(None if servers is None else set(servers))]
     if uses_documents(svc, conversation):
         # Below its project's folders, when it has some (server/projects/folders.py).
         boxes.append(DocumentsTool(svc.library, numbers, folders))
+    if remember is not None:
+        boxes.append(remember)
     return CombinedToolBox(boxes)
+
+
+async def chat_remember(svc: Services, conversation: ConversationJSON) -> ToolBox | None:
+    """`remember` for a turn of `conversation`, when memory is on for its scope (its file
+    exists: server/memory/tool.py)."""
+    settings = svc.settings
+    return await remember_tool(
+        settings.data_dir, conversation["project_id"], conversation["id"], settings.limits.memory
+    )
 
 
 async def get_message(request: Request) -> JSONResponse:

@@ -20,8 +20,10 @@ swapped back, then saves from it, displaces that save, which is kept beside the 
 Both need the two writers to meet within a scheduling delay (seen here only with every core
 busy, and an editor saving every few milliseconds).
 
-The link a symlinked file is stays: its target is what is written. The file keeps its mode; a
-new one is the user's alone (0600: it may hold an API key or a header).
+The link a symlinked file is stays: its target is what is written (`follow=False`: no link is
+followed, the file must be one of its own, as for a file in Parley's data dir whose bytes the
+model reads). The file keeps its mode; a new one is the user's alone (0600: it may hold an API
+key or a header). `remove_version` deletes a file the same way: only the version read.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import errno
 import functools
 import logging
 import os
+import secrets
 import stat
 import sys
 import tempfile
@@ -59,11 +62,12 @@ def identity_of(found: os.stat_result) -> Identity:
     return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
 
 
-def read_version(path: Path, max_bytes: int) -> Version | None:
+def read_version(path: Path, max_bytes: int, follow: bool = True) -> Version | None:
     """The file as it is now, read through one descriptor that never blocks on a FIFO, at
     most `max_bytes`; None if it changed while it was read (read it again). Raises OSError
-    (never FileNotFoundError: no file is a Version with no data)."""
-    found = _read(path, max_bytes)
+    (never FileNotFoundError: no file is a Version with no data; ELOOP for a link when not
+    `follow`)."""
+    found = _read(path, max_bytes, follow)
     if found is None:
         return Version(None)
     data, before, after = found
@@ -74,10 +78,14 @@ def read_version(path: Path, max_bytes: int) -> Version | None:
     return Version(data, identity_of(after), stat.S_IMODE(after.st_mode))
 
 
-def _read(path: Path, max_bytes: int) -> tuple[bytes, os.stat_result, os.stat_result] | None:
+def _read(
+    path: Path, max_bytes: int, follow: bool = True
+) -> tuple[bytes, os.stat_result, os.stat_result] | None:
     """At most `max_bytes` + 1 bytes of the file, with its stat before and after; None if
     there is no file. Raises OSError."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        flags |= os.O_NOFOLLOW
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
@@ -99,10 +107,10 @@ def _read(path: Path, max_bytes: int) -> tuple[bytes, os.stat_result, os.stat_re
         os.close(fd)
 
 
-def read_steady(path: Path, max_bytes: int, attempts: int) -> Version:
+def read_steady(path: Path, max_bytes: int, attempts: int, follow: bool = True) -> Version:
     """The file as read whole while no one wrote it, trying `attempts` times. Raises OSError."""
     for _ in range(attempts):
-        version = read_version(path, max_bytes)
+        version = read_version(path, max_bytes, follow)
         if version is not None:
             return version
     raise OSError(f"{path} kept changing while it was read")
@@ -134,11 +142,14 @@ def signature_written(path: Path, written: Identity) -> Signature | None:
     return (identity_of(link), written) if stat.S_ISLNK(link.st_mode) else (written, written)
 
 
-def replace_version(path: Path, version: Version, data: bytes) -> Identity | None:
+def replace_version(
+    path: Path, version: Version, data: bytes, follow: bool = True
+) -> Identity | None:
     """Write `data` as the file, if the file is still `version`: the identity of the file
     written, or None when it is not (then nothing was written and nothing lost: make the
-    change again to the file as it is now). Raises OSError; the file is then untouched."""
-    target = Path(os.path.realpath(path))
+    change again to the file as it is now). Raises OSError; the file is then untouched.
+    Not `follow`: a link put at `path` is not the version read, and is never written through."""
+    target = Path(os.path.realpath(path)) if follow else Path(os.path.abspath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem}-")
     temporary = Path(name)
@@ -151,19 +162,24 @@ def replace_version(path: Path, version: Version, data: bytes) -> Identity | Non
             file.flush()
             found = os.fstat(file.fileno())
         ours = Version(data, identity_of(found), stat.S_IMODE(found.st_mode))
-        return ours.identity if _put_in_place(temporary, target, version, ours) else None
+        placed = _put_in_place(temporary, target, version, ours, follow)
+        return ours.identity if placed else None
     finally:
         # Under the temporary name is now the new file, the version read (displaced by the
         # swap) or nothing. Anything else is a save made meanwhile: it stays, never deleted.
         with contextlib.suppress(OSError):
-            if (ours is not None and _is(temporary, ours)) or _is(temporary, version):
+            if (ours is not None and _is(temporary, ours, follow)) or _is(
+                temporary, version, follow
+            ):
                 os.unlink(temporary)
             elif os.path.lexists(temporary):
                 log.warning("%s was saved twice while Parley wrote it; kept as %s", path, temporary)
 
 
-def _put_in_place(temporary: Path, target: Path, version: Version, ours: Version) -> bool:
-    if not _is(target, version):
+def _put_in_place(
+    temporary: Path, target: Path, version: Version, ours: Version, follow: bool
+) -> bool:
+    if not _is(target, version, follow):
         return False
     if version.data is None:
         try:
@@ -175,7 +191,7 @@ def _put_in_place(temporary: Path, target: Path, version: Version, ours: Version
     # microseconds, the less an editor can see of a file that is not yet known to be right.
     names = os.fsencode(temporary), os.fsencode(target)
     swap = _swapper()
-    if _identity(target) != version.identity:
+    if _identity(target, follow) != version.identity:
         return False  # a save by rename, or in place with a new size, since the read
     swapped = swap(*names) if swap is not None else None
     if swap is None or swapped is None:  # no swap here: the last look is all there is
@@ -183,27 +199,58 @@ def _put_in_place(temporary: Path, target: Path, version: Version, ours: Version
         return True
     if not swapped:
         return False  # the file was removed since the last look
-    if _identity(temporary) == version.identity and _is(temporary, version):
+    if _identity(temporary, follow) == version.identity and _is(temporary, version, follow):
         return True  # the file displaced is the one read: done
     # A save landed between the last look and the swap: give it its place back (unless a
     # save came over the new file meanwhile: that one stays, and the displaced file too).
-    if _identity(target) == ours.identity:
+    if _identity(target, follow) == ours.identity:
         swap(*names)
     return False
 
 
-def _identity(path: Path) -> Identity | None:
+def remove_version(path: Path, version: Version, follow: bool = True) -> bool:
+    """Delete the file if it is still `version`: True when it is gone, False when it is not
+    that version (then it is left as it is). The name is first moved aside, so what is
+    deleted is what was looked at; a file saved at the name meanwhile stays, and what was
+    moved aside is put back unless that name is taken again (then it is kept beside it,
+    logged). Raises OSError; the file is then untouched. A link is deleted, never its target."""
+    if version.data is None:
+        return not os.path.lexists(path)
+    target = Path(os.path.abspath(path))
+    aside = target.with_name(f".{target.name}-removed-{secrets.token_hex(6)}")
     try:
-        return identity_of(os.stat(path))
+        os.rename(target, aside)
+    except FileNotFoundError:
+        return False
+    if _is(aside, version, follow):
+        os.unlink(aside)
+        return True
+    try:
+        os.link(aside, target, follow_symlinks=False)  # back, unless a new file is there
+    except FileExistsError:
+        log.warning("%s was saved while Parley deleted it; the one read is kept as %s", path, aside)
+        return False
+    os.unlink(aside)
+    return False
+
+
+def _identity(path: Path, follow: bool = True) -> Identity | None:
+    try:
+        return identity_of(os.stat(path) if follow else os.lstat(path))
     except FileNotFoundError:
         return None
 
 
-def _is(path: Path, version: Version) -> bool:
+def _is(path: Path, version: Version, follow: bool = True) -> bool:
     """Whether the file at `path` is `version`: identity, mode and bytes."""
     if version.data is None:
         return not os.path.lexists(path)
-    found = _read(path, len(version.data))
+    try:
+        found = _read(path, len(version.data), follow)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return False  # a link, where none is followed: not the file read
+        raise
     if found is None:
         return False
     data, before, after = found

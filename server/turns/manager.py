@@ -25,6 +25,7 @@ from server.turns.sinks import (
     CompactionTurn,
     ConversationTurn,
     ImageReader,
+    MemoryReader,
     StatelessTurn,
     TurnSink,
 )
@@ -154,6 +155,7 @@ class RunManager:
         numbers: SourceNumbers | None = None,
         delegation: Delegation | None = None,
         images: ImageReader | None = None,
+        memory: MemoryReader | None = None,
     ) -> tuple[Run, ConversationTurn]:
         """Start a run that opens the turn (both messages written before any generation),
         and return once it is open. Raises ConflictError, UnavailableError, and what opening
@@ -170,6 +172,7 @@ class RunManager:
             documents,
             numbers,
             images,
+            memory,
         )
         if turn.message_id in self._runs:
             # A continuation is named after its reply: one that streams now (this

@@ -5,6 +5,7 @@ streams, finished once by the run's settle (server/turns/run.py)."""
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -15,6 +16,7 @@ from server.agent.toolbox import Ask, Progress, ToolBox, ToolOutcome, ToolTarget
 from server.errors import NotFoundError, ToolCallError
 from server.ids import new_id
 from server.library.tool import PromptDocuments, SourceNumbers
+from server.memory.prompt import with_memory
 from server.models.base import ChatRequest
 from server.storage.store import Ending, OpenedTurn, Store, TurnStart
 from server.storage.turn_rows import Earlier, View
@@ -109,6 +111,9 @@ class StoredHistory:
 
 # A prompt with its images read for the model (or named, where they cannot be given).
 ImageReader = Callable[[list[ChatMessage]], Awaitable[list[ChatMessage]]]
+# The part of the system message that gives the chat's saved memory, read as the turn opens
+# (server/memory/prompt.py); None: there is none.
+MemoryReader = Callable[[], Awaitable[str | None]]
 
 
 class ConversationTurn:
@@ -127,15 +132,18 @@ class ConversationTurn:
         documents: PromptDocuments | None = None,
         numbers: SourceNumbers | None = None,
         images: ImageReader | None = None,
+        memory: MemoryReader | None = None,
     ) -> None:
         """`start`: what the turn does (a new message, an edit, a regeneration, a
         continuation: server/storage/turn_rows.py); `max_tokens`: this turn's own limit (else the
         conversation's); `tools`: what the turn offers the model when the conversation
         allows tools; `documents`: passages for its prompt when the conversation uses the
         user's documents; `numbers`: the turn's source numbers (shared with both);
-        `images`: reads the prompt's images for the model (server/attachments/images.py)."""
+        `images`: reads the prompt's images for the model (server/attachments/images.py);
+        `memory`: the saved memory of the chat's scope, added to its system message."""
         self._store = store
         self._images = images
+        self._memory = memory
         self._numbers = numbers
         self._tools = tools
         self._documents = documents
@@ -171,6 +179,12 @@ class ConversationTurn:
         )
         if opened is None:
             raise NotFoundError(f"no conversation with id {self.conversation_id!r}")
+        if self._memory is not None:
+            # In the system prompt itself, so compaction makes it again with the summary.
+            system, given, ids = with_memory(
+                opened.system, opened.prompt, opened.prompt_ids, await self._memory()
+            )
+            opened = dataclasses.replace(opened, system=system, prompt=given, prompt_ids=ids)
         self.opened = opened
         self.user_message_id = opened.user_message["id"]
         history, prompt = StoredHistory.of(self._store, self.conversation_id, self._model, opened)

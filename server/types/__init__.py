@@ -333,7 +333,8 @@ class ContextJSON(TypedDict):
     budget: int | None  # the prompt's room in it (a reply's room kept): compaction begins above
     estimated: bool  # counted without the model's tokenizer
     used: int
-    system: int  # the system prompt, with the summary in force
+    system: int  # the system prompt, with the summary in force and the saved memory
+    memory: int  # the saved memory's share of `system` (server/memory/): 0 for none
     history: int  # the messages the model is given
     tools: int  # the tools' definitions offered
     # what the passages "Use my documents" puts in the next prompt would take, estimated as
