@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from server.storage.pages import BATCH, Skeleton, exists, rows_by_id
+from server.storage.projects import folders_of
 from server.storage.rows import conversation_json, message_json
 from server.storage.summaries import on_path, summary_json
 from server.transfer import attachments
@@ -33,9 +34,12 @@ def json_pieces(conn: sqlite3.Connection, ids: list[str] | None) -> Iterator[byt
     """The export of these conversations (None: every one), with all their messages (every
     branch, in the order written), a piece at a time. One deleted meanwhile is left out."""
     head = json.dumps(header(), ensure_ascii=False)
-    yield (head[:-1] + ', "conversations": [').encode()
+    chosen = conversation_ids(conn) if ids is None else ids
+    # Before the chats, so an import knows them when a chat names one (transfer/projects.py).
+    projects = json.dumps(_projects(conn, None if ids is None else chosen), ensure_ascii=False)
+    yield (head[:-1] + f', "projects": {projects}, "conversations": [').encode()
     first = True
-    for cid in conversation_ids(conn) if ids is None else ids:
+    for cid in chosen:
         row = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
         if row is None:
             continue
@@ -61,6 +65,32 @@ def json_pieces(conn: sqlite3.Connection, ids: list[str] | None) -> Iterator[byt
         summaries = json.dumps([summary_json(s) for s in written], ensure_ascii=False)
         yield f'], "summaries": {summaries}}}'.encode()
     yield b"]}"
+
+
+def _projects(conn: sqlite3.Connection, ids: list[str] | None) -> list[dict[str, Any]]:
+    """The projects of these chats (None: every project, an empty one too), as exported."""
+    rows: list[sqlite3.Row] = conn.execute(
+        "SELECT * FROM projects WHERE import_id IS NULL ORDER BY rowid"
+    ).fetchall()
+    if ids is not None:
+        wanted: set[str | None] = set()
+        for start in range(0, len(ids), BATCH):
+            chunk = ids[start : start + BATCH]
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT DISTINCT project_id FROM conversations WHERE id IN ({marks})"
+            wanted.update(row[0] for row in conn.execute(query, chunk))
+        rows = [row for row in rows if row["id"] in wanted]
+    return [
+        {
+            "id": row["id"],
+            "name": row["name"],
+            "instructions": row["instructions"],
+            "folders": folders_of(row["folders"]),
+            "created_at": row["created_at"],
+            "updated_at": row["updated_at"],
+        }
+        for row in rows
+    ]
 
 
 def _message(conn: sqlite3.Connection, row: sqlite3.Row) -> dict[str, Any]:

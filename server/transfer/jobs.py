@@ -35,6 +35,7 @@ from server.errors import (
 from server.limits import TransferLimits
 from server.storage.db import Database
 from server.transfer import attachments, indexing, reading, sameness, staging
+from server.transfer import projects as file_projects
 from server.transfer.chatgpt import Skipped
 from server.transfer.indexing import Indexer
 from server.transfer.parley import Conversation
@@ -225,6 +226,7 @@ class _Worker:
         self.empty = 0  # conversations of the file with nothing to import (ChatGPT's)
         self.found = 0  # conversations of the file to import, staged or not
         self.asking = False  # a chat is already here and the caller asks: nothing is staged
+        self.projects: dict[str, file_projects.Project] = {}  # the file's, by its ids
 
     def run(self) -> None:
         job = self.job
@@ -269,6 +271,7 @@ class _Worker:
                 f"nothing to import: {_count(self.empty, 'conversation')} of the file, "
                 "none with a message Parley keeps (text of the user's or the assistant's)",
             )
+        self._call(file_projects.insert_empty, job.id, list(self.projects.values()))
         job.state = "showing"
         shown = self._call(staging.reveal, job.id)
         assert isinstance(shown, list)
@@ -281,6 +284,8 @@ class _Worker:
         """The file's conversations cut into pieces of at most the batch budget."""
         job = self.job
         job.source = "parley" if reading.first_byte(job.path) == b"{" else "chatgpt"
+        if job.source == "parley":
+            self.projects = file_projects.read(job.path)
         read = reading.items(job.path, job.max_chars, job.max_reply_tokens, self._read)
         for index, item in enumerate(read):
             self._check_cancelled()
@@ -290,6 +295,8 @@ class _Worker:
                 self.empty += 1
                 continue
             conversation: Conversation = item.conversation
+            where = f"conversations[{index}].project_id"
+            project = file_projects.named(conversation.project_ref, self.projects, where)
             self.found += 1
             if not self._to_stage(index, conversation):
                 continue
@@ -299,7 +306,7 @@ class _Worker:
             start = 0
             while True:
                 stop = min(count, start + max(1, self.budget - (1 if start == 0 else 0)))
-                yield staging.Piece(conversation, start, stop)
+                yield staging.Piece(conversation, start, stop, project if start == 0 else None)
                 start = stop
                 if start >= count:
                     break

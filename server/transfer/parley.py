@@ -94,6 +94,7 @@ class Conversation:
     summaries: list[Summary] = field(default_factory=list)
     files: attachments.Carried = field(default_factory=attachments.Carried)
     origin: str = ""  # the chat it is, wherever it is (server/transfer/sameness.py)
+    project_ref: str | None = None  # the file's id of its project (server/transfer/projects.py)
 
 
 def parley_conversation(
@@ -145,6 +146,7 @@ def parley_conversation(
         summaries=_summaries(item.get("summaries"), seen, f"{where}.summaries", max_chars),
         files=files,
         origin=_optional_text(item, "origin", where, MAX_ID_CHARS) or conversation_id,
+        project_ref=_optional_text(item, "project_id", where, MAX_ID_CHARS),
     )
 
 

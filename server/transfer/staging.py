@@ -20,6 +20,7 @@ from server.limits import TransferLimits
 from server.storage import params as chat_params
 from server.storage.transaction import transaction
 from server.transfer import attachments
+from server.transfer import projects as file_projects
 from server.transfer.parley import Conversation, Message
 
 IMPORT_CACHE_KIB = 65_536  # the page cache while an import runs (bench: -16% write time)
@@ -34,6 +35,7 @@ class Piece:
     conversation: Conversation
     start: int
     stop: int
+    project: file_projects.Project | None = None  # the conversation's (staged with its first piece)
 
     @property
     def rows(self) -> int:
@@ -52,7 +54,10 @@ def stage(conn: sqlite3.Connection, import_id: str, pieces: list[Piece]) -> None
             ):
                 _renumber(conn, conversation, piece.start)
             if first:
-                _insert_conversation(conn, conversation, import_id)
+                project_id = None
+                if piece.project is not None:  # a new project here, made with its first chat
+                    project_id = file_projects.insert(conn, piece.project, import_id)
+                _insert_conversation(conn, conversation, import_id, project_id)
                 attachments.insert_rows(conn, conversation.id, conversation.files)
             _insert_messages(conn, conversation.id, messages)
             if piece.stop == len(conversation.messages):  # every id is final now
@@ -69,12 +74,16 @@ def reveal(conn: sqlite3.Connection, import_id: str) -> list[str]:
             )
         ]
         conn.execute("UPDATE conversations SET import_id = NULL WHERE import_id = ?", (import_id,))
+        conn.execute("UPDATE projects SET import_id = NULL WHERE import_id = ?", (import_id,))
     return ids
 
 
 def stale_imports(conn: sqlite3.Connection) -> list[str]:
     """Imports with rows still hidden (at start: cut by a crash or a shutdown)."""
-    query = "SELECT DISTINCT import_id FROM conversations WHERE import_id IS NOT NULL"
+    query = (
+        "SELECT import_id FROM conversations WHERE import_id IS NOT NULL "
+        "UNION SELECT import_id FROM projects WHERE import_id IS NOT NULL"
+    )
     return [row[0] for row in conn.execute(query)]
 
 
@@ -95,7 +104,10 @@ def discard(conn: sqlite3.Connection, import_id: str, max_rows: int) -> int:
             "WHERE import_id = ? LIMIT ?)",
             (import_id, max_rows),
         )
-        return cursor.rowcount
+        if cursor.rowcount > 0:
+            return cursor.rowcount
+        # Last, once no staged chat refers to them: its projects (a few, at most a thousand).
+        return conn.execute("DELETE FROM projects WHERE import_id = ?", (import_id,)).rowcount
 
 
 def pause_upkeep(conn: sqlite3.Connection) -> int:
@@ -177,12 +189,12 @@ def _renumber(conn: sqlite3.Connection, conversation: Conversation, start: int) 
 
 
 def _insert_conversation(
-    conn: sqlite3.Connection, conversation: Conversation, import_id: str
+    conn: sqlite3.Connection, conversation: Conversation, import_id: str, project_id: str | None
 ) -> None:
     conn.execute(
         "INSERT INTO conversations (id, title, model, system, tools, documents, params, "
-        "leaf_id, created_at, updated_at, import_id, tool_servers, origin) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "leaf_id, created_at, updated_at, import_id, tool_servers, origin, project_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             conversation.id,
             conversation.title,
@@ -200,6 +212,7 @@ def _insert_conversation(
             else None,
             # Kept when it is not the chat's own id (a copy, a ChatGPT chat): sameness.py.
             conversation.origin if conversation.origin not in ("", conversation.id) else None,
+            project_id,
         ),
     )
 
