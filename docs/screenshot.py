@@ -8,9 +8,12 @@ that calls tools, with an MCP server of made-up project tools (docs/screenshot_t
 them, git_push, asks first), and the bundled model, not loaded until its first question. Every
 message is typed into the composer and sent with Enter; the model is picked in the model
 picker; Stop, Compact now and the theme come from the menus; the approval is answered on its
-card. Each theme is a launch of its own (`--theme`: only that one, in this process). OUT_DIR
+card. Each theme is a launch of its own (`--theme`: only that one, in this process;
+`--scenes a,b`: only those scenes). OUT_DIR
 (default docs/screenshots/) gets, in this order, NAME.png (light) and NAME-dark.png:
 
+    welcome         a new chat's page under the chat bar
+    actions         an earlier reply's actions, shown while the pointer is on it
     tool-steps      tool steps, and a sub-agent running one that reports its progress
     stopped-tools   that reply stopped: what the Stop ended, what may have acted
     approval        a call waiting for the user's approval
@@ -41,7 +44,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_QUICK_BACKEND", "software")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 
@@ -67,6 +70,21 @@ CHAT = [  # what is asked, and what the answer should hold (else it is regenerat
     ("Write a Python function that adds two numbers. Put the code in a ```python code block.",
      "```"),
 ]  # fmt: skip
+ACTIONS_CHAT = [  # what is asked, and the answer then the regenerated one
+    ("What does a hash table do?",
+     ("It maps keys to values: each key is hashed to the bucket that holds its value, so a "
+      "lookup takes about the same time however many entries there are.",
+      "A **hash table** stores values under keys. It runs each key through a hash function "
+      "to pick a bucket, so finding a key costs about the same with ten entries or ten "
+      "million.")),
+    ("And when two keys land in the same bucket?",
+     ("That is a *collision*. The usual answers are **chaining** (the bucket holds a short "
+      "list) and **open addressing** (try the next free bucket). Python's `dict` uses open "
+      "addressing.", "")),
+]  # fmt: skip
+# The scenes, in the order they are shot: the bundled model's first use is `loading`.
+SCENES = ("welcome", "tool-steps", "approval", "compaction", "actions", "loading", "chat-code",
+          "stopped")  # fmt: skip
 STORY = "Tell me a long story about a dragon who learns to bake bread."
 STOP_AFTER = 300  # characters of the story's reply before Stop
 LOADING = "Give me three tips for a good night's sleep."
@@ -231,7 +249,33 @@ class Shots:
 
     # -- the scenes --------------------------------------------------------------------------
 
-    async def chat_with_code(self) -> None:
+    async def welcome(self) -> None:
+        self.new_chat()
+        await self.until("the welcome page", lambda: self.window.transcript.welcome_shown)
+        await self.grab("welcome")
+
+    async def actions(self) -> None:
+        """Two questions, the first reply regenerated once (its versions: ‹ 2/2 ›); the
+        pointer rests on that reply, whose actions show."""
+        self.new_chat()
+        self.pick_model(UPSTREAM_MODEL)
+        if self.window.tools_switch.isChecked():
+            self.window.tools_switch.click()
+        for question, answer in ACTIONS_CHAT:
+            self.upstream.queue = [said(text) for text in answer if text]
+            await self.say(question)
+            if question == ACTIONS_CHAT[0][0]:
+                await self.regenerate()
+        transcript = self.window.transcript
+        rows = transcript.rows.ids()
+        first_reply = next(
+            item for item in _items(transcript.list, f"message-{rows[1]}")
+        )  # fmt: skip
+        at = first_reply.mapToScene(QPointF(first_reply.width() / 2, 40))
+        QTest.mouseMove(transcript, QPoint(int(at.x()), int(at.y())))
+        await self.grab("actions")
+
+    async def chat_code(self) -> None:
         self.new_chat()
         self.pick_model(self.bundled)
         for question, wanted in CHAT:
@@ -329,29 +373,36 @@ class Shots:
             print("the model loaded before the grab: asked again", flush=True)
             await self.replied(before)
 
-    async def run(self, theme: str) -> None:
+    async def run(self, theme: str, scenes: list[str]) -> None:
         window = self.window
         await self.until("the server", lambda: window.client is not None)
         await self.until("the models", lambda: self.bundled in window.model_picker.names())
         window.menus.themes[theme].trigger()  # View → Theme
         self.suffix = "" if theme == "light" else f"-{theme}"
         await asyncio.sleep(1.0)
-        await self.tool_steps()
-        await self.approval()
-        await self.compaction()
-        await self.loading()  # the bundled model's first use: loaded from here on
-        await self.chat_with_code()
-        await self.stopped()
+        for scene in scenes:  # (loading: the bundled model's first use, loaded from there on)
+            await getattr(self, scene.replace("-", "_"))()
 
 
-async def drive(shots: Shots, theme: str, failed: list[BaseException]) -> None:
+async def drive(shots: Shots, theme: str, scenes: list[str], failed: list[BaseException]) -> None:
     try:
-        await shots.run(theme)
+        await shots.run(theme, scenes)
     except Exception as exc:
         traceback.print_exc()
         failed.append(exc)
     finally:
         shots.app.request_close()
+
+
+def _items(root: Any, name: str) -> list[Any]:
+    """The Qt Quick items under `root` of that objectName (delegates are visual children)."""
+    found, stack = [], [root]
+    while stack:
+        item = stack.pop()
+        if item.objectName() == name:
+            found.append(item)
+        stack.extend(item.childItems())
+    return found
 
 
 def tools_config(path: Path) -> None:
@@ -365,7 +416,7 @@ def tools_config(path: Path) -> None:
     path.write_text(json.dumps({"mcpServers": {"workspace": entry}}), encoding="utf-8")
 
 
-def shoot(out: Path, theme: str) -> None:
+def shoot(out: Path, theme: str, scenes: list[str]) -> None:
     """One launch of the app, in a temporary home, on `theme`: every scene's PNG."""
     upstream = ScriptedUpstream().start()
     upstream.script = said("(no more scripted answers)")
@@ -390,7 +441,7 @@ def shoot(out: Path, theme: str) -> None:
             app.window.resize(*SIZE)
             shots = Shots(app, upstream, out, BUNDLED_MODEL_NAME)
             with loop:
-                loop.create_task(drive(shots, theme, failed))
+                loop.create_task(drive(shots, theme, scenes, failed))
                 loop.run_until_complete(app.run())
                 loop.run_until_complete(loop.shutdown_asyncgens())
             finish_qt(qapp, app)
@@ -405,15 +456,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", nargs="?", type=Path, default=DOCS / "screenshots")
     parser.add_argument("--theme", choices=THEMES, help="only this theme, in this process")
+    parser.add_argument("--scenes", default=",".join(SCENES), help="only these, comma-separated")
     options = parser.parse_args()
     out = options.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
+    scenes = [scene for scene in options.scenes.split(",") if scene]
+    unknown = set(scenes) - set(SCENES)
+    if unknown:
+        parser.error(f"no such scene: {', '.join(sorted(unknown))}")
     if options.theme:
-        shoot(out, options.theme)
+        shoot(out, options.theme, scenes)
         return
     started = time.monotonic()
     for theme in THEMES:
-        subprocess.run([sys.executable, __file__, str(out), "--theme", theme], check=True)
+        subprocess.run(
+            [sys.executable, __file__, str(out), "--theme", theme, "--scenes", options.scenes],
+            check=True,
+        )
     print(f"done in {time.monotonic() - started:.0f} s", flush=True)
 
 

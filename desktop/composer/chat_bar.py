@@ -1,7 +1,9 @@
 """The bar above the chat: the model of its next replies, its two switches ("Use tools", "Use
 my documents"), and small icon buttons that open Chat settings, Models, MCP servers, the
 Library and Settings (each also in the menus, with its name as tooltip and accessible name).
-It only holds the controls; the window connects them.
+It only holds the controls; the window connects them. It is drawn as one header, a rounded
+card like the composer's box (desktop/look/window_style.py): the model as a pill, the
+buttons as a group of icons behind a hairline.
 
 Where the chat is narrow (a window of 645-700 px, issue 43), the model and its status take a
 line of their own above the switches and buttons, so the status stays readable.
@@ -9,7 +11,7 @@ line of their own above the switches and buttons, so the status stays readable.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QSize
+from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QCheckBox, QFrame, QGridLayout, QHBoxLayout, QToolButton, QWidget
 
@@ -18,6 +20,8 @@ from desktop.look.icons import icon
 from desktop.models.model_picker import ModelPicker
 
 ICON_SIZE = QSize(20, 20)
+BUTTON_SIDE = 32  # each icon button's square: a target as big as the composer's
+MARGINS = (12, 6, 6, 6)  # inside the header's card: left, top, right, bottom
 
 
 class ChatBar(QWidget):
@@ -25,6 +29,7 @@ class ChatBar(QWidget):
         super().__init__(parent)
         self.model_picker = ModelPicker(self)
         self.setObjectName("chat-bar")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)  # its card, drawn by the sheet
         # The switches are drawn as chips in the composer's box (the window puts them there).
         self.tools_switch = QCheckBox("Use tools", self)
         self.tools_switch.setObjectName("switch")
@@ -51,11 +56,13 @@ class ChatBar(QWidget):
         )
         self.settings_button = self._button("settings", "Settings", "Backends, prompt, limits")
         line = QFrame(self)
+        line.setObjectName("bar-separator")
         line.setFrameShape(QFrame.Shape.VLine)
-        line.setFrameShadow(QFrame.Shadow.Sunken)
+        line.setFixedSize(1, 20)
         self.controls = QWidget(self)  # the switches and buttons, beside or below the model
         row = QHBoxLayout(self.controls)
         row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(2)
         row.addStretch(1)  # (on their own line: at its right)
         for control in (
             self.chat_settings_button,
@@ -67,7 +74,7 @@ class ChatBar(QWidget):
         ):
             row.addWidget(control)
         self._grid = QGridLayout(self)
-        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setContentsMargins(*MARGINS)
         self._grid.setVerticalSpacing(2)
         self.two_lines = True
         self._lay_out(two_lines=False)
@@ -75,10 +82,15 @@ class ChatBar(QWidget):
 
     def minimumSizeHint(self) -> QSize:
         """As narrow as the switches and buttons: the model goes above them where the bar
-        has no room for both on one line."""
+        has no room for both on one line; as high as its lines (one, or those two)."""
         below = self.controls.minimumSizeHint()
         picker = self.model_picker.minimumSizeHint()
-        return QSize(max(below.width(), picker.width()), picker.height() + below.height())
+        left, top, right, bottom = MARGINS
+        if self.two_lines:
+            high = picker.height() + self._grid.verticalSpacing() + below.height()
+        else:
+            high = max(picker.height(), below.height())
+        return QSize(max(below.width(), picker.width()) + left + right, high + top + bottom)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -86,7 +98,7 @@ class ChatBar(QWidget):
 
     def _one_line_width(self) -> int:
         """The width the model, its readable status, and the controls need on one line."""
-        spacing = max(self._grid.horizontalSpacing(), 0)
+        spacing = max(self._grid.horizontalSpacing(), 0) + MARGINS[0] + MARGINS[2]
         return self.model_picker.readable_width() + spacing + self.controls.sizeHint().width()
 
     def _lay_out(self, two_lines: bool) -> None:
@@ -99,6 +111,7 @@ class ChatBar(QWidget):
         self._grid.addWidget(self.controls, 1 if two_lines else 0, 0 if two_lines else 1)
         self._grid.setColumnStretch(0, 1)
         self._grid.setColumnStretch(1, 0)
+        self.updateGeometry()  # (its height: one line or two)
 
     def _button(self, icon_name: str, name: str, what: str) -> QToolButton:
         button = QToolButton(self)
@@ -109,6 +122,7 @@ class ChatBar(QWidget):
         button.setAccessibleDescription(what)
         button.setAutoRaise(True)
         button.setIconSize(ICON_SIZE)
+        button.setFixedSize(BUTTON_SIDE, BUTTON_SIDE)
         return button
 
     def _paint_icons(self) -> None:

@@ -23,7 +23,17 @@ QWidget#sidebar QListView {{
     background: {p.surface}; color: {p.text}; border: none;
     selection-background-color: {p.raised}; selection-color: {p.text};
 }}
-QWidget#chat-bar QLabel {{ color: {p.muted}; }}
+QWidget#chat-bar {{
+    background: {p.surface}; border: 1px solid {p.border}; border-radius: 12px;
+}}
+QWidget#chat-bar QLabel {{ color: {p.muted}; background: transparent; }}
+QWidget#chat-bar QComboBox#model-picker {{
+    background: {p.background}; font-weight: 600; border-radius: 12px; padding: 4px 12px;
+}}
+QWidget#chat-bar QComboBox#model-picker:focus {{ padding: 3px 11px; }}
+QWidget#chat-bar QToolButton {{ color: {p.muted}; }}
+QWidget#chat-bar QToolButton:hover {{ background: {p.raised}; }}
+QFrame#bar-separator {{ background: {p.border}; border: none; }}
 
 QPushButton {{
     background: {p.raised}; color: {p.text}; border: 1px solid {p.border};

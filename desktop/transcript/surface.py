@@ -21,7 +21,7 @@ from desktop.look.palette import palette
 from desktop.look.theme import is_dark
 from desktop.transcript.rows import Row
 from desktop.transcript.view import QuickTranscript
-from desktop.transcript.welcome import PANELS, example
+from desktop.transcript.welcome import PANELS, WelcomePage, example, welcome_text
 from server.types import AttachmentJSON, CitationPartJSON, MessageJSON, SummaryJSON
 
 COALESCE_MS = 16  # a streaming reply is drawn at most this often: once a frame
@@ -133,7 +133,7 @@ class TranscriptSurface(QuickTranscript):
     def clear_conversation(self) -> None:
         self.show_conversation([])
 
-    def show_welcome(self, page: str) -> None:
+    def show_welcome(self, page: WelcomePage) -> None:
         """A new chat's page (desktop/transcript/welcome.py), until its first message."""
         if self.rows.rowCount() == 0 and not self._showing_reply:
             self.list.setProperty("welcome", page)
@@ -246,7 +246,7 @@ class TranscriptSurface(QuickTranscript):
             pieces = (row.note, row.badge, row.stats, row.acted, row.version)
             lines.extend(piece for piece in pieces if piece)
         if self.welcome_shown:
-            lines.append(str(self.list.property("welcome")))
+            lines.append(welcome_text(self.list.property("welcome")))
         return "\n".join(lines)
 
     # -- what may be done with the messages shown ------------------------------------------
@@ -344,6 +344,19 @@ class TranscriptSurface(QuickTranscript):
         self._parts, self._showing_reply = parts or ReplyParts(), True
         self.follow()
         self._draw_reply()
+
+    def name_turn(self, ids: tuple[str, str], model: str | None) -> bool:
+        """The turn drawn by `begin_reply` before its ids were known takes them, in place
+        (drawing it again would lay out a long question a second time). False when it is
+        not on screen as begun."""
+        if not self._showing_reply or not self._live or self._live[-1] != LIVE_REPLY:
+            return False
+        if LIVE_QUESTION in self._live:  # (a new version of a reply keeps its question)
+            self.rows.rename(LIVE_QUESTION, ids[0])
+        self.rows.rename(LIVE_REPLY, ids[1], header=model)
+        live = {LIVE_QUESTION: ids[0], LIVE_REPLY: ids[1]}
+        self._live = [live.get(row_id, row_id) for row_id in self._live]
+        return True
 
     @property
     def showing_reply(self) -> bool:

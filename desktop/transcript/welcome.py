@@ -1,10 +1,11 @@
 """What a new chat shows before its first message: which model will answer and whether it
-is ready, three example prompts to click, and where Settings, Models and the Library are.
-Links: `prompt:N` sends example N; `open:settings|models|library|shortcuts` opens that."""
+is ready, three example prompts as cards to click, and cards that open Settings, Models, the
+Library and the keyboard shortcuts (qml/Welcome.qml draws it). A card says what it does as a
+link would: `prompt:N` sends example N; `open:settings|models|library|shortcuts` opens that."""
 
 from __future__ import annotations
 
-import html
+from typing import TypedDict
 
 EXAMPLES = (
     "Explain what a hash table is, with a short Python example.",
@@ -12,31 +13,72 @@ EXAMPLES = (
     "Give me three ideas for a rainy Sunday afternoon.",
 )
 PANELS = ("settings", "models", "library", "shortcuts")
+# Each panel's card: its icon, its name, what it is for, and the key that opens it too.
+CARDS = (
+    ("settings", "Settings", "Add a backend: Ollama, llama-server, vLLM, OpenAI", "Ctrl+,"),
+    ("models", "Models", "Pick, download and load models", ""),
+    ("library", "Library", "Let the model search your own documents", ""),
+    ("keyboard", "Keyboard shortcuts", "Every command's key", "F1"),
+)
+KEPT = (
+    "Your chats are kept on this computer. A reply is saved as it is written, and kept even "
+    "if you stop it or close the window."
+)
 
 
-def welcome_html(model: str | None, state: str, muted: str) -> str:
-    """The page; `state`: the model's state in words ("ready", "loading…", an error)."""
-    if model:
-        status = f"Your next message goes to <b>{html.escape(model)}</b> — {html.escape(state)}."
+class Card(TypedDict):
+    link: str  # what a click does, as the transcript's links say it
+    icon: str
+    title: str
+    hint: str
+    key: str  # its keyboard shortcut ("" if none)
+
+
+class WelcomePage(TypedDict):
+    model: str  # "" while the server starts
+    state: str  # the model's state in words ("ready", "loading…", an error)
+    tone: str  # the palette's colour of that state: success, warning, danger or muted
+    examples: list[Card]
+    panels: list[Card]
+    kept: str
+
+
+def welcome_page(model: str | None, state: str) -> WelcomePage:
+    """The page; `state`: the model's state in words, as the model picker says it."""
+    return {
+        "model": model or "",
+        "state": state if model else "Parley is starting its server…",
+        "tone": _tone(state) if model else "muted",
+        "examples": [
+            {"link": f"prompt:{n}", "icon": "message", "title": text, "hint": "", "key": ""}
+            for n, text in enumerate(EXAMPLES)
+        ],
+        "panels": [
+            {"link": f"open:{panel}", "icon": icon, "title": title, "hint": hint, "key": key}
+            for panel, (icon, title, hint, key) in zip(PANELS, CARDS, strict=True)
+        ],
+        "kept": KEPT,
+    }
+
+
+def _tone(state: str) -> str:
+    if state.startswith("error"):
+        return "danger"
+    if state.startswith("ready"):
+        return "success"
+    return "warning"
+
+
+def welcome_text(page: WelcomePage) -> str:
+    """The page as plain text (the transcript's text: Find, the accessible text)."""
+    if page["model"]:
+        status = f"Your next message goes to {page['model']} — {page['state']}."
     else:
-        status = "Parley is starting its server…"
-    examples = "".join(
-        f'<p style="margin:4px 0 4px 12px;">→ <a href="prompt:{n}">{html.escape(text)}</a></p>'
-        for n, text in enumerate(EXAMPLES)
-    )
-    return (
-        '<p style="margin-top:24px; font-size:x-large;"><b>Parley</b></p>'
-        f"<p>{status}</p>"
-        f'<p style="margin-top:16px; color:{muted};">Try one:</p>{examples}'
-        f'<p style="margin-top:18px; color:{muted};">'
-        '<a href="open:settings">Settings</a> (Ctrl+,) add a backend — Ollama, '
-        "llama-server, vLLM, OpenAI. "
-        '<a href="open:models">Models</a> picks and loads models. '
-        'The <a href="open:library">Library</a> lets the model search your own documents. '
-        '<a href="open:shortcuts">Keyboard shortcuts</a> (F1).</p>'
-        f'<p style="color:{muted};">Your chats are kept on this computer. A reply is saved as it '
-        "is written, and kept even if you stop it or close the window.</p>"
-    )
+        status = page["state"]
+    lines = ["Parley", status, "Try one:"]
+    lines += [card["title"] for card in page["examples"]]
+    lines += [f"{card['title']}: {card['hint']}" for card in page["panels"]]
+    return "\n".join([*lines, page["kept"]])
 
 
 def example(link: str) -> str | None:

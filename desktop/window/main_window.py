@@ -38,7 +38,7 @@ from desktop.tasks import Tasks
 from desktop.transcript.attachment_links import AttachmentLinks
 from desktop.transcript.links import TranscriptLinks
 from desktop.transcript.surface import TranscriptSurface
-from desktop.transcript.welcome import welcome_html
+from desktop.transcript.welcome import welcome_page
 from desktop.window.banner import Banner
 from desktop.window.commands import WindowCommands, connect_menus
 from desktop.window.find_bar import FindBar
@@ -237,7 +237,7 @@ class MainWindow(QMainWindow):
         if self.context.current_id is None:
             model = self.model_picker.current()
             state = self.model_picker.state.text() if self.context.client else ""
-            self.transcript.show_welcome(welcome_html(model, state, self.transcript.muted))
+            self.transcript.show_welcome(welcome_page(model, state))
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)

@@ -42,6 +42,15 @@ Item {
     readonly property bool summary: author === "summary"
     readonly property bool last: ListView.view !== null && index === ListView.view.count - 1
     readonly property real column: Math.min(width - 2 * look.spacing.xl, look.column)
+    // The keyboard is on something of this message (an action, a chip, a step's card):
+    // its actions show as long as it stays there.
+    readonly property bool focusInside: {
+        for (let item = Window.activeFocusItem; item; item = item.parent) {
+            if (item === row)
+                return true
+        }
+        return false
+    }
 
     objectName: "message-" + rowId
     implicitHeight: content.implicitHeight
@@ -365,7 +374,8 @@ Item {
         }
 
         // Actions: icons shown while the pointer is over the message or the keyboard is
-        // on one of them (Tab reaches them even while they are not shown).
+        // in it (Tab reaches them even while they are not shown). Their line is kept while
+        // they are hidden, so the text never moves when they appear.
         FocusScope {
             id: actionBar
             objectName: "actions"
@@ -373,7 +383,7 @@ Item {
             height: buttons.implicitHeight
             visible: row.actions.length > 0
             // The newest message's stay shown, as the next thing one may want is there.
-            opacity: hover.hovered || activeFocus || row.last || row.summary ? 1 : 0
+            opacity: hover.hovered || row.focusInside || row.last || row.summary ? 1 : 0
             Row {
                 id: buttons
                 anchors.right: row.mine ? parent.right : undefined

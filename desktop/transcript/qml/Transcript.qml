@@ -13,8 +13,8 @@ ListView {
     required property var thumbs  // thumbnails.py: `revision` moves as images arrive
     // Stays at the newest message while it grows, until the user scrolls away from it.
     property bool following: true
-    // A new chat's page (rich text with links), shown while it has no message.
-    property string welcome: ""
+    // A new chat's page (welcome.py's WelcomePage), shown while it has no message; "": none.
+    property var welcome: ""
     // How wide a reply's text is drawn (MessageRow's column): Python cuts a long paragraph
     // that streams where its lines wrap at this width (sealing.py).
     readonly property real textWidth: Math.min(width - 2 * look.spacing.xl, look.column)
@@ -51,22 +51,18 @@ ListView {
     onContentHeightChanged: if (following) Qt.callLater(list.positionViewAtEnd)
     onCountChanged: if (following) Qt.callLater(list.positionViewAtEnd)
 
-    TextEdit {
-        objectName: "welcome"
-        visible: list.welcome !== "" && list.count === 0
+    Loader {
+        active: !!list.welcome && list.count === 0
         parent: list
         x: (list.width - width) / 2
-        y: list.look.spacing.xxl
-        width: Math.min(list.width - 2 * list.look.spacing.xl, list.look.column)
-        text: list.welcome
-        textFormat: TextEdit.RichText
-        wrapMode: TextEdit.Wrap
-        readOnly: true
-        selectByMouse: true
-        color: list.colours.text
-        font.pixelSize: list.look.type.body
-        onLinkActivated: (link) => list.linkActivated(link)
-        Accessible.name: getText(0, length)
+        y: list.look.spacing.xxl + list.look.spacing.l
+        width: Math.min(list.width - 2 * list.look.spacing.xl, 640)
+        sourceComponent: Welcome {
+            content: list.welcome
+            colours: list.colours
+            look: list.look
+            onLinkActivated: (link) => list.linkActivated(link)
+        }
     }
 
     delegate: MessageRow {

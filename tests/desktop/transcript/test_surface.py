@@ -12,7 +12,7 @@ from PySide6.QtGui import QGuiApplication
 
 from desktop.client.events import ReplyEnd, ReplyParts
 from desktop.transcript.surface import TranscriptSurface
-from desktop.transcript.welcome import welcome_html
+from desktop.transcript.welcome import welcome_page
 from tests.desktop.transcript.test_rows import message
 from tests.desktop.transcript.test_view import items, plain, text_of
 
@@ -46,7 +46,7 @@ def test_a_chat_shown_reads_as_text_and_offers_its_last_actions(
 def test_the_welcome_page_until_the_first_message_and_its_links(
     surface: TranscriptSurface, qtbot: Any
 ) -> None:
-    surface.show_welcome(welcome_html("smollm2", "ready", surface.muted))
+    surface.show_welcome(welcome_page("smollm2", "ready"))
     qtbot.waitUntil(lambda: len(items(surface, "welcome")) == 1)
     assert surface.welcome_shown and "smollm2" in surface.toPlainText()
     with qtbot.waitSignal(surface.prompt_chosen) as chosen:
