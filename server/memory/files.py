@@ -12,10 +12,10 @@ edit in between makes it again over the file as saved (server/tools/file_version
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,15 +143,25 @@ class MemoryFile:
         try:
             return read_steady(self.path, limit, self._limits.write_attempts, follow=False)
         except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                why = "it is a symbolic link (Parley does not follow links in its data folder)"
-            elif exc.errno is None and "larger than" in str(exc):
-                why = f"it is larger than {limit:,} bytes, the most Parley gives the model"
-            elif exc.errno is None and "not a regular file" in str(exc):
-                why = "it is not a regular file"
-            else:
-                why = exc.strerror or str(exc)
-            raise self._unreadable(why) from None
+            raise self._unreadable(self._why(exc)) from None
+
+    def _why(self, exc: OSError) -> str:
+        """Why the file could not be read, in words: what it is, looked at without opening it."""
+        try:
+            found = os.lstat(self.path)
+        except OSError:
+            return exc.strerror or str(exc)
+        limit = self._limits.max_bytes
+        if stat.S_ISLNK(found.st_mode):
+            return "it is a symbolic link (Parley follows no link in its data folder)"
+        if not stat.S_ISREG(found.st_mode):
+            return "it is not a regular file"
+        if found.st_size > limit:
+            return (
+                f"it is larger than {limit:,} bytes ({found.st_size:,}), the most Parley gives "
+                "the model: shorten it in an editor, or delete it"
+            )
+        return exc.strerror or str(exc)
 
     def _read(self) -> Memory:
         version = self._version()

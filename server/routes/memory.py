@@ -83,6 +83,10 @@ async def put_memory(request: Request) -> JSONResponse:
             code="invalid_field",
         )
     version = text_field(body, "version", max_chars=VERSION_CHARS)
+    try:
+        format.decoded(text.encode("utf-8"))  # what could be saved but never read back
+    except ValueError as exc:
+        raise BadRequestError(f"'text' cannot be kept: {exc}", code="invalid_field") from None
     saved = await _file(svc, project_id).replace(text, version)
     return JSONResponse(saved.json(limits.memory.max_bytes))
 

@@ -62,6 +62,9 @@ def test_the_editor_saves_over_the_version_it_read_else_409_and_nothing_lost(
     assert path.read_text() == "one\nby hand\n"
     unsaid = parley.call("PUT", "/api/memory", json_body={"text": "two\n"})
     assert unsaid.status == 400
+    binary = parley.call("PUT", "/api/memory", json_body={"text": "a\x01b", "version": version})
+    assert binary.status == 400 and "binary bytes" in binary.json()["error"]["message"]
+    assert path.read_text() == "one\nby hand\n"
     now = memory(parley)["version"]
     again = parley.call("PUT", "/api/memory", json_body={"text": "two\n", "version": now})
     assert again.status == 200 and path.read_text() == "two\n"
