@@ -5,6 +5,7 @@ while the call waits for approval writes nothing; the context meter counts what 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -193,3 +194,26 @@ def test_the_meter_counts_the_memory_as_it_is_sent(
 
     path.unlink()
     assert parley.call("GET", f"/api/conversations/{cid}/context").json()["memory"] == 0
+
+
+def test_the_memory_comes_after_the_chat_s_prompt_and_its_project_s_instructions(
+    parley: Parley, upstream: ScriptedUpstream
+) -> None:
+    project = asyncio.run(parley.services.store.projects.create("Garden", "Answer in French."))
+    turn_on(parley, project["id"])
+    path = f"/api/memory/projects/{project['id']}"
+    version = parley.call("GET", path).json()["version"]
+    saved = parley.call("PUT", path, json_body={"text": f"- {FACT}\n", "version": version})
+    assert saved.status == 200, saved.body
+    cid = chat_in(parley, project["id"], tools=False)
+    assert parley.call("PATCH", f"/api/conversations/{cid}", json_body={"system": "Be brief."})
+    upstream.queue = [Script(texts=["Oui."])]
+    parley.send(cid, "hello").read_all()
+    system = system_sent(upstream)
+    own, instructions, memory = (
+        system.index("Be brief."),
+        system.index("Answer in French."),
+        system.index(OPEN),
+    )
+    assert own < instructions < memory
+    assert system.endswith(f"{OPEN}\n- {FACT}\n{CLOSE}")
