@@ -271,9 +271,12 @@ class Shots:
         first_reply = next(
             item for item in _items(transcript.list, f"message-{rows[1]}")
         )  # fmt: skip
-        at = first_reply.mapToScene(QPointF(first_reply.width() / 2, 40))
-        QTest.mouseMove(transcript, QPoint(int(at.x()), int(at.y())))
-        await self.grab("actions")
+        (regenerate,) = [
+            item for item in _items(first_reply, "action-regenerate") if item.isVisible()
+        ]
+        at = regenerate.mapToScene(QPointF(regenerate.width() / 2, regenerate.height() / 2))
+        QTest.mouseMove(transcript, QPoint(int(at.x()), int(at.y())))  # its tooltip shows
+        await self.grab("actions", settle=1.2)
 
     async def chat_code(self) -> None:
         self.new_chat()

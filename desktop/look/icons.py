@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QRectF, Qt
+from PySide6.QtCore import QByteArray, QRectF, Qt, QTemporaryDir
 from PySide6.QtGui import QIcon, QImage, QPainter, QPalette, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 
@@ -59,3 +59,22 @@ def drawn(name: str, colour: str, size: int) -> QImage:
     renderer.render(painter, QRectF(0, 0, size, size))
     painter.end()
     return image
+
+
+_FILES: list[QTemporaryDir] = []  # the drawings as files, removed when the app ends
+
+
+def icon_file(name: str, colour: str) -> str:
+    """A file of the icon `name` drawn in `colour`, for a style sheet's `image: url(…)` (a
+    sheet names an image by its path); "" if it cannot be written."""
+    if not _FILES:
+        _FILES.append(QTemporaryDir())
+    folder = _FILES[0]
+    path = Path(folder.path()) / f"{name}-{colour.lstrip('#')}.svg"
+    if not path.exists():
+        try:
+            drawing = (ICONS / f"{name}.svg").read_text(encoding="utf-8")
+            path.write_text(drawing.replace(DRAWN_IN, colour), encoding="utf-8")
+        except OSError:
+            return ""
+    return path.as_posix()

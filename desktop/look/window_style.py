@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor
 
+from desktop.look.icons import icon_file
 from desktop.look.palette import Palette
 from desktop.look.style import mix
 
@@ -31,6 +32,10 @@ QWidget#chat-bar QComboBox#model-picker {{
     background: {p.background}; font-weight: 600; border-radius: 12px; padding: 4px 12px;
 }}
 QWidget#chat-bar QComboBox#model-picker:focus {{ padding: 3px 11px; }}
+QWidget#chat-bar QComboBox#model-picker::drop-down {{ width: 24px; }}
+QWidget#chat-bar QComboBox#model-picker::down-arrow {{
+    image: url({icon_file("chevron-down", p.muted)}); width: 14px; height: 14px;
+}}
 QWidget#chat-bar QToolButton {{ color: {p.muted}; }}
 QWidget#chat-bar QToolButton:hover {{ background: {p.raised}; }}
 QFrame#bar-separator {{ background: {p.border}; border: none; }}

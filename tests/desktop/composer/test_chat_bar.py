@@ -52,6 +52,14 @@ def test_the_bar_is_one_rounded_header_in_the_theme_s_colours(qtbot: Any, dark: 
     combo = bar.model_picker.combo
     at = combo.mapTo(bar.window(), QPoint(combo.width() // 2, 3))  # (above its text)
     assert QColor(image.pixel(at)).name() == look.background  # the model: a pill on the card
+    # Its chevron says it drops down: ink at its right end.
+    right = combo.mapTo(bar.window(), QPoint(combo.width() - 24, 0))
+    inked = {
+        QColor(image.pixel(right.x() + dx, right.y() + dy)).name()
+        for dx in range(4, 20)
+        for dy in range(6, combo.height() - 6)
+    }
+    assert inked - {look.background}
 
 
 def test_its_buttons_are_one_size_named_and_reached_by_tab(qtbot: Any) -> None:
