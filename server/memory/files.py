@@ -23,7 +23,12 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from server.errors import MemoryChangingError, MemoryFileError, NotFoundError
+from server.errors import (
+    MemoryChangingError,
+    MemoryFileError,
+    NotFoundError,
+    PayloadTooLargeError,
+)
 from server.limits import MemoryLimits
 from server.memory import format
 from server.tools.file_version import Version, read_steady, remove_version, replace_version
@@ -118,13 +123,13 @@ class MemoryFile:
     async def change(self, change: Change) -> Memory:
         """Make `change` to the file as read, and write it over that version alone; a hand
         edit in between: made again to the file as saved. The file as it is after.
-        MemoryFileError (unreadable), MemoryChangingError (it kept changing), OSError."""
+        MemoryFileError (unreadable), MemoryChangingError (it kept changing),
+        PayloadTooLargeError (it would pass the bound), OSError."""
         return await anyio.to_thread.run_sync(self._change, change)
 
     async def replace(self, text: str, tag: str | None) -> Memory:
         """The whole text, as the app's editor saves it, if the file is still the version
         `tag` names (None: there was no file). MemoryChangingError when it is not."""
-
         return await anyio.to_thread.run_sync(self._change, lambda _: text, True, tag)
 
     async def delete(self, tag: str | None = None) -> bool:
@@ -191,9 +196,10 @@ class MemoryFile:
             if data == found.version.data:
                 return found  # the same bytes (with no file, "" is made: memory turned on)
             if len(data) > self._limits.max_bytes:
-                raise MemoryFileError(
+                raise PayloadTooLargeError(
                     f"the memory would be larger than {self._limits.max_bytes:,} bytes, the "
-                    "most Parley gives the model: forget some lines first"
+                    "most Parley gives the model: forget some lines first",
+                    code="memory_too_large",
                 )
             if replace_version(self.path, found.version, data, follow=False) is not None:
                 return Memory(self.path, self.project_id, Version(data), text)
@@ -212,8 +218,8 @@ class MemoryFile:
             try:
                 version = read_steady(self.path, self._limits.max_bytes, 1, follow=False)
             except OSError:
-                # Too large, binary, a link: deleted as it is (asked for by the user), unless
-                # they named a version, which such a file cannot be.
+                # Too large, a link, not a regular file: deleted as it is (the user asked),
+                # unless they named a version, which such a file cannot be.
                 if tag is not None:
                     raise MemoryChangingError(f"{self.path} is not the version read") from None
                 try:

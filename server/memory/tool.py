@@ -16,7 +16,7 @@ from typing import Any
 
 from server.agent.effects import WRITES_HERE
 from server.agent.toolbox import Ask, Progress, ToolOutcome, ToolTarget
-from server.errors import MemoryChangingError, MemoryFileError, ToolCallError
+from server.errors import ApiError, ToolCallError
 from server.limits import MemoryLimits
 from server.memory import format
 from server.memory.files import MemoryFile
@@ -102,7 +102,7 @@ class RememberTool:
 
         try:
             await self._file.change(add)
-        except (MemoryFileError, MemoryChangingError) as exc:
+        except ApiError as exc:  # unreadable, kept changing, would pass the bound
             raise ToolCallError(exc.message) from None
         except OSError as exc:
             raise ToolCallError(f"the memory file could not be written: {exc}") from None

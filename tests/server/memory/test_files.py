@@ -10,7 +10,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from server.errors import MemoryChangingError, MemoryFileError, NotFoundError
+from server.errors import (
+    MemoryChangingError,
+    MemoryFileError,
+    NotFoundError,
+    PayloadTooLargeError,
+)
 from server.limits import MemoryLimits
 from server.memory import format
 from server.memory.files import MemoryFile, memory_path
@@ -221,6 +226,6 @@ def test_a_50_mb_file_can_still_be_deleted_when_the_user_asks(tmp_path: Path) ->
 def test_a_change_that_would_pass_the_bound_is_refused(tmp_path: Path) -> None:
     memory = MemoryFile(tmp_path, None, MemoryLimits(max_bytes=100))
     run(memory.replace("x" * 90 + "\n", None))
-    with pytest.raises(MemoryFileError, match="larger than 100 bytes"):
+    with pytest.raises(PayloadTooLargeError, match="larger than 100 bytes"):
         remember(memory, "one more line that does not fit")
     assert memory.path.read_text() == "x" * 90 + "\n"
