@@ -4,6 +4,7 @@ line, delete the file; a file Parley will not read is shown with its error and l
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 from typing import Any
@@ -138,4 +139,18 @@ def test_delete_with_a_version_keeps_a_file_saved_since(parley: Parley, data_dir
     assert refused.status == 409 and path.read_text() == "one\nby hand\n"
     now = memory(parley)["version"]
     assert parley.call("DELETE", f"/api/memory?version={now}").status == 204
+    assert not path.exists()
+
+
+def test_a_deleted_project_s_memory_file_is_kept_and_can_still_be_deleted(
+    parley: Parley, data_dir: Path
+) -> None:
+    pid = new_project(parley, "Old")
+    base = f"/api/memory/projects/{pid}"
+    assert parley.call("PUT", base, json_body={"text": "- mine\n", "version": None}).status == 200
+    assert asyncio.run(parley.services.store.projects.delete(pid)) == []
+    path = data_dir / "memory" / "projects" / f"{pid}.md"
+    assert path.read_text() == "- mine\n"  # the user's data: not deleted with the project
+    assert parley.call("GET", base).status == 404
+    assert parley.call("DELETE", base).status == 204
     assert not path.exists()
