@@ -10,11 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from server.errors import BadRequestError
-from server.http.jsonbody import MAX_PATH_CHARS, JSONObject, string_list, text_field
+from server.http.jsonbody import MAX_PATH_CHARS, JSONObject, check_text, string_list, text_field
 from server.limits import ProjectLimits
+from server.storage.projects import InProject
 from server.types.projects import ProjectChats
 
 CHATS: tuple[ProjectChats, ...] = ("refuse", "move", "delete")
+MAX_ID_CHARS = 100  # a project's id in a request (Parley's are 32 hex digits)
 
 
 def name(body: JSONObject, limits: ProjectLimits, *, required: bool) -> str | None:
@@ -76,3 +78,14 @@ def confirm(body: JSONObject) -> bool:
     if not isinstance(value, bool):
         raise BadRequestError("'confirm' must be true or false", code="invalid_field")
     return value
+
+
+def listed(raw: str | None) -> InProject | None:
+    """`?project=` of a listing or a search: `<id>`, one project's chats only; `none`, those
+    outside every project; absent, every chat."""
+    if raw is None:
+        return None
+    check_text(raw, "project")
+    if not 0 < len(raw) <= MAX_ID_CHARS:
+        raise BadRequestError("'project' must be a project's id or 'none'", code="invalid_field")
+    return InProject(None if raw == "none" else raw)

@@ -26,10 +26,11 @@ from server.library.tool import DocumentsTool, PromptDocuments, SourceNumbers
 from server.memory.prompt import memory_block
 from server.memory.tool import remember_tool
 from server.models.base import ChatRequest
+from server.projects import fields as project_fields
 from server.routes.attachments import attachment_ids, image_reader, new_message
 from server.routes.services import Services, services
 from server.storage.params import updated_params
-from server.storage.projects import InProject, ProjectContext, system_with
+from server.storage.projects import ProjectContext, system_with
 from server.storage.store import Switch, TurnStart
 from server.turns.completions import ChunkWriter, TurnIds
 from server.turns.responses import RunEventStream
@@ -58,7 +59,7 @@ async def list_conversations(request: Request) -> JSONResponse:
     if raw_limit is not None and query is not None:
         raise BadRequestError("'limit' is for the list, not a search ('q')", code="invalid_field")
     limit = _limit(request)
-    within = _project(request)
+    within = project_fields.listed(request.query_params.get("project"))
     if query is not None:
         check_text(query, "q")
         found = await svc.store.search(query, within)
@@ -68,18 +69,6 @@ async def list_conversations(request: Request) -> JSONResponse:
         found = await svc.store.list_conversations(limit)
     listed: ConversationListJSON = {"conversations": found}
     return JSONResponse(listed)
-
-
-def _project(request: Request) -> InProject | None:
-    """`?project=<id>`: one project's chats only; `?project=none`: those outside every
-    project; absent: every chat."""
-    raw = request.query_params.get("project")
-    if raw is None:
-        return None
-    check_text(raw, "project")
-    if not 0 < len(raw) <= 100:
-        raise BadRequestError("'project' must be a project's id or 'none'", code="invalid_field")
-    return InProject(None if raw == "none" else raw)
 
 
 def _limit(request: Request) -> int | None:

@@ -31,8 +31,6 @@ from server.projects.folders import library_folders
 from server.routes.services import Services, services
 from server.types.projects import ProjectJSON, ProjectListJSON
 
-MAX_ID_CHARS = 100
-
 
 def _id(request: Request) -> str:
     value: str = request.path_params["project_id"]
@@ -121,7 +119,7 @@ async def move_conversation(request: Request) -> JSONResponse:
     body = await read_object(request, svc.settings.limits)
     if "project_id" not in body:
         raise BadRequestError("'project_id' is required (null: no project)", code="missing_field")
-    project_id = text_field(body, "project_id", max_chars=MAX_ID_CHARS, allow_empty=False)
+    project_id = text_field(body, "project_id", max_chars=fields.MAX_ID_CHARS, allow_empty=False)
     conversation_id: str = request.path_params["conversation_id"]
     conversation = await svc.store.projects.move(conversation_id, project_id)
     if conversation is None:
