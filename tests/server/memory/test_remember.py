@@ -15,7 +15,7 @@ import pytest
 from server.memory.prompt import CLOSE, OPEN
 from server.models.context import MESSAGE_OVERHEAD, estimate_tokens
 from tests.server.agent.test_approvals import approval_of, decide
-from tests.server.memory.conftest import chat_in, new_project
+from tests.server.memory.scopes import chat_in, new_project
 from tests.support.parley import Parley
 from tests.support.upstream import Script, ScriptedUpstream
 

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tests.server.memory.conftest import chat_in, new_project
+from tests.server.memory.scopes import chat_in, new_project
 from tests.support.parley import Parley
 
 CHAT = "a" * 32
