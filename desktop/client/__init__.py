@@ -50,6 +50,7 @@ from desktop.client.resources import ResourcesApi
 from desktop.client.status_updates import status_updates
 from desktop.client.stream import ReplyStream, open_stream
 from desktop.client.tool_servers import ToolServersApi
+from desktop.client.tool_settings import ToolSettingsApi
 from desktop.errors import AlreadyHereError, ClientError
 from server.types import (
     NEW_MESSAGE_KINDS,
@@ -110,6 +111,7 @@ class ParleyClient:
         self.hub = HubApi(self._call)  # Hugging Face: the catalog and downloads
         self.found = FoundApi(self._call)  # models already on this disk
         self.tool_servers = ToolServersApi(self._call)  # other apps' MCP servers
+        self.tool_settings = ToolSettingsApi(self._call)  # grants, effects, the guard
         self.context = ContextApi(self._call, self._http)  # the model's view (issue 42)
         self.attachments = AttachmentsApi(self._http)  # files sent with a message (issue 43)
         self.questions = QuestionsApi(self._call)  # MCP servers' questions to the user
@@ -335,13 +337,17 @@ class ParleyClient:
         call_id: str,
         decision: Decision,
         remember: Remember = "once",
+        under: tuple[str, str] | None = None,
     ) -> DecisionJSON:
         """The user's answer to a call awaiting approval (a ReplyApproval): "allow" or
-        "deny", once or (allow) for the rest of this chat. Returns the step as it is now.
-        ClientError with status 409 when the call no longer waits (decided, or its turn
-        ended: nothing runs then), 404 for an unknown call."""
+        "deny", once or (allow) for the rest of this chat: the tool, its whole server, or
+        with `under` = (argument, folder) its calls whose argument lies in that folder.
+        Returns the step as it is now. ClientError with status 409 when the call no longer
+        waits (decided, or its turn ended: nothing runs then), 404 for an unknown call."""
         path = f"/api/conversations/{segment(conversation_id)}/tool-calls/{segment(call_id)}"
-        body = {"decision": decision, "remember": remember}
+        body: dict[str, str] = {"decision": decision, "remember": remember}
+        if under is not None:
+            body.update(argument=under[0], under=under[1])
         return await self._object(DecisionJSON, DECISION_KEYS, "POST", path, body)
 
     async def answer_overdue(

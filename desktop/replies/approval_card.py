@@ -1,7 +1,8 @@
 """The card that asks before a tool acts: which tool, of which server, asked by the model or
 by which sub-agent, why when the injection guard asks (what the model read that the user did
-not write, with the start of it), with its whole arguments, and Allow once / Allow for this
-chat / Deny.
+not write, with the start of it), with its whole arguments, and how far an allow reaches:
+Allow once / Allow for this chat (the tool) / Allow the whole server for this chat / Allow
+under a folder… (a path argument's calls: folder_scope.py) / Deny.
 Shown above the message field while a call of the chat on screen waits; one call at a time
 ("1 of 3" when more wait)."""
 
@@ -23,12 +24,15 @@ from PySide6.QtWidgets import (
 
 from desktop.replies.call_questions import approval_question
 from desktop.replies.card_focus import AnswerButton, holds_focus, take_focus
+from desktop.replies.folder_scope import FolderScope
 from server.types.chunks import ApprovalJSON
 
 # The card's keys, for the shortcuts window (F1).
 CARD_KEYS = [
     ("A tool call waits", "Allow once", "Alt+A"),
     ("A tool call waits", "Allow for this chat", "Alt+T"),
+    ("A tool call waits", "Allow the whole server for this chat", "Alt+W"),
+    ("A tool call waits", "Allow under a folder…", "Alt+U"),
     ("A tool call waits", "Deny", "Alt+D"),
 ]
 
@@ -57,7 +61,9 @@ def guard_reason(call: ApprovalJSON) -> str:
 
 
 class ApprovalCard(QFrame):
-    decided = Signal(str, str, str)  # call id, "allow" | "deny", "once" | "chat"
+    # call id, "allow" | "deny", "once" | "chat" (the tool) | "server" (all its tools)
+    decided = Signal(str, str, str)
+    allowed_under = Signal(str, str, str)  # call id, the argument, the folder it lies under
     # Done with the keyboard (answered, or hidden while it had the focus): card_focus.py.
     focus_released = Signal()
 
@@ -82,26 +88,41 @@ class ApprovalCard(QFrame):
         self.allow_once = AnswerButton("&Allow once", self)
         self.allow_once.setProperty("primary", True)  # the look draws it in the accent
         self.allow_chat = AnswerButton("Allow for &this chat", self)
+        self.allow_server = AnswerButton("Allow the &whole server for this chat", self)
+        self.allow_under = AnswerButton("Allow &under a folder…", self)
         self.deny = AnswerButton("&Deny", self)
         self.allow_once.setToolTip("Run this call")
         self.allow_chat.setToolTip("Run this call, and this tool's later calls in this chat")
+        self.allow_under.setToolTip(
+            "Run this call, and this tool's later calls in this chat whose path lies in a "
+            "folder you choose"
+        )
         self.deny.setToolTip("Do not run it: the model is told you said no")
+        self.folder_scope = FolderScope(self)
         buttons = QHBoxLayout()
         buttons.addWidget(self.count, 1)
-        for button in (self.allow_once, self.allow_chat, self.deny):  # Tab goes this way too
+        for button in self._answers():  # Tab goes this way too
             buttons.addWidget(button)
-        QWidget.setTabOrder(self.allow_once, self.allow_chat)
-        QWidget.setTabOrder(self.allow_chat, self.deny)
+        for first, second in zip(self._answers(), self._answers()[1:], strict=False):
+            QWidget.setTabOrder(first, second)
         column = QVBoxLayout(self)
         column.addWidget(self.title)
         column.addWidget(self.reason)
         column.addWidget(self.arguments)
         column.addLayout(buttons)
+        column.addWidget(self.folder_scope)
         self._call: ApprovalJSON | None = None
         self.allow_once.clicked.connect(lambda: self._decide("allow", "once"))
         self.allow_chat.clicked.connect(lambda: self._decide("allow", "chat"))
+        self.allow_server.clicked.connect(lambda: self._decide("allow", "server"))
+        self.allow_under.clicked.connect(self._on_allow_under_clicked)
         self.deny.clicked.connect(lambda: self._decide("deny", "once"))
+        self.folder_scope.chosen.connect(self._on_folder_scope_chosen)
+        self.folder_scope.cancelled.connect(self._on_folder_scope_cancelled)
         self.hide()
+
+    def _answers(self) -> list[AnswerButton]:
+        return [self.allow_once, self.allow_chat, self.allow_server, self.allow_under, self.deny]
 
     @property
     def call(self) -> ApprovalJSON | None:
@@ -122,8 +143,12 @@ class ApprovalCard(QFrame):
         self.arguments.setPlainText(readable(call["arguments"]))
         self._fit_arguments()
         self.set_waiting(waiting)
-        for button in (self.allow_once, self.allow_chat, self.deny):
-            button.setEnabled(True)
+        self.allow_server.setToolTip(
+            f"Run this call, and every call of {call['server']}'s tools in this chat"
+        )
+        self.folder_scope.hide()
+        self.enable()
+        self.allow_under.setEnabled(self.folder_scope.offer(call["arguments"]))
         self.show()
         take_focus(self.allow_once)  # unless the user is typing: their words stay theirs
 
@@ -141,10 +166,28 @@ class ApprovalCard(QFrame):
         """How many calls wait, the one shown among them."""
         self.count.setText(f"1 of {waiting} waiting" if waiting > 1 else "")
 
+    def enable(self, on: bool = True) -> None:
+        """The answers can be given (again, after an answer the server refused)."""
+        for button in [*self._answers(), self.folder_scope.allow]:
+            button.setEnabled(on)
+
     def _decide(self, decision: str, remember: str) -> None:
         if self._call is None:
             return
-        for button in (self.allow_once, self.allow_chat, self.deny):
-            button.setEnabled(False)  # one answer per call, while it is sent
+        self.enable(False)  # one answer per call, while it is sent
         self.focus_released.emit()
         self.decided.emit(self._call["call_id"], decision, remember)
+
+    def _on_allow_under_clicked(self) -> None:
+        self.folder_scope.open()
+
+    def _on_folder_scope_cancelled(self) -> None:
+        self.folder_scope.hide()
+        self.allow_under.setFocus()
+
+    def _on_folder_scope_chosen(self, argument: str, folder: str) -> None:
+        if self._call is None:
+            return
+        self.enable(False)
+        self.focus_released.emit()
+        self.allowed_under.emit(self._call["call_id"], argument, folder)

@@ -29,6 +29,7 @@ class ApprovalController(Controller):
         self._waiting: dict[str, list[ApprovalJSON]] = {}
         self._told: set[str] = set()  # the chats waiting, as last told
         card.decided.connect(self._on_card_decided)
+        card.allowed_under.connect(self._on_card_allowed_under)
 
     def waiting(self, conversation_id: str | None) -> list[ApprovalJSON]:
         return list(self._waiting.get(conversation_id or "", []))
@@ -77,15 +78,33 @@ class ApprovalController(Controller):
         if conversation_id is not None:
             self._context.tasks.spawn(self._decide(conversation_id, call_id, decision, remember))
 
+    def _on_card_allowed_under(self, call_id: str, argument: str, folder: str) -> None:
+        conversation_id = self._context.current_id
+        if conversation_id is not None:
+            under = (argument, folder)
+            self._context.tasks.spawn(
+                self._decide(conversation_id, call_id, "allow", "arguments", under)
+            )
+
     async def _decide(
-        self, conversation_id: str, call_id: str, decision: str, remember: str
+        self,
+        conversation_id: str,
+        call_id: str,
+        decision: str,
+        remember: str,
+        under: tuple[str, str] | None = None,
     ) -> None:
         client = self._context.require_client()
         try:
             answer = await client.decide_tool_call(
-                conversation_id, call_id, cast(Decision, decision), cast(Remember, remember)
+                conversation_id, call_id, cast(Decision, decision), cast(Remember, remember), under
             )
         except ClientError as exc:
+            shown = self._card.call
+            if exc.status == 400 and shown is not None and shown["call_id"] == call_id:
+                self._card.enable()  # the folder does not fit the call: still asked
+                self.failed.emit(exc.message)
+                return
             self._drop(conversation_id, call_id)
             if exc.status == 409:
                 self.failed.emit("That tool call no longer waits: its reply has ended.")

@@ -5,7 +5,8 @@ A tool's choice is the override kept in its entry's `toolTrust` (the server writ
 `PUT /api/tools/servers/{name}/tools/{tool}`); "Server default" is no override, so the entry's
 `trust` applies. The table only shows and asks: a choice is emitted and stays shown while it
 is on its way; once the dialog says it was answered, the stored value is shown again (the new
-one, or the old one after a failure).
+one, or the old one after a failure). Beside it, what the tool can do as the user says
+(tool_effect.py), saved the same way.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.tools.tool_effect import EffectBox
 from server.types import Trust
 from server.types.tools import ToolInfoJSON, ToolServerJSON
 
@@ -31,7 +33,7 @@ TOOL_TRUSTS: tuple[tuple[Trust, str], ...] = (
     ("never", "Never"),
 )
 SERVER_TRUSTS = {"ask": "Ask before each call", "allow": "Allow every call without asking"}
-TOOL, TRUST, DESCRIPTION = range(3)
+TOOL, TRUST, EFFECT, DESCRIPTION = range(4)
 
 
 def describe_trust(trust: Trust | None, server_trust: str) -> str:
@@ -83,12 +85,14 @@ class ToolTrustTable(QTableWidget):
     """The selected server's tools: name, when each may run, what it does."""
 
     trust_chosen = Signal(str, str, object)  # a server's name, a tool's, its trust or None
+    effect_chosen = Signal(str, str, object)  # a server's name, a tool's, its effect or None
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(0, 3, parent)
+        super().__init__(0, 4, parent)
         self.setObjectName("tool-trust")
         self.setAccessibleName("The selected server's tools and when each may run")
-        self.setHorizontalHeaderLabels(["Tool", "When the model calls it", "What it does"])
+        headers = ["Tool", "When the model calls it", "What it can do", "What it does"]
+        self.setHorizontalHeaderLabels(headers)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.verticalHeader().setVisible(False)
@@ -109,6 +113,7 @@ class ToolTrustTable(QTableWidget):
         for row, tool in enumerate(tools):
             if (server["name"], tool["name"]) not in self._pending:
                 self.box(row).show_trust(tool, server["trust"])
+                self.effect_box(row).show_effect(tool)
 
     def settle(self, server: str, tool: str) -> None:
         """A choice was answered: from the next `show_server` on, the stored value shows."""
@@ -117,6 +122,12 @@ class ToolTrustTable(QTableWidget):
     def box(self, row: int) -> TrustBox:
         widget = self.cellWidget(row, TRUST)
         if not isinstance(widget, TrustBox):
+            raise LookupError(f"no tool at row {row}")
+        return widget
+
+    def effect_box(self, row: int) -> EffectBox:
+        widget = self.cellWidget(row, EFFECT)
+        if not isinstance(widget, EffectBox):
             raise LookupError(f"no tool at row {row}")
         return widget
 
@@ -142,12 +153,21 @@ class ToolTrustTable(QTableWidget):
             box = TrustBox(tool["name"], self)
             box.chosen.connect(self._on_box_chosen)
             self.setCellWidget(row, TRUST, box)
+            effect = EffectBox(tool["name"], self)
+            effect.chosen.connect(self._on_effect_chosen)
+            self.setCellWidget(row, EFFECT, effect)
 
     def _on_box_chosen(self, tool: str, trust: object) -> None:
         server = self._shown[0]
         if server is not None:
             self._pending.add((server, tool))
             self.trust_chosen.emit(server, tool, trust)
+
+    def _on_effect_chosen(self, tool: str, effect: object) -> None:
+        server = self._shown[0]
+        if server is not None:
+            self._pending.add((server, tool))
+            self.effect_chosen.emit(server, tool, effect)
 
 
 class ServerTrustBox(QComboBox):

@@ -1,10 +1,13 @@
 """The Tools dialog's life: the MCP servers, added, changed and removed through the server
-(desktop/client/), each tool's trust, the servers imported from other apps (their list
-and the adding, each read again by the server), and signing in to remote servers (the
-browser opened on the page the server gives; the dialog's refresh follows the sign-in to its
-end); see desktop/dialog_controller.py."""
+(desktop/client/), each tool's trust and effect, each server's injection guard, the chats'
+grants (listed with each refresh, revoked one by one), the servers imported from other apps
+(their list and the adding, each read again by the server), and signing in to remote servers
+(the browser opened on the page the server gives; the dialog's refresh follows the sign-in to
+its end); see desktop/dialog_controller.py."""
 
 from __future__ import annotations
+
+from typing import cast
 
 from PySide6.QtWidgets import QWidget
 
@@ -13,9 +16,11 @@ from desktop.dialog_controller import DialogController, Failed
 from desktop.errors import ClientError
 from desktop.tools.import_servers_dialog import Chosen, ImportServersDialog
 from desktop.tools.sign_in import begin_sign_in
+from desktop.tools.tool_effect import effect_words
 from desktop.tools.tool_trust import as_trust, describe_trust
 from desktop.tools.tools_dialog import ToolsDialog
 from server.types import Trust
+from server.types.tools import ToolEffectJSON
 
 
 class ToolsController(DialogController[ToolsDialog]):
@@ -30,7 +35,37 @@ class ToolsController(DialogController[ToolsDialog]):
         dialog.trust_requested.connect(self._on_dialog_trust_requested)
         dialog.import_requested.connect(self._on_dialog_import_requested)
         dialog.sign_in_acted.connect(self._on_dialog_sign_in_acted)
+        dialog.tools_table.effect_chosen.connect(self._on_tools_table_effect_chosen)
+        dialog.safety.guard_chosen.connect(self._on_safety_guard_chosen)
+        dialog.safety.revoke_requested.connect(self._on_safety_revoke_requested)
         return dialog
+
+    def _on_tools_table_effect_chosen(self, server: str, tool: str, effect: object) -> None:
+        chosen = cast(ToolEffectJSON | None, effect)
+        self._context.tasks.spawn(self._set_effect(server, tool, chosen))
+
+    async def _set_effect(self, server: str, tool: str, effect: ToolEffectJSON | None) -> None:
+        """Save what a tool can do; on a failure (shown) its stored value is shown again."""
+        dialog = self.dialog
+        saved = await self._ask(
+            lambda client: client.tool_settings.set_tool_effect(server, tool, effect)
+        )
+        if dialog is None or dialog is not self.dialog:
+            return
+        if isinstance(saved, Failed):
+            dialog.undo_trust(server, tool)
+            return
+        dialog.show_trust_saved(saved, tool)
+        said = effect_words(effect) if effect is not None else "as its server says"
+        dialog.show_note(f"{tool} of {server}: {said}, from its next call.")
+
+    def _on_safety_guard_chosen(self, server: str, on: bool) -> None:
+        done = f"The injection guard is {'on' if on else 'off'} for {server}."
+        self._spawn_act(done, lambda client: client.tool_settings.set_guard(server, on))
+
+    def _on_safety_revoke_requested(self, grant_id: str) -> None:
+        done = "Revoked: its next call asks again."
+        self._spawn_act(done, lambda client: client.tool_settings.revoke_grant(grant_id))
 
     def _on_dialog_sign_in_acted(self, name: str, action: str) -> None:
         self._context.tasks.spawn(self._sign_in_act(name, action))
@@ -136,3 +171,6 @@ class ToolsController(DialogController[ToolsDialog]):
         tools = await self._ask(lambda client: client.tools())
         if not isinstance(tools, Failed) and self.dialog is not None:
             self.dialog.show_tools(tools)
+        grants = await self._ask(lambda client: client.tool_settings.grants())
+        if not isinstance(grants, Failed) and self.dialog is not None:
+            self.dialog.safety.show_grants(grants)

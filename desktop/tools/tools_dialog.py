@@ -6,13 +6,13 @@ An entry is edited in a form (server_entry_form.py) or as the JSON the ecosystem
 step, so one copied from another app's instructions works as it is; "Import from other
 apps…" offers the servers Claude Desktop, Cursor, VS Code and Windsurf are set up with
 (import_servers_dialog.py). Its `"trust"` ("ask" or "allow") is also offered as a choice,
-written into the JSON. Each
-tool's own trust is chosen in the table of the selected server's tools (tool_trust.py) and
-saved at once, without restarting the server. A remote server that needs a sign-in says so on
-its row, with Sign in (then Cancel while the browser has the page, Sign out once signed in:
-sign_in_cell.py). The dialog only shows and asks: its controller
-calls the server and answers with `show_tools`, `show_trust_saved`, `undo_trust`,
-`show_error` or `show_note`.
+written into the JSON. Each tool's own trust and effect are chosen in the table of the
+selected server's tools (tool_trust.py) and saved at once, without restarting the server. A
+remote server that needs a sign-in says so on its row, with Sign in (then Cancel while the
+browser has the page, Sign out once signed in: sign_in_cell.py). Safety (tool_safety.py): the
+guard switch and the chats' grants. The dialog only shows and asks: its controller calls the
+server and answers with `show_tools`, `show_trust_saved`, `undo_trust`, `show_error` or
+`show_note`.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from desktop.tools.server_entry_form import (
 )
 from desktop.tools.sign_in import sign_in_status, sign_in_words
 from desktop.tools.sign_in_cell import SignInColumn, row_words
+from desktop.tools.tool_safety import ToolSafety
 from desktop.tools.tool_trust import ServerTrustBox, ToolTrustTable
 from desktop.widgets.server_dialog import MessageLine, ServerDialog, rows_table
 from server.types.tools import ToolServerJSON, ToolsJSON
@@ -130,6 +131,7 @@ class ToolsDialog(ServerDialog):
         self.table = rows_table(COLUMNS, "MCP servers", self)
         self.sign_ins = SignInColumn(self.table, SIGN_IN_COLUMN)
         self.tools_table = ToolTrustTable(self)
+        self.safety = ToolSafety(self)  # its requests go to the controller directly
         self.details = QPlainTextEdit(self)
         self.details.setReadOnly(True)
         self.details.setAccessibleName("The selected server's state and log")
@@ -174,6 +176,7 @@ class ToolsDialog(ServerDialog):
         layout.addWidget(safety)
         layout.addWidget(self.table, 2)
         layout.addWidget(self.tools_table, 3)
+        layout.addWidget(self.safety, 1)
         layout.addWidget(self.details, 1)
         layout.addWidget(self.message)
         layout.addWidget(editor, 2)
@@ -278,6 +281,7 @@ class ToolsDialog(ServerDialog):
         server = self._server(self.selected())
         self.remove_button.setEnabled(server is not None)
         self.tools_table.show_server(server)
+        self.safety.show_server(server)
         text = describe_server(server) if server is not None else ""
         if self.details.toPlainText() != text:
             self.details.setPlainText(text)

@@ -65,6 +65,36 @@ def link_line(link: ResourceLinkJSON) -> str:
     return " · ".join(" ".join(s.split()) for s in said)
 
 
+SCOPE_WORDS = {
+    "once": "this call only",
+    "chat": "this tool, for this chat",
+    "server": "all of {server}'s tools, for this chat",
+    "always": "its trust in the settings is Always allow",
+}
+
+
+def allowed_words(part: ToolPartJSON) -> str:
+    """Who let the call run, and how far that allow reached (saved with the step): "Allowed
+    by you: this call only"; "" for a call nobody allowed (asked and not answered, denied)."""
+    allowed = part.get("allowed")
+    if allowed is None:
+        return ""
+    scope = allowed["scope"]
+    if scope == "arguments":
+        reach = f"{part['name']}'s calls with {allowed.get('argument', '?')} under "
+        reach += f"{allowed.get('under', '?')}, for this chat"
+    else:
+        reach = SCOPE_WORDS.get(scope, scope).format(server=part["server"])
+    who = {"you": "Allowed by you", "grant": "Allowed by your earlier allow"}
+    return f"{who.get(allowed['by'], 'Ran without asking')}: {reach}"
+
+
+def guard_words(part: ToolPartJSON) -> str:
+    """Why the injection guard asked before the call (saved with the step), or ""."""
+    guard = part.get("guard")
+    return f"Parley asked because: {guard['reason']}" if guard is not None else ""
+
+
 def stopped_by_user(part: ToolPartJSON) -> bool:
     return part["status"] == "error" and (part["result"] or "").startswith(STOPPED_BY_USER)
 
@@ -186,9 +216,10 @@ def step_details(part: ToolPartJSON) -> str:
     where = f"{part['server']} · {part['name']}" if part["server"] else part["name"]
     result = part["result"] if part["result"] is not None else "(no result)"
     state = step_state(part, time.time())
+    asked = "".join(f"\n{words}" for words in (guard_words(part), allowed_words(part)) if words)
     linked = "".join(f"\n  {link_line(link)}" for link in part.get("links", []))
     linked = f"\nLinked resources (open them from the step's card):{linked}\n" if linked else ""
-    return f"{where} — {state}\n\nArguments:\n{arguments}\n\nResult:\n{result}\n{linked}"
+    return f"{where} — {state}{asked}\n\nArguments:\n{arguments}\n\nResult:\n{result}\n{linked}"
 
 
 def citation_line(citation: CitationPartJSON, muted: str, link: str) -> str:

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from desktop.client.events import with_inner_steps
 from desktop.tools.sign_in import needs_sign_in
 from desktop.transcript.step_lines import (
+    allowed_words,
     asking,
+    guard_words,
     link_line,
     question_lines,
     short_arguments,
@@ -53,12 +55,17 @@ class StepView:
     # The resources its result linked to (a sub-agent's steps' too), each opened through the
     # step that gave it: {step, uri, label (its words on the card)}.
     links: list[dict[str, str]] = field(default_factory=list)
+    # Why the injection guard asked before the call, and who let it run under which scope:
+    # saved with the step, so a chat opened later says them too ("" for none).
+    reason: str = ""
+    allowed: str = ""
 
     @property
     def text(self) -> str:
         """The step as text (what Find and the chat's text read): its line, a sub-agent's
         steps, the resources it linked to and the start of its last words."""
         lines = [f"{self.title} — {self.state}", *self.inner]
+        lines += [words for words in (self.reason, self.allowed) if words]
         lines += [f"Linked: {link['label']}" for link in self.links]
         return "\n".join([*lines, f"“{self.said}”"] if self.said else lines)
 
@@ -90,6 +97,8 @@ def step_view(part: ToolPartJSON, now: float | None = None) -> StepView:
             for step in with_inner_steps(part)
             for link in step.get("links", [])
         ],
+        reason=guard_words(part),
+        allowed=allowed_words(part),
     )
 
 

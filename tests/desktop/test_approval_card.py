@@ -149,7 +149,8 @@ def test_the_card_is_answered_by_keyboard_without_stealing_typing(
     asking_gui: GuiApp, upstream: ScriptedUpstream, tool_log: ToolLog, qtbot: Any
 ) -> None:
     """Issue 43 item 3: the card takes the focus when it appears (unless the user is typing),
-    Tab goes Allow once → Allow for this chat → Deny, Alt+A/T/D answer it, F1 lists them."""
+    Tab goes Allow once → Allow for this chat → the whole server → under a folder → Deny,
+    Alt+A/T/D answer it, F1 lists them."""
     gui = asking_gui
     card = gui.window.approval_card
     upstream.queue = [
@@ -162,7 +163,9 @@ def test_the_card_is_answered_by_keyboard_without_stealing_typing(
     qtbot.waitUntil(card.isVisible, timeout=15_000)
     qtbot.waitUntil(card.allow_once.hasFocus, timeout=5_000)
     assert card.allow_once.nextInFocusChain() is card.allow_chat
-    assert card.allow_chat.nextInFocusChain() is card.deny
+    assert card.allow_chat.nextInFocusChain() is card.allow_server
+    assert card.allow_server.nextInFocusChain() is card.allow_under
+    assert card.allow_under.nextInFocusChain() is card.deny
     qtbot.keyClick(gui.window, Qt.Key.Key_A, Qt.KeyboardModifier.AltModifier)  # Allow once
     qtbot.waitUntil(lambda: bool(tool_log.find("call", target="the shed")), timeout=10_000)
 

@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QApplication
 
+from desktop.tools.tool_trust import DESCRIPTION
 from desktop.tools.tools_dialog import ToolsDialog
 from desktop.transcript.step_details import StepDetailsDialog
 from server.library.sources import MAX_LINE_CHARS
@@ -146,7 +147,7 @@ def test_the_mcp_servers_dialog_shows_adds_and_removes_servers(
     dialog.table.selectRow(0)
     tools = dialog.tools_table
     assert [tools.item(row, 0).text() for row in range(tools.rowCount())][:1] == ["echo"]
-    assert tools.item(0, 2).text() == "Say the text back."
+    assert tools.item(0, DESCRIPTION).text() == "Say the text back."
     assert f"t: ready with {TOOL_COUNT} tools" in dialog.details.toPlainText()
 
     dialog.new_button.click()

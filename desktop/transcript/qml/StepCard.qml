@@ -32,6 +32,7 @@ Rectangle {
     activeFocusOnTab: true
     Accessible.role: Accessible.Button
     Accessible.name: step.title + ", " + step.status_text
+                     + (step.reason ? ". " + step.reason : "")
     Keys.onReturnPressed: expanded = !expanded
     Keys.onSpacePressed: expanded = !expanded
 
@@ -144,6 +145,30 @@ Rectangle {
             text: "“" + card.step.said + "”"
             wrapMode: Text.Wrap
             font.italic: true
+            color: card.colours.muted
+            font.pixelSize: card.look.type.small
+        }
+
+        // Why the injection guard asked, and who let the call run: saved with the step.
+        Text {
+            objectName: "stepReason"
+            visible: (card.step.reason || "") !== ""
+            width: parent.width
+            leftPadding: card.look.spacing.l
+            text: card.step.reason || ""
+            textFormat: Text.PlainText
+            wrapMode: Text.Wrap
+            color: card.colours.warning
+            font.pixelSize: card.look.type.small
+        }
+        Text {
+            objectName: "stepAllowed"
+            visible: (card.step.allowed || "") !== ""
+            width: parent.width
+            leftPadding: card.look.spacing.l
+            text: card.step.allowed || ""
+            textFormat: Text.PlainText
+            elide: Text.ElideRight
             color: card.colours.muted
             font.pixelSize: card.look.type.small
         }
