@@ -76,23 +76,24 @@ SCOPE_WORDS = {
 def allowed_words(part: ToolPartJSON) -> str:
     """Who let the call run, and how far that allow reached (saved with the step): "Allowed
     by you: this call only"; "" for a call nobody allowed (asked and not answered, denied)."""
-    allowed = part.get("allowed")
-    if allowed is None:
+    # An imported chat's parts keep keys the import does not check: read them with care.
+    allowed: object = part.get("allowed")
+    if not isinstance(allowed, dict) or allowed.get("scope") not in (*SCOPE_WORDS, "arguments"):
         return ""
-    scope = allowed["scope"]
-    if scope == "arguments":
+    if allowed["scope"] == "arguments":
         reach = f"{part['name']}'s calls with {allowed.get('argument', '?')} under "
         reach += f"{allowed.get('under', '?')}, for this chat"
     else:
-        reach = SCOPE_WORDS.get(scope, scope).format(server=part["server"])
+        reach = SCOPE_WORDS[allowed["scope"]].format(server=part["server"])
     who = {"you": "Allowed by you", "grant": "Allowed by your earlier allow"}
-    return f"{who.get(allowed['by'], 'Ran without asking')}: {reach}"
+    return f"{who.get(str(allowed.get('by')), 'Ran without asking')}: {reach}"
 
 
 def guard_words(part: ToolPartJSON) -> str:
     """Why the injection guard asked before the call (saved with the step), or ""."""
-    guard = part.get("guard")
-    return f"Parley asked because: {guard['reason']}" if guard is not None else ""
+    guard: object = part.get("guard")
+    reason = guard.get("reason") if isinstance(guard, dict) else None
+    return f"Parley asked because: {reason}" if isinstance(reason, str) and reason else ""
 
 
 def stopped_by_user(part: ToolPartJSON) -> bool:

@@ -49,6 +49,16 @@ def test_a_step_the_guard_held_says_why(qtbot: Any) -> None:
     assert view.reason == "Parley asked because: This call comes after the model read X."
 
 
+@pytest.mark.parametrize(
+    "kept",
+    [{"allowed": "yes", "guard": "why"}, {"allowed": {"scope": 3}, "guard": {"reason": None}},
+     {"allowed": ["you"], "guard": []}],
+)  # fmt: skip
+def test_an_imported_steps_odd_keys_say_nothing_and_break_nothing(kept: dict[str, Any]) -> None:
+    view = step_view({**PART, **kept})  # type: ignore[typeddict-item]
+    assert (view.allowed, view.reason) == ("", "")
+
+
 def shown(gui: GuiApp, name: str) -> list[str]:
     return sorted(text_of(item) for item in items(gui.window.transcript, name))
 
