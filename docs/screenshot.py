@@ -277,6 +277,7 @@ class Shots:
         at = regenerate.mapToScene(QPointF(regenerate.width() / 2, regenerate.height() / 2))
         QTest.mouseMove(transcript, QPoint(int(at.x()), int(at.y())))  # its tooltip shows
         await self.grab("actions", settle=1.2)
+        QTest.mouseMove(transcript, QPoint(2, 2))  # off the messages, for the next scenes
 
     async def chat_code(self) -> None:
         self.new_chat()
