@@ -37,7 +37,7 @@ from desktop.tools.library_controller import LibraryController
 from desktop.tools.tools_controller import ToolsController
 from desktop.window.main_window import MainWindow
 from desktop.window.placement import capture, restore, restore_sidebar_width
-from desktop.window.state import WindowState
+from desktop.window.state import StateWriter, WindowState
 from server.settings import (
     Settings,
     UpstreamSettings,
@@ -68,6 +68,7 @@ class App:
         self.base = base
         self.config = desktop_config
         self.state = WindowState.load()
+        self._state_writer = StateWriter()
         self.window = MainWindow()
         self.theme = Theme(cast(QApplication, QApplication.instance()))
         self._apply_config()
@@ -175,6 +176,7 @@ class App:
         except Exception:
             log.exception("error while shutting down")
         finally:
+            self._state_writer.close()
             self.window.close_for_real()
             self._done.set()
 
@@ -203,15 +205,15 @@ class App:
     def _on_window_conversation_opened(self, conversation_id: str) -> None:
         if (conversation_id or None) != self.state.conversation_id:
             self.state.conversation_id = conversation_id or None
-            self.state.save()
+            self._state_writer.save(self.state)
 
     def _on_folders_folder_chosen(self, _kind: str, _folder: str) -> None:
         self.state.folders = dict(self.folders.remembered)
-        self.state.save()
+        self._state_writer.save(self.state)
 
     def _save_window_state(self) -> None:
         capture(self.window, self.state)
-        self.state.save()
+        self._state_writer.save(self.state)
 
     def _on_menus_theme_chosen(self, name: str) -> None:
         self.theme.apply(name)

@@ -318,7 +318,9 @@ class ReplyController(Controller):
         its end). A message in a chat drawn as stored: the chat is read again, its page with
         the new message (the transcript knows no ids of what it drew without them)."""
         if reply.before is not None:
-            self._draw(reply, (stream.user_message_id, stream.message_id), stream.model)
+            ids = (stream.user_message_id, stream.message_id)
+            if not self._transcript.name_turn(ids, stream.model):
+                self._draw(reply, ids, stream.model)
             return
         try:
             conversation = await client.conversation(stream.conversation_id, limit=PAGE)

@@ -406,6 +406,20 @@ class TranscriptRows(QAbstractListModel):
             above = self.index(len(self._items) - 2)
             self.dataChanged.emit(above, above, [_ROLE_IDS["actions"]])
 
+    def rename(self, row_id: str, new_id: str, header: str | None = None) -> None:
+        """A row drawn before the server named it takes its id (and a reply its model's
+        name): the same delegate, nothing laid out again."""
+        at = self._find(row_id)
+        if at is None:
+            return
+        row = self._row_at(at)
+        row.id = new_id
+        changed = [_ROLE_IDS["rowId"]]
+        if header is not None and header != row.header:
+            row.header = header
+            changed.append(_ROLE_IDS["header"])
+        self.dataChanged.emit(self.index(at), self.index(at), changed)
+
     def grow(self, row_id: str, parts: Sequence[str | PartJSON]) -> None:
         """A streaming reply's parts so far (its text pieces and steps, as they came): only
         its blocks that changed are drawn again."""

@@ -342,8 +342,21 @@ class TranscriptSurface(QuickTranscript):
                              streaming=True))  # fmt: skip
         self._live.append(reply_id)
         self._parts, self._showing_reply = parts or ReplyParts(), True
-        self.follow()
+        self.follow_soon()
         self._draw_reply()
+
+    def name_turn(self, ids: tuple[str, str], model: str | None) -> bool:
+        """The turn drawn by `begin_reply` before its ids were known takes them, in place
+        (drawing it again would lay out a long question a second time). False when it is
+        not on screen as begun."""
+        if not self._showing_reply or not self._live or self._live[-1] != LIVE_REPLY:
+            return False
+        if LIVE_QUESTION in self._live:  # (a new version of a reply keeps its question)
+            self.rows.rename(LIVE_QUESTION, ids[0])
+        self.rows.rename(LIVE_REPLY, ids[1], header=model)
+        live = {LIVE_QUESTION: ids[0], LIVE_REPLY: ids[1]}
+        self._live = [live.get(row_id, row_id) for row_id in self._live]
+        return True
 
     @property
     def showing_reply(self) -> bool:

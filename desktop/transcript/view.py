@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, QUrl, Signal
+from PySide6.QtCore import QEvent, QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtQuickWidgets import QQuickWidget
 from PySide6.QtWidgets import QApplication, QWidget
@@ -106,3 +106,14 @@ class QuickTranscript(QQuickWidget):
         """Show the newest message, and stay with it as it grows."""
         self.list.setProperty("following", True)
         self.list.positionViewAtEnd()  # type: ignore[attr-defined]
+
+    def follow_soon(self) -> None:
+        """`follow`, moved there on the next turn of the event loop: positioning lays out the
+        rows just added at once (a long question: milliseconds), which then happens apart
+        from the work that added them (a reply's start: its rows, the chat's, the list's)."""
+        self.list.setProperty("following", True)
+        QTimer.singleShot(0, self._to_end)
+
+    def _to_end(self) -> None:
+        if self.list.property("following"):
+            self.list.positionViewAtEnd()  # type: ignore[attr-defined]

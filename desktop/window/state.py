@@ -3,14 +3,16 @@ size and place (or that it was maximized), the sidebar's width and whether it is
 text's zoom, and the folder each kind of file dialog last went to (desktop/file_folders.py).
 
 A small JSON file beside the desktop config, written atomically whenever the chat or a view
-choice changes and at quit (so a crash keeps all but the last moves). Unreadable or missing:
-nothing is restored; a value of the wrong kind is left out, the others still apply.
+choice changes and at quit (so a crash keeps all but the last moves), off the window's
+thread. Unreadable or missing: nothing is restored; a value of the wrong kind is left out,
+the others still apply.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -58,10 +60,32 @@ class WindowState:
         return state
 
     def save(self, path: Path | None = None) -> None:
-        try:
-            write_atomically(path or state_path(), json.dumps(asdict(self)))
-        except OSError as exc:  # only a convenience: never an error for the user
-            log.warning("could not save the window state: %s", exc)
+        _write(path or state_path(), json.dumps(asdict(self)))
+
+
+class StateWriter:
+    """Writes the window's state off the window's thread (a write and a rename take
+    milliseconds, more on a busy disk: a stall at every chat opened), one at a time in the
+    order asked, so the last one asked is the one on disk."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self._path = path
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parley-window-state")
+
+    def save(self, state: WindowState) -> None:
+        """The state as it is now (not as it is when the write comes)."""
+        self._pool.submit(_write, self._path or state_path(), json.dumps(asdict(state)))
+
+    def close(self) -> None:
+        """Until every write asked for is on disk (at quit)."""
+        self._pool.shutdown(wait=True)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        write_atomically(path, text)
+    except OSError as exc:  # only a convenience: never an error for the user
+        log.warning("could not save the window state: %s", exc)
 
 
 def _fits(default: object, name: str, value: object) -> bool:
