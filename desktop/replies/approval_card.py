@@ -88,7 +88,8 @@ class ApprovalCard(QFrame):
         self.allow_once = AnswerButton("&Allow once", self)
         self.allow_once.setProperty("primary", True)  # the look draws it in the accent
         self.allow_chat = AnswerButton("Allow for &this chat", self)
-        self.allow_server = AnswerButton("Allow the &whole server for this chat", self)
+        # Short: the tooltip and F1 say "for this chat".
+        self.allow_server = AnswerButton("Allow the &whole server", self)
         self.allow_under = AnswerButton("Allow &under a folder…", self)
         self.deny = AnswerButton("&Deny", self)
         self.allow_once.setToolTip("Run this call")
@@ -99,10 +100,15 @@ class ApprovalCard(QFrame):
         )
         self.deny.setToolTip("Do not run it: the model is told you said no")
         self.folder_scope = FolderScope(self)
-        buttons = QHBoxLayout()
+        # Two rows, so a narrow window keeps the card whole: this call (or this tool) and
+        # Deny, then the wider scopes. Tab goes through them in _answers' order.
+        buttons, wider = QHBoxLayout(), QHBoxLayout()
         buttons.addWidget(self.count, 1)
-        for button in self._answers():  # Tab goes this way too
+        for button in (self.allow_once, self.allow_chat, self.deny):
             buttons.addWidget(button)
+        wider.addStretch(1)
+        wider.addWidget(self.allow_server)
+        wider.addWidget(self.allow_under)
         for first, second in zip(self._answers(), self._answers()[1:], strict=False):
             QWidget.setTabOrder(first, second)
         column = QVBoxLayout(self)
@@ -110,6 +116,7 @@ class ApprovalCard(QFrame):
         column.addWidget(self.reason)
         column.addWidget(self.arguments)
         column.addLayout(buttons)
+        column.addLayout(wider)
         column.addWidget(self.folder_scope)
         self._call: ApprovalJSON | None = None
         self.allow_once.clicked.connect(lambda: self._decide("allow", "once"))
