@@ -24,6 +24,9 @@ class Context:
     def __init__(self, tasks: Tasks) -> None:
         self.client: ParleyClient | None = None
         self.current_id: str | None = None  # the chat on screen (None: a new chat)
+        # The project a new chat starts in (None: outside every project): the chat on
+        # screen's, or the one last opened in the sidebar.
+        self.project_id: str | None = None
         self.tasks = tasks  # where every request a controller makes runs
 
     def require_client(self) -> ParleyClient:

@@ -18,7 +18,8 @@ GUI_PACKAGES = ("desktop", "PySide6", "qasync", "shiboken6")
 # What every desktop module may import from the server: the wire types and the settings.
 DESKTOP_MAY_USE = {
     "server.types", "server.types.chunks", "server.types.getting_models",
-    "server.types.tools", "server.types.library", "server.types.projects", "server.settings",
+    "server.types.tools", "server.types.library", "server.types.projects", "server.types.memory",
+    "server.settings",
 }  # fmt: skip
 # Starting the server (from the command line's flags) is embedded.py's job alone.
 EMBEDDED_MAY_USE = DESKTOP_MAY_USE | {
@@ -174,7 +175,7 @@ DESKTOP_LAYERS: list[tuple[set[str], bool]] = [
     ({"widgets"}, False),  # widgets shared by several packages
     ({"controller", "dialog_controller"}, True),  # how the window's controllers are made
     ({"settings"}, False),  # the app's own settings: backends, keys, the system prompt
-    ({"models", "tools"}, False),  # the models' and the tools' dialogs
+    ({"models", "tools", "memory"}, False),  # the models', the tools' and memory's dialogs
     ({"composer"}, False),  # where the user writes, and the chat bar
     ({"transcript"}, False),  # the chat drawn on Qt Quick
     ({"chats"}, False),  # the sidebar, a chat opened, exported and imported

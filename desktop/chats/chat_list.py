@@ -1,7 +1,11 @@
 """The sidebar's rows kept in step with the server: the list of chats (searched), asked for
 again after a rename, an import, a search's change; and, a while after replies start, their
 chats moved to the top as the turns named them. A later request for the list wins over an
-earlier one still on its way. Their date groups are drawn again when a day begins."""
+earlier one still on its way. Their date groups are drawn again when a day begins.
+
+What the rows are is the open project's chats, or with none open those outside every
+project (every chat while there is no project); a search looks in the open project, or in
+every chat when the user says so or none is open."""
 
 from __future__ import annotations
 
@@ -36,12 +40,15 @@ class ChatList(Controller):
         self._wholes_asked = 0  # requests for the whole list on their way
         self._whole_shown = False  # the rows are every chat (not a search's, not none yet)
         self._started: dict[str, str] = {}  # chats that began a reply since: id -> title
+        self.project: str | None = None  # the open project (None: the chats outside)
+        self.any_projects = False  # whether there is a project (else the rows are every chat)
         self._timer = QTimer(self)  # a refresh of the rows after a reply starts
         self._timer.setSingleShot(True)
         self._timer.setInterval(LIST_AFTER_START_MS)
         self._timer.timeout.connect(self._catch_up)
         sidebar.rename_requested.connect(self._on_sidebar_rename_requested)
         sidebar.search_changed.connect(self._on_sidebar_search_changed)
+        sidebar.scope.within_changed.connect(self._on_sidebar_search_changed)
         # Armed for the next midnight, not a poll: a list left open overnight says that
         # today's chats are yesterday's. Precise: a coarse timer may be 5 % late, 30 min at 10 h.
         self._day_timer = QTimer(self)
@@ -75,6 +82,12 @@ class ChatList(Controller):
         if not self._timer.isActive():
             self._timer.start()
 
+    def show_project(self, project_id: str | None) -> None:
+        """The rows become this project's chats (None: those outside every project)."""
+        self.project = project_id
+        self._whole_shown = False
+        self._context.tasks.spawn(self.refresh())
+
     def stop(self) -> None:
         """Closing: no refresh after this."""
         self._timer.stop()
@@ -92,11 +105,23 @@ class ChatList(Controller):
         started = list(reversed(self._started.items()))  # the latest first
         self._started.clear()
         current = self._context.current_id
-        if self._rows_are_whole() and self._sidebar.put_on_top(started, current):
+        in_rows = all(self._in_rows(chat_id) for chat_id, _ in started)
+        if in_rows and self._rows_are_whole() and self._sidebar.put_on_top(started, current):
             self._requests += 1  # a top of the list still on its way is older than this
             self._list_shown()
         else:
             self._context.tasks.spawn(self.refresh(top=True))
+
+    def _in_rows(self, conversation_id: str) -> bool:
+        """Whether a chat that began a reply belongs in the rows: listed there, or a new chat
+        (never listed yet) made where the rows are."""
+        if self._sidebar.list.rows.item(conversation_id) is not None:
+            return True
+        new = conversation_id not in self._sidebar.project_of
+        if new and (not self.any_projects or self._context.project_id == self.project):
+            self._sidebar.project_of[conversation_id] = self.project
+            return True
+        return False
 
     def _rows_are_whole(self) -> bool:
         """The rows are the server's whole list as last read: not a search's, no whole list
@@ -122,7 +147,13 @@ class ChatList(Controller):
         whole = 0 if top else 1
         self._wholes_asked += whole
         try:
-            conversations = await client.conversations(query, TOP_ROWS if top else None)
+            limit = TOP_ROWS if top else None
+            if (query and not self._sidebar.scope.searching_within()) or not (
+                self.project or self.any_projects
+            ):
+                conversations = await client.conversations(query, limit)
+            else:
+                conversations = await client.projects.chats(self.project, query, limit)
         finally:
             self._wholes_asked -= whole
         if request != self._requests:
@@ -139,7 +170,7 @@ class ChatList(Controller):
     def _on_sidebar_rename_requested(self, conversation_id: str, title: str) -> None:
         self._context.tasks.spawn(self._rename(conversation_id, title))
 
-    def _on_sidebar_search_changed(self, _query: str) -> None:
+    def _on_sidebar_search_changed(self, _query: object) -> None:
         self._context.tasks.spawn(self.refresh())
 
     async def _rename(self, conversation_id: str, title: str) -> None:

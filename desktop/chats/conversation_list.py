@@ -1,4 +1,6 @@
-"""The sidebar: conversations newest first, a search box, inline rename, delete, New chat.
+"""The sidebar: conversations newest first, a search box, inline rename, delete, New chat;
+the projects above the chats (projects_panel.py), what the list shows said over it
+(scope_bar.py), a chat moved to another project from its context menu.
 
 Rename (F2 or the context menu) edits the title in place; Delete (the key or the context
 menu) asks first, without a nested event loop.
@@ -33,7 +35,9 @@ from desktop.chats.conversation_rows import (
 )
 from desktop.chats.groups import local_now
 from desktop.chats.headers import HeadedOneLine, HeadedSearchResult
+from desktop.chats.projects_panel import ProjectsPanel
 from desktop.chats.rows import ChatRows
+from desktop.chats.scope_bar import ScopeBar
 from desktop.look.icons import icon
 from server.types import ConversationJSON
 
@@ -48,6 +52,7 @@ class ConversationList(QWidget):
     rename_requested = Signal(str, str)
     delete_confirmed = Signal(str)
     search_changed = Signal(str)
+    move_requested = Signal(str, str)  # chat id, project id ("": out of every project)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -60,6 +65,9 @@ class ConversationList(QWidget):
         self.search.setPlaceholderText("Search conversations")
         self.search.setClearButtonEnabled(True)
         self.search.setAccessibleName("Search conversations")
+        self.projects = ProjectsPanel(self)
+        self.scope = ScopeBar(self)
+        self.project_of: dict[str, str | None] = {}  # each chat listed: its project
         self.list = ChatRows(self)
         self.list.setAccessibleName("Conversations")
         # The chats in date groups (desktop/chats/groups.py) as they are on this clock.
@@ -86,6 +94,9 @@ class ConversationList(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.new_button)
         layout.addWidget(self.search)
+        layout.addWidget(self.scope.within)  # (under the search it limits)
+        layout.addWidget(self.projects)
+        layout.addWidget(self.scope)
         layout.addWidget(self.no_results)
         layout.addWidget(self.list, 1)
         self._search_timer = QTimer(self)
@@ -163,6 +174,8 @@ class ConversationList(QWidget):
             self._held = (conversations, current, top)
             return
         self._held = None
+        for conversation in conversations:
+            self.project_of[conversation["id"]] = conversation.get("project_id")
         rows = [row_of(conversation) for conversation in conversations]
         searching = any(row.snippet for row in rows)
         if top:
@@ -264,9 +277,25 @@ class ConversationList(QWidget):
         menu = QMenu(self)
         menu.setObjectName("conversation-menu")
         menu.addAction("Rename", lambda: self._act_on(conversation_id, self.start_rename))
+        self._add_move_menu(menu, conversation_id)
         menu.addAction("Delete…", lambda: self._act_on(conversation_id, self.ask_delete))
         menu.aboutToHide.connect(menu.deleteLater)
         menu.popup(self.list.viewport().mapToGlobal(position))  # never exec() under qasync
+
+    def _add_move_menu(self, menu: QMenu, conversation_id: str) -> None:
+        """ "Move to project ▸": every project, and out of every project; where it is, ticked."""
+        moves = menu.addMenu("Move to project")
+        moves.setObjectName("move-to-project")
+        here = self.project_of.get(conversation_id)
+        targets = [(None, "No project")] + [(p["id"], p["name"]) for p in self.projects.projects]
+        for project_id, name in targets:
+            action = moves.addAction(name.replace("&", "&&"))
+            action.setCheckable(True)
+            action.setChecked(project_id == here)  # (moved there again: nothing changes)
+            action.setData(project_id or "")
+            action.triggered.connect(
+                lambda _=False, to=project_id or "": self.move_requested.emit(conversation_id, to)
+            )
 
     def _act_on(
         self, conversation_id: str, action: Callable[[QListWidgetItem | None], None]

@@ -42,8 +42,10 @@ from desktop.client.events import (
 )
 from desktop.client.found import FoundApi
 from desktop.client.hub import HubApi
+from desktop.client.memory import MemoryApi
 from desktop.client.models import ModelsApi
 from desktop.client.paths import segment
+from desktop.client.projects import ProjectsApi
 from desktop.client.prompts import PromptsApi
 from desktop.client.questions import QuestionsApi
 from desktop.client.resources import ResourcesApi
@@ -117,6 +119,8 @@ class ParleyClient:
         self.questions = QuestionsApi(self._call)  # MCP servers' questions to the user
         self.resources = ResourcesApi(self._call)  # MCP servers' resources and results' links
         self.prompts = PromptsApi(self._call)  # MCP servers' prompts: slash commands
+        self.projects = ProjectsApi(self._call)  # projects, and chats made and listed in them
+        self.memory = MemoryApi(self._call)  # what the assistant remembers, a file per scope
 
     async def aclose(self) -> None:
         await self._http.aclose()

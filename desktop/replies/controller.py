@@ -139,6 +139,7 @@ class ReplyController(Controller):
             return None
         reply = Reply(conversation_id, text, model, max_tokens, tools, documents, kind, target,
                       before, attached, files, waiting_note)  # fmt: skip
+        reply.project_id = self._context.project_id  # chosen when sent, not when it begins
         self._replies.append(reply)
         self.busy_changed.emit()
         return self._run(reply, system)

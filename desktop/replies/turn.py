@@ -45,6 +45,7 @@ class Reply:
         # The chat it was typed in (None: a new chat, until its turn began).
         self.conversation_id = conversation_id
         self.created: str | None = None  # the chat made for it, while its turn begins
+        self.project_id: str | None = None  # a new chat's project (None: outside every one)
         self.tools = tools  # for a new chat: may the model call tools in it
         self.documents = documents  # for a new chat: "Use my documents"
         self.text = text
@@ -97,8 +98,8 @@ async def begin(client: ParleyClient, reply: Reply, system: str | None) -> Reply
     `conversation_id` only once the turn began. ClientError: the turn did not begin."""
     conversation_id = reply.conversation_id
     if conversation_id is None:
-        created = await client.create_conversation(
-            reply.model, system, reply.tools, reply.documents
+        created = await client.projects.create_chat(
+            reply.project_id, reply.model, system, reply.tools, reply.documents
         )
         conversation_id = reply.created = created["id"]
     stream = await client.start_turn(

@@ -15,6 +15,7 @@ from desktop.chats.conversation_list import ConversationList
 from desktop.chats.earlier_messages import EarlierMessages
 from desktop.chats.history_files import HistoryFiles
 from desktop.chats.opening import ChatOpening
+from desktop.chats.projects import Projects
 from desktop.chats.settings import ChatSettings
 from desktop.client import ParleyClient
 from desktop.composer.attachments import Attachments
@@ -101,6 +102,7 @@ class MainWindow(QMainWindow):
 
         self.view = WindowView(self.splitter, self.sidebar, self.composer)
         self.chat_list = ChatList(self.context, self.sidebar)
+        self.projects = Projects(self.context, self.sidebar, self.chat_list, self)
         self.opening = ChatOpening(self.context, self)
         self.bar = ChatBarController(self.context, self.chat_bar)
         self.links = TranscriptLinks(self.context, self, self.transcript, self.show_error)
@@ -137,6 +139,10 @@ class MainWindow(QMainWindow):
         self.sidebar.conversation_selected.connect(self._on_sidebar_conversation_selected)
         self.sidebar.hit_chosen.connect(self._on_sidebar_hit_chosen)
         self.sidebar.delete_confirmed.connect(lambda id_: self.tasks.spawn(self._delete(id_)))
+        self.projects.opened.connect(self._on_projects_opened)
+        self.projects.chat_moved.connect(self._on_projects_chat_moved)
+        self.projects.chat_chosen.connect(lambda id_: self.tasks.spawn(self._open(id_)))
+        self.projects.current_deleted.connect(self.new_chat)
         self.composer.message_submitted.connect(self._on_composer_message_submitted)
         self.composer.stop_requested.connect(self.stop_reply)
         self.transcript.theme_changed.connect(self._on_transcript_theme_changed)
@@ -199,6 +205,7 @@ class MainWindow(QMainWindow):
         self.bar.start()
         self.model_view.refresh()  # the chat still open after a restart: measured anew
         self.tasks.spawn(self.chat_list.refresh())
+        self.tasks.spawn(self.projects.refresh())
         if reopen is not None and self.context.current_id is None:
             self.tasks.spawn(self._open(reopen, missing_ok=True))
 
@@ -365,6 +372,7 @@ class MainWindow(QMainWindow):
         if conversation is None:
             return
         self._set_current(conversation_id)
+        self.context.project_id = conversation.get("project_id")  # a new chat's, from here
         self.reply.show(conversation)
         self._refresh_menus()
         if reveal:
@@ -429,7 +437,15 @@ class MainWindow(QMainWindow):
         self.chat_list.show_busy(self.reply.busy_conversations())
         self._refresh_menus()
 
+    def _on_projects_opened(self, project_id: str) -> None:
+        self.context.project_id = project_id or None  # the group last chosen
+
+    def _on_projects_chat_moved(self, conversation_id: str, project_id: str) -> None:
+        if conversation_id == self.context.current_id:
+            self.context.project_id = project_id or None
+
     def _on_reply_conversation_created(self, conversation_id: str) -> None:
+        self.projects.chats_changed()  # its project's count
         if self.context.current_id is None:  # still on the new chat it was typed in
             self._set_current(conversation_id, named=True)
         else:  # its dot, once the list shows it

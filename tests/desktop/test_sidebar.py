@@ -217,8 +217,8 @@ def test_delete_from_the_context_menu(gui: GuiApp, upstream: ScriptedUpstream, q
     sidebar.customContextMenuRequested.emit(position)
     menu = gui.window.sidebar.findChild(QMenu, "conversation-menu")
     assert menu is not None and menu.isVisible()
-    assert [a.text() for a in menu.actions()] == ["Rename", "Delete…"]
-    menu.actions()[1].trigger()
+    assert [a.text() for a in menu.actions()] == ["Rename", "Move to project", "Delete…"]
+    menu.actions()[2].trigger()
     menu.hide()
     dialog = gui.window.sidebar.findChild(QMessageBox, "confirm-delete")
     assert dialog is not None and "First" in dialog.text()
