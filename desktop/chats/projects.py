@@ -37,7 +37,7 @@ class Projects(Controller):
         self._stale = False  # its chats' counts may have changed since the last list
         self.dialog: ProjectDialog | None = None
         self._asking: QWidget | None = None  # a name asked for, or a delete's question
-        self.memory = MemoryDialogs(context, parent, sidebar.title_of)
+        self.memory = MemoryDialogs(context, parent)
         self.memory.chat_chosen.connect(self.chat_chosen)
         panel = self._panel
         panel.opened.connect(self._on_panel_opened)

@@ -13,8 +13,10 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 
 from desktop.controller import Context, Controller
 from desktop.errors import ClientError
+from desktop.memory.dialog import CHANGED as CONFLICT
 from desktop.memory.dialog import MemoryDialog
 from desktop.memory.lines import Titles
+from server.types.memory import MemoryJSON
 
 CHANGED = "memory_changed"
 
@@ -27,9 +29,8 @@ def open_file(path: str) -> bool:
 class MemoryDialogs(Controller):
     chat_chosen = Signal(str)  # a line's chat link: open that chat
 
-    def __init__(self, context: Context, parent: QWidget, titles: Titles) -> None:
+    def __init__(self, context: Context, parent: QWidget) -> None:
         super().__init__(context, parent)
-        self._titles = titles
         self.dialogs: dict[str | None, MemoryDialog] = {}  # by project (None: outside)
         self._asking: QMessageBox | None = None
 
@@ -40,7 +41,7 @@ class MemoryDialogs(Controller):
             dialog.raise_()
             dialog.activateWindow()
             return dialog
-        dialog = MemoryDialog(scope, self._titles, self._parent)
+        dialog = MemoryDialog(scope, self._parent)
         self.dialogs[project_id] = dialog
         dialog.forget_requested.connect(
             lambda line_id: self._spawn(project_id, self._forget(project_id, line_id))
@@ -79,17 +80,24 @@ class MemoryDialogs(Controller):
                 raise
             dialog.show_error(exc.message)
 
-    async def reload(self, project_id: str | None) -> None:
-        memory = await self._context.require_client().memory.read(project_id)
+    async def _show(self, project_id: str | None, memory: MemoryJSON) -> MemoryDialog | None:
+        """The memory in its dialog (if still open), its lines' chats named."""
+        titles: Titles = {}
+        if any(line["chat_id"] for line in memory["lines"]):
+            chats = await self._context.require_client().conversations()
+            titles = {chat["id"]: chat["title"] for chat in chats}
         dialog = self.dialogs.get(project_id)
         if dialog is not None:
-            dialog.show_memory(memory)
+            dialog.show_memory(memory, titles)
+        return dialog
+
+    async def reload(self, project_id: str | None) -> None:
+        await self._show(project_id, await self._context.require_client().memory.read(project_id))
 
     async def _forget(self, project_id: str | None, line_id: str) -> None:
         memory = await self._context.require_client().memory.forget(project_id, line_id)
-        dialog = self.dialogs.get(project_id)
+        dialog = await self._show(project_id, memory)
         if dialog is not None:
-            dialog.show_memory(memory)
             dialog.show_note("Forgotten.")
 
     async def _save(self, project_id: str | None, text: str, version: str | None) -> None:
@@ -100,11 +108,11 @@ class MemoryDialogs(Controller):
             dialog = self.dialogs.get(project_id)
             if exc.code != CHANGED or dialog is None:
                 raise
-            dialog.show_conflict(await client.memory.read(project_id))
+            await self._show(project_id, await client.memory.read(project_id))
+            dialog.show_error(CONFLICT)  # (the editor keeps the user's text)
             return
-        dialog = self.dialogs.get(project_id)
+        dialog = await self._show(project_id, memory)
         if dialog is not None:
-            dialog.show_memory(memory)
             dialog.stop_edit()
             dialog.show_note("Saved." if text else "Memory is on for these chats.")
 
@@ -141,7 +149,7 @@ class MemoryDialogs(Controller):
             dialog = self.dialogs.get(project_id)
             if exc.code != CHANGED or dialog is None:
                 raise
-            dialog.show_memory(await client.memory.read(project_id))
+            await self._show(project_id, await client.memory.read(project_id))
             dialog.show_error("The file changed on disk since it was read: nothing was deleted.")
             return
         await self.reload(project_id)

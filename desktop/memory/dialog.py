@@ -41,13 +41,12 @@ class MemoryDialog(ServerDialog):
     editor_requested = Signal(str)  # the file's path
     reload_wanted = Signal()  # the dialog came back to the front (a hand edit may be saved)
 
-    def __init__(self, scope: str, titles: Titles, parent: QWidget | None = None) -> None:
+    def __init__(self, scope: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("memory-dialog")
         self.setWindowTitle(f"Memory — {scope}")
         self.resize(600, 520)
         self.memory: MemoryJSON | None = None
-        self._titles = titles
         self.about = QLabel(self)
         self.about.setObjectName("memory-about")
         self.about.setWordWrap(True)
@@ -108,8 +107,9 @@ class MemoryDialog(ServerDialog):
     def editing(self) -> bool:
         return self.pages.currentWidget() is self.editor
 
-    def show_memory(self, memory: MemoryJSON) -> None:
-        """The file as the server read it now (the editor's text kept while editing)."""
+    def show_memory(self, memory: MemoryJSON, titles: Titles) -> None:
+        """The file as the server read it now, its lines' chats by `titles` (the editor's
+        text kept while editing)."""
         self.memory = memory
         where = f"Kept in {memory['path']}"
         if not memory["exists"]:
@@ -119,7 +119,7 @@ class MemoryDialog(ServerDialog):
                                f"chat of this scope. {where}.")  # fmt: skip
         if memory["error"]:
             self.show_error(f"Parley does not read this file: {memory['error']}")
-        self.lines.show_lines(memory["lines"], self._titles)
+        self.lines.show_lines(memory["lines"], titles)
         self.empty.setText("" if memory["lines"] or not memory["exists"] else NOTHING)
         self.empty.setVisible(bool(self.empty.text()))
         self._enable()
@@ -136,12 +136,6 @@ class MemoryDialog(ServerDialog):
         self.pages.setCurrentIndex(0)
         self.show_note("")
         self._enable()
-
-    def show_conflict(self, memory: MemoryJSON) -> None:
-        """The save was refused: the file changed on disk. Its new version is what the next
-        Save is made over; the editor keeps the user's text."""
-        self.show_memory(memory)
-        self.show_error(CHANGED)
 
     def _enable(self) -> None:
         memory, editing = self.memory, self.editing()

@@ -4,7 +4,6 @@ as a link that opens that chat (a line written by hand says so), and a Forget bu
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
@@ -13,14 +12,14 @@ from desktop.look.scale import SPACING
 from server.types.memory import MemoryLineJSON
 
 CHAT_LINK = "chat:"  # a line's link: this, then the chat's id
-Titles = Callable[[str], str | None]  # a chat's title, when the window knows it
+Titles = dict[str, str]  # the chats' titles, by id: those that are still here
 
 
 class LineRow(QFrame):
     forget_requested = Signal(str)  # the line's id
     chat_chosen = Signal(str)  # the chat it came from
 
-    def __init__(self, line: MemoryLineJSON, title: str | None, parent: QWidget) -> None:
+    def __init__(self, line: MemoryLineJSON, titles: Titles, parent: QWidget) -> None:
         super().__init__(parent)
         self.setObjectName("memory-line")
         self.line_id = line["id"]
@@ -31,11 +30,14 @@ class LineRow(QFrame):
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.source = QLabel(self)
         self.source.setObjectName("memory-line-chat")
-        if line["chat_id"] is None:
+        chat_id = line["chat_id"]
+        if chat_id is None:
             self.source.setText("Written by hand")
+        elif chat_id not in titles:
+            self.source.setText("From a chat deleted since")
         else:
-            said = f"From “{html.escape(title)}”" if title else "From a chat"
-            self.source.setText(f'<a href="{CHAT_LINK}{html.escape(line["chat_id"])}">{said}</a>')
+            said = f"From “{html.escape(titles[chat_id] or 'New chat')}”"
+            self.source.setText(f'<a href="{CHAT_LINK}{html.escape(chat_id)}">{said}</a>')
             self.source.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
             self.source.setToolTip("Open the chat this was remembered in")
         self.forget = QPushButton("Forget", self)
@@ -78,8 +80,7 @@ class LineList(QWidget):
             row.deleteLater()
         self.rows = []
         for index, line in enumerate(lines):
-            title = titles(line["chat_id"]) if line["chat_id"] else None
-            row = LineRow(line, title, self)
+            row = LineRow(line, titles, self)
             row.forget_requested.connect(self.forget_requested)
             row.chat_chosen.connect(self.chat_chosen)
             self._layout.insertWidget(index, row)
