@@ -267,3 +267,27 @@ def test_the_guard_switch_is_written_to_the_entry_and_read_at_the_next_call(
     assert bad.status == 400
     missing = asking.parley.call("PUT", "/api/tools/servers/nope/guard", json_body={"guard": True})
     assert missing.status == 404
+
+
+def test_an_allow_frees_the_waiting_calls_it_covers_and_no_other(asking: Guarded) -> None:
+    cid = asking.conversation()
+    made = [write(f"{NOTES}/a.md"), write(f"{NOTES}/b.md"), write("/etc/hosts")]
+    asking.upstream.queue = [Script(tokens=0, tool_calls=made), Script(texts=["Ok."])]
+    stream = asking.parley.send(cid, "Write three.")
+    first = approval_of(stream)
+    scope = {"remember": "arguments", "argument": "path", "under": NOTES}
+    reply = decide(asking.parley, cid, first["call_id"], decision="allow", **scope)
+    assert reply.status == 200, reply.body
+    waiting = [approval_of(stream), approval_of(stream)]
+    by_path = {json.loads(a["arguments"])["path"]: a for a in waiting}
+    freed = by_path[f"{NOTES}/b.md"]
+    again = decide(asking.parley, cid, freed["call_id"], decision="allow")
+    assert again.status == 409, again.body  # it was freed by the grant: not waiting now
+    outside = by_path["/etc/hosts"]
+    assert decide(asking.parley, cid, outside["call_id"], decision="deny").status == 200
+    stream.read_all()
+    steps = [p for p in asking.parley.message(cid, stream.first["message_id"])["parts"]
+             if p["type"] == "tool"]  # fmt: skip
+    assert [s["status"] for s in steps] == ["completed", "completed", "denied"]
+    assert steps[1]["allowed"]["by"] == "grant" and "allowed" not in steps[2]
+    assert sorted(e["path"] for e in asking.ran("write_file")) == [f"{NOTES}/a.md", f"{NOTES}/b.md"]
