@@ -103,3 +103,21 @@ def test_a_folder_the_call_is_not_in_is_refused_and_the_card_still_asks(
     with qtbot.waitSignal(gui.window.reply_finished, timeout=15_000):
         qtbot.mouseClick(card.allow_once, Qt.MouseButton.LeftButton)
     assert calls(tool_log) == ["/srv/notes/a.md"]
+
+
+def test_escape_in_the_folder_row_goes_back_to_the_cards_buttons_and_stops_nothing(
+    asking_gui: GuiApp, upstream: ScriptedUpstream, tool_log: ToolLog, qtbot: Any
+) -> None:
+    gui, card = asking_gui, asking_gui.window.approval_card
+    upstream.queue = [Script(tool_calls=[danger("/srv/notes/a.md")]), Script(texts=["Ok."])]
+    gui.send("write it")
+    qtbot.waitUntil(card.allow_once.hasFocus, timeout=15_000)
+    qtbot.keyClick(gui.window, Qt.Key.Key_U, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(card.folder_scope.folder.hasFocus, timeout=5_000)
+    qtbot.keyClick(card.folder_scope.folder, Qt.Key.Key_Escape)
+    qtbot.waitUntil(card.allow_under.hasFocus, timeout=5_000)
+    assert not card.folder_scope.isVisible()
+    assert card.isVisible() and card.call is not None  # still asked: Esc did not stop the reply
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=15_000):
+        qtbot.keyClick(gui.window, Qt.Key.Key_A, Qt.KeyboardModifier.AltModifier)
+    assert calls(tool_log) == ["/srv/notes/a.md"]
