@@ -14,6 +14,7 @@ from datetime import datetime
 from PySide6.QtCore import QEvent, QPoint, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QListView,
@@ -39,6 +40,7 @@ from desktop.chats.projects_panel import ProjectsPanel
 from desktop.chats.rows import ChatRows
 from desktop.chats.scope_bar import ScopeBar
 from desktop.look.icons import icon
+from desktop.look.scale import SPACING
 from server.types import ConversationJSON
 
 SEARCH_DELAY_MS = 200
@@ -94,7 +96,10 @@ class ConversationList(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.new_button)
         layout.addWidget(self.search)
-        layout.addWidget(self.scope.within)  # (under the search it limits)
+        within = QHBoxLayout()  # (under the search it limits, lined up with the titles)
+        within.setContentsMargins(SPACING["m"], SPACING["xs"], 0, 0)
+        within.addWidget(self.scope.within)
+        layout.addLayout(within)
         layout.addWidget(self.projects)
         layout.addWidget(self.scope)
         layout.addWidget(self.no_results)
@@ -318,7 +323,8 @@ class ConversationList(QWidget):
         if self._held is not None:
             self.show_conversations(*self._held)
 
-    def _on_search_text_changed(self, _text: str) -> None:
+    def _on_search_text_changed(self, text: str) -> None:
+        self.scope.show_searching(bool(text.strip()))
         self._search_timer.start()
 
     def _on_search_timer_timeout(self) -> None:

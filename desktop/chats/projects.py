@@ -15,9 +15,9 @@ from desktop.chats.projects_panel import chats_said
 from desktop.controller import Context, Controller
 from desktop.errors import ClientError
 from desktop.memory.controller import MemoryDialogs
+from desktop.memory.dialog import OUTSIDE_SCOPE
 from server.types.projects import ProjectChats, ProjectJSON
 
-OUTSIDE_SCOPE = "Chats outside projects"
 SENSITIVE = "sensitive_folder"
 
 

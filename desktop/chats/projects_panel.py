@@ -52,18 +52,23 @@ def chats_said(count: int) -> str:
 
 
 class _CountDelegate(QStyledItemDelegate):
-    """A project's row: its name, and its count of chats muted at the row's end."""
+    """A project's row: its name, and its count of chats muted at the row's end (the name
+    ends in "…" before it; the row's highlight spans both)."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: Index) -> None:
+        super().initStyleOption(option, index)
+        count = str(index.data(COUNT_ROLE) or "")
+        room = option.fontMetrics.horizontalAdvance(count) + SPACING["l"] + 2 * SPACING["s"]
+        width = max(0, option.rect.width() - option.decorationSize.width() - room)
+        option.text = option.fontMetrics.elidedText(option.text, Qt.TextElideMode.ElideRight, width)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        super().paint(painter, option, index)
         count = str(index.data(COUNT_ROLE) or "")
-        shown = QStyleOptionViewItem(option)
-        room = option.fontMetrics.horizontalAdvance(count) + SPACING["m"] if count else 0
-        shown.rect = option.rect.adjusted(0, 0, -room, 0)
-        super().paint(painter, shown, index)
         if count:
             painter.save()
             painter.setPen(QColor(palette(is_dark(option.palette)).muted))
-            area = option.rect.adjusted(0, 0, -SPACING["s"], 0)
+            area = option.rect.adjusted(0, 0, -SPACING["m"], 0)
             align = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
             painter.drawText(area, int(align), count)
             painter.restore()

@@ -1,6 +1,7 @@
 """What the sidebar's list of chats shows, said above it: the open project's name (or
 "Chats" for those outside every project), a button to its memory, and, while a project is
-open, whether a search looks in that project only (on by default) or in every chat."""
+open and a search typed, whether it looks in that project only (on by default) or in every
+chat (hidden the rest of the time: it says nothing until there is a search)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ class ScopeBar(QWidget):
         self.within.setObjectName("search-in-project")
         self.within.setChecked(True)
         self.within.hide()
+        self._project = False
+        self._searching = False
         row = QHBoxLayout()
         row.setContentsMargins(SPACING["m"], SPACING["s"], SPACING["xs"], 0)
         row.addWidget(self.title, 1)
@@ -61,9 +64,15 @@ class ScopeBar(QWidget):
         """The list shows this project's chats (None: those outside every project)."""
         self.title.setText(project_name or OUTSIDE)
         if project_name:
-            self.within.setText(f"Search in “{project_name}” only")
-        self.within.setVisible(project_name is not None)
+            self.within.setText(f"Only in “{project_name}”")
+        self._project = project_name is not None
+        self.within.setVisible(self._project and self._searching)
+
+    def show_searching(self, searching: bool) -> None:
+        """Whether a search is typed (the switch shows with it, while a project is open)."""
+        self._searching = searching
+        self.within.setVisible(self._project and self._searching)
 
     def searching_within(self) -> bool:
         """A search looks in the open project only (with none open: in every chat)."""
-        return not self.within.isHidden() and self.within.isChecked()
+        return self._project and self.within.isChecked()

@@ -7,7 +7,7 @@ text, and keeps the user's text in the editor (Save again puts it over the new v
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -19,12 +19,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.memory.lines import LineList, Titles
+from desktop.look.scale import TYPE
+from desktop.memory.lines import LineList, Titles, muted_colour
 from desktop.widgets.server_dialog import MessageLine, ServerDialog
 from server.types.memory import MemoryJSON
 
 NOTHING = "Nothing remembered yet. In a chat with tools on, the assistant asks before it "
 NOTHING += "remembers a line."
+OUTSIDE_SCOPE = "Chats outside projects"
 OFF = "Memory is off for these chats: nothing is kept, and the model is given none."
 CHANGED = (
     "The file changed on disk since you opened it. It is read again; your text is still in "
@@ -45,11 +47,17 @@ class MemoryDialog(ServerDialog):
         super().__init__(parent)
         self.setObjectName("memory-dialog")
         self.setWindowTitle(f"Memory — {scope}")
+        scope = "the chats outside projects" if scope == OUTSIDE_SCOPE else f"“{scope}”"
         self.resize(600, 520)
         self.memory: MemoryJSON | None = None
+        self._scope = scope
         self.about = QLabel(self)
         self.about.setObjectName("memory-about")
         self.about.setWordWrap(True)
+        self.path = QLabel(self)
+        self.path.setObjectName("memory-path")
+        self.path.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.path.setStyleSheet(f"color: {muted_colour(self)}; font-size: {TYPE['small']}px;")
         self.lines = LineList(self)
         self.empty = QLabel(self)
         self.empty.setObjectName("memory-empty")
@@ -85,6 +93,7 @@ class MemoryDialog(ServerDialog):
             buttons.addWidget(button)
         layout = QVBoxLayout(self)
         layout.addWidget(self.about)
+        layout.addWidget(self.path)
         layout.addWidget(self.pages, 1)
         layout.addWidget(self.message)
         layout.addLayout(buttons)
@@ -111,12 +120,15 @@ class MemoryDialog(ServerDialog):
         """The file as the server read it now, its lines' chats by `titles` (the editor's
         text kept while editing)."""
         self.memory = memory
-        where = f"Kept in {memory['path']}"
         if not memory["exists"]:
-            self.about.setText(f"{OFF}\nIt would be kept in {memory['path']}.")
+            self.about.setText(OFF)
         else:
-            self.about.setText(f"What the assistant remembers here, given to the model in each "
-                               f"chat of this scope. {where}.")  # fmt: skip
+            self.about.setText(
+                f"What the assistant remembers for {self._scope}: the model is given it "
+                "at the start of each of these chats. You may edit it here or in any editor."
+            )
+        self.path.setText(memory["path"])
+        self.path.setToolTip(memory["path"])
         if memory["error"]:
             self.show_error(f"Parley does not read this file: {memory['error']}")
         self.lines.show_lines(memory["lines"], titles)

@@ -8,11 +8,17 @@ import html
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from desktop.look.scale import SPACING
+from desktop.look.palette import palette
+from desktop.look.scale import SPACING, TYPE
+from desktop.look.theme import is_dark
 from server.types.memory import MemoryLineJSON
 
 CHAT_LINK = "chat:"  # a line's link: this, then the chat's id
 Titles = dict[str, str]  # the chats' titles, by id: those that are still here
+
+
+def muted_colour(widget: QWidget) -> str:
+    return palette(is_dark(widget.palette())).muted
 
 
 class LineRow(QFrame):
@@ -40,6 +46,12 @@ class LineRow(QFrame):
             self.source.setText(f'<a href="{CHAT_LINK}{html.escape(chat_id)}">{said}</a>')
             self.source.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
             self.source.setToolTip("Open the chat this was remembered in")
+        self.source.setStyleSheet(
+            f"color: {muted_colour(self)}; font-size: {TYPE['small']}px; background: none;"
+        )
+        # A hairline under each line: the rows read as a list, not as one paragraph.
+        border = palette(is_dark(self.palette())).border
+        self.setStyleSheet(f"QFrame#memory-line {{ border-bottom: 1px solid {border}; }}")
         self.forget = QPushButton("Forget", self)
         self.forget.setObjectName("forget-line")
         self.forget.setAccessibleName(f"Forget: {line['text']}")

@@ -223,8 +223,9 @@ def test_a_search_looks_in_the_open_project_unless_told_otherwise(
     new_project(gui, qtbot, "Orchard")
     chat(gui, qtbot, "Plums inside")
     sidebar = gui.window.sidebar
-    assert sidebar.scope.within.isVisibleTo(sidebar) and sidebar.scope.within.isChecked()
+    assert not sidebar.scope.within.isVisibleTo(sidebar)  # (no search yet)
     sidebar.search.setText("Plums")
+    assert sidebar.scope.within.isVisibleTo(sidebar) and sidebar.scope.within.isChecked()
     qtbot.waitUntil(lambda: titles(gui) == ["Plums inside"], timeout=5_000)
     sidebar.scope.within.click()  # every chat
     qtbot.waitUntil(lambda: sorted(titles(gui)) == ["Plums inside", "Plums outside"])
