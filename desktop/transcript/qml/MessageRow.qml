@@ -52,6 +52,29 @@ Item {
         return false
     }
 
+    // Whatever of this message the keyboard is on is brought into view: Tab reaches the
+    // messages drawn just above and below the view too (the list's cache).
+    function reveal(item) {
+        const view = ListView.view
+        if (!view || !item)
+            return
+        const top = item.mapToItem(view.contentItem, 0, 0).y - look.spacing.m
+        const bottom = top + item.height + 2 * look.spacing.m
+        if (top < view.contentY)
+            view.contentY = top
+        else if (bottom > view.contentY + view.height)
+            view.contentY = bottom - view.height
+        else
+            return
+        view.following = view.atYEnd
+    }
+    Connections {
+        target: row.Window.window
+        enabled: row.focusInside
+        function onActiveFocusItemChanged() { row.reveal(row.Window.activeFocusItem) }
+    }
+    onFocusInsideChanged: if (focusInside) reveal(Window.activeFocusItem)
+
     objectName: "message-" + rowId
     implicitHeight: content.implicitHeight
     height: implicitHeight

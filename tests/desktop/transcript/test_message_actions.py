@@ -138,3 +138,33 @@ def test_the_keyboard_on_a_message_s_source_shows_that_message_s_actions(
     assert not shown(bar_of(surface, "m1"))
     items(surface, "source")[0].forceActiveFocus()
     qtbot.waitUntil(lambda: shown(bar_of(surface, "m1")))
+
+
+def test_shift_tab_back_through_a_long_chat_keeps_what_it_is_on_in_view(qtbot: Any) -> None:
+    surface = TranscriptSurface()
+    qtbot.addWidget(surface)
+    surface.resize(900, 500)
+    surface.show()
+    qtbot.mouseMove(surface, QPoint(2, 490))
+    surface.show_conversation(
+        [message(i, "user" if i % 2 else "assistant", content=f"Message {i}") for i in range(40)]
+    )
+    qtbot.waitUntil(lambda: bool(items(surface, "message-m39")))
+    qtbot.waitUntil(lambda: any(top(b) + b.height() < 0 for b in items(surface, "action-copy")))
+    action(surface, "m39", "copy").forceActiveFocus()
+    window = surface.quickWindow()
+
+    def on_screen() -> bool:
+        item = window.activeFocusItem()
+        return item is not None and top(item) >= 0 and top(item) + item.height() <= 500
+
+    rows: set[str] = set()
+    for _ in range(20):  # back up through the messages, as a user would
+        qtbot.keyClick(surface, Qt.Key.Key_Backtab, Qt.KeyboardModifier.ShiftModifier)
+        qtbot.waitUntil(on_screen)  # the list scrolled to it, drawn just above or not
+        item = window.activeFocusItem()
+        while item is not None and not item.objectName().startswith("message-"):
+            item = item.parentItem()
+        assert item is not None
+        rows.add(item.objectName())
+    assert len(rows) >= 8  # it went up through several messages, beyond the first screen
