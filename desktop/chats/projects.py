@@ -46,6 +46,7 @@ class Projects(Controller):
         panel.edit_requested.connect(self.edit)
         panel.memory_requested.connect(self.open_memory)
         panel.delete_requested.connect(self.ask_delete)
+        panel.chat_dropped.connect(self._on_sidebar_move_requested)
         sidebar.scope.memory_requested.connect(lambda: self.open_memory(chat_list.project))
         sidebar.move_requested.connect(self._on_sidebar_move_requested)
         sidebar.delete_confirmed.connect(lambda _id: self.chats_changed())

@@ -20,7 +20,7 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QColor, QIcon, QPainter
+from PySide6.QtGui import QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QIcon, QPainter
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.chats.headers import header_font
+from desktop.chats.rows import CHAT_MIME
 from desktop.look.icons import icon
 from desktop.look.palette import palette
 from desktop.look.scale import SPACING
@@ -77,6 +78,43 @@ class _CountDelegate(QStyledItemDelegate):
         return QSize(1, super().sizeHint(option, index).height() + SPACING["s"])
 
 
+class _ProjectRows(QListWidget):
+    """The projects' rows; a chat dropped on one is moved into it."""
+
+    chat_dropped = Signal(str, str)  # chat id, project id
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setAcceptDrops(True)
+        self.setDragDropMode(QListWidget.DragDropMode.DropOnly)
+
+    def _target(self, event: QDragMoveEvent | QDropEvent) -> QListWidgetItem | None:
+        if not event.mimeData().hasFormat(CHAT_MIME):
+            return None
+        return self.itemAt(event.position().toPoint())
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasFormat(CHAT_MIME):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:
+        if self._target(event) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        item = self._target(event)
+        if item is None:
+            event.ignore()
+            return
+        chat_id = bytes(event.mimeData().data(CHAT_MIME).data()).decode()
+        event.acceptProposedAction()
+        self.chat_dropped.emit(chat_id, str(item.data(ID_ROLE)))
+
+
 class ProjectsPanel(QWidget):
     opened = Signal(str)  # a project opened by the user ("": closed, the chats outside)
     new_requested = Signal()
@@ -84,6 +122,7 @@ class ProjectsPanel(QWidget):
     edit_requested = Signal(str)  # Instructions & folders…
     memory_requested = Signal(str)
     delete_requested = Signal(str)
+    chat_dropped = Signal(str, str)  # a chat dragged onto a project: chat id, project id
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -97,7 +136,7 @@ class ProjectsPanel(QWidget):
         self.new_button.setObjectName("new-project")
         self.new_button.setToolTip("New project")
         self.new_button.setAccessibleName("New project")
-        self.list = QListWidget(self)
+        self.list = _ProjectRows(self)
         self.list.setObjectName("projects-list")
         self.list.setAccessibleName("Projects")
         self.list.setItemDelegate(_CountDelegate(self.list))
@@ -114,6 +153,7 @@ class ProjectsPanel(QWidget):
         layout.addWidget(self.list)
         self._icons()
         self.new_button.clicked.connect(self.new_requested)
+        self.list.chat_dropped.connect(self.chat_dropped)
         self.list.itemClicked.connect(self._on_list_item_chosen)
         self.list.itemActivated.connect(self._on_list_item_chosen)
         self.list.customContextMenuRequested.connect(self._on_list_context_menu_requested)

@@ -1,7 +1,8 @@
 """The sidebar's rows: a chat whose reply is in flight gets a dot (and "Replying…" for a
 screen reader and as its tooltip); one whose reply waits for the user (a tool call to approve,
 a long call to keep or stop) gets its own badge instead, an amber dot and
-"Waiting for you" at the row's end; Delete asks the sidebar to delete the selected chat."""
+"Waiting for you" at the row's end; Delete asks the sidebar to delete the selected chat. A
+row dragged carries its chat's id (CHAT_MIME), which a project's row takes as a move."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from datetime import datetime
 
 from PySide6.QtCore import (
     QEvent,
+    QMimeData,
     QModelIndex,
     QPersistentModelIndex,
     QPoint,
@@ -46,6 +48,7 @@ from desktop.chats.conversation_rows import ID_ROLE, TITLE_ROLE, Row, ShownRows
 from desktop.chats.headers import chat_part
 from desktop.look import style
 
+CHAT_MIME = "application/x-parley-chat"  # a dragged row: its chat's id, UTF-8
 BUSY_TIP = "Replying…"
 WAITING_TIP = "Waiting for you"
 # The waiting badge's words, the longest that leaves the title this share of the row.
@@ -73,6 +76,8 @@ class ChatRows(QListWidget):
         self._described: set[str] = set()  # the rows told what they are for a screen reader
         self._named: set[str] = set()  # the rows named with their group's header for one
         self.setIconSize(QSize(DOT_PX, DOT_PX))
+        self.setDragEnabled(True)  # onto a project: moved there
+        self.setDragDropMode(QListWidget.DragDropMode.DragOnly)
         # Flat, as the transcript's: Fusion's repaints its gradients with every row moved.
         self.verticalScrollBar().setStyleSheet(style.scroll_bar_in(self.palette()))
 
@@ -109,6 +114,15 @@ class ChatRows(QListWidget):
                 if item is not None and item.data(role) != wanted:
                     item.setData(role, wanted)
         self._named = named
+
+    def mimeData(self, items: list[QListWidgetItem]) -> QMimeData:  # type: ignore[override]
+        data = QMimeData()
+        if items:
+            data.setData(CHAT_MIME, str(items[0].data(ID_ROLE)).encode())
+        return data
+
+    def mimeTypes(self) -> list[str]:
+        return [CHAT_MIME]
 
     def header_at(self, row: int) -> str:
         """The date header drawn above the row at `row` ("" for none)."""

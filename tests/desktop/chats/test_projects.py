@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QInputDialog, QMenu, QMessageBox
 
 from desktop.chats.project_dialog import ProjectDialog
@@ -138,6 +139,27 @@ def test_a_chat_moves_out_of_a_project_and_back_in(
     qtbot.waitUntil(lambda: titles(gui) == [], timeout=5_000)
     inside = run(qtbot, client.projects.chats(project_id))
     assert [c["title"] for c in inside] == ["Chapter one"]
+
+
+def test_a_chat_dragged_onto_a_project_moves_into_it(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    upstream.script = Script(tokens=2)
+    chat(gui, qtbot, "Dragged")
+    client = client_of(gui)
+    project = run(qtbot, client.projects.create("Target"))
+    run(qtbot, gui.window.projects.refresh())
+    qtbot.waitUntil(lambda: titles(gui) == ["Dragged"], timeout=5_000)  # (outside)
+    rows = gui.window.sidebar.list
+    dragged = rows.mimeData([rows.item(0)])  # what a drag of its row carries
+    target = gui.window.sidebar.projects.list
+    at = QPointF(target.visualItemRect(target.item(0)).center())
+    drop = QDropEvent(at, Qt.DropAction.MoveAction, dragged, Qt.MouseButton.LeftButton,
+                      Qt.KeyboardModifier.NoModifier)  # fmt: skip
+    target.dropEvent(drop)
+    qtbot.waitUntil(lambda: titles(gui) == [], timeout=5_000)
+    inside = run(qtbot, client.projects.chats(project["id"]))
+    assert [c["title"] for c in inside] == ["Dragged"]
 
 
 def test_a_project_is_renamed_and_its_instructions_and_folders_saved(
