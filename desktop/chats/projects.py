@@ -35,6 +35,7 @@ class Projects(Controller):
         self._panel = sidebar.projects
         self._chat_list = chat_list
         self._stale = False  # its chats' counts may have changed since the last list
+        self._wanted: str | None = None  # a project to open once it is listed
         self.dialog: ProjectDialog | None = None
         self._asking: QWidget | None = None  # a name asked for, or a delete's question
         self.memory = MemoryDialogs(context, parent)
@@ -57,6 +58,9 @@ class Projects(Controller):
         projects = await self._context.require_client().projects.all()
         self._stale = False
         self._panel.show_projects(projects)
+        wanted, self._wanted = self._wanted, None
+        if wanted is not None and self._panel.project(wanted) is not None:
+            self.open_project(wanted)
         self._sidebar.scope.show_scope(self._panel.name_of(self._chat_list.project))
         if bool(projects) != self._chat_list.any_projects:
             self._chat_list.any_projects = bool(projects)  # the rows: every chat, or outside
@@ -70,6 +74,18 @@ class Projects(Controller):
         """Open a project in the sidebar (None: the chats outside), as a click on it does."""
         self._panel.open_project(project_id)
         self._on_panel_opened(project_id or "")
+
+    def show_chat(self, conversation_id: str, project_id: str | None) -> None:
+        """A chat was opened from elsewhere than the list (restored at launch, a memory
+        line's link): its project opens in the sidebar when the list does not hold it, so
+        the chat on screen is among the rows. Not during a search (its rows are the hits)."""
+        listed = self._sidebar.list.rows.item(conversation_id) is not None
+        if listed or self._sidebar.query() or project_id == self._chat_list.project:
+            return
+        if project_id is None or self._panel.project(project_id) is not None:
+            self.open_project(project_id)
+        else:
+            self._wanted = project_id  # (not listed yet: the chat was restored at launch)
 
     def open_memory(self, project_id: str | None) -> None:
         name = self._panel.name_of(project_id) if project_id else None

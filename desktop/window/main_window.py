@@ -373,6 +373,7 @@ class MainWindow(QMainWindow):
             return
         self._set_current(conversation_id)
         self.context.project_id = conversation.get("project_id")  # a new chat's, from here
+        self.projects.show_chat(conversation_id, self.context.project_id)
         self.reply.show(conversation)
         self._refresh_menus()
         if reveal:

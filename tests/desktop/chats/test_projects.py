@@ -162,6 +162,24 @@ def test_a_chat_dragged_onto_a_project_moves_into_it(
     assert [c["title"] for c in inside] == ["Dragged"]
 
 
+def test_a_chat_opened_from_elsewhere_opens_its_project_in_the_sidebar(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    upstream.script = Script(tokens=2)
+    project_id = new_project(gui, qtbot, "Elsewhere")
+    chat(gui, qtbot, "Inside it")
+    chat_id = gui.window.current_id
+    assert chat_id is not None
+    gui.window.projects.open_project(None)  # the chats outside: it is not among the rows
+    gui.window.new_chat()
+    qtbot.waitUntil(lambda: titles(gui) == [], timeout=5_000)
+    gui.window.projects.chat_chosen.emit(chat_id)  # as a memory line's link does
+    qtbot.waitUntil(lambda: gui.window.current_id == chat_id, timeout=5_000)
+    qtbot.waitUntil(lambda: titles(gui) == ["Inside it"], timeout=5_000)
+    assert gui.window.chat_list.project == project_id
+    assert gui.window.sidebar.list.currentItem().text() == "Inside it"
+
+
 def test_a_project_is_renamed_and_its_instructions_and_folders_saved(
     gui: GuiApp, qtbot: Any, tmp_path: Path
 ) -> None:
