@@ -100,6 +100,23 @@ def test_a_save_over_a_file_changed_on_disk_keeps_the_users_text(
     assert line_texts(dialog) == ["Typed in Parley."]
 
 
+def test_a_save_past_the_bound_says_the_servers_reason_and_keeps_the_text(
+    gui: GuiApp, qtbot: Any, data_dir: Path
+) -> None:
+    memory_file(data_dir).parent.mkdir(parents=True, exist_ok=True)
+    memory_file(data_dir).write_text("- Small.\n")
+    dialog = open_memory(gui, qtbot)
+    dialog.edit_button.click()
+    huge = "- " + "x" * 70_000 + "\n"
+    dialog.editor.setPlainText(huge)
+    dialog.save_button.click()
+    qtbot.waitUntil(lambda: dialog.message.text() not in ("", "Saving…"), timeout=5_000)
+    assert "longer than" in dialog.message.text()  # the server's own words
+    assert dialog.editing() and dialog.editor.toPlainText() == huge
+    assert memory_file(data_dir).read_text() == "- Small.\n"
+    assert not gui.window.banner.isVisible()
+
+
 def test_a_file_parley_will_not_read_is_said_not_crashed_on(
     gui: GuiApp, qtbot: Any, data_dir: Path
 ) -> None:

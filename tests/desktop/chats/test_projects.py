@@ -223,6 +223,25 @@ def test_a_refused_folder_keeps_the_dialog_open_with_the_users_text(
     assert dialog.isVisible() and dialog.instructions.toPlainText() == "Keep me"
 
 
+def test_a_folder_that_may_hold_secrets_is_added_only_when_saved_again(
+    gui: GuiApp, qtbot: Any, tmp_path: Path
+) -> None:
+    hidden = tmp_path / ".private"
+    hidden.mkdir()
+    new_project(gui, qtbot, "Careful")
+    choose(project_menu(gui, "Careful"), "Instructions & folders…")
+    dialog = gui.window.findChild(ProjectDialog, "project-dialog")
+    assert dialog is not None
+    dialog._choose = lambda _parent: str(hidden)
+    dialog.add_button.click()
+    dialog.buttons.accepted.emit()
+    qtbot.waitUntil(lambda: "Save again to add it anyway" in dialog.message.text())
+    assert run(qtbot, client_of(gui).projects.all())[0]["folders"] == []  # nothing yet
+    dialog.buttons.accepted.emit()
+    qtbot.waitUntil(lambda: gui.window.findChild(ProjectDialog, "project-dialog") is None)
+    assert run(qtbot, client_of(gui).projects.all())[0]["folders"] == [str(hidden.resolve())]
+
+
 def test_deleting_a_project_asks_what_becomes_of_its_chats(
     gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
 ) -> None:
