@@ -20,7 +20,15 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QIcon, QPainter
+from PySide6.QtGui import (
+    QColor,
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QIcon,
+    QKeyEvent,
+    QPainter,
+)
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -46,6 +54,7 @@ ID_ROLE = Qt.ItemDataRole.UserRole
 COUNT_ROLE = Qt.ItemDataRole.UserRole + 1
 Index = QModelIndex | QPersistentModelIndex
 MAX_SHOWN_ROWS = 8  # taller than this, the projects' list scrolls: the chats keep the room
+KEYS = (Qt.Key.Key_F2, Qt.Key.Key_Delete, Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space)
 
 
 def chats_said(count: int) -> str:
@@ -82,11 +91,18 @@ class _ProjectRows(QListWidget):
     """The projects' rows; a chat dropped on one is moved into it."""
 
     chat_dropped = Signal(str, str)  # chat id, project id
+    key_pressed = Signal(int)  # F2, Delete, Enter or Space on the current project
 
     def __init__(self, parent: QWidget) -> None:
         super().__init__(parent)
         self.setAcceptDrops(True)
         self.setDragDropMode(QListWidget.DragDropMode.DropOnly)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in KEYS and self.currentItem() is not None:
+            self.key_pressed.emit(event.key())
+            return
+        super().keyPressEvent(event)
 
     def _target(self, event: QDragMoveEvent | QDropEvent) -> QListWidgetItem | None:
         if not event.mimeData().hasFormat(CHAT_MIME):
@@ -154,8 +170,8 @@ class ProjectsPanel(QWidget):
         self._icons()
         self.new_button.clicked.connect(self.new_requested)
         self.list.chat_dropped.connect(self.chat_dropped)
+        self.list.key_pressed.connect(self._on_list_key_pressed)
         self.list.itemClicked.connect(self._on_list_item_chosen)
-        self.list.itemActivated.connect(self._on_list_item_chosen)
         self.list.customContextMenuRequested.connect(self._on_list_context_menu_requested)
         self._fit()
 
@@ -236,8 +252,20 @@ class ProjectsPanel(QWidget):
         self.open_project(chosen)
         self.opened.emit(chosen or "")
 
+    def _on_list_key_pressed(self, key: int) -> None:
+        item = self.list.currentItem()
+        if item is None:
+            return
+        if key == Qt.Key.Key_F2:
+            self.rename_requested.emit(str(item.data(ID_ROLE)))
+        elif key == Qt.Key.Key_Delete:
+            self.delete_requested.emit(str(item.data(ID_ROLE)))
+        else:  # (a click alone: where one click also activates, it would open and close it)
+            self._on_list_item_chosen(item)
+
     def _on_list_context_menu_requested(self, position: QPoint) -> None:
-        item = self.list.itemAt(position)
+        # From the keyboard (the menu key), the menu is the current project's.
+        item = self.list.itemAt(position) or self.list.currentItem()
         if item is None:
             return
         project_id = str(item.data(ID_ROLE))  # by id: the list may change while it is open

@@ -292,6 +292,26 @@ def test_a_search_looks_in_the_open_project_unless_told_otherwise(
     qtbot.waitUntil(lambda: titles(gui) == ["Plums inside"], timeout=5_000)
 
 
+def test_the_keyboard_renames_deletes_opens_and_closes_a_project(gui: GuiApp, qtbot: Any) -> None:
+    new_project(gui, qtbot, "Keys")
+    rows = gui.window.sidebar.projects.list
+    rows.setFocus()
+    rows.setCurrentRow(0)
+    qtbot.keyClick(rows, Qt.Key.Key_F2)
+    asking = gui.window.findChild(QInputDialog, "rename-project")
+    assert asking is not None and asking.textValue() == "Keys"
+    asking.reject()
+    qtbot.keyClick(rows, Qt.Key.Key_Delete)
+    qtbot.waitUntil(lambda: gui.window.findChild(QMessageBox, "confirm-delete-project") is not None)
+    asking = gui.window.findChild(QMessageBox, "confirm-delete-project")
+    assert "It holds no chat" in asking.text()
+    asking.reject()
+    qtbot.keyClick(rows, Qt.Key.Key_Return)  # closed (it was open since it was made)
+    qtbot.waitUntil(lambda: gui.window.chat_list.project is None, timeout=5_000)
+    qtbot.keyClick(rows, Qt.Key.Key_Space)
+    qtbot.waitUntil(lambda: gui.window.chat_list.project is not None, timeout=5_000)
+
+
 def test_the_project_row_says_how_many_chats_it_holds(gui: GuiApp, qtbot: Any) -> None:
     project_id = new_project(gui, qtbot, "Counted")
     item = gui.window.sidebar.projects.list.item(0)
