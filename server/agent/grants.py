@@ -103,7 +103,7 @@ class ChatGrants:
     def revoke(self, server: str, tool: str | None = None) -> None:
         """The user changed how far this tool (None: every tool of the server) is trusted, or
         the server's entry: every chat's grant of it ends (a server-wide grant too), so the
-        trust set now is the one the next call meets (issue 37)."""
+        trust set now is the one the next call meets."""
         self._grants = [g for g in self._grants if not _of(g, server, tool)]
 
 
