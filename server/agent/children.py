@@ -44,9 +44,6 @@ class Children:
     def offered(self) -> bool:
         return self.delegation is not None and self.delegation.offered
 
-    def spec(self, tool_names: list[str]) -> dict[str, object]:
-        return delegate.spec(tool_names)
-
     def adopt(self, buffer: ReplyBuffer, loop_id: str, steps: int) -> AgentLoop:
         """A loop of the tree that is not a `delegate` call's (compaction's summarising):
         the parent's model and approvals, at most `steps` model calls, stopped with the tree."""
@@ -75,7 +72,7 @@ class Children:
         """Run one `delegate` call: a child loop on the task, its parts inside `step`;
         its text is the result. Raises ToolCallError for a call that cannot run."""
         assert self.delegation is not None  # offered, so set
-        names = [s["function"]["name"] for s in box.specs()]
+        names = delegate.for_sub_agents([s["function"]["name"] for s in box.specs()])
         asked = delegate.parse(arguments, names)
         parent = self._parent
         try:
@@ -102,7 +99,7 @@ class Children:
             provenance=Provenance(parent.provenance.all()),
         )
         step.agent = SubAgentView(asked, model.name, buffer)
-        tools: ToolBox = SubsetToolBox(box, asked.tools) if asked.tools is not None else box
+        tools: ToolBox = SubsetToolBox(box, names if asked.tools is None else asked.tools)
         if self._slots is None:
             self._slots = anyio.Semaphore(limits.agents.children_at_once)
         async with self._slots:

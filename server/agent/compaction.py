@@ -15,19 +15,18 @@ message, which every chat template takes).
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from server.agent import cost, prompt
 from server.agent.buffer import ReplyBuffer
 from server.agent.feed import Compaction
-from server.agent.history import as_sent_by_message
 from server.agent.transcript import lines_of, next_round, plan, unread_note
 from server.errors import ParleyError
 from server.models.base import ChatRequest
-from server.models.context import IMAGE_TOKENS, MESSAGE_OVERHEAD, estimate_tokens, prompt_budget
+from server.models.context import MESSAGE_OVERHEAD, estimate_tokens, prompt_budget
 from server.types import ChatMessage, SummaryJSON
 
 if TYPE_CHECKING:
@@ -35,10 +34,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SUMMARY_HEADING = (
-    "Summary of the earlier part of this conversation (those messages are not shown to you; "
-    "the user still sees them):"
-)
 INSTRUCTIONS = (
     "You write the memory of a conversation for an assistant that will go on with it and no "
     "longer sees its start. Summarise the conversation below. Keep, word for word, every fact "
@@ -67,19 +62,6 @@ class History(Protocol):
     def summary(self) -> SummaryJSON | None: ...
 
     async def save_summary(self, through_id: str, content: str) -> SummaryJSON | None: ...
-
-
-def with_summary(
-    messages: list[ChatMessage], system: str | None, summary: str | None
-) -> list[ChatMessage]:
-    """The messages with the conversation's system prompt first, the summary added to it
-    (`messages[0]` is that system prompt when there is one)."""
-    rest = messages[1:] if system else messages
-    if not summary:
-        return messages
-    text = f"{SUMMARY_HEADING}\n{summary}"
-    first: ChatMessage = {"role": "system", "content": f"{system}\n\n{text}" if system else text}
-    return [first, *rest]
 
 
 @dataclass(frozen=True)
@@ -113,24 +95,19 @@ class Compactor:
             return request
         context = known or UNKNOWN_CONTEXT
         budget = prompt_budget(context, request.max_tokens)
-        # Counted as sent (server/agent/loop.py): earlier tool results within their budget,
-        # older ones as a note, as the context meter counts them (server/routes/context.py).
-        groups = as_sent_by_message(messages, bool(tools), context=known)
-        # The tools' servers' instructions come with the tools (server/agent/loop.py).
-        tools_text = json.dumps(tools) + instructions
-        texts = [_text(sent) for group in groups for sent in group] + [tools_text]
-        counts, _ = await backend.count_tokens(texts)
+        # Counted as the model is given it (server/agent/prompt.py), with the context meter's
+        # counter (server/agent/cost.py).
+        groups = prompt.given_by_message(messages, tools, instructions, context=known)
+        counted, _ = await cost.count(backend, [m for group in groups for m in group], tools)
         costs: list[int] = []
         at = 0
-        per_image = IMAGE_TOKENS if backend.images_unsupported is None else 0  # as the meter
-        for group in groups:  # each stored message's cost: of all it is sent as
-            cost = sum(count + MESSAGE_OVERHEAD for count in counts[at : at + len(group)])
-            costs.append(cost + per_image * sum(len(m.get("images", [])) for m in group))
+        for group in groups:  # each stored message's cost: of all it is given as
+            costs.append(sum(counted.messages[at : at + len(group)]))
             at += len(group)
-        if sum(costs) + counts[-1] <= budget and not force:
+        if counted.used <= budget and not force:
             return request
         summary_tokens = self._loop.limits.compaction.summary_tokens
-        target = -1 if force else int(budget * KEEP) - summary_tokens - counts[-1]
+        target = -1 if force else int(budget * KEEP) - summary_tokens - counted.tools
         cut = _cut(messages, ids, costs, target)
         if cut is None:
             return request
@@ -152,13 +129,13 @@ class Compactor:
         if saved is None:
             return request
         self._loop.buffer.publish(Compaction("done", saved))
-        head = messages[: cut.first]
-        if history.system:
-            head = head[1:]  # the system prompt is made again, with the new summary
-        base: list[ChatMessage] = [*head, *messages[cut.last + 1 :]]
-        if history.system:
-            base = [{"role": "system", "content": history.system}, *base]
-        return dataclasses.replace(request, messages=with_summary(base, history.system, summary))
+        # The system message is made again, with the new summary.
+        base = [*messages[: cut.first], *messages[cut.last + 1 :]]
+        # (the first message is it when the chat has a system prompt, a memory or a summary)
+        had_system = bool(history.system or history.summary)
+        text = prompt.system_text(history.system, None, summary)
+        given, _ = prompt.with_system(base, [""] * len(base), had_system, text)
+        return dataclasses.replace(request, messages=given)
 
     async def _summarise(
         self, messages: list[ChatMessage], previous: str | None, context: int
@@ -279,12 +256,6 @@ def _cut(messages: list[ChatMessage], ids: list[str], costs: list[int], target: 
             if remaining <= target:
                 break
     return Cut(first, last_ok) if last_ok is not None else None
-
-
-def _text(message: ChatMessage) -> str:
-    """A message as sent, as the backend counts it (server/models/context.py)."""
-    calls = message.get("tool_calls")
-    return message["content"] + (json.dumps(calls) if calls else "")
 
 
 def _ignore(_item: object) -> None:

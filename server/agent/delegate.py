@@ -29,6 +29,9 @@ FUNCTION = "delegate"
 SERVER = "parley"  # the built-in tools' "server" (as the documents' search)
 TARGET = ToolTarget(SERVER, FUNCTION)
 MAX_TASK_CHARS = 20_000
+# Tools only the reply's own agent is given: `remember` (server/memory/tool.py) keeps a line
+# about the user, whom only that agent talks with. They alone are no reason to delegate.
+OWN_TOOLS = frozenset({"remember"})
 
 CHILD_SYSTEM = (
     "You are a sub-agent: another assistant handed you the task below. Do it with the tools "
@@ -61,6 +64,11 @@ class Asked:
     instructions: str | None
     tools: list[str] | None  # None: every tool the parent has
     model: str | None
+
+
+def for_sub_agents(tool_names: list[str]) -> list[str]:
+    """Of a loop's tools, those a sub-agent may be given."""
+    return [name for name in tool_names if name not in OWN_TOOLS]
 
 
 def spec(tool_names: list[str]) -> dict[str, Any]:
@@ -129,7 +137,7 @@ def target(box: ToolBox, arguments: dict[str, object] | ValueError) -> ToolTarge
     """The `delegate` call's target: it can do whatever the tools its sub-agent may call
     can do (those it names, else all of the parent's), so its effect is the widest of
     theirs; arguments it cannot use count as all of them."""
-    names = [s["function"]["name"] for s in box.specs()]
+    names = for_sub_agents([s["function"]["name"] for s in box.specs()])
     chosen = arguments.get("tools") if isinstance(arguments, dict) else None
     if isinstance(chosen, list):
         names = [name for name in chosen if isinstance(name, str) and name in names]

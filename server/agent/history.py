@@ -23,7 +23,7 @@ from server.types import ChatMessage, PartJSON, ToolCallJSON, ToolPartJSON
 # newest first: at most this
 # (about 4,000 tokens), and at most a quarter of the model's context (3 characters a token, as
 # server/models/context.py estimates), so that in a 2k-4k context they leave room for the rest.
-# The context meter and compaction's fit both count what is sent (`as_sent_by_message`).
+# What a model call is given is built from this by server/agent/prompt.py.
 RESULTS_BUDGET_CHARS = 16_000
 RESULTS_SHARE = 4  # of the model's context
 CHARS_PER_TOKEN = 3
@@ -40,24 +40,14 @@ def results_budget(context: int | None) -> int:
     return max(0, min(RESULTS_BUDGET_CHARS, context // RESULTS_SHARE * CHARS_PER_TOKEN))
 
 
-def with_tool_history(
-    messages: list[ChatMessage], tools_ok: bool, *, context: int | None
-) -> list[ChatMessage]:
-    """The history as a backend may see it: stored replies' parts turned into tool calls and
-    results (`tools_ok`), or into plain text in the reply's message. `context`: the model's
-    context in tokens (None: not known), which sets the results' budget."""
-    if not any("parts" in message for message in messages):
-        return messages
-    return [
-        sent for group in as_sent_by_message(messages, tools_ok, context=context) for sent in group
-    ]
-
-
 def as_sent_by_message(
     messages: list[ChatMessage], tools_ok: bool, *, context: int | None
 ) -> list[list[ChatMessage]]:
-    """What `with_tool_history` makes of each message, one list per message (a stored reply
-    may become several, or none): compaction counts and cuts the history by stored message.
+    """The history as a backend may see it, one list per message (a stored reply may become
+    several, or none: compaction counts and cuts the history by stored message): stored
+    replies' parts turned into tool calls and results (`tools_ok`), or into plain text in
+    the reply's message. `context`: the model's context in tokens (None: not known), which
+    sets the results' budget.
     Whether a result is given whole depends on the newer ones only, so leaving the oldest
     messages out changes nothing of the rest."""
     budget = results_budget(context)

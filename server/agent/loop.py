@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.lowlevel
 
+from server.agent import prompt
 from server.agent.approvals import Approvals, ChatGrants, Scope
 from server.agent.buffer import ReplyBuffer
 from server.agent.children import Children, loops, receipt, tree
 from server.agent.compaction import Compactor, History
 from server.agent.delegate import Delegation
 from server.agent.feed import ToolCallsMade
-from server.agent.history import with_tool_history
 from server.agent.provenance import Provenance
 from server.agent.questions import Questions
 from server.agent.steps import (
@@ -33,7 +33,6 @@ from server.agent.steps import (
 )
 from server.agent.tool_runs import ToolRuns, parsed_arguments, well_formed
 from server.agent.toolbox import ToolBox
-from server.agent.untrusted import with_agent_note
 from server.errors import BackendError, ConflictError
 from server.models.base import (
     ChatRequest,
@@ -160,10 +159,7 @@ class AgentLoop:
         self.provenance.opened(request.messages, request.sources)
         offered: list[dict[str, object]] = []
         if toolbox is not None and self.model.backend.tools_unsupported is None:
-            offered = list(toolbox.specs())
-            if offered and self.children.offered:  # only beside other tools (docs/api.md)
-                names = [spec["function"]["name"] for spec in toolbox.specs()]
-                offered.append(self.children.spec(names))
+            offered = prompt.offered(list(toolbox.specs()), self.children.offered)
         # Read once: an upstream's may become known meanwhile (asked in the background), and
         # compaction must count with the budget the prompt is then sent with.
         context = self.model.backend.context_length
@@ -173,9 +169,7 @@ class AgentLoop:
             request = await Compactor(self).fit(
                 request, history, offered, context=context, instructions=instructions
             )
-        messages = with_tool_history(list(request.messages), bool(offered), context=context)
-        if offered:  # the agent's instructions: what tools and documents say is data
-            messages = with_agent_note(messages, instructions)
+        messages = prompt.given(request.messages, offered, instructions, context=context)
         limit = self.limits.max_steps
         for number in range(1, limit + 1):
             last = number == limit

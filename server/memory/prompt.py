@@ -1,7 +1,7 @@
 """The memory in the model's prompt: a delimited part of the system message of every turn of
 a stored chat, read from the file as it is when the turn opens (a line remembered, forgotten
-or edited by hand counts from the next turn). The context meter adds it the same way
-(server/routes/context.py), so what it counts is what is sent.
+or edited by hand counts from the next turn). Where it goes in the system message is
+server/agent/prompt.py's, for the turn and the context meter alike.
 
 The file is the user's: each line the assistant added was approved by them, the rest they
 wrote. So it is given as their notes, not between the untrusted-data markers.
@@ -16,7 +16,6 @@ from server.errors import MemoryFileError
 from server.limits import MemoryLimits
 from server.memory import format
 from server.memory.files import MemoryFile
-from server.types import ChatMessage
 
 log = logging.getLogger(__name__)
 
@@ -51,17 +50,3 @@ async def memory_block(data_dir: Path, project_id: str | None, limits: MemoryLim
         log.warning("memory not given to the model: %s", exc)
         return None
     return block(memory.text, project_id is not None)
-
-
-def with_memory(
-    system: str | None, prompt: list[ChatMessage], ids: list[str], memory: str | None
-) -> tuple[str | None, list[ChatMessage], list[str]]:
-    """A chat's system prompt, prompt and its messages' row ids with the memory added to the
-    system message (made if there is none: ids get its "" then). `prompt[0]` is the system
-    prompt when there is one (server/storage/branches.py)."""
-    if not memory:
-        return system, prompt, ids
-    if system:
-        merged = f"{system}\n\n{memory}"
-        return merged, [{"role": "system", "content": merged}, *prompt[1:]], ids
-    return memory, [{"role": "system", "content": memory}, *prompt], ["", *ids]

@@ -21,30 +21,17 @@ A summary's messages stay in the chat: shown, searched, exported.
 
 from __future__ import annotations
 
-import dataclasses
-import json
-
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from server.agent import delegate
-from server.agent.compaction import with_summary
-from server.agent.history import with_tool_history
-from server.agent.untrusted import untrusted
+from server.agent import prompt
+from server.agent.cost import count
 from server.errors import NotFoundError
 from server.http.jsonbody import read_object, text_field
-from server.library.chunking import MAX_CHARS, OVERLAP_CHARS
-from server.library.tool import PROMPT_INTRO, PROMPT_PASSAGES, PromptDocuments, SourceNumbers
-from server.memory.prompt import memory_block, with_memory
-from server.models.base import ChatBackend
-from server.models.context import (
-    IMAGE_TOKENS,
-    MESSAGE_OVERHEAD,
-    counted_from,
-    estimate_tokens,
-    prompt_budget,
-)
+from server.library.tool import PromptDocuments, SourceNumbers
+from server.memory.prompt import memory_block
+from server.models.context import prompt_budget
 from server.routes.conversations import (
     chat_remember,
     project_folders,
@@ -57,36 +44,22 @@ from server.turns.responses import RunEventStream
 from server.types import ChatMessage, ContextJSON
 
 MAX_SUMMARY_CHARS = 100_000
-PLACE_CHARS = 120  # a passage's "[n] path, lines a-b" line, on the long side
 
 
-def documents_room() -> int:
-    """Tokens the passages "Use my documents" puts in a prompt (server/library/tool.py) take
-    at most, estimated (each passage as long as a passage can be)."""
-    passage = "p" * PLACE_CHARS + "\n" + "x" * (MAX_CHARS + OVERLAP_CHARS)
-    text = PROMPT_INTRO + untrusted("\n\n".join([passage] * PROMPT_PASSAGES), "documents")
-    return estimate_tokens(text) + MESSAGE_OVERHEAD
+async def passages(
+    svc: Services, given: list[ChatMessage], folders: tuple[str, ...] = ()
+) -> str | None:
+    """The passages "Use my documents" would put in the next prompt, estimated.
 
-
-async def documents_part(
-    svc: Services, prompt: list[ChatMessage], backend: ChatBackend, folders: tuple[str, ...] = ()
-) -> int:
-    """What the passages "Use my documents" puts in the next prompt would take, estimated.
-
-    The next message's passages are not known before it is written. The ceiling (every
-    passage as long as one can be) read a one-line chat as more than half of a small
-    context; the passages the chat's last question is given (its search run again, as its
-    turn ran it, and counted as sent) are what a follow-up on the same matter gets. 0 when
-    that search finds nothing (an empty library, a question no passage matches), never more
-    than the ceiling. `folders`: the chat's project's, which its search keeps to."""
-    question = next((m["content"] for m in reversed(prompt) if m["role"] == "user"), "")
+    The next message's passages are not known before it is written; those the chat's last
+    question is given (its search run again, as its turn ran it) are what a follow-up on
+    the same matter gets. None when that search finds nothing (an empty library, a question
+    no passage matches). `folders`: the chat's project's, which its search keeps to."""
+    question = next((m["content"] for m in reversed(given) if m["role"] == "user"), "")
     if not question.strip():
-        return 0
-    given = await PromptDocuments(svc.library, SourceNumbers(), folders).message(question)
-    if given is None:
-        return 0
-    (tokens,), _ = await backend.count_tokens([given[0]])
-    return min(tokens + MESSAGE_OVERHEAD, documents_room())
+        return None
+    found = await PromptDocuments(svc.library, SourceNumbers(), folders).message(question)
+    return found[0] if found is not None else None
 
 
 async def get_context(request: Request) -> JSONResponse:
@@ -98,61 +71,54 @@ async def get_context(request: Request) -> JSONResponse:
         raise NotFoundError(f"no conversation with id {cid!r}")
     model = svc.models.resolve(request.query_params.get("model"), conversation["model"])
     backend = model.backend
+    # The next turn's prompt, built as the turn builds it (server/agent/prompt.py) but for
+    # its question, which is not written yet.
     tools: list[dict[str, object]] = []
     instructions = ""  # what the tools' servers say about them, given with them
     if conversation["tools"] and backend.tools_unsupported is None:
         remember = await chat_remember(svc, conversation)
         offered = turn_tools(svc, SourceNumbers(), conversation, remember=remember)
-        tools = list(offered.specs())
+        delegation = svc.settings.limits.agents.max_depth > 0
+        tools = prompt.offered(list(offered.specs()), delegation)
         instructions = offered.instructions() if tools else ""
-        if tools and svc.settings.limits.agents.max_depth > 0:
-            names = [str(t["function"]["name"]) for t in tools]  # type: ignore[index]
-            tools.append(delegate.spec(names))
-    # The saved memory, added to the system message as the next turn adds it (turns/sinks.py).
     memory = await memory_block(
         svc.settings.data_dir, conversation["project_id"], svc.settings.limits.memory
     )
-    system, given, ids = with_memory(found.system, found.prompt, found.prompt_ids, memory)
-    found = dataclasses.replace(found, system=system, prompt=given, prompt_ids=ids)
     summary = found.summary["content"] if found.summary else None
-    prompt = with_summary(found.prompt, found.system, summary)
-    history = with_tool_history(prompt, bool(tools), context=backend.context_length)
-    first = 1 if history and history[0]["role"] == "system" else 0
-    texts = [m["content"] + json.dumps(m.get("tool_calls", "")) for m in history]
-    tools_text = json.dumps(tools) + instructions if tools else ""
-    # The system prompt, the newest messages and the tools counted; messages older than
-    # any prompt could hold, estimated.
-    start = first + counted_from(texts[first:], backend.context_length)
-    counted = [*texts[:first], *texts[start:], tools_text, *([memory] if memory else [])]
-    exact, estimated = await backend.count_tokens(counted)
-    memory_part = exact.pop() if memory else 0  # a share of the system prompt's
-    older = [estimate_tokens(text) for text in texts[first:start]]
-    counts = [*exact[:first], *older, *exact[first:]]
-    estimated = estimated or bool(older)
-    system_part = counts[0] + MESSAGE_OVERHEAD if first else 0
-    history_part = sum(c + MESSAGE_OVERHEAD for c in counts[first:-1])
-    images = (
-        sum(len(m.get("images", [])) for m in history) if backend.images_unsupported is None else 0
-    )
-    history_part += images * IMAGE_TOKENS  # (a model that takes none is told their names)
-    # The passages the next turn's prompt gets ("Use my documents", once the library has a
-    # folder: server/routes/conversations.py), estimated.
-    documents = 0
+    _, given, ids = prompt.stored(found.system, found.prompt, found.prompt_ids, memory, summary)
+    documents = None
     if uses_documents(svc, conversation):
         project = await svc.store.projects.context_of(cid)
-        documents = await documents_part(svc, found.prompt, backend, project_folders(project))
+        documents = await passages(svc, given, project_folders(project))
+        given, ids = prompt.with_documents(given, ids, documents)
+    sent = prompt.given(given, tools, instructions, context=backend.context_length)
+    # Parts shown on their own, counted in the same call: the memory's share of the system
+    # message, and the agent's note that comes with the tools.
+    note = prompt.agent_note(instructions) if tools else None
+    extra = [text for text in (memory, note) if text]
+    cost, counts = await count(backend, sent, tools, extra=extra)
+    memory_part = counts[0] if memory else 0
+    note_part = counts[-1] if note else 0
+    # The first message holds, before the note, the system prompt (its memory, the summary),
+    # else the passages, else nothing: the note's share of it is the tools'.
+    opening = prompt.system_text(found.system, memory, summary) is not None
+    own = cost.messages[0] - note_part if note else (cost.messages[0] if sent else 0)
+    own = max(0, own) if (opening or documents is not None) else 0
+    system_part = own if opening else 0
+    documents_part = 0 if documents is None else (cost.messages[1] if opening else own)
+    tools_part = cost.tools + ((cost.messages[0] - own) if note else 0)
     limit = backend.context_length
     meter: ContextJSON = {
         "model": model.name,
         "limit": limit,
         "budget": prompt_budget(limit, None) if limit is not None else None,
-        "estimated": estimated or images > 0 or documents > 0,
-        "used": system_part + history_part + counts[-1] + documents,
+        "estimated": cost.estimated or cost.images > 0 or documents is not None,
+        "used": cost.used,
         "system": system_part,
         "memory": memory_part,
-        "history": history_part,
-        "tools": counts[-1],
-        "documents": documents,
+        "history": cost.used - system_part - tools_part - documents_part,
+        "tools": tools_part,
+        "documents": documents_part,
         "messages": sum(1 for mid in found.prompt_ids if mid),
         "summarised": found.summarised,
         "summary_id": found.summary["id"] if found.summary else None,

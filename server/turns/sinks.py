@@ -5,18 +5,16 @@ streams, finished once by the run's settle (server/turns/run.py)."""
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from server.agent import provenance
-from server.agent.compaction import History, with_summary
+from server.agent import prompt, provenance
+from server.agent.compaction import History
 from server.agent.toolbox import Ask, Progress, ToolBox, ToolOutcome, ToolTarget
 from server.errors import NotFoundError, ToolCallError
 from server.ids import new_id
 from server.library.tool import PromptDocuments, SourceNumbers
-from server.memory.prompt import with_memory
 from server.models.base import ChatRequest
 from server.storage.store import Ending, OpenedTurn, Store, TurnStart
 from server.storage.turn_rows import Earlier, View
@@ -97,13 +95,21 @@ class StoredHistory:
 
     @classmethod
     def of(
-        cls, store: Store, cid: str, model: str, view: OpenedTurn | View
+        cls,
+        store: Store,
+        cid: str,
+        model: str,
+        view: OpenedTurn | View,
+        memory: str | None = None,
     ) -> tuple[StoredHistory, list[ChatMessage]]:
-        """The history of a prompt read from the store, and that prompt with its summary."""
+        """The history of a prompt read from the store, and that prompt as the model is
+        given it: its system message with the `memory` and the summary in force
+        (server/agent/prompt.py)."""
         summary = view.summary["content"] if view.summary else None
-        prompt = with_summary(view.prompt, view.system, summary)
-        ids = ([""] if summary and not view.system else []) + list(view.prompt_ids)
-        return cls(store, cid, model, view.system, view.summary, ids), prompt
+        system, given, ids = prompt.stored(
+            view.system, view.prompt, view.prompt_ids, memory, summary
+        )
+        return cls(store, cid, model, system, view.summary, ids), given
 
     async def save_summary(self, through_id: str, content: str) -> SummaryJSON | None:
         return await self.store.save_summary(self.conversation_id, through_id, content, self.model)
@@ -179,19 +185,17 @@ class ConversationTurn:
         )
         if opened is None:
             raise NotFoundError(f"no conversation with id {self.conversation_id!r}")
-        if self._memory is not None:
-            # In the system prompt itself, so compaction makes it again with the summary.
-            system, given, ids = with_memory(
-                opened.system, opened.prompt, opened.prompt_ids, await self._memory()
-            )
-            opened = dataclasses.replace(opened, system=system, prompt=given, prompt_ids=ids)
+        # In the system message, kept first through compaction (StoredHistory.system).
+        memory = await self._memory() if self._memory is not None else None
         self.opened = opened
         self.user_message_id = opened.user_message["id"]
-        history, prompt = StoredHistory.of(self._store, self.conversation_id, self._model, opened)
+        history, given = StoredHistory.of(
+            self._store, self.conversation_id, self._model, opened, memory
+        )
         ids = history.prompt_ids
         continuing = opened.earlier is not None
         if continuing and self._start.continued == "fallback":
-            prompt = [*prompt, {"role": "user", "content": FALLBACK_CONTINUE}]
+            given = [*given, {"role": "user", "content": FALLBACK_CONTINUE}]
             ids.append("")
         if opened.earlier is not None and self._numbers is not None:
             # The passages the reply was given and cited keep their numbers; what is found
@@ -201,16 +205,14 @@ class ConversationTurn:
             found = await self._documents.message(opened.user_message["content"])
             if found is not None:
                 text, self.sources = found
-                at = 1 if prompt and prompt[0]["role"] == "system" else 0
-                prompt = [*prompt[:at], {"role": "system", "content": text}, *prompt[at:]]
-                ids.insert(at, "")
+                given, ids[:] = prompt.with_documents(given, ids, text)
         self.history = history
         if self._images is not None:
-            prompt = await self._images(prompt)
+            given = await self._images(given)
         params = opened.params
         return ChatRequest(
             sources=opened_sources(opened, self.sources),
-            messages=prompt,
+            messages=given,
             max_tokens=self._max_tokens or params.get("max_tokens"),
             temperature=params.get("temperature"),
             top_p=params.get("top_p"),
@@ -290,10 +292,8 @@ class CompactionTurn:
         view = await self._store.view(self.conversation_id)
         if view is None:
             raise NotFoundError(f"no conversation with id {self.conversation_id!r}")
-        self.history, prompt = StoredHistory.of(
-            self._store, self.conversation_id, self._model, view
-        )
-        return ChatRequest(messages=prompt)
+        self.history, given = StoredHistory.of(self._store, self.conversation_id, self._model, view)
+        return ChatRequest(messages=given)
 
     def toolbox(self) -> ToolBox | None:
         return None

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from server.agent.compaction import INSTRUCTIONS, LATER_HEADING, OPENING_HEADING, SUMMARY_HEADING
+from server.agent.compaction import INSTRUCTIONS, LATER_HEADING, OPENING_HEADING
+from server.agent.prompt import SUMMARY_HEADING
 from tests.server.attachments.test_attachments import PNG, uploaded
 from tests.server.transfer.test_transfer import import_json
 from tests.support.client import SSEStream

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from server.agent.compaction import OPENING_HEADING, SUMMARY_HEADING
+from server.agent.compaction import OPENING_HEADING
+from server.agent.prompt import SUMMARY_HEADING
 from server.settings import LocalSettings
 from tests.server.models.test_local import backend, engine_idle_after, engine_slots_busy
 from tests.support.client import SSEStream

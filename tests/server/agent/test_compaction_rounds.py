@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from server.agent.compaction import INSTRUCTIONS, LATER_HEADING, SUMMARY_HEADING
+from server.agent.compaction import INSTRUCTIONS, LATER_HEADING
+from server.agent.prompt import SUMMARY_HEADING
 from server.agent.transcript import unread_note
 from server.limits import CompactionLimits, Limits
 from tests.server.transfer.test_transfer import import_json

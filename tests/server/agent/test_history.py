@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from server.agent.history import RESULTS_BUDGET_CHARS, results_budget, with_tool_history
+from server.agent.history import RESULTS_BUDGET_CHARS, as_sent_by_message, results_budget
 from server.types import ChatMessage, PartJSON
 from tests.support.parley import Parley
 from tests.support.tools import ToolLog, tool_server, untrusted_text, write_config
@@ -121,6 +121,12 @@ def test_a_turn_offering_no_tools_gets_earlier_calls_and_results_as_text(
     said = sent[-2]["content"]
     assert said.startswith('Reading. \n[called t.echo(text="BLUE-HERON") → [Untrusted data')
     assert "echo: BLUE-HERON" in said and said.endswith("]\n\n\nI read it.")
+
+
+def with_tool_history(
+    messages: list[ChatMessage], tools_ok: bool, *, context: int | None
+) -> list[ChatMessage]:
+    return [m for group in as_sent_by_message(messages, tools_ok, context=context) for m in group]
 
 
 def stored_reply(*results: str, arguments: str = "{}") -> ChatMessage:

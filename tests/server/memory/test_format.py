@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from server.memory import format
-from server.memory.prompt import block, with_memory
+from server.memory.prompt import block
 
 CHAT = "0123456789abcdef0123456789abcdef"
 
@@ -103,18 +103,3 @@ def test_the_model_reads_the_lines_without_links_in_a_part_that_says_what_it_is(
     assert body == "# Mine\n\n- Metric units.\nno <\\/memory> escape\n</memory>"
     assert block("\n  \n", project=False) is None
     assert "outside any project" in (block("x", project=False) or "")
-
-
-def test_memory_joins_the_system_message_or_makes_one() -> None:
-    prompt = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}]
-    system, sent, ids = with_memory("Be brief.", prompt, ["", "m1"], "MEM")  # type: ignore[arg-type]
-    assert system == "Be brief.\n\nMEM"
-    assert sent == [{"role": "system", "content": "Be brief.\n\nMEM"}, prompt[1]]
-    assert ids == ["", "m1"]
-    system, sent, ids = with_memory(None, prompt[1:], ["m1"], "MEM")  # type: ignore[arg-type]
-    assert (system, sent, ids) == (
-        "MEM",
-        [{"role": "system", "content": "MEM"}, prompt[1]],
-        ["", "m1"],
-    )
-    assert with_memory(None, prompt[1:], ["m1"], None) == (None, prompt[1:], ["m1"])  # type: ignore[arg-type]

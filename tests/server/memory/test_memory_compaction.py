@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from server.agent.compaction import SUMMARY_HEADING
+from server.agent.prompt import SUMMARY_HEADING
 from server.memory.prompt import CLOSE, OPEN
 from tests.server.agent.test_compaction import CONTEXT, LONG, fill, summarising
 from tests.support.parley import Parley
