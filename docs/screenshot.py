@@ -307,7 +307,16 @@ class Shots:
             said("2 of 48 fail: test_login_expired_token, test_refresh_rotates_token."),
         ]  # fmt: skip
         self.send("Why does the login test fail since yesterday? Find the cause.")
-        await self.until("the sub-agent's tests running", lambda: "run_tests(" in self.text())
+        card = self.window.approval_card
+
+        def running() -> bool:
+            # The search's result is text the user did not write: the injection guard asks
+            # before the calls that follow it, and is answered as a user would.
+            if card.isVisible() and card.allow_once.isEnabled():
+                card.allow_once.click()
+            return "run_tests(" in self.text()
+
+        await self.until("the sub-agent's tests running", running)
         await asyncio.sleep(2.5)  # a few of its files done: the progress bar part way
         await self.grab("tool-steps")
         await self.stop()
