@@ -192,8 +192,12 @@ class ConversationList(QWidget):
                 )
             self._show_rows(rows, current)
         query = self.query()
-        self.no_results.setText(f"No chats match “{query}”." if query else "")
-        self.no_results.setVisible(bool(query) and not conversations)
+        project = self.projects.name_of(self.projects.current)
+        if query:
+            self.no_results.setText(f"No chats match “{query}”.")
+        else:  # an open project with none yet: where a new chat goes
+            self.no_results.setText(f"No chats in “{project}” yet: a new chat starts here.")
+        self.no_results.setVisible((bool(query) or project is not None) and not conversations)
 
     def put_on_top(self, chats: list[tuple[str, str]], current: str | None) -> bool:
         """Chats that began a reply, (id, title), the latest first: moved, or added, to the
@@ -211,6 +215,8 @@ class ConversationList(QWidget):
         """`rows`, with `current` selected (the list's signals blocked)."""
         self.list.show_rows(rows, self.clock())
         self.list.describe_busy()
+        if rows:
+            self.no_results.hide()  # (a chat put on top: no list came to say so)
         item = self._item(current)
         if item is None:
             self.list.clearSelection()

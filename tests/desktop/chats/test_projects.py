@@ -99,12 +99,15 @@ def test_a_new_project_opens_and_a_new_chat_starts_in_it(
     assert project_names(gui) == ["Garden"]
     qtbot.waitUntil(lambda: titles(gui) == [], timeout=5_000)  # its chats: none yet
     assert gui.window.sidebar.scope.title.text() == "Garden"
+    said = gui.window.sidebar.no_results
+    assert said.isVisibleTo(gui.window.sidebar) and "No chats in “Garden” yet" in said.text()
 
     gui.window.new_chat()
     chat(gui, qtbot, "Tomatoes")
     client = client_of(gui)
     inside = run(qtbot, client.projects.chats(project_id))
     assert [c["title"] for c in inside] == ["Tomatoes"]
+    assert not said.isVisibleTo(gui.window.sidebar)
     outside = run(qtbot, client.projects.chats(None))
     assert [c["title"] for c in outside] == ["Outside chat"]
     qtbot.waitUntil(lambda: gui.window.sidebar.projects.project(project_id)["chats"] == 1)  # type: ignore[index]
