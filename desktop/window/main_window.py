@@ -178,6 +178,7 @@ class MainWindow(QMainWindow):
         self.history_files.done.connect(self.links.notice)
         self.links.resources.attach_wanted.connect(self.attachments.attach_resources)
         self.history_files.imported.connect(lambda: self.tasks.spawn(self.chat_list.refresh()))
+        self.history_files.imported.connect(lambda: self.tasks.spawn(self.projects.refresh()))
         self.help.failed.connect(self.show_error)
         self.view.zoom_shown.connect(lambda level: self.menus.show_zoom(*view.can_zoom(level)))
         self.view.sidebar_shown.connect(self.menus.sidebar.setChecked)

@@ -315,6 +315,25 @@ def test_the_keyboard_renames_deletes_opens_and_closes_a_project(gui: GuiApp, qt
     qtbot.waitUntil(lambda: gui.window.chat_list.project is not None, timeout=5_000)
 
 
+def test_an_imported_project_shows_in_the_sidebar(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any, tmp_path: Path
+) -> None:
+    upstream.script = Script(tokens=2)
+    new_project(gui, qtbot, "Travelled")
+    chat(gui, qtbot, "Packed")
+    client = client_of(gui)
+    export = tmp_path / "all.json"
+    with export.open("wb") as file:
+        run(qtbot, client.export_to(None, "json", file))
+    project_id = run(qtbot, client.projects.all())[0]["id"]
+    run(qtbot, client.projects.delete(project_id, "delete"))
+    run(qtbot, gui.window.projects.refresh())
+    assert project_names(gui) == []
+
+    run(qtbot, gui.window.history_files._import(str(export)))
+    qtbot.waitUntil(lambda: project_names(gui) == ["Travelled"], timeout=5_000)
+
+
 def test_the_project_row_says_how_many_chats_it_holds(gui: GuiApp, qtbot: Any) -> None:
     project_id = new_project(gui, qtbot, "Counted")
     item = gui.window.sidebar.projects.list.item(0)
