@@ -16,11 +16,34 @@ AbstractButton {
     hoverEnabled: true
     Accessible.role: Accessible.Button
     Accessible.name: tip
-    ToolTip.visible: hovered || visualFocus
-    ToolTip.text: tip
-    ToolTip.delay: 400
     Keys.onReturnPressed: clicked()
     Keys.onEnterPressed: clicked()
+
+    // Its tooltip in the look (a small dark label, light in the dark theme), made only while
+    // it is wanted: a chat has a few buttons a message. Below it, not over the words above.
+    Loader {
+        objectName: "tooltip"
+        active: button.hovered || button.visualFocus
+        sourceComponent: ToolTip {
+            parent: button
+            y: button.height + 4
+            visible: true
+            delay: 400
+            text: button.tip
+            padding: 6
+            leftPadding: 8
+            rightPadding: 8
+            contentItem: Text {
+                text: button.tip
+                color: button.colours.background
+                font.pixelSize: 12
+            }
+            background: Rectangle {
+                radius: 6
+                color: button.colours.text
+            }
+        }
+    }
 
     background: Rectangle {
         radius: 6

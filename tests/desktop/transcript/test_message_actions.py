@@ -76,6 +76,18 @@ def test_an_earlier_reply_s_actions_show_while_the_pointer_is_on_it_and_its_text
     assert [str(b.property("tip")) for b in (action(surface, "m2", "copy"),
             action(surface, "m2", "regenerate"))] == ["Copy", "Regenerate"]  # fmt: skip
     assert (top(text), top(below)) == (text_at, below_at)  # their line was kept for them
+    regenerate = action(surface, "m2", "regenerate")
+    qtbot.mouseMove(surface, point_on(regenerate))
+    (tip,) = [t for t in items(surface, "tooltip") if regenerate.isAncestorOf(t)]
+
+    def tip_shown() -> QQuickItem | None:
+        popup = tip.property("item")
+        return popup.property("contentItem") if popup and popup.property("opened") else None
+
+    qtbot.waitUntil(lambda: tip_shown() is not None)  # after its delay
+    label = tip_shown()
+    assert label is not None and label.property("text") == "Regenerate"
+    assert top(label) > top(regenerate) + regenerate.height()  # under it, not over the text
     (question,) = items(surface, "message-m1")
     (bubble,) = [b for b in items(surface, "bubble") if question.isAncestorOf(b)]
     qtbot.mouseMove(surface, point_on(bubble))  # onto the question
