@@ -49,9 +49,6 @@ class LineRow(QFrame):
         self.source.setStyleSheet(
             f"color: {muted_colour(self)}; font-size: {TYPE['small']}px; background: none;"
         )
-        # A hairline under each line: the rows read as a list, not as one paragraph.
-        border = palette(is_dark(self.palette())).border
-        self.setStyleSheet(f"QFrame#memory-line {{ border-bottom: 1px solid {border}; }}")
         self.forget = QPushButton("Forget", self)
         self.forget.setObjectName("forget-line")
         self.forget.setAccessibleName(f"Forget: {line['text']}")
@@ -59,10 +56,19 @@ class LineRow(QFrame):
         words.setSpacing(SPACING["xs"])
         words.addWidget(self.text)
         words.addWidget(self.source)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(SPACING["m"], SPACING["s"], SPACING["m"], SPACING["s"])
-        layout.addLayout(words, 1)
-        layout.addWidget(self.forget, 0, Qt.AlignmentFlag.AlignTop)
+        row = QHBoxLayout()
+        row.setContentsMargins(SPACING["m"], SPACING["s"], SPACING["m"], SPACING["s"])
+        row.addLayout(words, 1)
+        row.addWidget(self.forget, 0, Qt.AlignmentFlag.AlignTop)
+        # A hairline under each line: the rows read as a list, not as one paragraph.
+        rule = QFrame(self)
+        rule.setFixedHeight(1)
+        rule.setStyleSheet(f"background: {palette(is_dark(self.palette())).border};")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(row)
+        layout.addWidget(rule)
         self.forget.clicked.connect(lambda: self.forget_requested.emit(self.line_id))
         self.source.linkActivated.connect(self._on_source_link_activated)
 
