@@ -334,6 +334,28 @@ def test_an_imported_project_shows_in_the_sidebar(
     qtbot.waitUntil(lambda: project_names(gui) == ["Travelled"], timeout=5_000)
 
 
+def test_a_new_chat_starts_in_the_project_of_the_chat_on_screen(
+    gui: GuiApp, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    upstream.script = Script(tokens=2)
+    beans = new_project(gui, qtbot, "Beans")
+    chat(gui, qtbot, "Broad beans")
+    gui.window.new_chat()
+    new_project(gui, qtbot, "Peas")  # open now: the group last chosen
+    sidebar = gui.window.sidebar
+    sidebar.search.setText("Broad")
+    sidebar.scope.within.click()  # every chat
+    qtbot.waitUntil(lambda: titles(gui) == ["Broad beans"], timeout=5_000)
+    sidebar.list.setCurrentRow(0)  # a chat of Beans on screen
+    qtbot.waitUntil(lambda: "Broad beans" in gui.transcript_text(), timeout=5_000)
+    sidebar.search.clear()
+    gui.window.new_chat()
+    with qtbot.waitSignal(gui.window.reply_finished, timeout=10_000):
+        gui.send("Sown where?")
+    inside = run(qtbot, client_of(gui).projects.chats(beans))
+    assert sorted(c["title"] for c in inside) == ["Broad beans", "Sown where?"]
+
+
 def test_the_project_row_says_how_many_chats_it_holds(gui: GuiApp, qtbot: Any) -> None:
     project_id = new_project(gui, qtbot, "Counted")
     item = gui.window.sidebar.projects.list.item(0)
