@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import Any
 
-from PySide6.QtCore import QUrl, Signal
+from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QMessageBox, QWidget
 
@@ -57,7 +57,9 @@ class MemoryDialogs(Controller):
         dialog.editor_requested.connect(self._on_dialog_editor_requested)
         dialog.reload_wanted.connect(lambda: self._spawn(project_id, self.reload(project_id)))
         dialog.finished.connect(lambda _result: self._closed(project_id))
-        dialog.open()
+        # Not modal: a line's link opens its chat in the window, which stays usable beside it.
+        dialog.setWindowModality(Qt.WindowModality.NonModal)
+        dialog.show()
         self._spawn(project_id, self.reload(project_id))
         return dialog
 

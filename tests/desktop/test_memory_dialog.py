@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from desktop.memory import controller as memory_controller
@@ -63,6 +64,8 @@ def test_the_lines_show_with_their_chats_and_a_link_opens_one(
     with qtbot.waitSignal(gui.window.conversation_opened, timeout=5_000):
         dialog.lines.rows[1].source.linkActivated.emit(f"chat:{plums}")
     assert gui.window.current_id == plums
+    # The window stays usable beside it: the chat opened is there to read.
+    assert dialog.isVisible() and dialog.windowModality() == Qt.WindowModality.NonModal
 
 
 def test_forget_removes_the_line_from_the_file(
