@@ -32,9 +32,9 @@ def system_sent(upstream: ScriptedUpstream, index: int = -1) -> str:
 
 
 def counted(system: str) -> int:
-    """A system message as the meter counts it (server/routes/context.py: each message's
-    text with its tool calls, none here, as JSON)."""
-    return estimate_tokens(system + json.dumps("")) + MESSAGE_OVERHEAD
+    """A system message as the meter counts it (server/agent/cost.py: its text, no tool
+    calls here, and its wrapping)."""
+    return estimate_tokens(system) + MESSAGE_OVERHEAD
 
 
 def turn_on(parley: Parley, project_id: str | None = None) -> None:
