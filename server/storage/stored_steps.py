@@ -1,6 +1,7 @@
 """Tool steps inside stored replies' parts (and inside their sub-agents' parts): marked
-interrupted when a crash cut them, and found by call id (a decision on a call of an ended
-turn is a 409, not a 404)."""
+interrupted when their reply ended while they were open (`interrupt_open_steps`: a crash, or
+an export made mid-reply and imported), and found by call id (a decision on a call of an
+ended turn is a 409, not a 404)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 import sqlite3
 
 from server.storage.transaction import transaction
-from server.types import MAX_AGENT_DEPTH, NOT_APPROVED_AT_CRASH
+from server.types import MAX_AGENT_DEPTH, NOT_APPROVED_AT_CRASH, OPEN_STATUSES
 
 
 def recover_crashed(conn: sqlite3.Connection, now: float) -> int:
@@ -38,22 +39,26 @@ def _interrupt_steps(stored: str, ended_at: float) -> str:
         parts = json.loads(stored)
     except ValueError:
         return stored  # not ours to repair: left as it is
-    _interrupt(parts, ended_at)
+    interrupt_open_steps(parts, ended_at)
     return json.dumps(parts, ensure_ascii=False)
 
 
-def _interrupt(parts: object, ended_at: float, depth: int = 0) -> None:
-    """Mark open steps interrupted, a sub-agent's own steps (its `agent.parts`) too."""
+def interrupt_open_steps(parts: object, ended_at: float, depth: int = 0) -> None:
+    """Mark, in place, every tool step of a reply that ended while it was open as
+    `interrupted` at `ended_at` (never before it started), a sub-agent's own steps (its
+    `agent.parts`) too. A step awaiting approval never ran, and never will: a decision after
+    this is a 409. Parts that are not JSON objects are left as they are."""
     for part in parts if isinstance(parts, list) and depth < MAX_AGENT_DEPTH else []:
         if not (isinstance(part, dict) and part.get("type") == "tool"):
             continue
         agent = part.get("agent")
         if isinstance(agent, dict):
-            _interrupt(agent.get("parts"), ended_at, depth + 1)
-        if part.get("status") == "running":
-            part["status"], part["ended_at"] = "interrupted", ended_at
-        elif part.get("status") == "awaiting_approval":
-            part["status"], part["ended_at"] = "interrupted", ended_at
+            interrupt_open_steps(agent.get("parts"), ended_at, depth + 1)
+        status = part.get("status")
+        if status in OPEN_STATUSES:
+            part["status"] = "interrupted"
+            part["ended_at"] = _not_before(part.get("started_at"), ended_at)
+        if status == "awaiting_approval":
             part["result"] = NOT_APPROVED_AT_CRASH
         _cancel_questions(part.get("questions"), ended_at)
 
@@ -62,7 +67,15 @@ def _cancel_questions(questions: object, ended_at: float) -> None:
     """A question its server asked that was still waiting for the user was never answered."""
     for question in questions if isinstance(questions, list) else []:
         if isinstance(question, dict) and question.get("state") == "asked":
-            question["state"], question["answered_at"] = "cancel", ended_at
+            question["state"] = "cancel"
+            question["answered_at"] = _not_before(question.get("asked_at"), ended_at)
+
+
+def _not_before(start: object, end: float) -> float:
+    """`end`, or `start` when that is later (a time a file gives may not be exact)."""
+    if isinstance(start, (int, float)) and not isinstance(start, bool) and start > end:
+        return float(start)
+    return end
 
 
 def has_tool_step(conn: sqlite3.Connection, cid: str, call_id: str) -> bool:

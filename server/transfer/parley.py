@@ -20,10 +20,10 @@ from typing import Any, get_args
 
 from server.errors import BadImport, ParleyError
 from server.storage import params as chat_params
+from server.storage.stored_steps import interrupt_open_steps
 from server.transfer import attachments
 from server.types import (
     MAX_AGENT_DEPTH,
-    NOT_APPROVED_AT_CRASH,
     ChatParams,
     Continued,
     EndedBy,
@@ -214,6 +214,11 @@ def _message(raw: object, where: str, max_chars: int, files: attachments.Carried
     if status == "streaming":  # exported mid-reply: it was cut there
         status, ended_by = "interrupted", ended_by or "crash"
     created_at = _time(raw, "created_at", where)
+    completed_at = _optional_time(raw, "completed_at", where)
+    parts = _parts(raw.get("parts"), content, f"{where}.parts", max_chars)
+    # A step the file holds as still open was cut when its reply was: marked as a crash
+    # leaves it, by the same rule, ended when the reply did (or, unknown, when it began).
+    interrupt_open_steps(parts, completed_at if completed_at is not None else created_at)
     stored = (
         files.add(raw.get("attachments"), f"{where}.attachments", created_at)
         if role == "user"
@@ -224,13 +229,13 @@ def _message(raw: object, where: str, max_chars: int, files: attachments.Carried
         parent_id=_optional_text(raw, "parent_id", where, MAX_ID_CHARS),
         role=role,
         content=content,
-        parts=_parts(raw.get("parts"), content, f"{where}.parts", max_chars),
+        parts=parts,
         status=status,
         ended_by=ended_by,
         error=_optional_text(raw, "error", where, max_chars),
         model=_optional_text(raw, "model", where, max_chars),
         created_at=created_at,
-        completed_at=_optional_time(raw, "completed_at", where),
+        completed_at=completed_at,
         usage=usage,
         continued=continued,
         finish_reason=finish_reason if status == "completed" else None,
@@ -261,8 +266,7 @@ def _ended(value: object, where: str, max_chars: int) -> dict[str, Any] | None:
 
 
 def _questions(value: object, where: str, max_chars: int) -> None:
-    """A step's questions from its MCP server: one still asked was never answered, and never
-    will be (as a crash leaves it)."""
+    """A step's questions from its MCP server."""
     if value is None:
         return
     if not isinstance(value, list):
@@ -272,8 +276,6 @@ def _questions(value: object, where: str, max_chars: int) -> None:
             raise BadImport(f"{where}[{index}]", "must be an object")
         for key in ("id", "message"):
             _text(question, key, f"{where}[{index}]", max_chars)
-        if question.get("state") == "asked":
-            question["state"] = "cancel"
 
 
 def _usage(value: object, where: str) -> dict[str, Any] | None:
@@ -306,8 +308,8 @@ def _parts(value: object, content: str, where: str, max_chars: int) -> list[dict
 
 def _part(part: object, where: str, max_chars: int, depth: int = 0) -> None:
     """A part as the window draws it: every key it reads, of the right kind (more keys are
-    kept as they are). A tool step left `running` or `awaiting_approval` is `interrupted`, as
-    after a crash; a sub-agent's parts (`agent.parts`) are parts too, a few levels deep."""
+    kept as they are); a sub-agent's parts (`agent.parts`) are parts too, a few levels
+    deep."""
     if not isinstance(part, dict) or part.get("type") not in PART_TYPES:
         raise BadImport(where, "must be an object of type text, tool or citation")
     if part["type"] == "text":
@@ -322,11 +324,6 @@ def _part(part: object, where: str, max_chars: int, depth: int = 0) -> None:
         _optional_time(part, "ended_at", where)
         if part.get("agent") is not None:
             _agent(part["agent"], f"{where}.agent", max_chars, depth)
-        if part["status"] == "running":
-            part["status"] = "interrupted"
-        elif part["status"] == "awaiting_approval":  # never ran, and never will
-            part["status"] = "interrupted"
-            part["result"] = NOT_APPROVED_AT_CRASH
         _questions(part.get("questions"), f"{where}.questions", max_chars)
     else:
         if not _whole(part.get("n")) or (part.get("page") is not None and not _whole(part["page"])):
