@@ -4,7 +4,6 @@ without moving its text; Tab reaches them, and Enter or Space does what they say
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,21 +17,18 @@ from tests.desktop.transcript.test_view import items
 
 
 @pytest.fixture
-def surface(qtbot: Any) -> Iterator[TranscriptSurface]:
-    shown = TranscriptSurface()
-    qtbot.addWidget(shown)
-    shown.resize(900, 700)
-    shown.show()
-    qtbot.mouseMove(shown, QPoint(2, 690))  # the pointer on no message
-    shown.show_conversation(
+def surface(surface: TranscriptSurface, qtbot: Any) -> TranscriptSurface:
+    surface.resize(900, 700)
+    qtbot.mouseMove(surface, QPoint(2, 690))  # the pointer on no message
+    surface.show_conversation(
         [message(1, content="What is a hash table?"),
          message(2, "assistant", content="It maps keys to values.", model="m",
                  siblings=["m2", "m8"], sibling_index=0),
          message(3, content="And a collision?"),
          message(4, "assistant", content="Two keys in one bucket.", model="m")]
     )  # fmt: skip
-    qtbot.waitUntil(lambda: len(items(shown, "actions")) == 4)
-    yield shown
+    qtbot.waitUntil(lambda: len(items(surface, "actions")) == 4)
+    return surface
 
 
 def bar_of(surface: TranscriptSurface, row_id: str) -> QQuickItem:

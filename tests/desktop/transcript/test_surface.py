@@ -3,10 +3,8 @@ signals of the window's controllers, on the real view offscreen."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QGuiApplication
 
@@ -15,15 +13,6 @@ from desktop.transcript.surface import TranscriptSurface
 from desktop.transcript.welcome import welcome_page
 from tests.desktop.transcript.test_rows import message
 from tests.desktop.transcript.test_view import items, plain, text_of
-
-
-@pytest.fixture
-def surface(qtbot: Any) -> Iterator[TranscriptSurface]:
-    shown = TranscriptSurface()
-    qtbot.addWidget(shown)
-    shown.resize(900, 600)
-    shown.show()
-    yield shown
 
 
 def chat(count: int) -> list[Any]:

@@ -3,10 +3,8 @@ them in place: the same items, not a long question laid out a second time."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from PySide6.QtQuick import QQuickItem
 from shiboken6 import Shiboken
 
@@ -14,15 +12,6 @@ from desktop.client.events import ReplyParts
 from desktop.transcript.surface import TranscriptSurface
 from tests.desktop.transcript.test_rows import message
 from tests.desktop.transcript.test_view import items
-
-
-@pytest.fixture
-def surface(qtbot: Any) -> Iterator[TranscriptSurface]:
-    shown = TranscriptSurface()
-    qtbot.addWidget(shown)
-    shown.resize(900, 600)
-    shown.show()
-    yield shown
 
 
 def address(item: QQuickItem) -> int:

@@ -3,7 +3,6 @@ which Tab reaches in order and Enter or Space presses."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,14 +15,11 @@ from tests.desktop.transcript.test_view import items, text_of
 
 
 @pytest.fixture
-def surface(qtbot: Any) -> Iterator[TranscriptSurface]:
-    shown = TranscriptSurface()
-    qtbot.addWidget(shown)
-    shown.resize(900, 700)
-    shown.show()
-    shown.show_welcome(welcome_page("smollm2", "ready"))
-    qtbot.waitUntil(lambda: len(items(shown, "welcomeCard")) == 7)
-    yield shown
+def surface(surface: TranscriptSurface, qtbot: Any) -> TranscriptSurface:
+    surface.resize(900, 700)
+    surface.show_welcome(welcome_page("smollm2", "ready"))
+    qtbot.waitUntil(lambda: len(items(surface, "welcomeCard")) == 7)
+    return surface
 
 
 def card(surface: TranscriptSurface, title: str) -> QQuickItem:
