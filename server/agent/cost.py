@@ -14,7 +14,13 @@ import json
 from dataclasses import dataclass
 
 from server.models.base import ChatBackend
-from server.models.context import IMAGE_TOKENS, MESSAGE_OVERHEAD, counted_from, estimate_tokens
+from server.models.context import (
+    IMAGE_TOKENS,
+    MESSAGE_OVERHEAD,
+    counted_from,
+    estimate_tokens,
+    message_text,
+)
 from server.types import ChatMessage
 
 
@@ -30,12 +36,6 @@ class Cost:
         return sum(self.messages) + self.tools
 
 
-def text_of(message: ChatMessage) -> str:
-    """A message as the backend counts it: its text, then its tool calls as JSON."""
-    calls = message.get("tool_calls")
-    return message["content"] + (json.dumps(calls) if calls else "")
-
-
 async def count(
     backend: ChatBackend,
     messages: list[ChatMessage],
@@ -45,7 +45,7 @@ async def count(
 ) -> tuple[Cost, list[int]]:
     """The cost of `messages` and `tools` given to `backend`'s model, and the counts of the
     `extra` texts (parts of them a caller shows on their own), counted in the same call."""
-    texts = [text_of(message) for message in messages]
+    texts = [message_text(message) for message in messages]
     first = 1 if messages and messages[0]["role"] == "system" else 0  # always counted
     start = first + counted_from(texts[first:], backend.context_length)
     asked = [*texts[:first], *texts[start:], *(extra or [])]

@@ -18,6 +18,12 @@ DEFAULT_REPLY_RESERVE = 512
 SAFETY_MARGIN = 32
 
 
+def message_text(message: ChatMessage) -> str:
+    """A message as its tokens are counted: its text, then its tool calls as JSON."""
+    calls = message.get("tool_calls")
+    return message["content"] + (json.dumps(calls) if calls else "")
+
+
 def estimate_tokens(text: str) -> int:
     """A count without the model's tokenizer, on the high side (3 characters a token: English
     is ~4, code and other languages fewer), so what it says fits does."""
@@ -45,9 +51,7 @@ def fit_to_context(
     rest = messages[len(head) :]
 
     def cost(message: ChatMessage) -> int:
-        calls = message.get("tool_calls")
-        text = message["content"] + (json.dumps(calls) if calls else "")
-        return count_tokens(text) + MESSAGE_OVERHEAD
+        return count_tokens(message_text(message)) + MESSAGE_OVERHEAD
 
     costs = [cost(m) for m in rest]
     total = sum(cost(m) for m in head) + sum(costs)

@@ -36,6 +36,9 @@ CONTEXT = 4_096  # tokens: a few long messages or results pass it (3 characters 
 HERONS = "# Herons\n\nHerons wade in shallow water and wait for fish.\n"
 QUESTIONS = ["Where do herons wait for fish?", "What is the capital of Peru?"]
 WORDS = st.text(alphabet="abcdefghij klmnop", min_size=1, max_size=12)
+# Characters of a message, a result or a summary (hypothesis favours small integers; these
+# make a budget of ~10,000 characters passed about as often as not).
+SIZES = st.sampled_from([1, 300, 2_000, 5_000, 9_000, 20_000])
 
 
 def long_text(size: int) -> str:
@@ -72,8 +75,8 @@ def chats(draw: st.DrawFn) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     exchanges = draw(st.integers(1, 5))
     for index in range(exchanges):
-        asked = question if index == exchanges - 1 else long_text(draw(st.integers(1, 6_000)))
-        said = long_text(draw(st.integers(1, 3_000)))
+        asked = question if index == exchanges - 1 else long_text(draw(SIZES))
+        said = long_text(draw(SIZES) // 2)
         parts: list[dict[str, Any]] = [{"type": "text", "text": said}]
         if draw(st.booleans()):
             step = {
@@ -84,7 +87,7 @@ def chats(draw: st.DrawFn) -> dict[str, Any]:
                 "tool": "t",
                 "arguments": json.dumps({"path": draw(WORDS)}),
                 "status": draw(st.sampled_from(["completed", "error", "interrupted"])),
-                "result": long_text(draw(st.integers(0, 20_000))),
+                "result": long_text(draw(SIZES)),
                 "started_at": 1.0,
                 "ended_at": 2.0,
             }
@@ -118,7 +121,7 @@ def chats(draw: st.DrawFn) -> dict[str, Any]:
             {
                 "id": uuid.uuid4().hex,
                 "through_id": draw(st.sampled_from(replies)),
-                "content": long_text(draw(st.integers(1, 3_000))),
+                "content": long_text(draw(SIZES) // 4),
                 "model": None,
                 "created_at": 1.0,
                 "updated_at": 1.0,
@@ -184,13 +187,22 @@ def turn_agrees(
     stream.read_all()
     assert stream.final["parley"]["status"] == "completed", stream.final
     records = upstream.records[start:]
-    compacted = any(r.body["messages"][0]["content"] == INSTRUCTIONS for r in records)
+    # Compaction says when it is done (or failed), summarising call or not: a first one that
+    # covers only the opening keeps it word for word and asks the model nothing.
+    states = [
+        e["parley"]["compaction"]["state"]
+        for e in stream.events
+        if isinstance(e, dict) and "compaction" in e.get("parley", {})
+    ]
+    compacted = "done" in states or "failed" in states
     sent = counted(parley, records[-1].body)
     asked = sent.messages[-1]  # the new question, as given
     budget = prompt_budget(CONTEXT, None)
     assert compacted == (before["used"] + asked > budget), (before, asked, budget)
     event("compacted" if compacted else "not compacted")
     event(f"documents given: {before['documents'] > 0}, tools: {before['tools'] > 0}")
+    summarising = [r for r in records if r.body["messages"][0]["content"] == INSTRUCTIONS]
+    assert compacted or not summarising
     if not compacted:
         assert len(records) == 1
         assert sent.used - asked == before["used"], (before, sent)
