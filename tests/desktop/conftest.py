@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import os
 import sys
 from collections.abc import Coroutine, Iterator
@@ -173,3 +174,19 @@ def with_tools(
     assert client is not None
     qtbot.waitUntil(lambda: run(qtbot, client.status())["tools"]["ready"] == 1, timeout=30_000)
     return gui
+
+
+@pytest.fixture
+def asking_gui(gui_factory: Any, data_dir: Path, tool_log: ToolLog, qtbot: QtBot) -> GuiApp:
+    """The app with the tests' MCP server `t` running, its tools trusted as by default: ask."""
+    return with_tools(gui_factory, data_dir, tool_log, qtbot, trust=None)
+
+
+def danger(target: str) -> dict[str, str]:
+    """A call of the tests' tool that acts (the upstream's tool call, scripted)."""
+    return {"name": "t__danger", "arguments": json.dumps({"target": target})}
+
+
+def calls(log: ToolLog) -> list[str]:
+    """The targets of the tool calls that really ran, in order (the server's own log)."""
+    return [e["target"] for e in log.events() if e["event"] == "call"]

@@ -13,24 +13,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from desktop.window.menus import shortcut_rows
-from tests.desktop.conftest import GuiApp, run, with_tools
+from tests.desktop.conftest import GuiApp, calls, danger, run, with_tools
 from tests.support.tools import ToolLog
 from tests.support.upstream import Script, ScriptedUpstream
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def asking_gui(gui_factory: Any, data_dir: Path, tool_log: ToolLog, qtbot: Any) -> GuiApp:
-    return with_tools(gui_factory, data_dir, tool_log, qtbot, trust=None)
-
-
-def danger(target: str) -> dict[str, str]:
-    return {"name": "t__danger", "arguments": json.dumps({"target": target})}
-
-
-def calls(log: ToolLog) -> list[str]:
-    return [e["target"] for e in log.events() if e["event"] == "call"]
 
 
 def stored_reply(gui: GuiApp, qtbot: Any) -> dict[str, Any]:

@@ -7,32 +7,17 @@ The real window and embedded server, the tests' MCP server `t` over stdio truste
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
 
 from desktop.window.menus import shortcut_rows
-from tests.desktop.conftest import GuiApp, with_tools
+from tests.desktop.conftest import GuiApp, calls, danger
 from tests.support.tools import ToolLog
 from tests.support.upstream import Script, ScriptedUpstream
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def asking_gui(gui_factory: Any, data_dir: Path, tool_log: ToolLog, qtbot: Any) -> GuiApp:
-    return with_tools(gui_factory, data_dir, tool_log, qtbot, trust=None)
-
-
-def danger(target: str) -> dict[str, str]:
-    return {"name": "t__danger", "arguments": json.dumps({"target": target})}
-
-
-def calls(log: ToolLog) -> list[str]:
-    return [e["target"] for e in log.events() if e["event"] == "call"]
 
 
 def test_the_whole_server_allowed_for_the_chat_by_keyboard_runs_its_next_calls_unasked(

@@ -12,17 +12,12 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from desktop.tools.tools_dialog import ToolsDialog
-from tests.desktop.conftest import GuiApp, run, with_tools
+from tests.desktop.conftest import GuiApp, calls, danger, run
 from tests.desktop.test_accessibility import controls, spoken_name
 from tests.support.tools import TOOL_COUNT, ToolLog
 from tests.support.upstream import Script, ScriptedUpstream
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def asking_gui(gui_factory: Any, data_dir: Path, tool_log: ToolLog, qtbot: Any) -> GuiApp:
-    return with_tools(gui_factory, data_dir, tool_log, qtbot, trust=None)
 
 
 def open_dialog(gui: GuiApp, qtbot: Any) -> ToolsDialog:
@@ -55,14 +50,6 @@ def danger_info(gui: GuiApp, qtbot: Any) -> dict[str, Any]:
     server = run(qtbot, client.tools())["servers"][0]
     found: dict[str, Any] = next(t for t in server["tools"] if t["name"] == "danger")
     return found
-
-
-def danger(target: str) -> dict[str, str]:
-    return {"name": "t__danger", "arguments": json.dumps({"target": target})}
-
-
-def calls(log: ToolLog) -> list[str]:
-    return [e["target"] for e in log.events() if e["event"] == "call"]
 
 
 def last_step(gui: GuiApp, qtbot: Any) -> dict[str, Any]:

@@ -5,7 +5,6 @@ once the user answers, or the reply is stopped."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +15,11 @@ from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionViewItem
 
 from desktop.chats.conversation_list import ConversationList
 from desktop.chats.rows import BUSY_TIP, WAITING_FILL, WAITING_TIP
-from tests.desktop.conftest import GuiApp, run, with_tools
+from tests.desktop.conftest import GuiApp, danger, run
 from tests.support.tools import ToolLog, tool_server, write_config
 from tests.support.upstream import Script, ScriptedUpstream
 
 AMBER = WAITING_FILL.name()
-
-
-def danger(target: str) -> dict[str, str]:
-    return {"name": "t__danger", "arguments": json.dumps({"target": target})}
 
 
 def colour_at(sidebar: ConversationList, point: QPoint) -> str:
@@ -48,11 +43,6 @@ def open_chat(gui: GuiApp, qtbot: Any, conversation_id: str) -> None:
     view = gui.window.sidebar.list
     view.setCurrentItem(view.rows.item(conversation_id))
     qtbot.waitUntil(lambda: gui.window.current_id == conversation_id, timeout=5_000)
-
-
-@pytest.fixture
-def asking_gui(gui_factory: Any, data_dir: Path, tool_log: ToolLog, qtbot: Any) -> GuiApp:
-    return with_tools(gui_factory, data_dir, tool_log, qtbot, trust=None)
 
 
 @pytest.mark.slow

@@ -7,8 +7,6 @@ The real window and embedded server, the tests' MCP server `t` over stdio truste
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,26 +14,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from desktop.tools.tool_effect import EFFECTS
-from tests.desktop.conftest import GuiApp, run, with_tools
+from tests.desktop.conftest import GuiApp, calls, danger, run
 from tests.desktop.test_accessibility import controls, spoken_name
 from tests.desktop.test_tool_trust import close, danger_info, open_dialog
 from tests.support.tools import ToolLog
 from tests.support.upstream import Script, ScriptedUpstream
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def asking_gui(gui_factory: Any, data_dir: Path, tool_log: ToolLog, qtbot: Any) -> GuiApp:
-    return with_tools(gui_factory, data_dir, tool_log, qtbot, trust=None)
-
-
-def danger(target: str) -> dict[str, str]:
-    return {"name": "t__danger", "arguments": json.dumps({"target": target})}
-
-
-def calls(log: ToolLog) -> list[str]:
-    return [e["target"] for e in log.events() if e["event"] == "call"]
 
 
 def server_t(gui: GuiApp, qtbot: Any) -> dict[str, Any]:
