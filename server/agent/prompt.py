@@ -100,9 +100,11 @@ def given_by_message(
     message (in its list) when there is none. `context`: the model's context (None: not
     known), which sets the budget of earlier tool results."""
     groups = as_sent_by_message(messages, bool(tools), context=context)
-    if not tools or not groups:
+    if not tools:
         return groups
     note = agent_note(instructions)
+    if not groups:  # (a chat with nothing in it yet, as the meter sees it)
+        return [[{"role": "system", "content": note}]]
     first = groups[0]
     if first and first[0]["role"] == "system":
         groups[0] = [{**first[0], "content": f"{first[0]['content']}\n\n{note}"}, *first[1:]]

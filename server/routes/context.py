@@ -21,6 +21,8 @@ A summary's messages stay in the chat: shown, searched, exported.
 
 from __future__ import annotations
 
+import functools
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -136,7 +138,11 @@ async def compact_now(request: Request) -> Response:
     if conversation is None:
         raise NotFoundError(f"no conversation with id {cid!r}")
     model = svc.models.resolve(request.query_params.get("model"), conversation["model"])
-    run = svc.runs.start_compaction(cid, model)
+    settings = svc.settings
+    memory = functools.partial(
+        memory_block, settings.data_dir, conversation["project_id"], settings.limits.memory
+    )
+    run = svc.runs.start_compaction(cid, model, memory)
     return RunEventStream(run, ChunkWriter(f"chatcmpl-{run.id}", model.name))
 
 

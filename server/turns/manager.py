@@ -192,13 +192,16 @@ class RunManager:
             raise
         return run, turn
 
-    def start_compaction(self, conversation_id: str, model: ModelEntry) -> Run:
+    def start_compaction(
+        self, conversation_id: str, model: ModelEntry, memory: MemoryReader | None = None
+    ) -> Run:
         """ "Compact now": a run that summarises the conversation's earlier messages and
-        writes no reply (server/agent/compaction.py). Raises ConflictError while a reply of
-        the conversation streams (and the other way round)."""
+        writes no reply (server/agent/compaction.py); `memory`: reads the chat's memory, in
+        its prompt as in a turn's. Raises ConflictError while a reply of the conversation
+        streams (and the other way round)."""
         self._check_open()
         self.check_idle(conversation_id)
-        sink = CompactionTurn(self._store, conversation_id, model.name)
+        sink = CompactionTurn(self._store, conversation_id, model.name, memory)
         approvals = Approvals(conversation_id, self.grants)
         run = self._start(f"compact-{new_id()}", model, sink, approvals)
         self._run_conversation[run.id] = conversation_id

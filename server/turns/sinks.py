@@ -282,17 +282,23 @@ class CompactionTurn:
     earlier: Earlier | None = None
     compact_only = True
 
-    def __init__(self, store: Store, conversation_id: str, model: str) -> None:
+    def __init__(
+        self, store: Store, conversation_id: str, model: str, memory: MemoryReader | None = None
+    ) -> None:
         self._store = store
         self.conversation_id = conversation_id
         self._model = model
+        self._memory = memory
         self.history: StoredHistory | None = None  # once open
 
     async def open(self) -> ChatRequest:
         view = await self._store.view(self.conversation_id)
         if view is None:
             raise NotFoundError(f"no conversation with id {self.conversation_id!r}")
-        self.history, given = StoredHistory.of(self._store, self.conversation_id, self._model, view)
+        memory = await self._memory() if self._memory is not None else None
+        self.history, given = StoredHistory.of(
+            self._store, self.conversation_id, self._model, view, memory
+        )
         return ChatRequest(messages=given)
 
     def toolbox(self) -> ToolBox | None:

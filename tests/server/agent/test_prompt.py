@@ -52,6 +52,8 @@ def test_the_agent_note_and_the_servers_instructions_go_into_the_system_message(
     assert sent[0]["content"] == f"S\n\n{AGENT_NOTE}\n\nUse X."
     assert prompt.given([QUESTION], tools, "", context=None)[0]["content"] == AGENT_NOTE
     assert prompt.given([QUESTION], [], "Use X.", context=None) == [QUESTION]
+    # A chat with nothing in it yet (as the meter reads it): the note alone.
+    assert prompt.given([], tools, "", context=None) == [{"role": "system", "content": AGENT_NOTE}]
 
 
 def test_delegate_is_offered_only_beside_tools_a_sub_agent_could_use() -> None:
