@@ -5,33 +5,53 @@ full validation), and an error answer as the ClientError it stands for."""
 from __future__ import annotations
 
 import json
-from typing import TypeVar, cast
+from typing import TypeVar, cast, is_typeddict
 
 from desktop.errors import ClientError
+from server.types import (
+    CitationPartJSON,
+    ContextJSON,
+    ConversationJSON,
+    MessageJSON,
+    ModelJSON,
+    SummaryJSON,
+    ToolPartJSON,
+)
+from server.types.chunks import ApprovalJSON, DecisionJSON, OverdueAnswerJSON, OverdueJSON
+from server.types.keys import required_keys
 
 T = TypeVar("T")
 
-CONVERSATION_KEYS = ("id", "title", "model", "system", "created_at", "updated_at")
-MODEL_KEYS = ("name", "kind", "state", "slots", "slots_busy", "queue_length", "removable")
-CITATION_KEYS = ("n", "path", "page", "lines", "quote")
-APPROVAL_KEYS = ("call_id", "server", "tool", "function", "arguments")
-DECISION_KEYS = ("decision", "remember", "step")
-OVERDUE_KEYS = ("call_id", "server", "tool", "function", "waited_s")
-OVERDUE_ANSWER_KEYS = ("action", "step")
-STEP_KEYS = ("id", "server", "name", "arguments", "status", "result", "started_at", "ended_at")
-SUMMARY_KEYS = ("id", "through_id", "content", "model", "created_at", "updated_at")
-CONTEXT_KEYS = ("model", "limit", "budget", "estimated", "used", "system", "history", "tools",
-                "messages", "summarised", "summary_id")  # fmt: skip
-MESSAGE_KEYS = ("id", "conversation_id", "role", "content", "status", "ended_by", "error",
-                "model", "created_at", "completed_at", "usage")  # fmt: skip
+# Each shape's required keys, read from its TypedDict: a field added there is checked here.
+CONVERSATION_KEYS = required_keys(ConversationJSON)
+MODEL_KEYS = required_keys(ModelJSON)
+CITATION_KEYS = required_keys(CitationPartJSON)
+APPROVAL_KEYS = required_keys(ApprovalJSON)
+DECISION_KEYS = required_keys(DecisionJSON)
+OVERDUE_KEYS = required_keys(OverdueJSON)
+OVERDUE_ANSWER_KEYS = required_keys(OverdueAnswerJSON)
+STEP_KEYS = required_keys(ToolPartJSON)
+SUMMARY_KEYS = required_keys(SummaryJSON)
+CONTEXT_KEYS = required_keys(ContextJSON)
+MESSAGE_KEYS = required_keys(MessageJSON)
 
 
 def shaped(kind: type[T], keys: tuple[str, ...], value: object) -> T:
-    """`value` as `kind`, once it is an object with `keys` (the server's own shapes; a
-    check that catches a wrong server or version, not a full validation)."""
-    if not isinstance(value, dict) or not all(key in value for key in keys):
+    """`value` as `kind`, once it is an object with `keys` and, when `kind` is a TypedDict,
+    every key it requires (the server's own shapes; a check that catches a wrong server or
+    version, not a full validation)."""
+    if not isinstance(value, dict) or not all(key in value for key in (*_required(kind), *keys)):
         raise ClientError(f"the server's answer is not a {kind.__name__}")
     return cast(T, value)
+
+
+_REQUIRED: dict[type, tuple[str, ...]] = {}  # read once per shape: a stream checks many
+
+
+def _required(kind: type) -> tuple[str, ...]:
+    if kind not in _REQUIRED:
+        _REQUIRED[kind] = required_keys(kind) if is_typeddict(kind) else ()
+    return _REQUIRED[kind]
 
 
 def error_from(status: int, raw: bytes) -> ClientError:

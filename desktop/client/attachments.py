@@ -1,4 +1,4 @@
-"""Files attached to a message (issue 43), for the window: an upload as soon as a file is
+"""Files attached to a message, for the window: an upload as soon as a file is
 attached (the server answers what it made of it, or why it refuses it), and a file's bytes
 read back (a thumbnail, a file saved or shown). Composed into ParleyClient as
 `client.attachments`; calls go through its one HTTP client. A message sent names them by id
@@ -14,8 +14,9 @@ from desktop.client.answers import error_from, shaped
 from desktop.client.paths import segment
 from desktop.errors import ClientError
 from server.types import AttachmentJSON
+from server.types.keys import required_keys
 
-ATTACHMENT_KEYS = ("id", "name", "kind", "mime", "bytes")
+ATTACHMENT_KEYS = required_keys(AttachmentJSON)
 MAX_BYTES = 20 * 1024 * 1024  # the most the server takes (images: 10 MB), and reads back
 # An upload of 20 MB on a slow disk or a busy server: more than the client's 10 s default.
 UPLOAD_TIMEOUT = httpx.Timeout(120.0)

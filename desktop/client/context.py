@@ -1,4 +1,4 @@
-"""The model's view of a chat (issue 42) for the window: its context meter, the summaries
+"""The model's view of a chat for the window: its context meter, the summaries
 compaction wrote (edit, undo), "Compact now" as a stream, and which MCP servers' tools the
 chat offers. Composed into ParleyClient as `client.context`; calls go through its one HTTP
 client. Stopping "Compact now" is a hang-up, as for a reply: `CompactionStream.aclose()`;
@@ -29,20 +29,18 @@ class CompactionStream:
     """ "Compact now" as it runs: iterate `events()` (compaction states, then one ReplyEnd);
     `aclose()` hangs up (Stop: nothing is saved)."""
 
-    def __init__(self, conversation_id: str, response: httpx.Response, lines: AsyncIterator[str]):
+    def __init__(self, conversation_id: str, response: httpx.Response, events: AsyncIterator[str]):
         self.conversation_id = conversation_id
         self.closed = False
         self._response = response
-        self._lines = lines
+        self._events = events
 
     async def events(self) -> AsyncIterator[CompactionEvent]:
         try:
-            async for line in self._lines:
-                if not line.startswith("data: "):
-                    continue
-                if line[6:] == "[DONE]":
+            async for data in self._events:
+                if data == "[DONE]":
                     return
-                chunk = parse_chunk(line[6:])
+                chunk = parse_chunk(data)
                 outcome = chunk.get("parley")
                 if outcome is not None and "status" in outcome:
                     yield ReplyEnd.from_final(chunk, cast(OutcomeJSON, outcome))
@@ -95,8 +93,8 @@ class ContextApi:
         path = f"/api/conversations/{segment(conversation_id)}/compact"
         if model:
             path += "?" + urlencode({"model": model})
-        _, response, lines = await open_stream(self._http, path, {})
-        return CompactionStream(conversation_id, response, lines)
+        _, response, events = await open_stream(self._http, path, {})
+        return CompactionStream(conversation_id, response, events)
 
 
 def _summary_path(conversation_id: str, summary_id: str) -> str:

@@ -11,12 +11,19 @@ from desktop.client.answers import shaped
 from desktop.client.attachments import ATTACHMENT_KEYS
 from desktop.client.paths import segment
 from desktop.errors import ClientError
-from server.types.tools import PromptJSON, PromptMessageJSON, PromptResultJSON, PromptsJSON
+from server.types.keys import required_keys
+from server.types.tools import (
+    PromptArgumentJSON,
+    PromptJSON,
+    PromptMessageJSON,
+    PromptResultJSON,
+    PromptsJSON,
+)
 
 Call = Callable[[str, str, object], Awaitable[object]]
 
-PROMPT_KEYS = ("name", "title", "description", "arguments")
-ARGUMENT_KEYS = ("name", "required")
+PROMPT_KEYS = required_keys(PromptJSON)
+ARGUMENT_KEYS = required_keys(PromptArgumentJSON)
 
 
 class PromptsApi:

@@ -11,10 +11,11 @@ from desktop.client.paths import segment
 from desktop.errors import ClientError
 from server.types import QuestionAction, ToolPartJSON
 from server.types.chunks import QuestionAnswerJSON, QuestionEventJSON
+from server.types.keys import required_keys
 
 Call = Callable[[str, str, object], Awaitable[object]]
 
-QUESTION_KEYS = ("question_id", "call_id", "server", "tool", "mode", "message")
+QUESTION_KEYS = required_keys(QuestionEventJSON)
 
 
 def question_event(value: object) -> QuestionEventJSON:

@@ -14,6 +14,7 @@ from desktop.client.attachments import ATTACHMENT_KEYS
 from desktop.client.paths import segment
 from desktop.errors import ClientError
 from server.types import AttachmentJSON
+from server.types.keys import required_keys
 from server.types.tools import (
     AttachedResourcesJSON,
     ResourceContentJSON,
@@ -25,9 +26,9 @@ from server.types.tools import (
 
 Call = Callable[[str, str, object], Awaitable[object]]
 
-RESOURCE_KEYS = ("uri", "name", "title", "description", "mime", "size")
-TEMPLATE_KEYS = ("uri_template", "name", "title", "description", "mime")
-CONTENT_KEYS = ("uri", "kind", "mime", "bytes", "text", "chars", "note", "data")
+RESOURCE_KEYS = required_keys(ResourceJSON)
+TEMPLATE_KEYS = required_keys(ResourceTemplateJSON)
+CONTENT_KEYS = required_keys(ResourceContentJSON)
 
 
 def _contents(answer: object) -> list[ResourceContentJSON]:

@@ -10,11 +10,12 @@ from collections.abc import AsyncIterator
 import httpx
 
 from desktop.client.answers import error_from, shaped
-from desktop.client.sse_lines import event_lines
+from desktop.client.event_stream import event_data
 from desktop.errors import ClientError
 from server.types import StatusJSON
+from server.types.keys import required_keys
 
-STATUS_KEYS = ("models", "default_model", "active_turns")
+STATUS_KEYS = required_keys(StatusJSON)
 
 
 async def status_updates(http: httpx.AsyncClient) -> AsyncIterator[StatusJSON]:
@@ -25,11 +26,9 @@ async def status_updates(http: httpx.AsyncClient) -> AsyncIterator[StatusJSON]:
         async with http.stream("GET", "/api/status/stream") as response:
             if response.status_code >= 400:
                 raise error_from(response.status_code, await response.aread())
-            async for line in event_lines(response):
-                if not line.startswith("data:"):
-                    continue  # the blank line that ends an event, or a comment
+            async for data in event_data(response):
                 try:
-                    value: object = json.loads(line[5:])
+                    value: object = json.loads(data)
                 except ValueError as exc:
                     raise ClientError("the server's status was not JSON") from exc
                 yield shaped(StatusJSON, STATUS_KEYS, value)

@@ -1,4 +1,4 @@
-"""A reply being streamed: the server's `chat.completion.chunk` events read line by line and
+"""A reply being streamed: the server's `chat.completion.chunk` events read one by one and
 turned into the window's reply events (desktop/client/events.py). Stop is a hang-up:
 `ReplyStream.aclose()` closes the response before its body ends."""
 
@@ -20,6 +20,7 @@ from desktop.client.answers import (
     error_from,
     shaped,
 )
+from desktop.client.event_stream import event_data
 from desktop.client.events import (
     ReplyApproval,
     ReplyCitation,
@@ -33,7 +34,6 @@ from desktop.client.events import (
     ReplyText,
 )
 from desktop.client.questions import question_event
-from desktop.client.sse_lines import event_lines
 from desktop.errors import ClientError
 from server.types import CitationPartJSON, ToolPartJSON
 from server.types.chunks import (
@@ -44,13 +44,13 @@ from server.types.chunks import (
     OverdueJSON,
 )
 
-YIELD_EVERY_LINES = 32
+YIELD_EVERY_EVENTS = 32
 
 
 class ReplyStream:
     """A reply being streamed. Iterate `events()`; `aclose()` hangs up (that is Stop)."""
 
-    def __init__(self, first: ChunkJSON, response: httpx.Response, lines: AsyncIterator[str]):
+    def __init__(self, first: ChunkJSON, response: httpx.Response, events: AsyncIterator[str]):
         self.conversation_id = _field(first, "conversation_id")
         self.user_message_id = _field(first, "user_message_id")
         self.message_id = _field(first, "message_id")
@@ -58,21 +58,18 @@ class ReplyStream:
         self.model = first["model"]
         self.closed = False
         self._response = response
-        self._lines = lines
+        self._events = events
 
     async def events(self) -> AsyncIterator[ReplyEvent]:
         """Text as it comes, then one ReplyEnd; nothing more after a hang-up."""
         try:
             count = 0
-            async for line in self._lines:
+            async for data in self._events:
                 count += 1
-                if count % YIELD_EVERY_LINES == 0:
-                    # Lines already buffered come without a suspension: on the GUI's loop a
+                if count % YIELD_EVERY_EVENTS == 0:
+                    # Events already buffered come without a suspension: on the GUI's loop a
                     # fast burst would otherwise hold it for tens of milliseconds.
                     await asyncio.sleep(0)
-                if not line.startswith("data: "):
-                    continue
-                data = line[6:]
                 if data == "[DONE]":
                     return
                 chunk = parse_chunk(data)
@@ -143,10 +140,9 @@ def _field(chunk: ChunkJSON, key: str) -> str:
     return value
 
 
-async def first_chunk(lines: AsyncIterator[str]) -> ChunkJSON:
-    async for line in lines:
-        if line.startswith("data: "):
-            return parse_chunk(line[6:])
+async def first_chunk(events: AsyncIterator[str]) -> ChunkJSON:
+    async for data in events:
+        return parse_chunk(data)
     raise ClientError("the server ended the reply before it began")
 
 
@@ -154,7 +150,8 @@ async def open_stream(
     http: httpx.AsyncClient, path: str, body: Mapping[str, object]
 ) -> tuple[ChunkJSON, httpx.Response, AsyncIterator[str]]:
     """POST a request the server answers with a stream (a turn, "Compact now"); return once
-    its first chunk came: that chunk, the response (closing it is the hang-up) and its lines.
+    its first chunk came: that chunk, the response (closing it is the hang-up) and the data
+    of its events.
     ClientError when it cannot begin."""
     request = http.build_request("POST", path, json=body)
     try:
@@ -165,9 +162,9 @@ async def open_stream(
         raw = await response.aread()
         await response.aclose()
         raise error_from(response.status_code, raw)
-    lines = event_lines(response)
+    events = event_data(response)
     try:
-        return await first_chunk(lines), response, lines
+        return await first_chunk(events), response, events
     except BaseException:
         await response.aclose()
         raise

@@ -10,10 +10,11 @@ from collections.abc import Awaitable, Callable
 from desktop.client.answers import shaped
 from desktop.client.paths import segment
 from desktop.errors import ClientError
+from server.types.keys import required_keys
 from server.types.tools import GrantJSON, ToolEffectJSON, ToolServerJSON
 
 Call = Callable[[str, str, object], Awaitable[object]]
-GRANT_KEYS = ("id", "conversation_id", "server", "tool", "scope", "argument", "under")
+GRANT_KEYS = required_keys(GrantJSON)
 
 
 class ToolSettingsApi:

@@ -19,6 +19,7 @@ import anyio.to_thread
 import httpx
 
 from server.errors import BackendError
+from server.http.sse import EventSplitter
 from server.models.base import (
     ChatRequest,
     ModelState,
@@ -289,16 +290,10 @@ def _wire_message(message: ChatMessage) -> dict[str, Any]:
 async def _sse_data(
     response: httpx.Response, pause: float | None = None
 ) -> AsyncGenerator[list[bytes], None]:
-    """The data of each event of an event stream, per the SSE spec: lines end with LF, CRLF
-    or CR; an event's `data:` lines are joined with LF and it is dispatched at the blank line
-    that ends it (an event with empty data is none); other fields and comments are ignored.
-    Yields the events of each read together (a list, never empty).
-
-    Split by hand on bytes: httpx's text and line decoders cost more per token than the
-    rest of the relay together. `pause`: input that piles up is read in bursts with pauses
-    this long between them (Limits.relay_pause; None: as fast as it comes).
-    """
-    pending = b""
+    """The data of each event of an event stream (server/http/sse.py), the events of each
+    read together (a list, never empty). `pause`: input that piles up is read in bursts with
+    pauses this long between them (Limits.relay_pause; None: as fast as it comes)."""
+    splitter = EventSplitter()
     # Raw: a compressed stream was refused before this (identity only), so there is
     # nothing to decode, and the decoder's layer cost a generator step per piece.
     pieces = response.aiter_raw()
@@ -312,43 +307,14 @@ async def _sse_data(
             break
         if duty is not None:
             await duty.got()
-        pending += received
-        if b"\r" in pending:
-            # A CR at the very end may be the first half of a CRLF still on its way.
-            held = b"\r" if pending.endswith(b"\r") else b""
-            pending = pending[: len(pending) - len(held)]
-            pending = pending.replace(b"\r\n", b"\n").replace(b"\r", b"\n") + held
-        # Whole events only: each ends with a blank line.
-        *events, pending = pending.split(b"\n\n")
-        if len(pending) > MAX_LINE_BYTES:
+        found = splitter.feed(received)
+        if len(splitter.pending) > MAX_LINE_BYTES:
             raise BackendError(f"the upstream sent an event longer than {MAX_LINE_BYTES} bytes")
-        found = []
-        for block in events:
-            if block.startswith(b"data:") and b"\n" not in block:  # one line: the usual case
-                data = (block[6:] if block[5:6] == b" " else block[5:]).strip()
-            else:
-                data = _event_data(block)
-            if data:  # an event whose data is empty is none (the spec)
-                found.append(data)
         if found:
             yield found
-    data = _event_data(pending.rstrip(b"\n"))
-    if data:  # ended without the blank line: still an event
-        yield [data]
-
-
-def _event_data(block: bytes) -> bytes:
-    """The data of one event (its lines without the blank line that ended it)."""
-    if b"\n" not in block:  # one line: the usual case
-        if not block.startswith(b"data:"):
-            return b""
-        return (block[6:] if block[5:6] == b" " else block[5:]).strip()
-    values = [
-        line[6:] if line[5:6] == b" " else line[5:]
-        for line in block.split(b"\n")
-        if line.startswith(b"data:")
-    ]
-    return b"\n".join(values).strip()
+    last = splitter.end()
+    if last:
+        yield last
 
 
 async def _describe_refusal(response: httpx.Response) -> str:

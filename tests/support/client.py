@@ -10,9 +10,12 @@ import http.client
 import json
 import socket
 import time
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from server.http.sse import EventSplitter
 
 
 @dataclass
@@ -86,6 +89,9 @@ class SSEStream:
     def __post_init__(self) -> None:
         self._conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
         self._response: http.client.HTTPResponse | None = None
+        self._splitter = EventSplitter()  # the server's own: events split as it splits them
+        self._ready: deque[bytes] = deque()  # events read, not yet handed out
+        self._ended = False  # the body ended (its last events may still be in `_ready`)
         OPEN_STREAMS.append(self)
         try:
             self._conn.request(
@@ -113,28 +119,30 @@ class SSEStream:
         return first
 
     def next_event(self) -> Any:
-        """The next `data:` payload (a dict, or the string "[DONE]"); None at end of stream."""
+        """The next event's data (a dict, or the string "[DONE]"); None at end of stream."""
         assert self._response is not None
-        while True:
-            try:
-                line = self._response.readline()
-            except BaseException:
-                self.close()  # a timed-out read fails this test only, and leaks no socket
-                raise
-            if not line:
+        while not self._ready:
+            if self._ended:
                 self.done = True
                 self.close()
                 return None
-            text = line.decode().rstrip("\r\n")
-            if not text.startswith("data: "):
-                continue
-            data = text[6:]
-            event = data if data == "[DONE]" else json.loads(data)
-            self.events.append(event)
-            if event == "[DONE]":
-                self.done = True
-                self.close()
-            return event
+            try:
+                piece = self._response.read1(65536)
+            except BaseException:
+                self.close()  # a timed-out read fails this test only, and leaks no socket
+                raise
+            if piece:
+                self._ready.extend(self._splitter.feed(piece))
+            else:
+                self._ended = True
+                self._ready.extend(self._splitter.end())
+        data = self._ready.popleft().decode()
+        event = data if data == "[DONE]" else json.loads(data)
+        self.events.append(event)
+        if event == "[DONE]":
+            self.done = True
+            self.close()
+        return event
 
     def iter_events(self) -> Iterator[Any]:
         while not self.done:

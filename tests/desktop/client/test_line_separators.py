@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from desktop.client import ParleyClient, ReplyEnd, ReplyEvent, ReplyText
-from desktop.client.sse_lines import event_lines
+from desktop.client.event_stream import event_data
 from tests.support.parley import Parley
 from tests.support.upstream import Script, ScriptedUpstream, ServedOnLoopback
 
@@ -77,10 +77,10 @@ class RawStream(ServedOnLoopback):
 
 def test_the_client_ends_lines_at_cr_and_lf_only() -> None:
     """Raw separators (a server that does not escape them), a CRLF split between two
-    pieces, a lone CR and a last line with no ending."""
+    pieces, a lone CR, an event of two lines, and a last event with no blank line."""
     pieces = [
         'data: {"a": "x\u2028y\u2029z\x85w"}\r'.encode(),
-        b"\n\r\ndata: 2\rdata: 3\n",
+        b"\n\r\ndata: 2\r\rdata: 3\ndata: 3b\n\n",
         "data: 4 é".encode()[:-1],
         "data: 4 é".encode()[-1:],
     ]
@@ -90,14 +90,14 @@ def test_the_client_ends_lines_at_cr_and_lf_only() -> None:
             httpx.AsyncClient(trust_env=False) as http,
             http.stream("GET", url) as response,
         ):
-            return [line async for line in event_lines(response)]
+            return [data async for data in event_data(response)]
 
     served = RawStream(pieces).start()
     try:
         lines = asyncio.run(read(served.base_url))
     finally:
         served.stop()
-    assert lines == ['data: {"a": "x\u2028y\u2029z\x85w"}', "", "data: 2", "data: 3", "data: 4 é"]
+    assert lines == ['{"a": "x\u2028y\u2029z\x85w"}', "2", "3\n3b", "4 é"]
 
 
 async def converse(parley: Parley) -> tuple[str, list[ReplyEvent]]:
