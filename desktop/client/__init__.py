@@ -114,8 +114,8 @@ class ParleyClient:
         self.found = FoundApi(self._call)  # models already on this disk
         self.tool_servers = ToolServersApi(self._call)  # other apps' MCP servers
         self.tool_settings = ToolSettingsApi(self._call)  # grants, effects, the guard
-        self.context = ContextApi(self._call, self._http)  # the model's view (issue 42)
-        self.attachments = AttachmentsApi(self._http)  # files sent with a message (issue 43)
+        self.context = ContextApi(self._call, self._http)  # the model's view
+        self.attachments = AttachmentsApi(self._http)  # files sent with a message
         self.questions = QuestionsApi(self._call)  # MCP servers' questions to the user
         self.resources = ResourcesApi(self._call)  # MCP servers' resources and results' links
         self.prompts = PromptsApi(self._call)  # MCP servers' prompts: slash commands
@@ -414,7 +414,7 @@ class ParleyClient:
         edit given None keeps the original's). ClientError before anything is stored when
         the server refuses them (attachment_not_found, images_not_supported)."""
         # Text at most once a frame: the window draws no faster, and each event is work on
-        # its thread (and the server's) while the model streams (issue 16).
+        # its thread (and the server's) while the model streams.
         body: dict[str, object] = {"pace_ms": REPLY_PACE_MS}
         if kind in NEW_MESSAGE_KINDS:
             body["content"] = content

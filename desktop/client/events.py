@@ -56,7 +56,7 @@ class ReplyEnd:
     parts: list[PartJSON] | None = None
     # Why a completed reply's model stopped ("length": cut at its token limit).
     finish_reason: FinishReason | None = None
-    # A stopped reply: what the stop ended (its receipt, issue 41).
+    # A stopped reply: what the stop ended (its receipt).
     ended: EndedJSON | None = None
 
     @classmethod
@@ -136,7 +136,7 @@ class ReplyCitation:
 class ReplyCompaction:
     """Earlier messages are being summarised before the reply ("running"), were ("done",
     with the summary the model is now given in their place), or could not be ("failed":
-    the turn goes on without a summary). Issue 42."""
+    the turn goes on without a summary)."""
 
     compaction: CompactionJSON
 

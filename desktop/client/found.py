@@ -1,4 +1,4 @@
-"""The server's routes for models already on this disk (issue 39): what was found, adding
+"""The server's routes for models already on this disk: what was found, adding
 one in place, and the user's own folders of GGUF files. Composed into ParleyClient as
 `client.found`; calls go through its one HTTP client."""
 

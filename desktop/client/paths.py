@@ -8,5 +8,5 @@ from urllib.parse import quote
 def segment(value: str) -> str:
     """`value` as one segment of a URL's path: every reserved character escaped, and its dots
     too, which httpx would otherwise read as `.`/`..` segments and resolve (a decision on a
-    call named ".." went to another route: issue 37)."""
+    call named ".." would reach another route)."""
     return quote(value, safe="").replace(".", "%2E")

@@ -1,4 +1,4 @@
-"""Attaching files to the message being written (issue 43): chosen in a file dialog (the
+"""Attaching files to the message being written: chosen in a file dialog (the
 Attach button, Chat → Attach files…), dropped on the composer or the transcript, pasted
 (files, or an image: sent as "Pasted image.png"). Each becomes a chip in the composer at once
 and is uploaded at once: read off the window's thread (bounded: a file over the limit is

@@ -2,7 +2,7 @@
 Stop while the chat's reply is in flight (Esc, handled by the window, stops it too). Each chat
 keeps what was typed in it and not sent (a draft), shown again when the chat is.
 
-Files go with a message (issue 43): the Attach button's menu (Files…, or a resource of a tool
+Files go with a message: the Attach button's menu (Files…, or a resource of a tool
 server; Chat → Attach files… goes straight to the files), files dropped on it or pasted into
 it, and an image pasted, each a chip above the message box
 (attachment_chips.py) that its controller uploads at once (attachments.py). A message may

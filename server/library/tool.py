@@ -3,8 +3,8 @@
 It answers with numbered passages, numbered across the whole turn: one number per passage,
 in the order the model was first given it (a second search goes on from the first one's last
 number, and a passage given before, by "Use my documents" or an earlier search, keeps its
-number: issue 43 item 5). The model is told to cite them as [n]; the reply keeps a citation
-part for each number it cites (server/agent/buffer.py).
+number, so one [n] never names two passages). The model is told to cite them as [n]; the
+reply keeps a citation part for each number it cites (server/agent/buffer.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Files attached to messages (issue 43): `POST /api/attachments?name=` with the file's bytes
+"""Files attached to messages: `POST /api/attachments?name=` with the file's bytes
 as the body (any Content-Type: what the file is comes from its bytes), `GET
 /api/attachments/{id}` gives them back. A message carries them by id (`attachments` in a
 send or an edit: see conversations.py)."""

@@ -1,5 +1,5 @@
 """The GGUF files already on disk (LM Studio's, Ollama's, the HF cache's, the user's folders),
-used in place, never copied (issue 39; server/models/discovery/).
+used in place, never copied (server/models/discovery/).
 
     GET    /api/models/found                 the files found, each once, with every place
     POST   /api/models/found/add {"path", "name"?}   add one as a model (201), loaded in place;

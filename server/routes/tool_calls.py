@@ -1,4 +1,4 @@
-"""The user's decision on a tool call that awaits approval (issue 17).
+"""The user's decision on a tool call that awaits approval.
 
     POST /api/conversations/{id}/tool-calls/{call_id}
          {"decision": "allow" | "deny",
@@ -14,7 +14,7 @@
     POST /api/conversations/{id}/tool-calls/{call_id}/overdue
          {"action": "wait" | "stop"}   → 200 {action, step}: a call that ran for its timeout
          (`parley.overdue`) is waited for again, or stopped (the model is told the user
-         stopped it); 409 a call that is not asked about now (issue 41)
+         stopped it); 409 a call that is not asked about now
 
 The decision is taken synchronously by the run that waits (server/agent/approvals.py), on
 the server's loop, so it either reaches a waiting call or is a 409: a late decision never

@@ -233,7 +233,7 @@ def _no_constant(name: str) -> None:
 
 class McpConfigFile:
     """The configuration file, the user's as much as Parley's: people edit it by hand, also
-    while Parley runs (issue 37). So each change from Settings is made to the file as it is
+    while Parley runs. So each change from Settings is made to the file as it is
     on disk now (read again under the lock, then written whole, atomically); a file broken
     on disk is never written over (the change is refused, saying why); a symlink stays a
     symlink and the file keeps its mode. The write lands only over the file as read

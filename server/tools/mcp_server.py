@@ -123,7 +123,7 @@ class McpServer:
             "error": self.error,
             "stderr_tail": list(self.stderr),
             "restarts": self.restarts,
-            # What its tools' definitions cost a turn's prompt (estimated: issue 42).
+            # What its tools' definitions cost a turn's prompt (estimated), for the context meter.
             "definition_tokens": estimate_tokens(json.dumps([self.spec(t) for t in self.tools])),
             "sign_in": self.sign_in.json() if self.sign_in is not None else None,
         }

@@ -35,7 +35,7 @@ def continuable(status: Status, finish_reason: FinishReason | None) -> bool:
     )
 
 
-# "awaiting_approval": the call waits for the user's decision (issue 17); "denied": it was
+# "awaiting_approval": the call waits for the user's decision; "denied": it was
 # not run, because the user denied it or their settings never allow that tool.
 # A step's `result` when it was never run (docs/api.md, "Asking before a tool acts"): the
 # agent writes them, storage and imports write the one a crash leaves.
@@ -117,7 +117,7 @@ class ChatMessage(TypedDict):
     # A stored reply's parts, when it has tool steps: Parley's own, turned into its calls and
     # their results (or dropped) before any backend sees the message (server/agent/history.py).
     parts: NotRequired[list[PartJSON]]
-    # A user message's images (issue 43): sent as OpenAI `image_url` parts once read.
+    # A user message's images: sent as OpenAI `image_url` parts once read.
     images: NotRequired[list[ImageJSON]]
 
 
@@ -239,7 +239,7 @@ class ProgressJSON(TypedDict):
 
 
 class AgentPartJSON(TypedDict):
-    """A sub-agent a step handed a task to (issue 41): what it was asked and what it did.
+    """A sub-agent a step handed a task to (the `delegate` tool): what it was asked and what it did.
     Its text and steps are parts like a reply's; its result is the step's `result`."""
 
     task: str
@@ -280,7 +280,7 @@ class CitationPartJSON(TypedDict):
     lines: list[int] | None  # [first, last] lines of a text file
     quote: str  # the start of the passage
     # False: a passage put in the prompt ("Use my documents") that the reply did not cite,
-    # listed as given to the model (issue 43 item 7); absent: cited.
+    # listed so the user sees what the model was given; absent: cited.
     cited: NotRequired[bool]
 
 
@@ -308,12 +308,12 @@ class MessageJSON(TypedDict):
     # parent (itself included; other versions of it), in the order written, and its place.
     siblings: NotRequired[list[str]]
     sibling_index: NotRequired[int]
-    ended: NotRequired[EndedJSON]  # a stopped reply: what the stop ended (issue 41)
-    attachments: NotRequired[list[AttachmentJSON]]  # a user message's files (issue 43)
+    ended: NotRequired[EndedJSON]  # a stopped reply: what the stop ended
+    attachments: NotRequired[list[AttachmentJSON]]  # a user message's files
 
 
 class SummaryJSON(TypedDict):
-    """Earlier messages summarised (issue 42): the model is given `content` in place of the
+    """Earlier messages summarised (compaction): the model is given `content` in place of the
     branch's messages up to `through_id`; they stay in the chat, shown and searched."""
 
     id: str
@@ -325,7 +325,7 @@ class SummaryJSON(TypedDict):
 
 
 class ContextJSON(TypedDict):
-    """A chat's context meter (`GET /api/conversations/{id}/context`, issue 42): what the next
+    """A chat's context meter (`GET /api/conversations/{id}/context`): what the next
     turn would give the model, in tokens."""
 
     model: str
@@ -377,7 +377,7 @@ class ConversationJSON(TypedDict):
     messages: NotRequired[list[MessageJSON]]
     # with `messages`: how many messages of the branch come before them (0: they are all)
     earlier: NotRequired[int]
-    # with `messages`: the branch's summaries in force, oldest first (issue 42)
+    # with `messages`: the branch's summaries in force, oldest first
     summaries: NotRequired[list[SummaryJSON]]
     match: NotRequired[SearchMatch]
 

@@ -102,7 +102,7 @@ class OverdueJSON(TypedDict):
 
 class CompactionJSON(TypedDict):
     """Earlier messages are being summarised ("running") or were ("done", with the summary
-    now given to the model in their place): `parley.compaction` of a chunk (issue 42).
+    now given to the model in their place): `parley.compaction` of a chunk.
 
     "running" comes again as the summary is made: at each round (a long part is read in
     rounds, each a model call) with `round` of `rounds`, and during a round at most once a
@@ -165,7 +165,7 @@ class OutcomeJSON(TypedDict):
     ended_by: EndedBy | None
     error: NotRequired[str]
     save_error: NotRequired[str]
-    ended: NotRequired[EndedJSON]  # a stopped reply: what the stop ended (issue 41)
+    ended: NotRequired[EndedJSON]  # a stopped reply: what the stop ended
 
 
 class ErrorBodyJSON(TypedDict):

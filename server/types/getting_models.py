@@ -1,4 +1,4 @@
-"""The JSON of getting a model (issue 39): the GGUF files already on disk
+"""The JSON of getting a model: the GGUF files already on disk
 (server/routes/found_models.py) and Hugging Face's catalog and downloads
 (server/routes/hub.py)."""
 

@@ -62,7 +62,7 @@ class ToolServerConfigJSON(TypedDict, total=False):
     toolEffect: dict[str, ToolEffectJSON]  # per tool, the user's word over its annotations
     # The injection guard (server/agent/guard.py): false turns it off for this server's tools.
     guard: bool
-    # Seconds a call may run before the user is asked to keep waiting or stop it (issue 41):
+    # Seconds a call may run before the user is asked to keep waiting or stop it:
     # the server's, and per tool; else Parley's --tool-timeout.
     timeout: float
     toolTimeout: dict[str, float]
