@@ -135,7 +135,8 @@ def test_with_memory_off_nothing_is_offered_or_given(
     upstream.queue = [Script(texts=["Hi."])]
     parley.send(cid, "hello again").read_all()
     offered = [t["function"]["name"] for t in upstream.records[-1].body["tools"]]
-    assert "remember" in offered
+    # `remember` alone: no `delegate`, since a sub-agent would have no tool to use.
+    assert offered == ["remember"]
     assert OPEN not in system_sent(upstream)  # an empty memory says nothing
 
 
