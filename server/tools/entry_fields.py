@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from server.errors import ConfigEntryError
+from server.types.tools import ToolServerOAuthJSON
 
 
 def check_text(value: object, where: str) -> None:
@@ -53,7 +54,7 @@ def string_map(entry: dict[str, Any], key: str) -> None:
         raise ConfigEntryError(f"'{key}' must be an object of strings")
 
 
-OAUTH_KEYS = ("clientId", "clientSecret", "clientMetadataUrl")
+OAUTH_KEYS = tuple(ToolServerOAuthJSON.__annotations__)  # every key is optional
 
 
 def check_oauth(entry: dict[str, Any]) -> None:

@@ -12,7 +12,7 @@ from server.agent.effects import Effect, from_hints, overridden
 from server.errors import ConfigEntryError
 from server.types.tools import ToolEffectJSON
 
-EFFECT_KEYS = ("readOnly", "destructive", "openWorld")
+EFFECT_KEYS = tuple(ToolEffectJSON.__annotations__)  # every key is optional
 
 
 def check_effect(value: object, where: str) -> ToolEffectJSON:
