@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from server.errors import BadImport
-from server.transfer.parley import Conversation, Message, checked_text, is_number
+from server.transfer.parley import Conversation, Message, is_number
 from server.transfer.sameness import chatgpt_origin
+from server.transfer.text import checked_text
 
 NO_MESSAGE = "it has no message Parley keeps (text of the user's or the assistant's)"
 

@@ -22,6 +22,8 @@ from server.errors import BadImport, ParleyError
 from server.storage import params as chat_params
 from server.storage.stored_steps import interrupt_open_steps
 from server.transfer import attachments
+from server.transfer.step_consent import check_consent
+from server.transfer.text import checked_text
 from server.types import (
     MAX_AGENT_DEPTH,
     ChatParams,
@@ -325,6 +327,7 @@ def _part(part: object, where: str, max_chars: int, depth: int = 0) -> None:
         if part.get("agent") is not None:
             _agent(part["agent"], f"{where}.agent", max_chars, depth)
         _questions(part.get("questions"), f"{where}.questions", max_chars)
+        check_consent(part, where, max_chars)
     else:
         if not _whole(part.get("n")) or (part.get("page") is not None and not _whole(part["page"])):
             raise BadImport(f"{where}.n", "must be a whole number (and `page` null or one)")
@@ -380,18 +383,6 @@ def _optional_text(item: dict[str, Any], key: str, where: str, max_chars: int) -
     if item.get(key) is None:
         return None
     return _text(item, key, where, max_chars)
-
-
-def checked_text(value: str, where: str, max_chars: int) -> str:
-    if len(value) > max_chars:
-        raise BadImport(where, f"is longer than {max_chars:,} characters")
-    if "\x00" in value:
-        raise BadImport(where, "contains a NUL character")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise BadImport(where, "contains an unpaired surrogate") from exc
-    return value
 
 
 def _bool(item: dict[str, Any], key: str, where: str, default: bool) -> bool:

@@ -29,7 +29,8 @@ import ijson
 from server.errors import BadImport
 from server.limits import ProjectLimits
 from server.storage.transaction import transaction
-from server.transfer.parley import MAX_ID_CHARS, checked_text, is_number
+from server.transfer.parley import MAX_ID_CHARS, is_number
+from server.transfer.text import checked_text
 
 MAX_PATH_CHARS = 4096
 SCALARS = ("null", "boolean", "integer", "double", "number", "string")
