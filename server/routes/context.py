@@ -34,6 +34,7 @@ from server.http.jsonbody import read_object, text_field
 from server.library.tool import PromptDocuments, SourceNumbers
 from server.memory.prompt import memory_block
 from server.models.context import prompt_budget
+from server.routes.attachments import image_reader
 from server.routes.conversations import (
     chat_remember,
     project_folders,
@@ -88,6 +89,10 @@ async def get_context(request: Request) -> JSONResponse:
     )
     summary = found.summary["content"] if found.summary else None
     _, given, ids = prompt.stored(found.system, found.prompt, found.prompt_ids, memory, summary)
+    if backend.images_unsupported is not None:
+        # A model that takes no images is told their names instead, as a turn tells it (no
+        # image is read for that).
+        given = await image_reader(svc, model)(given)
     documents = None
     if uses_documents(svc, conversation):
         project = await svc.store.projects.context_of(cid)

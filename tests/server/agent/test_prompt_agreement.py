@@ -178,7 +178,7 @@ def meter(parley: Parley, cid: str) -> dict[str, Any]:
 
 def turn_agrees(
     parley: Parley, upstream: ScriptedUpstream, cid: str, question: str, **fields: Any
-) -> None:
+) -> bool:
     """The meter before a turn and the request the turn sends agree."""
     before = meter(parley, cid)
     start = len(upstream.records)
@@ -199,13 +199,12 @@ def turn_agrees(
     asked = sent.messages[-1]  # the new question, as given
     budget = prompt_budget(CONTEXT, None)
     assert compacted == (before["used"] + asked > budget), (before, asked, budget)
-    event("compacted" if compacted else "not compacted")
-    event(f"documents given: {before['documents'] > 0}, tools: {before['tools'] > 0}")
     summarising = [r for r in records if r.body["messages"][0]["content"] == INSTRUCTIONS]
     assert compacted or not summarising
     if not compacted:
         assert len(records) == 1
         assert sent.used - asked == before["used"], (before, sent)
+    return compacted
 
 
 def memory_file(parley: Parley, project_id: str | None) -> Path:
@@ -254,10 +253,31 @@ def test_the_meter_counts_what_the_model_is_given_and_compaction_starts_past_the
     try:
         question = chat["messages"][-2]["content"]
         fields = {"attachments": [uploaded(parley, "dot.png", PNG)["id"]]} if image else {}
-        turn_agrees(parley, upstream, cid, question, **fields)
-        turn_agrees(parley, upstream, cid, question)  # the image, if any, in the history
+        first = turn_agrees(parley, upstream, cid, question, **fields)
+        second = turn_agrees(parley, upstream, cid, question)  # the image, if any, in history
+        event(f"compacted: {first}, then {second}")
+        event(f"tools: {chat['tools']}, documents: {chat['documents']}")
     finally:
         path.unlink(missing_ok=True)
         parley.call("DELETE", f"/api/conversations/{cid}")
         if project_id is not None:
             parley.call("DELETE", f"/api/projects/{project_id}")
+
+
+def test_a_model_that_takes_no_images_is_counted_with_their_names(
+    parley: Parley, upstream: ScriptedUpstream
+) -> None:
+    cid = parley.new_conversation()
+    question = QUESTIONS[1]
+    upstream.script = Script(texts=["A dot."])
+    image = uploaded(parley, "dot.png", PNG)["id"]
+    parley.send(cid, question, attachments=[image]).read_all()
+    backend = parley.services.models.resolve(None).backend
+    backend.images_unsupported = "this model takes no images"  # type: ignore[misc]
+    try:
+        turn_agrees(parley, upstream, cid, question)
+        (named,) = [m for m in upstream.records[-1].body["messages"] if "dot.png" in m["content"]]
+        assert isinstance(named["content"], str)  # its name, not the image
+    finally:
+        backend.images_unsupported = None  # type: ignore[misc]
+        parley.call("DELETE", f"/api/conversations/{cid}")
