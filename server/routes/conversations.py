@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 
 import anyio
@@ -11,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from server.agent import prompt
 from server.agent.delegate import Delegation
 from server.agent.toolbox import CombinedToolBox, ToolBox
 from server.errors import BadRequestError, NotFoundError
@@ -304,10 +304,16 @@ async def _reply(request: Request, body: JSONObject, start: TurnStart) -> RunEve
     # (Its images are refused here if the model takes none, before a local engine starts.)
     kept: list[ChatMessage] = [await new_message(svc, start, model)]
     project = await svc.store.projects.context_of(conversation_id)
-    system = system_with(conversation["system"], project)
+    # Read once for the turn: its system message is the one admitted (server/agent/prompt.py).
+    memory = await memory_block(svc.settings.data_dir, conversation["project_id"], limits.memory)
+    system = prompt.system_text(system_with(conversation["system"], project), memory)
     if system:
         kept.insert(0, {"role": "system", "content": system})
     await model.backend.admit(ChatRequest(kept, max_tokens=reply_tokens))
+
+    async def read_memory() -> str | None:
+        return memory
+
     numbers = SourceNumbers()
     folders = project_folders(project)
     documents = (
@@ -325,9 +331,7 @@ async def _reply(request: Request, body: JSONObject, start: TurnStart) -> RunEve
         numbers,
         Delegation(svc.models.resolve, svc.settings.limits.agents),
         image_reader(svc, model),
-        functools.partial(
-            memory_block, svc.settings.data_dir, conversation["project_id"], limits.memory
-        ),
+        read_memory,
     )
     writer = ChunkWriter(f"chatcmpl-{run.id}", model.name)
     ids = TurnIds(conversation_id, turn.user_message_id, turn.message_id, turn.title)
