@@ -37,6 +37,7 @@ class Projects(Controller):
         self._stale = False  # its chats' counts may have changed since the last list
         self._wanted: str | None = None  # a project to open once it is listed
         self.dialog: ProjectDialog | None = None
+        self._place_current = False  # the chat on screen to be placed once the rows change
         self._asking: QWidget | None = None  # a name asked for, or a delete's question
         self.memory = MemoryDialogs(context, parent)
         self.memory.chat_chosen.connect(self.chat_chosen)
@@ -64,6 +65,9 @@ class Projects(Controller):
         self._sidebar.scope.show_scope(self._panel.name_of(self._chat_list.project))
         if bool(projects) != self._chat_list.any_projects:
             self._chat_list.any_projects = bool(projects)  # the rows: every chat, or outside
+            # A chat shown before the projects were known (restored at launch) was among
+            # every chat's rows; once only the chats outside are, its project opens.
+            self._place_current = True
             await self._chat_list.refresh()
 
     def chats_changed(self) -> None:
@@ -248,5 +252,9 @@ class Projects(Controller):
         self.opened.emit(project_id)
 
     def _on_chat_list_shown(self) -> None:
+        current = self._context.current_id
+        if self._place_current and self._chat_list.any_projects and current is not None:
+            self._place_current = False
+            self.show_chat(current, self._context.project_id)
         if self._stale:
             self._context.tasks.spawn(self.refresh())

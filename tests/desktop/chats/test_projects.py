@@ -183,6 +183,24 @@ def test_a_chat_opened_from_elsewhere_opens_its_project_in_the_sidebar(
     assert gui.window.sidebar.list.currentItem().text() == "Inside it"
 
 
+def test_the_chat_restored_at_launch_opens_its_project(
+    gui_factory: Any, upstream: ScriptedUpstream, qtbot: Any
+) -> None:
+    """At launch the list shows every chat until the projects are read; then only the chats
+    outside them: the chat restored on screen must not drop out of the sidebar."""
+    upstream.script = Script(tokens=2)
+    first = gui_factory()
+    project_id = new_project(first, qtbot, "Stories")
+    chat(first, qtbot, "Inside it")
+    chat_id = first.window.current_id
+    first.close()
+
+    again = gui_factory()
+    qtbot.waitUntil(lambda: again.window.current_id == chat_id, timeout=10_000)
+    qtbot.waitUntil(lambda: again.window.chat_list.project == project_id, timeout=10_000)
+    qtbot.waitUntil(lambda: titles(again) == ["Inside it"], timeout=5_000)
+
+
 def test_a_project_is_renamed_and_its_instructions_and_folders_saved(
     gui: GuiApp, qtbot: Any, tmp_path: Path
 ) -> None:
