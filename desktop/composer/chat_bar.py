@@ -5,7 +5,7 @@ It only holds the controls; the window connects them. It is drawn as one header,
 card like the composer's box (desktop/look/window_style.py): the model as a pill, the
 buttons as a group of icons behind a hairline.
 
-Where the chat is narrow (a window of 645-700 px, issue 43), the model and its status take a
+Where the chat is narrow (a window of 645-700 px), the model and its status take a
 line of their own above the switches and buttons, so the status stays readable.
 """
 

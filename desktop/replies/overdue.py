@@ -1,4 +1,4 @@
-"""Long calls the user is asked about, per chat (issue 41): the card shows the first one of
+"""Long calls the user is asked about, per chat: the card shows the first one of
 the chat on screen; the answer goes to the server (ParleyClient.answer_overdue). A question
 is over when its step changes without `overdue` (answered here or by another client, or the
 call ended meanwhile), and every question of a chat when its reply ends. Which chats have a

@@ -1,4 +1,4 @@
-"""The card that asks about a long call (issue 41): "<tool> has been running for 2 min 5 s —
+"""The card that asks about a long call: "<tool> has been running for 2 min 5 s —
 Keep waiting / Stop this call" (naming the sub-agent that called it, if one did). Shown above
 the message field while a call of the chat on screen has run for its timeout; one call at a
 time ("1 of 2" when more are asked about). The time it has run goes on counting while it

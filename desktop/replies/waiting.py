@@ -1,4 +1,4 @@
-"""A reply waiting for the user (issues 41, 43): the approval card's, the overdue card's and
+"""A reply waiting for the user: the approval card's, the overdue card's and
 the servers' question card's controllers, fed by the replies' events, and which chats wait:
 their rows in the list say so, and the window's title (`changed`). With them, the sign-in
 card's controller: a reply that needed a server's sign-in does not wait for it, so its chat

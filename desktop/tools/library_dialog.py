@@ -130,7 +130,7 @@ class LibraryDialog(ServerDialog):
 
     def _show_progress(self, progress: LibraryProgressJSON) -> None:
         """How far indexing has got: no bar without a folder, nor "Up to date." while a
-        folder just added waits for its turn (issue 43)."""
+        folder just added waits for its turn."""
         self.progress.setVisible(bool(self._folders))
         if progress["state"] == "indexing":
             if progress["folder"] in self._adding:

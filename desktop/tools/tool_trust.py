@@ -1,4 +1,4 @@
-"""How far the tools of an MCP server are trusted (issue 17): the selected server's tools, each
+"""How far the tools of an MCP server are trusted: the selected server's tools, each
 with a choice of when its calls may run, and the server's own trust in its entry.
 
 A tool's choice is the override kept in its entry's `toolTrust` (the server writes it:

@@ -231,7 +231,7 @@ def begun_item(tail: str, before: str = "") -> str:
     """The live tail of a growing reply, with a last line that is a numbered item's number
     alone ("3.") after a numbered list's item (in the tail, or `before` it) made an item
     begun: drawn in its list, with its number, not as a paragraph or as words of the item
-    above it (issue 43 item 16). (Markdown reads an item only once text follows the number.)"""
+    above it. (Markdown reads an item only once text follows the number.)"""
     if BARE_NUMBER.search("\n" + tail) is None:
         return tail
     _cut, fence_at_line_end = _line_ends(tail)
@@ -247,7 +247,7 @@ def begun_item(tail: str, before: str = "") -> str:
 MAX_TAIL_CHARS = 1500
 # A tail of plain prose (PLAIN_LINE: no markup that a cut could split) is cut far sooner: the
 # live block of a growing paragraph stays short, so each update lays out and paints a few
-# lines, not the paragraph so far (issue 16).
+# lines, not the paragraph so far (each update within a frame).
 MAX_PLAIN_TAIL_CHARS = 240
 # Emphasis, code spans, links and escapes: what renders unlike its pieces when cut in two.
 INLINE_MARKUP = re.compile(r"[*_`\[\\]")

@@ -1,4 +1,4 @@
-"""A sub-agent's step in the transcript (issue 41): a "Sub-agent: <task>" line (its model when
+"""A sub-agent's step in the transcript: a "Sub-agent: <task>" line (its model when
 it is not the reply's), its own steps as step lines indented beneath, and a short excerpt of
 what it said; in the details window, all of it (its task, instructions, steps and whole
 text). Any other tool step is a step line (step_lines.py): `tool_step_html` and
