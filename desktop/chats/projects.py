@@ -55,8 +55,12 @@ class Projects(Controller):
         chat_list.shown.connect(self._on_chat_list_shown)
 
     async def refresh(self) -> None:
-        """The projects as the server has them now."""
-        projects = await self._context.require_client().projects.all()
+        """The projects as the server has them now (none asked while the server restarts:
+        connecting again reads them)."""
+        client = self._context.client
+        if client is None:
+            return
+        projects = await client.projects.all()
         self._stale = False
         self._panel.show_projects(projects)
         wanted, self._wanted = self._wanted, None

@@ -286,7 +286,7 @@ def test_the_note_that_new_backends_wait_for_the_reply_goes_once_they_apply(
     # The reply ended: the server restarts with them, and the note is no longer true.
     qtbot.waitUntil(lambda: gui.window.client not in (None, old_client), timeout=20_000)
     qtbot.waitUntil(lambda: not gui.app._restart_pending and not gui.app.tasks, timeout=10_000)
-    assert not gui.window.banner.isVisible()
+    assert not gui.window.banner.isVisible(), gui.window.banner.text()
 
 
 def test_a_context_measure_cut_by_a_server_restart_is_no_error(
