@@ -6,8 +6,6 @@ closing the window end it the same way."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from PySide6.QtWidgets import QWidget
 
 from desktop.chats.earlier_messages import PAGE
@@ -16,24 +14,9 @@ from desktop.composer.composer import Composer
 from desktop.controller import Context, Controller
 from desktop.errors import ClientError
 from desktop.replies.controller import ReplyController
-from desktop.replies.notes import loading_note
+from desktop.replies.request import TurnAsked, TurnRequest
 from desktop.transcript.surface import TranscriptSurface
-from server.types import AttachmentJSON, ModelStatusJSON
-
-
-@dataclass(frozen=True)
-class TurnAsked:
-    """What a turn is asked with, as chosen when the user acts: the model picked for the
-    chat, the longest reply the settings allow (None: no limit), and for a message that
-    creates a chat, its system prompt and switches; `model_status`: that model as the server
-    last reported it (None: not known), which says whether the turn waits for it to load."""
-
-    model: str | None
-    max_tokens: int | None
-    system_prompt: str | None = None
-    tools: bool = True
-    documents: bool = False
-    model_status: ModelStatusJSON | None = None
+from server.types import AttachmentJSON
 
 
 class TurnActions(Controller):
@@ -79,11 +62,10 @@ class TurnActions(Controller):
             self._context.tasks.spawn(self._turn("edit", self.editing, text, asked, attached))
             return True
         # The conversation it was typed in, even if another is opened while it is sent.
-        sending = self._reply.submit(
-            self._context.current_id, text, asked.model, asked.system_prompt, asked.max_tokens,
-            tools=asked.tools, documents=asked.documents, attached=attached,
-            waiting_note=loading_note(asked.model_status),
-        )  # fmt: skip
+        # The project a new chat starts in, as it is now (not when the turn begins).
+        request = TurnRequest(asked, self._context.current_id, text, attached=attached,
+                              project_id=self._context.project_id)  # fmt: skip
+        sending = self._reply.submit(request)
         if sending is None:
             return False
         self._context.tasks.spawn(sending)
@@ -124,11 +106,9 @@ class TurnActions(Controller):
         before = messages[: at + 1] if kind == "continue" else messages[:at]
         # An edited question keeps its files; those attached while editing join them.
         files = [*messages[at].get("attachments", []), *(attached or [])]
-        sending = self._reply.submit(
-            conversation_id, text, asked.model, None, asked.max_tokens,
-            kind=kind, target=target, before=before, attached=attached, files=files,
-            waiting_note=loading_note(asked.model_status),
-        )  # fmt: skip
+        request = TurnRequest(asked, conversation_id, text, kind, target, before,
+                              attached=attached or [], files=files)  # fmt: skip
+        sending = self._reply.submit(request)
         if sending is None:
             return  # this chat's reply is still in flight
         if kind == "edit":

@@ -40,7 +40,6 @@ from desktop.client import (
     ReplyStep,
     ReplyStream,
     ReplyText,
-    TurnKind,
 )
 from desktop.composer.composer import Composer
 from desktop.controller import Context, Controller
@@ -52,13 +51,12 @@ from desktop.replies.notes import (
     stopping_note,
     summarising_note,
 )
+from desktop.replies.request import TurnRequest
 from desktop.replies.turn import Reply, begin, drop_created
 from desktop.transcript.surface import TranscriptSurface
 from server.types import (
     NEW_MESSAGE_KINDS,
-    AttachmentJSON,
     ConversationJSON,
-    MessageJSON,
 )
 
 
@@ -113,36 +111,17 @@ class ReplyController(Controller):
 
     # -- commands -----------------------------------------------------------------------------
 
-    def submit(
-        self,
-        conversation_id: str | None,
-        text: str,
-        model: str | None,
-        system: str | None,
-        max_tokens: int | None = None,
-        tools: bool = True,
-        documents: bool = False,
-        kind: TurnKind = "send",
-        target: str | None = None,
-        before: list[MessageJSON] | None = None,
-        attached: list[AttachmentJSON] | None = None,
-        files: list[AttachmentJSON] | None = None,
-        waiting_note: str = "",
-    ) -> Coroutine[object, object, None] | None:
-        """Send `text` to the chat it was typed in (a new one if None); or, by `kind`, edit,
-        regenerate or continue the message `target` of that chat (`before`: the messages
-        above its reply). The chat is busy at once (a second Enter cannot send it twice);
-        the returned coroutine, to be run as a task, follows the reply until its ending is
-        shown. None if that chat is busy. `waiting_note`: said under the question until the
-        reply's first text or step (reply_notes.loading_note)."""
-        if self.busy_in(conversation_id):
+    def submit(self, request: TurnRequest) -> Coroutine[object, object, None] | None:
+        """Start the turn `request` asks for in the chat it was typed in (a new one if
+        None). The chat is busy at once (a second Enter cannot send it twice); the returned
+        coroutine, to be run as a task, follows the reply until its ending is shown. None if
+        that chat is busy."""
+        if self.busy_in(request.conversation_id):
             return None
-        reply = Reply(conversation_id, text, model, max_tokens, tools, documents, kind, target,
-                      before, attached, files, waiting_note)  # fmt: skip
-        reply.project_id = self._context.project_id  # chosen when sent, not when it begins
+        reply = Reply(request)
         self._replies.append(reply)
         self.busy_changed.emit()
-        return self._run(reply, system)
+        return self._run(reply)
 
     async def stop(self, conversation_id: str | None) -> None:
         """Stop this chat's reply: mark it at once, then hang up; the server saves it."""
@@ -196,9 +175,9 @@ class ReplyController(Controller):
         """Whether this chat (None: the new one) is on screen."""
         return conversation_id == self._context.current_id
 
-    async def _run(self, reply: Reply, system: str | None) -> None:
+    async def _run(self, reply: Reply) -> None:
         try:
-            await self._send(reply, system)
+            await self._send(reply)
         finally:
             self._forget(reply)  # failed or cancelled: the chat is free again
 
@@ -209,7 +188,7 @@ class ReplyController(Controller):
             if reply.conversation_id is not None:
                 self.reply_gone.emit(reply.conversation_id)
 
-    async def _send(self, reply: Reply, system: str | None) -> None:
+    async def _send(self, reply: Reply) -> None:
         client = self._context.require_client()
         if reply.kind == "continue":
             reply.resume()
@@ -217,7 +196,7 @@ class ReplyController(Controller):
             self._draw(reply, None, reply.model)  # at once, however long its turn takes
         new_chat = reply.conversation_id is None
         try:
-            stream = await begin(client, reply, system)
+            stream = await begin(client, reply)
         except ClientError as exc:
             await self._not_begun(client, reply, exc)
             return

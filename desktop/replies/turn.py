@@ -9,51 +9,32 @@ import contextlib
 from desktop.client import ParleyClient, ReplyEnd, ReplyStream, TurnKind
 from desktop.client.events import ReplyParts
 from desktop.errors import ClientError
-from server.types import NEW_MESSAGE_KINDS, AttachmentJSON, MessageJSON
+from desktop.replies.notes import loading_note
+from desktop.replies.request import TurnRequest
+from server.types import NEW_MESSAGE_KINDS
 
 
 class Reply:
     """One message sent and its reply, from the submit until its ending is shown."""
 
-    def __init__(
-        self,
-        conversation_id: str | None,
-        text: str,
-        model: str | None,
-        max_tokens: int | None,
-        tools: bool = True,
-        documents: bool = False,
-        kind: TurnKind = "send",
-        target: str | None = None,
-        before: list[MessageJSON] | None = None,
-        attached: list[AttachmentJSON] | None = None,
-        files: list[AttachmentJSON] | None = None,
-        waiting_note: str = "",
-    ) -> None:
-        """`kind`, `target`: what the turn does (see `ParleyClient.start_turn`); `before`:
-        for a turn on a message already on screen, the messages shown above its reply (the
-        continued reply itself, for `continue`, is drawn again as it grows); for the first
-        message of a new chat, none. `attached`: the files attached in the composer (sent
-        with it); `files`: all the message carries (an edit's: the question's own and
-        those), drawn above its words. `waiting_note`: said where the reply will come until
-        its first text or step (its model is loading)."""
-        self.kind: TurnKind = kind
-        self.target = target
-        if before is None and conversation_id is None and kind == "send":
+    def __init__(self, request: TurnRequest) -> None:
+        self.request = request
+        self.kind: TurnKind = request.kind
+        self.target = request.target
+        before = request.before
+        if before is None and request.conversation_id is None and request.kind == "send":
             before = []  # a new chat: nothing above its first message
+        # Where it is drawn: changed as a continued reply's saved text is taken up (resume).
         self.before = before
         # The chat it was typed in (None: a new chat, until its turn began).
-        self.conversation_id = conversation_id
+        self.conversation_id = request.conversation_id
         self.created: str | None = None  # the chat made for it, while its turn begins
-        self.project_id: str | None = None  # a new chat's project (None: outside every one)
-        self.tools = tools  # for a new chat: may the model call tools in it
-        self.documents = documents  # for a new chat: "Use my documents"
-        self.text = text
-        self.attached = attached or []
-        self.files = files if files is not None else self.attached
-        self.model = model
-        self.max_tokens = max_tokens
-        self.waiting_note = waiting_note
+        self.text = request.text
+        self.attached = request.attached
+        self.files = request.files if request.files is not None else request.attached
+        self.model = request.asked.model
+        # Said where the reply will come until its first text or step (its model loading).
+        self.waiting_note = loading_note(request.asked.model_status)
         self.stream: ReplyStream | None = None
         # All it brought (text, steps, citations), also while its chat is not on screen: the
         # transcript draws from it.
@@ -92,18 +73,20 @@ class Reply:
         return self.waiting_note
 
 
-async def begin(client: ParleyClient, reply: Reply, system: str | None) -> ReplyStream:
-    """Start the reply's turn, in a chat created for it (`system` its system prompt) if it is
-    a new chat's first message: that chat is its `created` while the turn begins, and its
-    `conversation_id` only once the turn began. ClientError: the turn did not begin."""
+async def begin(client: ParleyClient, reply: Reply) -> ReplyStream:
+    """Start the reply's turn, in a chat created for it (with the system prompt and switches
+    it was asked with) if it is a new chat's first message: that chat is its `created` while
+    the turn begins, and its `conversation_id` only once the turn began. ClientError: the
+    turn did not begin."""
+    request, asked = reply.request, reply.request.asked
     conversation_id = reply.conversation_id
     if conversation_id is None:
         created = await client.projects.create_chat(
-            reply.project_id, reply.model, system, reply.tools, reply.documents
+            request.project_id, asked.model, asked.system_prompt, asked.tools, asked.documents
         )
         conversation_id = reply.created = created["id"]
     stream = await client.start_turn(
-        conversation_id, reply.kind, reply.target, reply.text, reply.model, reply.max_tokens,
+        conversation_id, reply.kind, reply.target, reply.text, asked.model, asked.max_tokens,
         reply.attachment_ids,
     )  # fmt: skip
     reply.conversation_id, reply.created = stream.conversation_id, None

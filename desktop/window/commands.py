@@ -10,7 +10,8 @@ from desktop.chats.conversation_list import ConversationList
 from desktop.chats.history_files import HistoryFiles
 from desktop.composer.composer import Composer
 from desktop.context.model_view import ModelView
-from desktop.replies.actions import TurnActions, TurnAsked
+from desktop.replies.actions import TurnActions
+from desktop.replies.request import TurnAsked
 from desktop.window.find_bar import FindBar
 from desktop.window.help_windows import HelpWindows
 from desktop.window.menus import Menus, when_triggered

@@ -28,11 +28,12 @@ from desktop.controller import Context
 from desktop.look.palette import palette as look_palette
 from desktop.look.theme import is_dark
 from desktop.look.window_style import window_style
-from desktop.replies.actions import TurnActions, TurnAsked
+from desktop.replies.actions import TurnActions
 from desktop.replies.approval_card import ApprovalCard
 from desktop.replies.controller import ReplyController
 from desktop.replies.overdue_card import OverdueCard
 from desktop.replies.question_card import QuestionCard
+from desktop.replies.request import TurnAsked
 from desktop.replies.sign_in_card import SignInCard
 from desktop.replies.waiting import Waiting
 from desktop.tasks import Tasks
