@@ -1,6 +1,7 @@
 """The bundled model through Parley's API, whatever engine runs it (issue 10: before and after).
 
     python -m bench.engine [ROUNDS]
+    python -m bench.engine ROUNDS --stop-then-send    (only Stop then send, against idle)
 
 parley-server on its embedded default in its own process; every figure through the API:
 1. generation tok/s (256 tokens, temperature 0) and a short prompt's time to first token;
@@ -269,5 +270,23 @@ def main(rounds: int = 5) -> None:
         )
 
 
+def stop_then_send_only(rounds: int) -> None:
+    """Section 3's last figure alone, against the same short request idle."""
+    with parley_server(None) as parley:
+        ttft(parley)  # loads the model
+        show(
+            "idle: a short request's TTFT (ms)",
+            summary([ttft(parley, "hello") for _ in range(rounds)]),
+        )
+        show(
+            "Stop during prefill, then send at once: next TTFT (ms)",
+            summary([stop_then_send(parley, 3000 + i) for i in range(rounds)]),
+        )
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
+    numbers = [int(a) for a in sys.argv[1:] if a.isdigit()]
+    if "--stop-then-send" in sys.argv:
+        stop_then_send_only(numbers[0] if numbers else 16)
+    else:
+        main(numbers[0] if numbers else 5)

@@ -19,7 +19,7 @@ GUI_PACKAGES = ("desktop", "PySide6", "qasync", "shiboken6")
 DESKTOP_MAY_USE = {
     "server.types", "server.types.chunks", "server.types.getting_models",
     "server.types.tools", "server.types.library", "server.types.projects", "server.types.memory",
-    "server.types.keys", "server.http.sse",
+    "server.types.keys", "server.types.sse",
     "server.settings",
 }  # fmt: skip
 # Starting the server (from the command line's flags) is embedded.py's job alone.
@@ -81,7 +81,7 @@ def test_the_wire_types_import_nothing_but_typing(path: Path) -> None:
 
 def test_the_event_splitter_imports_nothing() -> None:
     # The desktop reads its streams with it: it must not drag the server in with it either.
-    assert imports(ROOT / "server" / "http" / "sse.py") <= {"__future__"}
+    assert imports(ROOT / "server" / "types" / "sse.py") <= {"__future__"}
 
 
 def test_the_checks_see_real_imports() -> None:

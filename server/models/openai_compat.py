@@ -19,7 +19,6 @@ import anyio.to_thread
 import httpx
 
 from server.errors import BackendError
-from server.http.sse import EventSplitter
 from server.models.base import (
     ChatRequest,
     ModelState,
@@ -36,6 +35,7 @@ from server.models.upstream_context import ContextAsker, ContextQuestion
 from server.settings import Limits, UpstreamSettings
 from server.text import TextJoiner, valid_unicode
 from server.types import ChatMessage, Continued, FinishReason, Usage
+from server.types.sse import EventSplitter
 
 MAX_ERROR_BODY = 2000
 MAX_LINE_BYTES = 4_000_000
@@ -290,7 +290,7 @@ def _wire_message(message: ChatMessage) -> dict[str, Any]:
 async def _sse_data(
     response: httpx.Response, pause: float | None = None
 ) -> AsyncGenerator[list[bytes], None]:
-    """The data of each event of an event stream (server/http/sse.py), the events of each
+    """The data of each event of an event stream (server/types/sse.py), the events of each
     read together (a list, never empty). `pause`: input that piles up is read in bursts with
     pauses this long between them (Limits.relay_pause; None: as fast as it comes)."""
     splitter = EventSplitter()

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.http.sse import EventSplitter
+from server.types.sse import EventSplitter
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.http.sse import EventSplitter
+from server.types.sse import EventSplitter
 
 STREAM = (
     b": a comment\r\n"

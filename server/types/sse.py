@@ -7,8 +7,8 @@ empty data is none); other fields and comments are ignored.
 
 One splitter for every reader: the server's relay of an upstream (its hot path: split by
 hand on bytes, since decoding to text first cost more per token than the rest of the relay
-together), the desktop's client and the tests' client. Pure: it imports nothing, so the
-desktop may use it."""
+together), the desktop's client and the tests' client. Pure: it imports nothing; it is the
+wire's framing, which both ends read, so it sits with the wire's types."""
 
 from __future__ import annotations
 
