@@ -15,10 +15,12 @@ microseconds between it and the rename is then lost).
 
 What no rename can see: a save in place whose `open` found the file before the swap but
 truncates it only after the check (the editor stalled inside `open`) goes to the file
-displaced, and is lost; an editor that reads the new file in the microseconds before it is
-swapped back, then saves from it, displaces that save, which is kept beside the file (logged).
-Both need the two writers to meet within a scheduling delay (seen here only with every core
-busy, and an editor saving every few milliseconds).
+displaced. So the displaced file is looked at once more after LATE_SAVE_GRACE (a scheduling
+delay on a busy machine), and a save found in it is given its place back; one that lands
+later still is kept beside the file (logged), not deleted. An editor that reads the new file
+in the microseconds before it is swapped back, then saves from it, displaces that save,
+which is kept beside the file too. Both need the two writers to meet within a scheduling
+delay (seen here only with every core busy, and an editor saving every few milliseconds).
 
 The link a symlinked file is stays: its target is what is written (`follow=False`: no link is
 followed, the file must be one of its own, as for a file in Parley's data dir whose bytes the
@@ -38,9 +40,14 @@ import secrets
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+# How long a file displaced by the swap is watched for a save in place that opened it just
+# before (an editor descheduled inside its `open`): a few scheduling delays on a busy machine.
+LATE_SAVE_GRACE = 0.05
 
 log = logging.getLogger(__name__)
 
@@ -199,13 +206,24 @@ def _put_in_place(
         return True
     if not swapped:
         return False  # the file was removed since the last look
-    if _identity(temporary, follow) == version.identity and _is(temporary, version, follow):
-        return True  # the file displaced is the one read: done
+    if _still(temporary, version, follow):
+        wait_for_late_saves()
+        if _still(temporary, version, follow):
+            return True  # the file displaced is the one read, and no save came into it: done
     # A save landed between the last look and the swap: give it its place back (unless a
     # save came over the new file meanwhile: that one stays, and the displaced file too).
     if _identity(target, follow) == ours.identity:
         swap(*names)
     return False
+
+
+def _still(path: Path, version: Version, follow: bool) -> bool:
+    return _identity(path, follow) == version.identity and _is(path, version, follow)
+
+
+def wait_for_late_saves() -> None:
+    """A moment for a save in place that found the file before the swap to land in it."""
+    time.sleep(LATE_SAVE_GRACE)
 
 
 def remove_version(path: Path, version: Version, follow: bool = True) -> bool:
