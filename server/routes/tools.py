@@ -21,6 +21,8 @@ the tools it opened with, and a call to a server stopped meanwhile ends as an er
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -39,7 +41,7 @@ from server.errors import (
     UnavailableError,
 )
 from server.http.jsonbody import read_object
-from server.routes.services import services
+from server.routes.services import Services, services
 from server.tools import importing
 from server.tools.config import TOOL_TRUSTS, check_entry, check_name
 
@@ -52,32 +54,18 @@ async def put_server(request: Request) -> JSONResponse:
     svc = services(request)
     name: str = request.path_params["name"]
     body = await read_object(request, svc.settings.limits)
-    try:
+    with config_change(svc):
         check_name(name)
         config = check_entry(body)
         server = await svc.tools.put(name, config)
-    except ConfigChangingError as exc:
-        raise ConflictError(str(exc), code="config_changing") from exc
-    except ConfigEntryError as exc:
-        raise BadRequestError(str(exc), code="invalid_field") from exc
-    except OSError as exc:
-        where = svc.tools.config.path
-        raise StorageError(f"could not write the MCP configuration {where}: {exc}") from exc
     return JSONResponse(server.json())
 
 
 async def delete_server(request: Request) -> Response:
     svc = services(request)
     name: str = request.path_params["name"]
-    try:
+    with config_change(svc):
         removed = await svc.tools.remove(name)
-    except ConfigChangingError as exc:
-        raise ConflictError(str(exc), code="config_changing") from exc
-    except ConfigEntryError as exc:
-        raise BadRequestError(str(exc), code="invalid_field") from exc
-    except OSError as exc:
-        where = svc.tools.config.path
-        raise StorageError(f"could not write the MCP configuration {where}: {exc}") from exc
     if not removed:
         raise NotFoundError(f"no MCP server named {name!r}")
     return Response(status_code=204)
@@ -104,15 +92,8 @@ async def put_tool_trust(request: Request) -> JSONResponse:
         values["toolTrust"] = trust
     if "effect" in body:
         values["toolEffect"] = body["effect"]
-    try:
+    with config_change(svc):
         server = await svc.tools.set_per_tool(name, tool, values)
-    except ConfigChangingError as exc:
-        raise ConflictError(str(exc), code="config_changing") from exc
-    except ConfigEntryError as exc:
-        raise BadRequestError(str(exc), code="invalid_field") from exc
-    except OSError as exc:
-        where = svc.tools.config.path
-        raise StorageError(f"could not write the MCP configuration {where}: {exc}") from exc
     if server is None:
         raise NotFoundError(f"no MCP server named {name!r}")
     return JSONResponse(server.json())
@@ -126,15 +107,8 @@ async def put_guard(request: Request) -> JSONResponse:
     on = (await read_object(request, svc.settings.limits)).get("guard")
     if not isinstance(on, bool):
         raise BadRequestError("'guard' must be true or false", code="invalid_field")
-    try:
+    with config_change(svc):
         server = await svc.tools.set_guard(name, on)
-    except ConfigChangingError as exc:
-        raise ConflictError(str(exc), code="config_changing") from exc
-    except ConfigEntryError as exc:
-        raise BadRequestError(str(exc), code="invalid_field") from exc
-    except OSError as exc:
-        where = svc.tools.config.path
-        raise StorageError(f"could not write the MCP configuration {where}: {exc}") from exc
     if server is None:
         raise NotFoundError(f"no MCP server named {name!r}")
     return JSONResponse(server.json())
@@ -165,21 +139,32 @@ async def add_found_server(request: Request) -> JSONResponse:
     path, name, as_name = (str(value) for value in fields)
     limits = svc.settings.limits.tools
     try:
-        check_name(as_name)
-        config = await anyio.to_thread.run_sync(
-            importing.entry_to_add, Path.home(), path, name, limits
-        )
-        server = await svc.tools.put(as_name, config)
+        with config_change(svc, entry=name):
+            check_name(as_name)
+            config = await anyio.to_thread.run_sync(
+                importing.entry_to_add, Path.home(), path, name, limits
+            )
+            server = await svc.tools.put(as_name, config)
     except LookupError as exc:
         raise NotFoundError(str(exc)) from exc
+    return JSONResponse(server.json())
+
+
+@contextlib.contextmanager
+def config_change(svc: Services, entry: str = "") -> Iterator[None]:
+    """A change to the configuration file, its failures as the API says them: the file
+    changing under it (409), an entry it refuses (400, named after `entry` when given), a
+    write that fails (503)."""
+    try:
+        yield
     except ConfigChangingError as exc:
         raise ConflictError(str(exc), code="config_changing") from exc
     except ConfigEntryError as exc:
-        raise BadRequestError(f"{name}: {exc}", code="invalid_field") from exc
+        said = f"{entry}: {exc}" if entry else str(exc)
+        raise BadRequestError(said, code="invalid_field") from exc
     except OSError as exc:
         where = svc.tools.config.path
         raise StorageError(f"could not write the MCP configuration {where}: {exc}") from exc
-    return JSONResponse(server.json())
 
 
 routes = [
