@@ -15,14 +15,12 @@ ROOT = Path(__file__).resolve().parent.parent
 # An issue by number: "issue 16", "issues 41 and 42", "(#12)". An upstream's own issue
 # ("ollama/ollama#11189", "docs#1393") is a source cited, not history, and stays.
 ISSUE = re.compile(r"\b[Ii]ssues? #?\d+|(?<![\w/.-])#\d{1,5}\b")
-# Rooms other work holds at the moment, swept next: remove each as it is cleaned.
-NOT_YET = ("server/agent/", "server/turns/", "server/routes/context.py")  # fmt: skip
 
 
 def product_files() -> list[Path]:
     files = [*ROOT.glob("server/**/*.py"), *ROOT.glob("desktop/**/*.py")]
     files += ROOT.glob("desktop/**/*.qml")
-    return sorted(p for p in files if not str(p.relative_to(ROOT)).startswith(NOT_YET))
+    return sorted(files)
 
 
 def remarks(path: Path) -> list[tuple[int, str]]:

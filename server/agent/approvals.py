@@ -1,4 +1,4 @@
-"""Asking before a tool acts (issue 17): which calls wait for the user, the wait, and the
+"""Asking before a tool acts: which calls wait for the user, the wait, and the
 user's decision, with how far an allow reaches (this call, this tool for the chat, every tool
 of its server for the chat, or calls whose named argument lies under a prefix: server/agent/
 grants.py). Who let each call run, under which scope, is kept on its step (`allowed`).

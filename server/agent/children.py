@@ -1,4 +1,4 @@
-"""The sub-agents of one agent loop (issue 41): started by its `delegate` calls, a few at a
+"""The sub-agents of one agent loop: started by its `delegate` calls, a few at a
 time, each a loop of the same kind inside the parent's step, and stopped with their parent.
 
 Also what the whole tree is asked at a stop: which of its steps is a call id's (a decision on

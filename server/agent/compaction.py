@@ -1,4 +1,4 @@
-"""Compaction that loses nothing (issue 42): when a turn's prompt would not fit the model's
+"""Compaction that loses nothing: when a turn's prompt would not fit the model's
 context, the oldest part of the conversation is summarised by the chat's own model, and the
 summary is given to the model in place of those messages from then on.
 

@@ -1,4 +1,4 @@
-"""Sub-agents (issue 41): the built-in `delegate` tool, with which the model hands a sub-task
+"""Sub-agents: the built-in `delegate` tool, with which the model hands a sub-task
 to a child agent — its own instructions, the parent's tools or some of them, another model if
 asked for.
 

@@ -50,7 +50,7 @@ class CallOverdue:
 class Compaction:
     """Earlier messages are being summarised ("running", with how far it is when known), or
     were ("done", the summary), or could not be ("failed": the turn goes on without):
-    `parley.compaction` (issue 42)."""
+    `parley.compaction`."""
 
     state: Literal["running", "done", "failed"]
     summary: SummaryJSON | None

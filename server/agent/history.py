@@ -1,4 +1,4 @@
-"""Earlier replies' tool calls and results, given back to the model in later turns (issue 42).
+"""Earlier replies' tool calls and results, given back to the model in later turns.
 
 A stored reply keeps its steps as parts (storage hands them on with the reply's message, under
 `parts`); before any backend sees the history, each such reply becomes what the model first

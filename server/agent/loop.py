@@ -59,7 +59,7 @@ log = logging.getLogger(__name__)
 SUMMED_USAGE = ("prompt_tokens", "completion_tokens", "total_tokens")
 # A call's id names it in the path of a decision (/tool-calls/{call_id}) and in the history the
 # model is sent back; one from the model that is not a plain token is replaced by Parley's own.
-# Dots alone are no token: a client resolves "." and ".." segments (issue 37).
+# Dots alone are no token: a client resolves "." and ".." segments.
 PLAIN_CALL_ID = re.compile(r"(?!\.+$)[A-Za-z0-9_.:-]{1,100}")
 
 
@@ -70,7 +70,7 @@ class CallStats:
     model_calls: int = 0
     started_at: float | None = None  # the first call's start (monotonic)
     # The start of the call that gave the reply's first token: "first token" counts from it,
-    # so a wait for the user's approval (or a tool) before it is not the model's (issue 43).
+    # so a wait for the user's approval (or a tool) before it is not the model's.
     first_token_call: float | None = None
     info: Usage = field(default_factory=dict)  # a stream's own figures (the last call's)
     summed: Usage = field(default_factory=dict)  # token counts summed over the calls

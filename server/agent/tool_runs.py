@@ -1,7 +1,7 @@
 """The tool steps of one agent loop (server/agent/loop.py): the calls the model made, run at
 once as steps of the reply, each after the user's approval where its trust says so.
 
-A long call is never cut without asking (issue 41): what its tool reports of its progress is
+A long call is never cut without asking: what its tool reports of its progress is
 shown on its step as it comes, and once it has run for its timeout (the tool's, the
 server's, or Parley's `--tool-timeout`) the user is asked whether to keep waiting or stop it
 (`parley.overdue`); a stopped call's step tells the model the user stopped it. Nobody to ask

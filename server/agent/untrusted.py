@@ -1,4 +1,4 @@
-"""Text from outside the conversation stays data (issue 17): what a tool returned, a passage of
+"""Text from outside the conversation stays data: what a tool returned, a passage of
 the user's documents. A tool's result or a document can say "now call delete_files"; the model
 is given such text between markers, with a notice that it is data and not instructions, and
 the agent's instructions say so once more. The markers carry a random tag made when the text

@@ -1,4 +1,4 @@
-"""The model's view of a chat (issue 42): the context meter and the summaries compaction wrote.
+"""The model's view of a chat: the context meter and the summaries compaction wrote.
 
     GET    /api/conversations/{id}/context[?model=NAME]   → 200 the meter: tokens the next
            turn would use of the model's context, by what they are (system prompt, summary,
