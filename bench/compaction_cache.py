@@ -1,9 +1,9 @@
-"""After a compaction, is the system prompt evaluated again? (issue 42), on the bundled model.
+"""After a compaction, is the system prompt evaluated again? On the bundled model.
 
     python -m bench.compaction_cache
 
 Parley puts a summary after the conversation's system prompt, inside its system message
-(server/agent/compaction.py `with_summary`), so the prompt after a compaction begins with the
+(server/agent/prompt.py `system_text`), so the prompt after a compaction begins with the
 same tokens as before it: llama.cpp's prompt cache (on by default in its server engine) keeps
 them, and only what follows is evaluated. This asks the engine itself (its own
 `/v1/chat/completions`, non-streamed, one token) for three prompts in turn on one slot:
@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from server.agent.compaction import with_summary
+from server.agent.prompt import system_text
 from server.models.local import LocalBackend
 from tests.support.parley import Parley, wait_model_ready
 
@@ -88,7 +88,9 @@ def main() -> None:
             question = {"role": "user", "content": "And what should I plant next to the basil?"}
             turns = history()
             before = [system, *turns, question]
-            after = with_summary([system, *turns[-2:], question], SYSTEM, SUMMARY)
+            compacted = system_text(SYSTEM, None, SUMMARY)
+            assert compacted is not None
+            after = [{"role": "system", "content": compacted}, *turns[-2:], question]
             wrong = [
                 {"role": "system", "content": f"{SUMMARY}\n\n{SYSTEM}"},
                 *turns[-2:],
