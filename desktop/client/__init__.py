@@ -173,8 +173,13 @@ class ParleyClient:
         system: str | None = None,
         tools: bool = True,
         documents: bool = False,
+        project_id: str | None = None,
     ) -> ConversationJSON:
+        """A new chat, in `project_id` (None: outside every project): made in it at once, so
+        its first turn already has the project's instructions and documents."""
         body: dict[str, str | bool] = {}
+        if project_id:
+            body["project_id"] = project_id
         if model:
             body["model"] = model
         if system:

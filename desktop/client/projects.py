@@ -86,27 +86,3 @@ class ProjectsApi:
         if not isinstance(found, list):
             raise ClientError("the server's list of conversations is malformed")
         return [shaped(ConversationJSON, CONVERSATION_KEYS, chat) for chat in found]
-
-    async def create_chat(
-        self,
-        project_id: str | None,
-        model: str | None = None,
-        system: str | None = None,
-        tools: bool = True,
-        documents: bool = False,
-    ) -> ConversationJSON:
-        """A new chat, in that project (None: outside every project): made in it at once, so
-        its first turn already has the project's instructions and documents."""
-        body: dict[str, str | bool] = {}
-        if project_id:
-            body["project_id"] = project_id
-        if model:
-            body["model"] = model
-        if system:
-            body["system"] = system
-        if not tools:
-            body["tools"] = False
-        if documents:
-            body["documents"] = True
-        answer = await self._call("POST", "/api/conversations", body)
-        return shaped(ConversationJSON, CONVERSATION_KEYS, answer)

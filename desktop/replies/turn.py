@@ -81,8 +81,8 @@ async def begin(client: ParleyClient, reply: Reply) -> ReplyStream:
     request, asked = reply.request, reply.request.asked
     conversation_id = reply.conversation_id
     if conversation_id is None:
-        created = await client.projects.create_chat(
-            request.project_id, asked.model, asked.system_prompt, asked.tools, asked.documents
+        created = await client.create_conversation(
+            asked.model, asked.system_prompt, asked.tools, asked.documents, request.project_id
         )
         conversation_id = reply.created = created["id"]
     stream = await client.start_turn(
