@@ -214,10 +214,15 @@ class Store:
         )
 
     def checkpoint(
-        self, message_id: str, content: str, parts: list[PartJSON] | None = None
+        self, message_id: str, content: str, parts: list[PartJSON] | str | None = None
     ) -> concurrent.futures.Future[object]:
-        """Queue a write of the reply so far; returns at once, with the write's future."""
-        encoded = json.dumps(parts, ensure_ascii=False) if parts is not None else None
+        """Queue a write of the reply so far; returns at once, with the write's future.
+        `parts` may come as their JSON text already (a run's buffer keeps it between
+        checkpoints: server/agent/buffer.py), which is stored as given."""
+        if isinstance(parts, str) or parts is None:
+            encoded = parts
+        else:
+            encoded = json.dumps(parts, ensure_ascii=False)
         return self.db.submit(turn_rows.checkpoint, message_id, content, encoded, time.time())
 
     async def finish(self, message_id: str, ending: Ending) -> None:
