@@ -62,9 +62,10 @@ class TurnSink(Protocol):
         ...
 
     def checkpoint(
-        self, text: str, parts: list[PartJSON] | None
+        self, text: str, parts: list[PartJSON] | str | None
     ) -> concurrent.futures.Future[object] | None:
-        """Queue a write of the reply so far; the future (if any) completes when written."""
+        """Queue a write of the reply so far (`parts` as a list or as its JSON text); the
+        future (if any) completes when written."""
         ...
 
     async def finish(self, ending: Ending) -> None: ...
@@ -226,7 +227,7 @@ class ConversationTurn:
         return NO_TOOLS
 
     def checkpoint(
-        self, text: str, parts: list[PartJSON] | None
+        self, text: str, parts: list[PartJSON] | str | None
     ) -> concurrent.futures.Future[object] | None:
         return self._store.checkpoint(self.message_id, text, parts)
 
@@ -266,7 +267,7 @@ class StatelessTurn:
         return None
 
     def checkpoint(
-        self, text: str, parts: list[PartJSON] | None
+        self, text: str, parts: list[PartJSON] | str | None
     ) -> concurrent.futures.Future[object] | None:
         return None
 
@@ -305,7 +306,7 @@ class CompactionTurn:
         return None
 
     def checkpoint(
-        self, text: str, parts: list[PartJSON] | None
+        self, text: str, parts: list[PartJSON] | str | None
     ) -> concurrent.futures.Future[object] | None:
         return None
 
