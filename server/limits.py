@@ -98,6 +98,13 @@ class Limits:
     max_reply_chars: int = 4_000_000
     max_title_chars: int = 500
     max_header_bytes: int = 32_768
+    max_path_chars: int = 4096  # a file's or a folder's path, in a request or an imported file
+    # One /v1/chat/completions request's messages, stop sequences (OpenAI's own most), tools,
+    # and an image's https link (a data: URL is bounded by the body).
+    max_messages: int = 10_000
+    max_stop_sequences: int = 4
+    max_tools: int = 128
+    max_image_url_chars: int = 2048
     header_timeout: float = 10.0
     body_timeout: float = 10.0
     send_timeout: float = 30.0
@@ -133,6 +140,8 @@ class Limits:
     hub: HubLimits = field(default_factory=lambda: HubLimits())
     scan: ScanLimits = field(default_factory=lambda: ScanLimits())
     memory: MemoryLimits = field(default_factory=lambda: MemoryLimits())
+    gguf: GGUFLimits = field(default_factory=lambda: GGUFLimits())
+    search: SearchLimits = field(default_factory=lambda: SearchLimits())
 
     def __post_init__(self) -> None:
         for name, value in vars(self).items():
@@ -201,6 +210,28 @@ class ToolLimits:
     links_per_result: int = 20  # a tool result's `resource_link`s kept on its step
     # A server's `instructions`, given to the model with its tools: the rest is cut, said.
     instructions_chars: int = 4_000
+    # mcp.json's entries: a server's name, a tool's name, and an entry's own `timeout`.
+    server_name_chars: int = 64
+    tool_name_chars: int = 128
+    max_call_timeout: float = 86_400.0
+    line_bytes: int = 16_000_000  # one JSON-RPC message over stdio; longer: a broken server
+    pages_most: int = 100  # pages of one list: a server that never stops paging is cut off
+    # A server's resources and prompts as listed: the rest of each text is cut.
+    uri_chars: int = 2_048
+    name_chars: int = 200
+    description_chars: int = 2_000
+    mime_chars: int = 100
+    prompt_arguments: int = 50  # of one prompt, listed or filled in
+    prompt_argument_chars: int = 20_000  # one argument's value a user fills in
+    # Signing in to a server (OAuth): a flow's redirect is taken this long after it starts;
+    # the server's sign-in metadata is looked for this long; a keyring that hangs (a locked
+    # Secret Service) holds a connect this long at most.
+    redirect_ttl: float = 300.0
+    sign_in_discovery: float = 10.0
+    keyring_wait: float = 10.0
+    # How long a file displaced by mcp.json's swap is watched for a save in place that opened
+    # it just before (an editor descheduled inside its `open`): a few scheduling delays.
+    late_save_grace: float = 0.05
     stop: StopTimes = field(default_factory=StopTimes)
 
 
@@ -259,6 +290,20 @@ class LibraryLimits:
     watcher_why_wait: float = 1.0  # for a failed watcher's last words
     # One step of the watch (watchfiles' rust_timeout): the watcher sees its stop within it.
     watcher_step: float = 0.1
+    max_file_bytes: int = 20_000_000  # a file of a library folder (a larger one is skipped)
+    # A file's text: as many characters as the largest file read; a PDF that gives more is
+    # skipped, not indexed in part.
+    max_text_chars: int = 20_000_000
+    # A parse worker that grew past this is replaced after its file (Python keeps what it
+    # allocated: a worker that parsed one big file would hold it for ever).
+    worker_retire_bytes: int = 200 << 20
+    # A cited source shown to the window: its lines (a passage's are far fewer), and one
+    # line's characters (a minified file's one line is not shown whole).
+    source_lines: int = 400
+    source_line_chars: int = 2_000
+    max_k: int = 20  # passages of one search of the library's HTTP API
+    tool_max_k: int = 10  # passages the model may ask for in one search_documents call
+    quote_chars: int = 200  # of a passage, quoted in a citation
 
 
 @dataclass(frozen=True)
@@ -285,6 +330,18 @@ class ModelLimits:
     # residency.py); None: no cap of Parley's own, only the memory free (MemAvailable). Idle
     # engines are unloaded to keep a load within it; a load that cannot be is refused.
     memory_budget: int | None = None
+    max_keep_alive: int = 7 * 86_400  # seconds an idle engine stays loaded; longer is "never"
+    # An upstream's answers: an error's body kept (for the message), one SSE event's bytes.
+    error_body_bytes: int = 2_000
+    upstream_line_bytes: int = 4_000_000
+    # A backend's settings in a request: its base URL and its API key.
+    base_url_chars: int = 2_000
+    api_key_chars: int = 1_000
+    # An upstream's models list: the entries looked at, and a model's name.
+    upstream_models_most: int = 1_000
+    model_name_chars: int = 200
+    upstream_context_entries: int = 10_000  # of a models list read for its context sizes
+    ollama_parameters_chars: int = 100_000  # Ollama's `parameters` text, read for num_ctx
 
 
 @dataclass(frozen=True)
@@ -297,6 +354,12 @@ class TransferLimits:
     index_busy_timeout: float = 10.0  # the search indexer's read of the database
     reader_give_up: float = 600.0  # a client that takes no piece for this long is gone
     reader_stop_poll: float = 0.1  # how often a blocked export's reader looks for a stop
+    # An import file's fields: an id, a conversation's key (a longer id is known by its
+    # hash), an attachment's MIME type, a step's sources (the guard keeps the latest few).
+    id_chars: int = 200
+    key_chars: int = 200
+    mime_chars: int = 100
+    step_sources: int = 50
 
 
 @dataclass(frozen=True)
@@ -310,6 +373,7 @@ class ProjectLimits:
     max_instructions_chars: int = 20_000
     max_folders: int = 50  # library folders of one project
     max_imported: int = 1_000  # projects of one import file
+    max_id_chars: int = 100  # a project's id in a request (Parley's are 32 hex digits)
 
 
 @dataclass(frozen=True)
@@ -320,6 +384,7 @@ class AttachmentLimits:
     max_image_bytes: int = 10 * 1024 * 1024  # what upstreams accept (OpenAI: 20 MB a request)
     max_chars: int = 100_000  # of a file's text given to the model; the rest is left out, said
     max_per_message: int = 10
+    max_name_chars: int = 200  # a file's name as kept
     # The images one model call carries (base64 makes them a third bigger): the newest first;
     # older ones are named to the model, not sent.
     max_request_image_bytes: int = 30 * 1024 * 1024
@@ -361,6 +426,8 @@ class HubLimits:
     stall_timeout: float = 60.0
     # At shutdown: the downloads are paused (their children killed) and remembered within this.
     shutdown_wait: float = 10.0
+    max_query_chars: int = 200  # a search of the hub
+    reason_chars: int = 200  # of a download's failure in its own words, in a user's message
 
 
 @dataclass(frozen=True)
@@ -377,6 +444,10 @@ class ScanLimits:
     header_seconds: float = 5.0  # one file's header (server/models/gguf.py's own bound)
     max_skipped: int = 200  # skipped files reported (the count is always whole)
     max_places: int = 20  # places listed for one file
+    # The folders a user adds to be scanned (model_folders.json), and that file's size.
+    max_folders: int = 100
+    folders_file_bytes: int = 1_000_000
+    settings_bytes: int = 256_000  # LM Studio's settings.json, read for its models folder
 
 
 @dataclass(frozen=True)
@@ -391,3 +462,29 @@ class MemoryLimits:
     # A change (a line added or forgotten) is made again over the file as saved while a hand
     # edit keeps landing between Parley's read and its write, this many times; then refused.
     write_attempts: int = 20
+
+
+@dataclass(frozen=True)
+class GGUFLimits:
+    """A GGUF file's header, read to know a model (server/models/gguf.py): a damaged or hostile
+    file is refused at these, not read for ever. The real files here: SmolLM2 33 keys, 98,097
+    strings, 147,205 array items, 272 tensors, 1.8 MB; Llama 3 has ~410,000 strings (tokens
+    and merges) in ~10 MB."""
+
+    max_dims: int = 8  # of one tensor
+    max_string_bytes: int = 16_000_000  # a chat template or a merges entry is far smaller
+    max_keys: int = 10_000
+    max_tensors: int = 200_000  # a big mixture-of-experts model has a few thousand
+    max_strings: int = 2_000_000  # keys, string values, array items and tensor names together
+    max_array_items: int = 20_000_000  # every array's items (numbers are skipped, not read)
+    max_header_bytes: int = 512_000_000  # read or skipped, up to where the tensor data begins
+    max_template_bytes: int = 1_000_000  # read to see whether it takes tools; longer: skipped
+
+
+@dataclass(frozen=True)
+class SearchLimits:
+    """The search of the chats (server/storage/search.py)."""
+
+    candidates: int = 2_000  # the newest matching messages that are ranked
+    scan_chars: int = 200_000  # of a long message, looked through for its snippet
+    max_chats: int = 100  # chats returned for their messages (titles that match come after)

@@ -24,9 +24,9 @@ from starlette.routing import Route
 
 from server.errors import BadRequestError
 from server.http.jsonbody import JSONObject, check_text, read_object
+from server.limits import ToolLimits
 from server.routes.resources import attach_files, tool_server
 from server.routes.services import services
-from server.tools.prompts import MAX_ARGUMENT_CHARS, MAX_ARGUMENTS
 from server.types.tools import PromptResultJSON
 
 
@@ -42,8 +42,8 @@ async def get_prompt(request: Request) -> JSONResponse:
     server = tool_server(svc, request)
     name: str = request.path_params["prompt"]
     check_text(name, "prompt")
-    arguments = _arguments(await read_object(request, svc.settings.limits))
     limits = svc.settings.limits
+    arguments = _arguments(await read_object(request, limits), limits.tools)
     filled = await server.prompts.get(
         server.ready_client(), name, arguments, limits.tools, limits.attachments.max_chars
     )
@@ -56,21 +56,21 @@ async def get_prompt(request: Request) -> JSONResponse:
     return JSONResponse(result)
 
 
-def _arguments(body: JSONObject) -> dict[str, str]:
+def _arguments(body: JSONObject, limits: ToolLimits) -> dict[str, str]:
     value = body.get("arguments")
     if value is None:
         return {}
-    if not isinstance(value, dict) or len(value) > MAX_ARGUMENTS:
+    if not isinstance(value, dict) or len(value) > limits.prompt_arguments:
         raise BadRequestError(
-            f"'arguments' must be an object of at most {MAX_ARGUMENTS} strings",
+            f"'arguments' must be an object of at most {limits.prompt_arguments} strings",
             code="invalid_field",
         )
     arguments: dict[str, str] = {}
     for key, given in value.items():
-        if not isinstance(given, str) or len(given) > MAX_ARGUMENT_CHARS:
+        if not isinstance(given, str) or len(given) > limits.prompt_argument_chars:
             raise BadRequestError(
-                f"the argument {key!r} must be a string of at most {MAX_ARGUMENT_CHARS:,} "
-                "characters",
+                f"the argument {key!r} must be a string of at most "
+                f"{limits.prompt_argument_chars:,} characters",
                 code="invalid_field",
             )
         check_text(key, "an argument's name")

@@ -30,9 +30,10 @@ from starlette.routing import Route
 from server.attachments.service import bounded
 from server.errors import BadRequestError, NotFoundError, PayloadTooLargeError
 from server.http.jsonbody import check_text, read_object, text_field
+from server.limits import ToolLimits
 from server.routes.services import Services, services
 from server.tools.mcp_server import McpServer
-from server.tools.resources import MAX_NAME_CHARS, MAX_URI_CHARS, ResourceFile
+from server.tools.resources import ResourceFile
 from server.types import AttachmentJSON, PartJSON, ResourceLinkJSON
 from server.types.tools import AttachedResourcesJSON, ResourceContentJSON, ResourceReadJSON
 
@@ -70,8 +71,8 @@ async def attach_resource(request: Request) -> JSONResponse:
     svc = services(request)
     server = tool_server(svc, request)
     body = await read_object(request, svc.settings.limits)
-    uri = text_field(body, "uri", max_chars=MAX_URI_CHARS, required=True, allow_empty=False)
-    name = text_field(body, "name", max_chars=MAX_NAME_CHARS)
+    uri = text_field(body, "uri", max_chars=ToolLimits.uri_chars, required=True, allow_empty=False)
+    name = text_field(body, "name", max_chars=ToolLimits.name_chars)
     assert uri is not None  # required
     files = await server.resources.read(server.ready_client(), uri, svc.settings.limits.tools)
     attached: AttachedResourcesJSON = {

@@ -53,9 +53,6 @@ from server.types.tools import ToolEffectJSON, ToolServerConfigJSON, ToolServerO
 
 SERVER_TRUSTS = ("ask", "allow")
 TOOL_TRUSTS: tuple[Trust, ...] = ("ask", "chat", "allow", "never")
-MAX_TOOL_NAME_CHARS = 128
-
-MAX_NAME_CHARS = 64
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -135,10 +132,10 @@ class ServerEntry:
 
 
 def check_name(name: str) -> str:
-    if not (0 < len(name) <= MAX_NAME_CHARS and NAME_PATTERN.match(name)):
+    if not (0 < len(name) <= ToolLimits.server_name_chars and NAME_PATTERN.match(name)):
         raise ConfigEntryError(
-            f"a server's name must be 1-{MAX_NAME_CHARS} letters, digits, '_', '-' or '.', "
-            "starting with a letter or digit"
+            f"a server's name must be 1-{ToolLimits.server_name_chars} letters, digits, '_', '-' "
+            "or '.', starting with a letter or digit"
         )
     return name
 
@@ -175,20 +172,19 @@ def check_entry(value: object) -> ToolServerConfigJSON:
     return cast(ToolServerConfigJSON, entry)
 
 
-MAX_TIMEOUT_S = 86_400.0
-
-
 def _seconds(value: object) -> bool:
     return (
         isinstance(value, int | float)
         and not isinstance(value, bool)
-        and 0 < value <= MAX_TIMEOUT_S
+        and 0 < value <= ToolLimits.max_call_timeout
     )
 
 
 def _timeouts(entry: dict[str, Any]) -> None:
     if "timeout" in entry and not _seconds(entry["timeout"]):
-        raise ConfigEntryError(f"'timeout' must be seconds, above 0 and at most {MAX_TIMEOUT_S:g}")
+        raise ConfigEntryError(
+            f"'timeout' must be seconds, above 0 and at most {ToolLimits.max_call_timeout:g}"
+        )
     value = entry.get("toolTimeout", {})
     if not isinstance(value, dict):
         raise ConfigEntryError("'toolTimeout' must be an object of tool names and seconds")
@@ -211,8 +207,8 @@ def _tool_trusts(entry: dict[str, Any]) -> None:
 
 
 def check_tool_name(tool: str) -> str:
-    if not (0 < len(tool) <= MAX_TOOL_NAME_CHARS) or "\x00" in tool:
-        raise ConfigEntryError(f"a tool's name must be 1-{MAX_TOOL_NAME_CHARS} characters")
+    if not (0 < len(tool) <= ToolLimits.tool_name_chars) or "\x00" in tool:
+        raise ConfigEntryError(f"a tool's name must be 1-{ToolLimits.tool_name_chars} characters")
     return tool
 
 

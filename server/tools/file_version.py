@@ -15,8 +15,8 @@ microseconds between it and the rename is then lost).
 
 What no rename can see: a save in place whose `open` found the file before the swap but
 truncates it only after the check (the editor stalled inside `open`) goes to the file
-displaced. So the displaced file is looked at once more after LATE_SAVE_GRACE (a scheduling
-delay on a busy machine), and a save found in it is given its place back; one that lands
+displaced. So the displaced file is looked at once more after `ToolLimits.late_save_grace` (a
+scheduling delay on a busy machine), and a save found in it is given its place back; one that lands
 later still is kept beside the file (logged), not deleted. An editor that reads the new file
 in the microseconds before it is swapped back, then saves from it, displaces that save,
 which is kept beside the file too. Both need the two writers to meet within a scheduling
@@ -45,9 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-# How long a file displaced by the swap is watched for a save in place that opened it just
-# before (an editor descheduled inside its `open`): a few scheduling delays on a busy machine.
-LATE_SAVE_GRACE = 0.05
+from server.limits import ToolLimits
 
 log = logging.getLogger(__name__)
 
@@ -223,7 +221,7 @@ def _still(path: Path, version: Version, follow: bool) -> bool:
 
 def wait_for_late_saves() -> None:
     """A moment for a save in place that found the file before the swap to land in it."""
-    time.sleep(LATE_SAVE_GRACE)
+    time.sleep(ToolLimits.late_save_grace)
 
 
 def remove_version(path: Path, version: Version, follow: bool = True) -> bool:

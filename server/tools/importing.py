@@ -29,7 +29,7 @@ from typing import Any, cast
 
 from server.errors import ConfigEntryError
 from server.limits import ToolLimits
-from server.tools.config import MAX_NAME_CHARS, check_entry, check_name
+from server.tools.config import check_entry, check_name
 from server.types.tools import (
     FoundToolAppJSON,
     FoundToolServerJSON,
@@ -126,7 +126,7 @@ def _listed(name: str, value: object) -> FoundToolServerJSON:
 def suggested_name(name: str) -> str:
     """A name Parley takes for a server named `name` in another app ("My files" →
     "My-files")."""
-    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-._")[:MAX_NAME_CHARS]
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-._")[: ToolLimits.server_name_chars]
     try:
         return check_name(cleaned)
     except ConfigEntryError:

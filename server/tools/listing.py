@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
+from server.limits import ToolLimits
+
 T = TypeVar("T")
 Item = TypeVar("Item")
-
-PAGES_MOST = 100  # a server that never stops paging is cut off
 
 
 class Listing(Generic[T]):
@@ -44,7 +44,7 @@ async def all_pages(
     """Every page of a paginated list (`cursor`, `nextCursor`), at most `most` items."""
     items: list[Item] = []
     cursor: str | None = None
-    for _ in range(PAGES_MOST):
+    for _ in range(ToolLimits.pages_most):
         page, cursor = await fetch(cursor)
         items.extend(page)
         if not cursor or len(items) >= most:

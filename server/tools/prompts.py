@@ -19,17 +19,12 @@ from server.limits import ToolLimits
 from server.text import valid_unicode
 from server.tools.listing import Listing, all_pages
 from server.tools.resources import (
-    MAX_DESCRIPTION_CHARS,
-    MAX_NAME_CHARS,
     ResourceFile,
     answering,
     checked,
     size,
 )
 from server.types.tools import PromptArgumentJSON, PromptJSON, PromptMessageJSON, PromptsJSON
-
-MAX_ARGUMENTS = 50
-MAX_ARGUMENT_CHARS = 20_000
 
 
 @dataclass
@@ -110,7 +105,7 @@ def check_arguments(prompt: PromptJSON, arguments: dict[str, str]) -> None:
 async def _filled(
     result: mcp_types.GetPromptResult, limits: ToolLimits, max_chars: int, server: str
 ) -> FilledPrompt:
-    filled = FilledPrompt(_short(result.description, MAX_DESCRIPTION_CHARS), [])
+    filled = FilledPrompt(_short(result.description, ToolLimits.description_chars), [])
     room = max_chars
     for message in result.messages:
         content = message.content
@@ -160,17 +155,17 @@ def _check_size(files: list[ResourceFile], limits: ToolLimits, server: str) -> N
 def _prompt(prompt: mcp_types.Prompt) -> PromptJSON:
     arguments: list[PromptArgumentJSON] = [
         {
-            "name": valid_unicode(a.name)[:MAX_NAME_CHARS],
-            "title": _short(a.title, MAX_NAME_CHARS),
-            "description": _short(a.description, MAX_DESCRIPTION_CHARS),
+            "name": valid_unicode(a.name)[: ToolLimits.name_chars],
+            "title": _short(a.title, ToolLimits.name_chars),
+            "description": _short(a.description, ToolLimits.description_chars),
             "required": bool(a.required),
         }
-        for a in (prompt.arguments or [])[:MAX_ARGUMENTS]
+        for a in (prompt.arguments or [])[: ToolLimits.prompt_arguments]
     ]
     return {
-        "name": valid_unicode(prompt.name)[:MAX_NAME_CHARS],
-        "title": _short(prompt.title, MAX_NAME_CHARS),
-        "description": _short(prompt.description, MAX_DESCRIPTION_CHARS),
+        "name": valid_unicode(prompt.name)[: ToolLimits.name_chars],
+        "title": _short(prompt.title, ToolLimits.name_chars),
+        "description": _short(prompt.description, ToolLimits.description_chars),
         "arguments": arguments,
     }
 

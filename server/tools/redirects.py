@@ -5,8 +5,8 @@ browser to Parley's own loopback address (`CALLBACK_PATH`), with the authorizati
 That route cannot ask for Parley's per-launch token (the browser does not have it), so the
 `state` is what binds a redirect to a flow: a 256-bit value the SDK drew for that one flow.
 A redirect whose `state` is not waiting here is refused; one that is, is taken (single use),
-within `REDIRECT_TTL_S` of the flow's start. A flow that ends (signed in, failed, cancelled by a
-stop or a shutdown) discards its entry.
+within `ToolLimits.redirect_ttl` of the flow's start. A flow that ends (signed in, failed,
+cancelled by a stop or a shutdown) discards its entry.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from server.limits import ToolLimits
+
 CALLBACK_PATH = "/oauth/callback"
-REDIRECT_TTL_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class Waiting:
 
 @dataclass
 class PendingRedirects:
-    ttl: float = REDIRECT_TTL_S
+    ttl: float = ToolLimits.redirect_ttl
     _waiting: dict[str, Waiting] = field(default_factory=dict)
 
     def expect(self, state: str, server: str) -> Waiting:

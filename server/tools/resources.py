@@ -38,10 +38,6 @@ from server.tools.listing import Listing, all_pages
 from server.types import ResourceLinkJSON
 from server.types.tools import ResourceJSON, ResourcesJSON, ResourceTemplateJSON
 
-MAX_URI_CHARS = 2_048
-MAX_NAME_CHARS = 200
-MAX_DESCRIPTION_CHARS = 2_000
-MAX_MIME_CHARS = 100
 # A URI the server does not know: -32002 until 2025-11-25, "invalid params" since.
 NOT_FOUND_CODES = (-32002, mcp_types.INVALID_PARAMS)
 # Declared types a text file may carry besides text/*.
@@ -145,16 +141,16 @@ def failure(
     exc: MCPError, server: str, doing: str, unknown: str | None
 ) -> BadGatewayError | NotFoundError:
     """A server's refusal as the API says it."""
-    said = valid_unicode(exc.message)[:MAX_DESCRIPTION_CHARS]
+    said = valid_unicode(exc.message)[: ToolLimits.description_chars]
     if exc.code in NOT_FOUND_CODES and unknown is not None:
         return NotFoundError(f"{server} could not {doing}: {said}", code=unknown)
     return BadGatewayError(f"{server} could not {doing}: {said}", code="resource_unreadable")
 
 
 def check_uri(uri: str) -> None:
-    if not uri or len(uri) > MAX_URI_CHARS or any(ord(c) < 32 or c == "\x7f" for c in uri):
+    if not uri or len(uri) > ToolLimits.uri_chars or any(ord(c) < 32 or c == "\x7f" for c in uri):
         raise BadRequestError(
-            f"'uri' must be a resource's URI of at most {MAX_URI_CHARS} characters, "
+            f"'uri' must be a resource's URI of at most {ToolLimits.uri_chars} characters, "
             "without control characters",
             code="invalid_field",
         )
@@ -170,7 +166,7 @@ async def checked(
     total = 0
     found: list[ResourceFile] = []
     for content in contents:
-        mime = _short(content.mime_type, MAX_MIME_CHARS)
+        mime = _short(content.mime_type, ToolLimits.mime_chars)
         if isinstance(content, mcp_types.TextResourceContents):
             text = valid_unicode(content.text)
             data = text.encode("utf-8")
@@ -255,21 +251,22 @@ def result_links(result: mcp_types.CallToolResult, most: int) -> tuple[ResourceL
 def _resource(resource: mcp_types.Resource) -> ResourceJSON:
     return {
         "uri": valid_unicode(resource.uri),
-        "name": _short(resource.name, MAX_NAME_CHARS) or resource.uri[:MAX_NAME_CHARS],
-        "title": _short(resource.title, MAX_NAME_CHARS),
-        "description": _short(resource.description, MAX_DESCRIPTION_CHARS),
-        "mime": _short(resource.mime_type, MAX_MIME_CHARS),
+        "name": _short(resource.name, ToolLimits.name_chars)
+        or resource.uri[: ToolLimits.name_chars],
+        "title": _short(resource.title, ToolLimits.name_chars),
+        "description": _short(resource.description, ToolLimits.description_chars),
+        "mime": _short(resource.mime_type, ToolLimits.mime_chars),
         "size": resource.size if isinstance(resource.size, int) and resource.size >= 0 else None,
     }
 
 
 def _template(template: mcp_types.ResourceTemplate) -> ResourceTemplateJSON:
     return {
-        "uri_template": valid_unicode(template.uri_template)[:MAX_URI_CHARS],
-        "name": _short(template.name, MAX_NAME_CHARS) or "",
-        "title": _short(template.title, MAX_NAME_CHARS),
-        "description": _short(template.description, MAX_DESCRIPTION_CHARS),
-        "mime": _short(template.mime_type, MAX_MIME_CHARS),
+        "uri_template": valid_unicode(template.uri_template)[: ToolLimits.uri_chars],
+        "name": _short(template.name, ToolLimits.name_chars) or "",
+        "title": _short(template.title, ToolLimits.name_chars),
+        "description": _short(template.description, ToolLimits.description_chars),
+        "mime": _short(template.mime_type, ToolLimits.mime_chars),
     }
 
 

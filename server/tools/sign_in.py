@@ -49,6 +49,7 @@ from mcp.shared.auth import (
 from mcp.shared.auth_utils import resource_url_from_server_url
 from pydantic import AnyUrl
 
+from server.limits import ToolLimits
 from server.logs import keep_secret
 from server.tools.client import HTTP_TIMEOUT, http_transport
 from server.tools.redirects import CALLBACK_PATH, PendingRedirects, Redirect, Waiting
@@ -57,7 +58,6 @@ from server.types.tools import SignInJSON, SignInStatus, ToolServerOAuthJSON
 
 log = logging.getLogger(__name__)
 
-DISCOVERY_WAIT_S = 10.0
 # A client ID metadata document (CIMD) needs an HTTPS URL Parley serves it from; until there is
 # one the SDK registers Parley dynamically (RFC 7591) wherever the server allows it.
 CLIENT_METADATA_URL: str | None = None
@@ -192,7 +192,7 @@ class SignIn:
         urls = build_protected_resource_metadata_discovery_urls(
             extract_resource_metadata_from_www_auth(response), self.url
         )
-        with anyio.move_on_after(DISCOVERY_WAIT_S):
+        with anyio.move_on_after(ToolLimits.sign_in_discovery):
             async with httpx2.AsyncClient(timeout=HTTP_TIMEOUT) as http:
                 for url in urls:
                     try:

@@ -36,7 +36,6 @@ log = logging.getLogger(__name__)
 # Parley's API token and keys never reach it. Its entry's `env` is added to these.
 INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 EXIT_POLL_S = ToolLimits.exit_poll
-MAX_LINE_BYTES = 16_000_000  # one JSON-RPC message; a longer one is a broken server
 
 
 @dataclass
@@ -92,10 +91,9 @@ async def stdio_server(
                     if b"\n" not in received:
                         pending.append(received)
                         size += len(received)
-                        if size > MAX_LINE_BYTES:
-                            on_stderr(
-                                f"[parley] the server wrote a line over {MAX_LINE_BYTES} bytes"
-                            )
+                        if size > ToolLimits.line_bytes:
+                            most = ToolLimits.line_bytes
+                            on_stderr(f"[parley] the server wrote a line over {most} bytes")
                             break
                         continue
                     pieces = received.split(b"\n")

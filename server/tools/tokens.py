@@ -31,12 +31,12 @@ import anyio.to_thread
 from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToken
 from pydantic import ValidationError
 
+from server.limits import ToolLimits
 from server.logs import keep_secret
 
 log = logging.getLogger(__name__)
 
 SERVICE = "parley-mcp-oauth"
-KEYRING_WAIT_S = 10.0  # a keyring that hangs (a locked Secret Service) does not hold a connect
 
 
 class TokenStore:
@@ -51,7 +51,7 @@ class TokenStore:
     async def _get(self, user: str) -> str | None:
         if not self._keyring_broken:
             try:
-                with anyio.fail_after(KEYRING_WAIT_S):
+                with anyio.fail_after(ToolLimits.keyring_wait):
                     found: str | None = await anyio.to_thread.run_sync(
                         _keyring_get, user, abandon_on_cancel=True
                     )
@@ -68,7 +68,7 @@ class TokenStore:
         if self._keyring_broken:
             return
         try:
-            with anyio.fail_after(KEYRING_WAIT_S):
+            with anyio.fail_after(ToolLimits.keyring_wait):
                 await anyio.to_thread.run_sync(_keyring_set, user, value, abandon_on_cancel=True)
         except Exception as exc:
             self._broken(exc)
