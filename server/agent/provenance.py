@@ -6,14 +6,13 @@ another chat. Any of them can carry instructions. A loop's `Provenance` lists ea
 piece the model has been given so far in this turn, with a short description in words and
 the start of its text; the injection guard (server/agent/guard.py) reads it before each call.
 
-The sources at the turn's start come with its request (`ChatRequest.sources`: the stored
-chat's attachments and imported messages, the passages put in the prompt) and from the
-earlier tool results its history gives back; the rest are added as the turn reads them. A
-sub-agent starts with its parent's sources (its task may carry what the parent read) and
-gives its parent what it read with its answer.
-
-Kept per loop rather than per message part for now: the one owner of the prompt, when it
-comes, holds these on its parts and this module builds them.
+The sources at the turn's start come with its request (`ChatRequest.sources`): a stored
+chat's are named by the builder of its prompt as it builds each message (server/agent/
+branch.py: attachments, resources, imported messages, earlier tool results and a summary
+that stands for some), with this module's words, so the guard is told what the model is
+given; the passages put in the prompt are added beside them. The rest are added as the turn
+reads them. A sub-agent starts with its parent's sources (its task may carry what the
+parent read) and gives its parent what it read with its answer.
 """
 
 from __future__ import annotations
@@ -89,6 +88,45 @@ def sub_agent(call_id: str, task: str, answer: str, read: list[SourceJSON]) -> S
     }
 
 
+def attached(item: dict[str, object], message_id: str) -> SourceJSON:
+    """A file or an image attached to a stored question (`item` as stored, its text in it),
+    or an MCP resource attached."""
+    name = str(item.get("name", ""))
+    image = item.get("kind") == "image"
+    resource = item.get("resource")
+    label = f"the attached {'image' if image else 'file'} {name}"
+    if isinstance(resource, dict):
+        label = f"the MCP resource {resource.get('uri')} of {resource.get('server')}"
+    return {
+        "kind": "resource" if isinstance(resource, dict) else "attachment",
+        "label": label,
+        "excerpt": "(an image)" if image else excerpt(str(item.get("text", ""))),
+        "path": name,
+        "message_id": message_id,
+    }
+
+
+def imported(role: str, content: str, message_id: str) -> SourceJSON:
+    """A stored message an import wrote, from another chat."""
+    return {
+        "kind": "imported",
+        "label": f"a message imported from another chat ({role})",
+        "excerpt": excerpt(content),
+        "message_id": message_id,
+    }
+
+
+def summarised_results(summary: str, message_id: str) -> SourceJSON:
+    """A summary that stands for replies with tool steps (the first: `message_id`): it may
+    carry what their results said."""
+    return {
+        "kind": "tool_result",
+        "label": "the results of earlier tool calls, now in the summary",
+        "excerpt": excerpt(summary),
+        "message_id": message_id,
+    }
+
+
 def earlier_results(parts: Iterable[PartJSON], depth: int = 0) -> list[SourceJSON]:
     """The tool results of a stored reply's steps (its sub-agents' too): the history gives
     them back to the model (server/agent/history.py)."""
@@ -133,11 +171,15 @@ class Provenance:
             self.add(source)
 
     def opened(self, messages: list[ChatMessage], sources: Iterable[SourceJSON]) -> None:
-        """The turn's start: the sources its request names, and the earlier tool results
-        its history holds."""
-        self.extend(sources)
+        """The turn's start: the sources its request names (a stored chat's name all its
+        prompt holds, earlier tool results too: server/agent/branch.py), and the earlier
+        tool results in the messages' parts that they do not name."""
+        named = list(sources)
+        self.extend(named)
+        calls = {s.get("call_id") for s in named if s["kind"] == "tool_result"}
         for message in messages:
-            self.extend(earlier_results(message.get("parts", [])))
+            found = earlier_results(message.get("parts", []))
+            self.extend(s for s in found if s.get("call_id") not in calls)
 
     def own(self) -> list[SourceJSON]:
         """What this loop read itself (not what it started with): a sub-agent's, for its

@@ -7,16 +7,62 @@ The conversation's `leaf_id` is the last message of its selected branch: the bra
 path from the first message down to it. Siblings are ordered by when they were written.
 
 These functions run on the database thread (server/storage/db.py), inside the caller's transaction
-when they write.
+when they write. A branch is handed on as stored (`StoredBranch`): what the model is given of it
+is built above storage (server/agent/branch.py).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import dataclass
 
 from server.storage import attachments
-from server.types import ChatMessage, ImageJSON
+from server.types import ChatMessage, ImageJSON, MessageRole, PartJSON, SummaryJSON
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    """A message of a branch as stored, its columns decoded."""
+
+    id: str
+    role: MessageRole
+    content: str
+    parts: list[PartJSON] | None = None  # a reply's text and steps (None: its text alone)
+    # A question's attached files and images, with their text (None: it has none).
+    files: list[dict[str, object]] | None = None
+    imported: bool = False  # written by an import from another chat, not in this one
+
+
+@dataclass(frozen=True)
+class StoredBranch:
+    """A branch as stored: the chat's system prompt, its messages from the first, and the
+    summary in force on it, which stands for its first `summarised` messages."""
+
+    system: str | None  # the chat's system prompt, its project's instructions in it
+    messages: list[StoredMessage]
+    summary: SummaryJSON | None = None
+    summarised: int = 0
+
+
+def decoded(rows: list[sqlite3.Row]) -> list[StoredMessage]:
+    """`rows` as stored messages: a reply's parts and a question's files read from JSON (a
+    damaged value read as none)."""
+    return [_decoded(row) for row in rows]
+
+
+def _decoded(row: sqlite3.Row) -> StoredMessage:
+    parts: list[PartJSON] | None = None
+    files: list[dict[str, object]] | None = None
+    if row["role"] == "assistant" and row["parts"]:
+        found = json.loads(row["parts"])
+        whole = isinstance(found, list) and all(isinstance(p, dict) for p in found)
+        parts = found if whole else None
+    elif row["role"] == "user" and row["attachments"]:
+        files = attachments.of_message(row["attachments"])
+    return StoredMessage(
+        row["id"], row["role"], row["content"], parts, files, bool(row["imported"])
+    )
 
 
 def branch(conn: sqlite3.Connection, cid: str, last: str | None) -> list[sqlite3.Row]:

@@ -78,6 +78,8 @@ class OpenedTurn:
     summary: SummaryJSON | None = None  # given in place of the messages it covers
     # What the branch holds that the user did not write here (server/storage/foreign.py).
     foreign: list[SourceJSON] = field(default_factory=list)
+    # The branch as stored, down to the question (a continuation's reply is `earlier`).
+    branch: branches.StoredBranch = field(default_factory=lambda: branches.StoredBranch(None, []))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -176,6 +178,7 @@ def open_turn(
         system=system,
         summary=summary,
         foreign=foreign.of_branch(rows, summary),
+        branch=_stored(conn, cid, system, rows),
     )
 
 
@@ -188,6 +191,7 @@ class View:
     prompt_ids: list[str]
     summary: SummaryJSON | None
     summarised: int  # messages the summary stands for
+    branch: branches.StoredBranch
 
 
 def view(conn: sqlite3.Connection, cid: str) -> View | None:
@@ -199,7 +203,17 @@ def view(conn: sqlite3.Connection, cid: str) -> View | None:
     system = projects.chat_system(conn, conv)
     prompt, ids, summary = _prompt(conn, cid, system, rows)
     summarised = [r["id"] for r in rows].index(summary["through_id"]) + 1 if summary else 0
-    return View(system, prompt, ids, summary, summarised)
+    return View(system, prompt, ids, summary, summarised, _stored(conn, cid, system, rows))
+
+
+def _stored(
+    conn: sqlite3.Connection, cid: str, system: str | None, rows: list[sqlite3.Row]
+) -> branches.StoredBranch:
+    """The branch as stored, with the summary in force on it (server/storage/summaries.py)."""
+    path = [row["id"] for row in rows]
+    summary = summaries.latest_on(conn, cid, path)
+    summarised = path.index(summary["through_id"]) + 1 if summary else 0
+    return branches.StoredBranch(system, branches.decoded(rows), summary, summarised)
 
 
 def _prompt(
