@@ -1,6 +1,6 @@
 """What a checkpoint costs the server's event loop on a long agent reply.
 
-    python -m bench.checkpoint [ROUNDS] [--quick]
+    python -m bench.checkpoint [ROUNDS] [--quick] [--afresh]
 
 A real ReplyBuffer is driven through a 200-step reply: before each tool step, 20 tokens of
 text (some citing one of 20 sources as [n]); the step is added running and then changed to
@@ -26,6 +26,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.harness import show
@@ -50,6 +51,12 @@ WORDS = ("the ", "model ", "reads ", "a ", "file ", "and ", "says ", "what ", "i
 def handover(buffer: ReplyBuffer) -> tuple[str, str | None]:
     """What the run's checkpoint hands the database thread: the content and the parts' JSON
     (server/turns/run.py `_checkpoint`, then Store.checkpoint up to its submit)."""
+    return buffer.stored()
+
+
+def handover_afresh(buffer: ReplyBuffer) -> tuple[str, str | None]:
+    """The same, every part encoded again (as every checkpoint did before `stored`): shown
+    beside it with --afresh."""
     parts = buffer.json()
     return buffer.text, json.dumps(parts, ensure_ascii=False) if parts is not None else None
 
@@ -73,8 +80,9 @@ def source(n: int) -> CitationPartJSON:
 class Reply:
     """A reply driven like the agent loop drives one, with a checkpoint when one is due."""
 
-    def __init__(self) -> None:
+    def __init__(self, hand: Callable[[ReplyBuffer], tuple[str, str | None]]) -> None:
         self.buffer = ReplyBuffer(10_000_000, lambda: None)
+        self.hand = hand
         self.tokens = 0
         self.since_checkpoint = 0
         self.costs: list[float] = []  # seconds per checkpoint's handover
@@ -82,7 +90,7 @@ class Reply:
 
     def checkpoint(self) -> None:
         started = time.perf_counter()
-        handed = handover(self.buffer)
+        handed = self.hand(self.buffer)
         self.costs.append(time.perf_counter() - started)
         self.handed = [*self.handed[-WRITES + 1 :], handed]
         self.since_checkpoint = 0
@@ -166,8 +174,8 @@ async def write_times(handed: list[tuple[str, str | None]]) -> list[float]:
         return times
 
 
-def one_round() -> dict[str, float]:
-    reply = Reply()
+def one_round(hand: Callable[[ReplyBuffer], tuple[str, str | None]]) -> dict[str, float]:
+    reply = Reply(hand)
     reply.build()
     whole_tokens = reply.tokens
     whole_cost = sum(reply.costs)
@@ -190,12 +198,14 @@ def one_round() -> dict[str, float]:
     }
 
 
-def main(rounds: int = 5) -> None:
-    results = [one_round() for _ in range(rounds)]
+def main(rounds: int = 5, afresh: bool = False) -> None:
+    hand = handover_afresh if afresh else handover
+    results = [one_round(hand) for _ in range(rounds)]
     figures = {key: round(statistics.median(r[key] for r in results), 3) for key in results[0]}
-    show(f"checkpoint on a {STEPS}-step reply, medians of {rounds} rounds", figures)
+    how = "every part encoded afresh" if afresh else "what changed encoded"
+    show(f"checkpoint on a {STEPS}-step reply ({how}), medians of {rounds} rounds", figures)
 
 
 if __name__ == "__main__":
     numbers = [int(a) for a in sys.argv[1:] if not a.startswith("--")]
-    main(1 if "--quick" in sys.argv else (numbers[0] if numbers else 5))
+    main(1 if "--quick" in sys.argv else (numbers[0] if numbers else 5), "--afresh" in sys.argv)

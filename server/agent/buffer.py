@@ -6,6 +6,11 @@ Text is kept as the pieces it came in (their join is the reply's `content`); the
 same str objects beside the steps' events, so a follower far behind never costs a copy. Every
 change wakes the followers and asks for a checkpoint (`on_change`: the run's).
 
+A checkpoint writes what `stored()` gives: the content and the parts' JSON, kept between
+checkpoints and encoded again only where they changed (a step whose `changes` moved, the text
+part that grew, the sources listed), so a long reply does not cost the event loop its whole
+size per checkpoint; it decodes to exactly what `json()` gives.
+
 Its sources are listed once each, by number (the order the model was first given them, issue
 43 item 5), after its text and steps: each one it cites as [n]; and the passages "Use my
 documents" put in its prompt that it has not cited, marked `cited: false` (item 7), so that
@@ -16,9 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import json
 import re
 import time
 from collections.abc import Callable
+from json.encoder import encode_basestring
 
 from server.agent.feed import Cited, FeedItem, StepChanged
 from server.agent.steps import ReplyParts, ToolStep
@@ -59,6 +66,7 @@ class ReplyBuffer:
         self._max_chars = max_chars
         self._on_change = on_change
         self._forward = forward
+        self._stored = _Stored()
 
     @property
     def text(self) -> str:
@@ -71,6 +79,11 @@ class ReplyBuffer:
     def all_json(self) -> list[PartJSON]:
         """The parts, text alone included (a sub-agent's, inside its step)."""
         return self.parts.all_json(self.pieces)
+
+    def stored(self) -> tuple[str, str | None]:
+        """The reply as a checkpoint writes it: its content, and its parts as JSON text (None:
+        text alone), decoding to `json()`. Only what changed since the last call is encoded."""
+        return self._stored.update(self.pieces, self.parts)
 
     def resume(self, earlier: Earlier) -> None:
         """A continued reply starts from what it said: its text, steps and citations stay,
@@ -160,12 +173,14 @@ class ReplyBuffer:
     def touched(self) -> None:
         """Something inside a part changed (a sub-agent's text): a checkpoint is due; the
         followers are told with the part, when it is sent."""
+        self._stored.agents_changed = True
         self._on_change()
 
     def step_added(self, step: ToolStep) -> None:
         self.parts.step_added(step)
 
     def step_changed(self, step: ToolStep) -> None:
+        step.changed()  # it may have changed in place (a question answered)
         self.publish(StepChanged(step.json()))
         self._on_change()
 
@@ -190,6 +205,78 @@ class ReplyBuffer:
             listed[at] = part
         else:
             listed.insert(at, part)
+        self._stored.citations = None
+
+
+# A text part's JSON around its text (as json.dumps writes it: the stored bytes do not change).
+TEXT_OPEN = '{"type": "text", "text": "'
+TEXT_CLOSE = '"}'
+
+
+class _Stored:
+    """The reply's content and parts' JSON as last written, with what each was made from.
+
+    Parts are only ever added (ReplyParts) and pieces only appended, so each part keeps its
+    encoding at its index: a text part grows by its new pieces escaped (JSON escapes each
+    character alone, so the escaped join is the join of the escaped), a step is encoded again
+    when its `changes` moved (or, holding a sub-agent, after `touched`), a step of an earlier
+    run never. What is left per checkpoint is a look at each part and one join of them all,
+    a copy at memory speed.
+    """
+
+    def __init__(self) -> None:
+        self.content = ""
+        self.pieces = 0  # how many pieces `content` joins
+        # Per part, its JSON and what it was made from: a text part's end piece, a step's
+        # `changes` (an earlier run's step: -1, encoded once).
+        self.encoded: list[str] = []
+        self.marks: list[int] = []
+        self.earlier = False  # a part is an earlier run's step
+        self.citations: str | None = None  # the sources listed, encoded (None: to encode)
+        self.agents_changed = False  # a sub-agent's step changed inside (`touched`)
+
+    def update(self, pieces: list[str], parts: ReplyParts) -> tuple[str, str | None]:
+        if self.pieces < len(pieces):
+            self.content += "".join(pieces[self.pieces :])
+            self.pieces = len(pieces)
+        items, encoded, marks = parts.items, self.encoded, self.marks
+        while len(marks) < len(items):
+            item = items[len(marks)]
+            if isinstance(item, list):
+                encoded.append(TEXT_OPEN + TEXT_CLOSE)
+                marks.append(item[0])
+            elif isinstance(item, ToolStep):
+                encoded.append("")
+                marks.append(item.changes - 1)
+            else:
+                encoded.append(_dumps(item))
+                marks.append(-1)
+                self.earlier = True
+        agents_changed, self.agents_changed = self.agents_changed, False
+        for at, item in enumerate(items):
+            if isinstance(item, ToolStep):
+                if marks[at] != item.changes or (agents_changed and item.agent is not None):
+                    encoded[at] = _dumps(item.json())
+                    marks[at] = item.changes
+            elif isinstance(item, list) and marks[at] < item[1]:
+                more = encode_basestring("".join(pieces[marks[at] : item[1]]))[1:-1]
+                encoded[at] = encoded[at][: -len(TEXT_CLOSE)] + more + TEXT_CLOSE
+                marks[at] = item[1]
+        if not parts.steps and not parts.citations and not self.earlier:
+            return self.content, None  # text alone: its parts are its content
+        out = encoded.copy()
+        if parts.citations:
+            if self.citations is None:
+                self.citations = ", ".join(map(_dumps, parts.citations))
+            out.append(self.citations)
+        # The brackets go on the end pieces: the parts are copied once, by the one join.
+        out[0] = "[" + out[0]
+        out[-1] += "]"
+        return self.content, ", ".join(out)
+
+
+def _dumps(part: object) -> str:
+    return json.dumps(part, ensure_ascii=False)
 
 
 def _source(part: CitationPartJSON) -> CitationPartJSON:

@@ -80,6 +80,20 @@ class ToolStep:
     guard: GuardJSON | None = None
     # Who let it run and how far that allow reached (server/agent/approvals.py), saved too.
     allowed: AllowedJSON | None = None
+    # How often it changed: a checkpoint encodes the step again only when this moved
+    # (server/agent/buffer.py). Setting any field counts; a change inside one (a question
+    # answered in place) counts by `changed()`, which the buffer's `step_changed` calls; a
+    # sub-agent's own changes reach its parent's buffer as `touched`.
+    changes: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        super().__setattr__(name, value)
+        if name != "changes":
+            super().__setattr__("changes", self.changes + 1)
+
+    def changed(self) -> None:
+        """Something inside the step changed in place: its stored JSON is out of date."""
+        self.changes += 1
 
     def end(self, status: ToolStatus, result: str | None) -> None:
         """Record how the call ended; a step already ended stays as it was (a late
@@ -222,6 +236,11 @@ class ReplyParts:
     def earlier_step(self, step: ToolPartJSON) -> None:
         """A step a continued reply took before: kept as it was, never run again."""
         self._items.append(step)
+
+    @property
+    def items(self) -> list[list[int] | ToolStep | ToolPartJSON]:
+        """The parts in order, as kept (read only: a checkpoint encodes them)."""
+        return self._items
 
     @property
     def after_step(self) -> bool:
