@@ -52,6 +52,7 @@ from server.storage.store import Store
 from server.tools.config import McpConfigFile
 from server.tools.manager import ToolManager
 from server.transfer.jobs import Imports
+from server.turns.assembly import TurnAssembly
 from server.turns.manager import RunManager
 
 log = logging.getLogger(__name__)
@@ -91,6 +92,12 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
     runs.on_run_ended = models.residency.runs_changed
     tools = ToolManager(McpConfigFile(settings.mcp_config_path), runs.grants)
     library = Library(settings.data_dir / "library.sqlite3", settings.limits)
+    attachments = Attachments(
+        store.db,
+        settings.data_dir / "attachments",
+        settings.limits.attachments,
+        library.parsers.pdf_text,  # attached PDFs wait their turn in the library's workers
+    )
     svc = Services(
         settings=settings,
         store=store,
@@ -100,12 +107,8 @@ def create_app(settings: Settings, backends: list[ChatBackend] | None = None) ->
         tools=tools,
         library=library,
         imports=Imports(store.db, settings.db_path.parent / "imports"),
-        attachments=Attachments(
-            store.db,
-            settings.data_dir / "attachments",
-            settings.limits.attachments,
-            library.parsers.pdf_text,  # attached PDFs wait their turn in the library's workers
-        ),
+        attachments=attachments,
+        turns=TurnAssembly(settings, store, models, runs, tools, library, attachments),
     )
     downloads = hub_routes.create_downloads(svc)
 

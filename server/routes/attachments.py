@@ -5,21 +5,14 @@ send or an edit: see conversations.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 import anyio
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from server.attachments.images import with_images
 from server.errors import BadRequestError, PayloadTooLargeError, RequestTimeoutError
 from server.http.jsonbody import JSONObject, check_text, string_list
-from server.models.registry import ModelEntry
 from server.routes.services import Services, services
-from server.storage.branches import with_files
-from server.storage.store import TurnStart
-from server.types import ChatMessage
 
 
 async def upload(request: Request) -> JSONResponse:
@@ -77,28 +70,6 @@ def attachment_ids(body: JSONObject, svc: Services) -> tuple[str, ...] | None:
     most = svc.settings.limits.attachments.max_per_message
     expected = f"a list of at most {most} attachment ids"
     return tuple(string_list(value, "attachments", most=most, max_chars=64, expected=expected))
-
-
-async def new_message(svc: Services, start: TurnStart, model: ModelEntry) -> ChatMessage:
-    """The new message as the model will see it (its files' text in it), for the context
-    check before anything is saved; its images refused here if the model takes none."""
-    files = await svc.attachments.uploads(start.attachments) if start.attachments else []
-    why = model.backend.images_unsupported
-    image = next((f for f in files if f["kind"] == "image"), None)
-    if why is not None and image is not None:
-        raise BadRequestError(f"{image['name']!r} was not sent: {why}", code="images_not_supported")
-    return with_files(start.content, files)
-
-
-def image_reader(
-    svc: Services, model: ModelEntry
-) -> Callable[[list[ChatMessage]], Awaitable[list[ChatMessage]]]:
-    refusal = model.backend.images_unsupported
-
-    async def read(prompt: list[ChatMessage]) -> list[ChatMessage]:
-        return await with_images(prompt, svc.attachments, refusal)
-
-    return read
 
 
 routes = [

@@ -34,14 +34,8 @@ from server.http.jsonbody import read_object, text_field
 from server.library.tool import PromptDocuments, SourceNumbers
 from server.memory.prompt import memory_block
 from server.models.context import prompt_budget
-from server.routes.attachments import image_reader
-from server.routes.conversations import (
-    chat_remember,
-    project_folders,
-    turn_tools,
-    uses_documents,
-)
 from server.routes.services import Services, services
+from server.turns.assembly import project_folders
 from server.turns.completions import ChunkWriter
 from server.turns.responses import RunEventStream
 from server.types import ChatMessage, ContextJSON
@@ -79,8 +73,8 @@ async def get_context(request: Request) -> JSONResponse:
     tools: list[dict[str, object]] = []
     instructions = ""  # what the tools' servers say about them, given with them
     if conversation["tools"] and backend.tools_unsupported is None:
-        remember = await chat_remember(svc, conversation)
-        offered = turn_tools(svc, SourceNumbers(), conversation, remember=remember)
+        remember = await svc.turns.remember(conversation)
+        offered = svc.turns.toolbox(SourceNumbers(), conversation, remember=remember)
         delegation = svc.settings.limits.agents.max_depth > 0
         tools = prompt.offered(list(offered.specs()), delegation)
         instructions = offered.instructions() if tools else ""
@@ -92,9 +86,9 @@ async def get_context(request: Request) -> JSONResponse:
     if backend.images_unsupported is not None:
         # A model that takes no images is told their names instead, as a turn tells it (no
         # image is read for that).
-        given = await image_reader(svc, model)(given)
+        given = await svc.turns.image_reader(model)(given)
     documents = None
-    if uses_documents(svc, conversation):
+    if svc.turns.uses_documents(conversation):
         project = await svc.store.projects.context_of(cid)
         documents = await passages(svc, given, project_folders(project))
         given, ids = prompt.with_documents(given, ids, documents)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import anyio
@@ -10,9 +9,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from server.agent import prompt
-from server.agent.delegate import Delegation
-from server.agent.toolbox import CombinedToolBox, ToolBox
 from server.errors import BadRequestError, NotFoundError
 from server.http.jsonbody import (
     JSONObject,
@@ -22,19 +18,15 @@ from server.http.jsonbody import (
     string_list,
     text_field,
 )
-from server.library.tool import DocumentsTool, PromptDocuments, SourceNumbers
-from server.memory.prompt import memory_block
-from server.memory.tool import remember_tool
-from server.models.base import ChatRequest
 from server.projects import fields as project_fields
-from server.routes.attachments import attachment_ids, image_reader, new_message
-from server.routes.services import Services, services
+from server.routes.attachments import attachment_ids
+from server.routes.services import services
 from server.storage.params import updated_params
-from server.storage.projects import ProjectContext, system_with
 from server.storage.store import Switch, TurnStart
+from server.turns.assembly import TurnRequest
 from server.turns.completions import ChunkWriter, TurnIds
 from server.turns.responses import RunEventStream
-from server.types import ChatMessage, ConversationJSON, ConversationListJSON
+from server.types import ConversationListJSON
 
 SWITCHES: tuple[Switch, ...] = ("tools", "documents")
 
@@ -291,94 +283,11 @@ async def _reply(request: Request, body: JSONObject, start: TurnStart) -> RunEve
     # The most often the stream may carry text (a window draws at ~60 Hz: more events are
     # work on its thread and the server's, no sooner seen).
     pace_ms = number_field(body, "pace_ms", low=0, high=MAX_PACE_MS, integer=True)
-    conversation_id = _id(request)
-    # Its own fields only (the model to use): the history is read once, by opening the turn.
-    conversation = await svc.store.find_conversation(conversation_id)
-    if conversation is None:
-        raise _no_conversation(conversation_id)
-    model = svc.models.resolve(model_name, conversation["model"])
-    if start.kind == "continue":
-        start = dataclasses.replace(start, continued=model.backend.continuation)
-    reply_tokens = int(max_tokens) if max_tokens else None
-    # What is never dropped to fit the context: the system prompt and the new message.
-    # (Its images are refused here if the model takes none, before a local engine starts.)
-    kept: list[ChatMessage] = [await new_message(svc, start, model)]
-    project = await svc.store.projects.context_of(conversation_id)
-    # Read once for the turn: its system message is the one admitted (server/agent/prompt.py).
-    memory = await memory_block(svc.settings.data_dir, conversation["project_id"], limits.memory)
-    system = prompt.system_text(system_with(conversation["system"], project), memory)
-    if system:
-        kept.insert(0, {"role": "system", "content": system})
-    await model.backend.admit(ChatRequest(kept, max_tokens=reply_tokens))
-
-    async def read_memory() -> str | None:
-        return memory
-
-    numbers = SourceNumbers()
-    folders = project_folders(project)
-    documents = (
-        PromptDocuments(svc.library, numbers, folders)
-        if uses_documents(svc, conversation)
-        else None
-    )
-    run, turn = await svc.runs.start_turn(
-        conversation_id,
-        start,
-        model,
-        reply_tokens,
-        turn_tools(svc, numbers, conversation, folders, await chat_remember(svc, conversation)),
-        documents,
-        numbers,
-        Delegation(svc.models.resolve, svc.settings.limits.agents),
-        image_reader(svc, model),
-        read_memory,
-    )
-    writer = ChunkWriter(f"chatcmpl-{run.id}", model.name)
-    ids = TurnIds(conversation_id, turn.user_message_id, turn.message_id, turn.title)
+    asked = TurnRequest(_id(request), start, model_name, int(max_tokens) if max_tokens else None)
+    run, turn = await svc.turns.start(asked)
+    writer = ChunkWriter(f"chatcmpl-{run.id}", run.model.name)
+    ids = TurnIds(turn.conversation_id, turn.user_message_id, turn.message_id, turn.title)
     return RunEventStream(run, writer, ids, pace=(pace_ms or 0) / 1000)
-
-
-def uses_documents(svc: Services, conversation: ConversationJSON) -> bool:
-    """Whether a turn of `conversation` is given the user's documents: its "Use my
-    documents" switch, once the library has a folder. The one switch governs both ways the
-    model reads them, the passages put in its prompt and the `search_documents` tool."""
-    return conversation["documents"] and svc.library.has_folders
-
-
-def project_folders(project: ProjectContext | None) -> tuple[str, ...]:
-    """The library folders a chat's documents come from: its project's (empty: the whole
-    library, for a chat outside every project or a project with no folders of its own)."""
-    return project.folders if project is not None else ()
-
-
-def turn_tools(
-    svc: Services,
-    numbers: SourceNumbers,
-    conversation: ConversationJSON,
-    folders: tuple[str, ...] = (),
-    remember: ToolBox | None = None,
-) -> ToolBox:
-    """What a turn of `conversation` may call, when it offers tools at all (its "Use tools"
-    switch and a model that calls tools): the MCP servers' tools (of the servers it chose,
-    when it chose), the search of the user's documents when it uses them, and `remember`
-    when memory is on for it (`chat_remember`)."""
-    servers = conversation["tool_servers"]
-    boxes: list[ToolBox] = [svc.tools.toolbox(None if servers is None else set(servers))]
-    if uses_documents(svc, conversation):
-        # Below its project's folders, when it has some (server/projects/folders.py).
-        boxes.append(DocumentsTool(svc.library, numbers, folders))
-    if remember is not None:
-        boxes.append(remember)
-    return CombinedToolBox(boxes)
-
-
-async def chat_remember(svc: Services, conversation: ConversationJSON) -> ToolBox | None:
-    """`remember` for a turn of `conversation`, when memory is on for its scope (its file
-    exists: server/memory/tool.py)."""
-    settings = svc.settings
-    return await remember_tool(
-        settings.data_dir, conversation["project_id"], conversation["id"], settings.limits.memory
-    )
 
 
 async def get_message(request: Request) -> JSONResponse:

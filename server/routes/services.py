@@ -15,6 +15,7 @@ from server.settings import Settings
 from server.storage.store import Store
 from server.tools.manager import ToolManager
 from server.transfer.jobs import Imports
+from server.turns.assembly import TurnAssembly
 from server.turns.manager import RunManager
 
 
@@ -29,6 +30,7 @@ class Services:
     library: Library  # the user's documents
     imports: Imports  # imports of chats (server/transfer/)
     attachments: Attachments  # files attached to messages (server/attachments/)
+    turns: TurnAssembly  # a conversation's turn made of the parts above, and started
 
     @property
     def model_adder(self) -> ModelAdder:

@@ -62,7 +62,7 @@ async def _status(request: Request) -> dict[str, object]:
     for entry in svc.models.entries():
         model = svc.models.status(entry)
         model["tools"] = await _takes_tools(entry.backend)
-        # The same test a send's images meet (server/routes/attachments.py), so a window
+        # The same test a send's images meet (server/turns/assembly.py), so a window
         # can warn before Send; the send stays the authority.
         model["images"] = entry.backend.images_unsupported is None
         models.append(model)
