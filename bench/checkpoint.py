@@ -8,13 +8,19 @@ completed with a result of 2-6 KB; step 100 is a sub-agent with 10 steps of its 
 Then the reply goes on streaming text (the tail, 1,000 tokens).
 
 The model: tokens arrive at 50 a second and the run checkpoints every 100 ms
-(Limits.checkpoint_interval), so one checkpoint per 5 tokens; a tool step's change asks for
-a checkpoint too (one per step here). Measured, on this thread (the event loop's, in the
-server): the handover, from the buffer to what is given to the database thread (the reply's
-`content` and its parts' JSON) -- per checkpoint and per token streamed, over the whole reply
-and over the tail alone, where each checkpoint carries all 200 steps. Then the database
-thread's write (turn_rows.checkpoint, one UPDATE in its transaction, SQLite in a temp dir) of
-the tail's last 50 checkpoints, in turn. Each round builds the reply again; medians of rounds.
+(Limits.checkpoint_interval), so one checkpoint per 5 tokens; a step's start and its end ask
+for one each too. Measured on this thread (the event loop's, in the server): the handover,
+from the buffer to what is given to the database thread (the reply's `content` and its parts'
+JSON), per checkpoint and per token streamed --
+- over the whole reply (per checkpoint: the mean; per token: all checkpoints' time over all
+  tokens);
+- over the tail alone, where each checkpoint carries all 200 steps (per checkpoint: the
+  median; per token: the median checkpoint's share, and the mean, which on a busy machine
+  holds the few checkpoints the thread was preempted in, 4-12 ms each).
+Then the database thread's write (turn_rows.checkpoint, one UPDATE in its transaction, SQLite
+in a temp dir) of the tail's last 50 checkpoints, in turn. Each round builds the reply again
+(the first round also pays for the process's memory growing); medians of rounds.
+--afresh: every part encoded again at each checkpoint, as before the buffer kept their JSON.
 """
 
 from __future__ import annotations
@@ -55,8 +61,7 @@ def handover(buffer: ReplyBuffer) -> tuple[str, str | None]:
 
 
 def handover_afresh(buffer: ReplyBuffer) -> tuple[str, str | None]:
-    """The same, every part encoded again (as every checkpoint did before `stored`): shown
-    beside it with --afresh."""
+    """The same, every part encoded again (--afresh)."""
     parts = buffer.json()
     return buffer.text, json.dumps(parts, ensure_ascii=False) if parts is not None else None
 
@@ -191,7 +196,8 @@ def one_round(hand: Callable[[ReplyBuffer], tuple[str, str | None]]) -> dict[str
         "whole_ms_per_checkpoint": 1e3 * whole_cost / whole_count,
         "whole_us_per_token": 1e6 * whole_cost / whole_tokens,
         "tail_ms_per_checkpoint": 1e3 * statistics.median(tail),
-        "tail_us_per_token": 1e6 * sum(tail) / tail_tokens,
+        "tail_us_per_token": 1e6 * statistics.median(tail) / TOKENS_PER_CHECKPOINT,
+        "tail_mean_us_per_token": 1e6 * sum(tail) / tail_tokens,
         "db_write_ms": 1e3 * statistics.median(writes),
         "content_kb": len(content.encode()) / 1e3,
         "parts_kb": len((parts or "").encode()) / 1e3,
