@@ -1,8 +1,6 @@
-"""The sub-agents of one agent loop: started by its `delegate` calls, a few at a
-time, each a loop of the same kind inside the parent's step, and stopped with their parent.
-
-Also what the whole tree is asked at a stop: which of its steps is a call id's (a decision on
-a child's call), and what the stop ended (the receipt).
+"""The sub-agents of one agent loop: started by its `delegate` calls, a few at a time, each a
+loop of the turn's tree (server/agent/tree.py) made by the `Spawn` function its parent hands
+over, running inside the parent's step; the tree's one stop ends them with their parent.
 """
 
 from __future__ import annotations
@@ -10,8 +8,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import anyio
 
@@ -22,20 +19,30 @@ from server.agent.feed import ApprovalNeeded, CallOverdue, FeedItem, QuestionAsk
 from server.agent.provenance import Provenance
 from server.agent.steps import ToolStep
 from server.agent.toolbox import ToolBox, ToolOutcome, capped
+from server.agent.tree import Node, Spawn
 from server.errors import ApiError, ToolCallError
 from server.models.base import ChatRequest
-from server.types import ActedJSON, EndedJSON
+from server.models.registry import ModelEntry
+from server.types import Usage
 from server.types.chunks import AskingAgentJSON
-
-if TYPE_CHECKING:
-    from server.agent.loop import AgentLoop
 
 
 class Children:
-    def __init__(self, parent: AgentLoop, delegation: Delegation | None) -> None:
+    def __init__(
+        self,
+        parent: Node,
+        model: ModelEntry,
+        delegation: Delegation | None,
+        spawn: Spawn,
+        used: Callable[[Usage], None],
+    ) -> None:
+        """`model`: the parent's, a child's unless its call names another; `spawn` makes a
+        child loop; `used` adds a child's model calls' usage to the parent's."""
         self.delegation = delegation
-        self.loops: list[AgentLoop] = []  # every child, running or ended, in the order started
         self._parent = parent
+        self._model = model
+        self._spawn = spawn
+        self._used = used
         self._slots: anyio.Semaphore | None = None  # made in the loop, on the first call
         self._sent_at: dict[str, float] = {}  # a child's step: when it was last sent
         self._due: set[str] = set()  # a child's step with a send scheduled
@@ -43,30 +50,6 @@ class Children:
     @property
     def offered(self) -> bool:
         return self.delegation is not None and self.delegation.offered
-
-    def adopt(self, buffer: ReplyBuffer, loop_id: str, steps: int) -> AgentLoop:
-        """A loop of the tree that is not a `delegate` call's (compaction's summarising):
-        the parent's model and approvals, at most `steps` model calls, stopped with the tree."""
-        parent = self._parent
-        limits = dataclasses.replace(parent.limits, max_steps=steps)
-        child = type(parent)(
-            loop_id,
-            parent.model,
-            buffer,
-            limits,
-            parent.approvals,
-            ids=parent.ids,
-            questions=parent.questions,
-        )
-        self.loops.append(child)
-        if parent.stopping:
-            child.stop()
-        return child
-
-    def stop(self) -> None:
-        """Every child stops with its parent (synchronous, like the parent's stop)."""
-        for child in self.loops:
-            child.stop()
 
     async def run(self, step: ToolStep, arguments: dict[str, object], box: ToolBox) -> ToolOutcome:
         """Run one `delegate` call: a child loop on the task, its parts inside `step`;
@@ -76,7 +59,7 @@ class Children:
         asked = delegate.parse(arguments, names)
         parent = self._parent
         try:
-            model = parent.model if asked.model is None else self.delegation.resolve(asked.model)
+            model = self._model if asked.model is None else self.delegation.resolve(asked.model)
         except ApiError as exc:
             raise ToolCallError(f"cannot use that model: {exc}") from exc
         asking: AskingAgentJSON = {"call_id": step.id, "task": asked.task}
@@ -85,35 +68,26 @@ class Children:
             on_change=lambda: self._changed(step),
             forward=lambda item: self._forward(asking, item),
         )
-        limits = parent.child_limits()
-        child = type(parent)(
-            f"{parent.id}/{step.id}",
-            model,
-            buffer,
-            limits,
-            parent.approvals,
-            delegation=self.delegation.child(),
-            ids=parent.ids,
-            questions=parent.questions,
-            # Its task was written by a model that read what the parent read.
-            provenance=Provenance(parent.provenance.all()),
-        )
+        # A sub-agent's own, shorter, number of steps.
+        limits = dataclasses.replace(parent.limits, max_steps=parent.limits.agents.max_steps)
+        # Its task was written by a model that read what the parent read.
+        read_before = Provenance(parent.provenance.all())
+        node = parent.below(f"{parent.id}/{step.id}", buffer, limits, read_before)
         step.agent = SubAgentView(asked, model.name, buffer)
         tools: ToolBox = SubsetToolBox(box, names if asked.tools is None else asked.tools)
         if self._slots is None:
             self._slots = anyio.Semaphore(limits.agents.children_at_once)
         async with self._slots:
-            self.loops.append(child)
-            if parent.stopping:  # stopped while it waited for a slot
-                child.stop()
+            # Made once it has a slot: a child waiting for one does not use its model yet.
+            child = self._spawn(node, model, self.delegation.child())
             try:
                 request = ChatRequest(messages=delegate.messages(asked))
                 finished = await child.run(request, tools)
             finally:
-                parent.stats.add(child.stats.summed)
+                self._used(child.stats.summed)
                 parent.buffer.sources.update(buffer.sources)
                 # What it read is in its answer's making: the parent's model reads it too.
-                read = child.provenance.own()
+                read = node.provenance.own()
                 parent.provenance.extend(read)
                 self._send(step)
         if finished is None and buffer.over_limit:
@@ -169,45 +143,3 @@ class Children:
 
     def _interval(self) -> float:
         return self._parent.limits.agents.update_interval
-
-
-def tree(loop: AgentLoop) -> Iterator[tuple[AgentLoop, ToolStep]]:
-    """Every step of a loop and of its children, depth first, with the loop that owns it."""
-    for step in loop.buffer.parts.steps:
-        yield loop, step
-    for child in loop.children.loops:
-        yield from tree(child)
-
-
-def receipt(loop: AgentLoop) -> EndedJSON:
-    """What stopping the tree now ends: model calls, tool calls, sub-agents, approval waits
-    and servers' questions under way, and the calls that started and may have acted."""
-    acted: list[ActedJSON] = []
-    tools = agents = approvals = 0
-    for _, step in tree(loop):
-        if step.status == "awaiting_approval":
-            approvals += 1
-        elif step.status != "running":
-            continue
-        elif step.agent is not None:
-            agents += 1
-        else:
-            tools += 1
-            if step.called and not step.read_only:
-                acted.append(
-                    {"server": step.server, "name": step.name, "arguments": step.arguments}
-                )
-    return {
-        "model_calls": sum(1 for each in loops(loop) if each.in_call),
-        "tool_calls": tools,
-        "sub_agents": agents,
-        "approvals": approvals,
-        "questions": loop.questions.waiting,  # shared by the tree
-        "may_have_acted": acted,
-    }
-
-
-def loops(loop: AgentLoop) -> Iterator[AgentLoop]:
-    yield loop
-    for child in loop.children.loops:
-        yield from loops(child)

@@ -5,7 +5,7 @@ summary is given to the model in place of those messages from then on.
 Nothing is deleted or hidden: the messages stay in the chat, shown, searched and exported; the
 summary is stored beside them (server/storage/summaries.py) and drawn as a marker the user can
 read, edit or undo. The summarising is a model call of the turn itself (a loop of its own in
-the turn's tree, server/agent/children.py), so the turn's one Stop ends it, and a stopped one
+the turn's tree, server/agent/tree.py), so the turn's one Stop ends it, and a stopped one
 saves nothing: the chat stays as it was. A part too long for one summarising call is read in
 rounds, each a call of the same kind that fits the model's context (server/agent/
 transcript.py). The system prompt stays first; the summary is added to it (a single system
@@ -18,19 +18,19 @@ import dataclasses
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from server.agent import cost, prompt
 from server.agent.buffer import ReplyBuffer
 from server.agent.feed import Compaction
+from server.agent.provenance import Provenance
 from server.agent.transcript import lines_of, next_round, plan, unread_note
+from server.agent.tree import Node, Spawn
 from server.errors import ParleyError
 from server.models.base import ChatRequest
 from server.models.context import MESSAGE_OVERHEAD, estimate_tokens, prompt_budget
+from server.models.registry import ModelEntry
 from server.types import ChatMessage, SummaryJSON
-
-if TYPE_CHECKING:
-    from server.agent.loop import AgentLoop
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +71,12 @@ class Cut:
 
 
 class Compactor:
-    def __init__(self, loop: AgentLoop) -> None:
-        self._loop = loop
+    def __init__(self, node: Node, model: ModelEntry, spawn: Spawn) -> None:
+        """`node`: the loop whose prompt is compacted; `model`: its, which summarises;
+        `spawn` makes each summarising loop."""
+        self._node = node
+        self._model = model
+        self._spawn = spawn
 
     async def fit(
         self,
@@ -87,7 +91,7 @@ class Compactor:
         """The request, compacted if it would not fit the model's context. A compaction that
         gives nothing (an empty summary, nothing old enough to summarise) leaves it as it was
         (the backend then fits what it can: server/models/context.py)."""
-        backend = self._loop.model.backend
+        backend = self._model.backend
         known = context  # the model's context, read once for the turn (None: not known)
         messages = request.messages
         ids = history.prompt_ids
@@ -106,7 +110,7 @@ class Compactor:
             at += len(group)
         if counted.used <= budget and not force:
             return request
-        summary_tokens = self._loop.limits.compaction.summary_tokens
+        summary_tokens = self._node.limits.compaction.summary_tokens
         target = -1 if force else int(budget * KEEP) - summary_tokens - counted.tools
         cut = _cut(messages, ids, costs, target)
         if cut is None:
@@ -119,16 +123,16 @@ class Compactor:
         try:
             said = await self._summarise(summarised, later, context) if summarised else ""
         except ParleyError as exc:  # the turn goes on: the backend fits what it can
-            log.warning("run %s: could not summarise earlier messages: %s", self._loop.id, exc)
+            log.warning("run %s: could not summarise earlier messages: %s", self._node.id, exc)
             said = ""
         summary = _joined(opening, said) if said or not summarised else ""
         if not summary:
-            self._loop.buffer.publish(Compaction("failed", None))
+            self._node.buffer.publish(Compaction("failed", None))
             return request
         saved = await history.save_summary(ids[cut.last], summary)
         if saved is None:
             return request
-        self._loop.buffer.publish(Compaction("done", saved))
+        self._node.buffer.publish(Compaction("done", saved))
         # The system message is made again, with the new summary.
         base = [*messages[: cut.first], *messages[cut.last + 1 :]]
         # (the first message is it when the chat has a system prompt, a memory or a summary)
@@ -144,10 +148,10 @@ class Compactor:
         chat's model: in rounds, each a loop of the turn's tree (the turn's stop ends it)
         going on from the summary the one before wrote. "" when stopped or when a round
         gave no summary. Raises PromptTooLongError when the context leaves no room."""
-        loop = self._loop
-        loop.buffer.publish(Compaction("running", None))
-        backend = loop.model.backend
-        limits = loop.limits.compaction
+        node = self._node
+        node.buffer.publish(Compaction("running", None))
+        backend = self._model.backend
+        limits = node.limits.compaction
 
         async def count(texts: list[str]) -> list[int]:
             counts, _ = await backend.count_tokens(texts)
@@ -160,13 +164,13 @@ class Compactor:
         planned = await plan(lines_of(messages), previous, count, room, limits)
         summary, start, number = previous, 0, 0
         while start < len(planned.lines):
-            if loop.stopping:
+            if node.tree.stopping:
                 return ""
             transcript, start = await next_round(summary, planned, start, count, room)
             number += 1
             rounds = max(planned.rounds, number)  # (the plan's most: never fewer than read)
-            loop.buffer.publish(Compaction("running", None, number, rounds))
-            said = await self._round(transcript, f"{loop.id}/compaction/{number}", number, rounds)
+            node.buffer.publish(Compaction("running", None, number, rounds))
+            said = await self._round(transcript, f"{node.id}/compaction/{number}", number, rounds)
             if not said:
                 return ""
             summary = said
@@ -178,8 +182,8 @@ class Compactor:
         """One summarising call (round `number` of `rounds`): its summary, "" when stopped
         or empty. While it is written, how long it is so far is told at most once every
         `progress_interval`: a round on a slow engine takes tens of seconds."""
-        loop = self._loop
-        interval = loop.limits.compaction.progress_interval
+        node = self._node
+        interval = node.limits.compaction.progress_interval
         told = time.monotonic()
 
         def grew() -> None:
@@ -188,15 +192,17 @@ class Compactor:
             if now - told >= interval:
                 told = now
                 tokens = estimate_tokens(buffer.text)
-                loop.buffer.publish(Compaction("running", None, number, rounds, tokens))
+                node.buffer.publish(Compaction("running", None, number, rounds, tokens))
 
-        buffer = ReplyBuffer(loop.limits.max_reply_chars, on_change=grew, forward=_ignore)
-        child = loop.children.adopt(buffer, loop_id, steps=1)
+        buffer = ReplyBuffer(node.limits.max_reply_chars, on_change=grew, forward=_ignore)
+        # One model call, on the chat's model; it reads only the transcript it is given.
+        limits = dataclasses.replace(node.limits, max_steps=1)
+        child = self._spawn(node.below(loop_id, buffer, limits, Provenance()), self._model, None)
         prompt: list[ChatMessage] = [
             {"role": "system", "content": INSTRUCTIONS},
             {"role": "user", "content": transcript},
         ]
-        max_tokens = loop.limits.compaction.summary_tokens
+        max_tokens = node.limits.compaction.summary_tokens
         request = ChatRequest(prompt, max_tokens=max_tokens, temperature=0.0)
         finished = await child.run(request, None)
         return buffer.text.strip() if finished is not None else ""

@@ -1,9 +1,10 @@
 """The agent's steps inside a run: model call -> tool calls -> results -> model call.
 
 An object the Run (server/turns/run.py) owns: it runs inside the run's cancel scope, writes into
-the run's reply buffer (server/agent/buffer.py), and is stopped by the run's one `stop`. The
-model is leased for each model call only, never while tools run; a stop cancels whatever is
-running (the model's stream, or every tool call at once) and no new step starts.
+the run's reply buffer (server/agent/buffer.py), and is stopped by its tree's one `stop`
+(server/agent/tree.py). The model is leased for each model call only, never while tools run;
+a stop cancels whatever is running (the model's stream, or every tool call at once) and no
+new step starts.
 """
 
 from __future__ import annotations
@@ -11,29 +12,22 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import re
 import time
-from dataclasses import dataclass, field
 
 import anyio
 import anyio.lowlevel
 
 from server.agent import prompt
-from server.agent.approvals import Approvals, ChatGrants, Scope
-from server.agent.buffer import ReplyBuffer
-from server.agent.children import Children, loops, receipt, tree
+from server.agent.call_stats import CallStats
+from server.agent.children import Children
 from server.agent.compaction import Compactor, History
 from server.agent.delegate import Delegation
 from server.agent.feed import ToolCallsMade
-from server.agent.provenance import Provenance
-from server.agent.questions import Questions
-from server.agent.steps import (
-    CallBuilder,
-    ToolStep,
-)
+from server.agent.steps import CallBuilder
 from server.agent.tool_runs import ToolRuns, parsed_arguments, well_formed
 from server.agent.toolbox import ToolBox
-from server.errors import BackendError, ConflictError
+from server.agent.tree import Node
+from server.errors import BackendError
 from server.models.base import (
     ChatRequest,
     StopSignal,
@@ -43,109 +37,49 @@ from server.models.base import (
     ToolCallDelta,
 )
 from server.models.registry import ModelEntry
-from server.settings import Limits
-from server.types import (
-    Decision,
-    EndedJSON,
-    QuestionAction,
-    ToolCallJSON,
-    Usage,
-)
-from server.types.chunks import OverdueAction
+from server.types import ToolCallJSON
 
 log = logging.getLogger(__name__)
 
-# Token counts summed over a turn's model calls; other usage fields are the last call's.
-SUMMED_USAGE = ("prompt_tokens", "completion_tokens", "total_tokens")
-# A call's id names it in the path of a decision (/tool-calls/{call_id}) and in the history the
-# model is sent back; one from the model that is not a plain token is replaced by Parley's own.
-# Dots alone are no token: a client resolves "." and ".." segments.
-PLAIN_CALL_ID = re.compile(r"(?!\.+$)[A-Za-z0-9_.:-]{1,100}")
-
-
-@dataclass
-class CallStats:
-    """What the turn's model calls reported, for its usage."""
-
-    model_calls: int = 0
-    started_at: float | None = None  # the first call's start (monotonic)
-    # The start of the call that gave the reply's first token: "first token" counts from it,
-    # so a wait for the user's approval (or a tool) before it is not the model's.
-    first_token_call: float | None = None
-    info: Usage = field(default_factory=dict)  # a stream's own figures (the last call's)
-    summed: Usage = field(default_factory=dict)  # token counts summed over the calls
-
-    def add(self, reported: Usage | None) -> None:
-        for key, value in (reported or {}).items():
-            if key in SUMMED_USAGE:
-                self.summed[key] = self.summed.get(key, 0) + value
-            else:
-                self.summed[key] = value
-
 
 class AgentLoop:
-    """The step loop of one run."""
+    """The step loop of one loop of a turn's tree."""
 
-    def __init__(
-        self,
-        run_id: str,
-        model: ModelEntry,
-        buffer: ReplyBuffer,
-        limits: Limits,
-        approvals: Approvals | None = None,
-        delegation: Delegation | None = None,
-        ids: set[str] | None = None,
-        questions: Questions | None = None,
-        provenance: Provenance | None = None,
-    ) -> None:
-        """`delegation`: the loop may hand sub-tasks to children (server/agent/delegate.py);
-        `ids`: the call ids taken in the whole tree (a child shares its parent's), and
-        `questions` its servers' questions waiting for the user (server/agent/questions.py);
-        `provenance`: what its model read that the user did not write (a child starts with
-        its parent's: server/agent/provenance.py)."""
-        self.id = run_id
+    def __init__(self, node: Node, model: ModelEntry, delegation: Delegation | None = None) -> None:
+        """`node`: its place in the turn's tree; `delegation`: it may hand sub-tasks to
+        children (server/agent/delegate.py). It joins the tree as it is made."""
+        self.node = node
+        self.tree = node.tree
+        self.id = node.id
         self.model = model
-        self.buffer = buffer
-        self.limits = limits
+        self.buffer = node.buffer
+        self.limits = node.limits
+        self.provenance = node.provenance
         self.stats = CallStats()
         self.tool_calls: list[ToolCallJSON] | None = None  # a stateless reply's calls
-        self.stopping = False
         self.in_call = False  # a model call streams now
         self.out_of_steps = False  # its last step still asked for tools (not run)
-        # Calls waiting for the user's decision (a conversation turn's; server/agent/approvals.py);
-        # shared with the children, so one decision route and one `close` serve the tree.
-        self.approvals = approvals or Approvals(None, ChatGrants())
-        self.questions = Questions() if questions is None else questions
-        self.children = Children(self, delegation)
-        self.tools = ToolRuns(self)  # this loop's tool steps (server/agent/tool_runs.py)
-        self.ids: set[str] = set() if ids is None else ids
-        self.provenance = Provenance() if provenance is None else provenance
+        # New loops of the tree (a sub-agent's) are made by this class.
+        self.children = Children(node, model, delegation, AgentLoop, self.stats.add)
+        self.tools = ToolRuns(node, self.children)  # this loop's tool steps
         self._signal = StopSignal()  # the current model call's
+        self.tree.join(self)
 
-    def stop(self) -> None:
-        """Synchronous: no decision runs anything from now, the model call's work is asked to
-        end (the run's cancel scope ends the rest)."""
-        self.stopping = True
-        self.approvals.close()  # a decision from now on is a 409 and runs nothing
-        self.questions.close()  # each server asking is answered "cancel"; later answers 409
-        self._signal.request()  # a model call's own `finally` gives its slot back
-        self.children.stop()
+    def halt(self) -> None:
+        """Synchronous: the model call's work is asked to end; its own `finally` gives the
+        model's slot back (the run's cancel scope ends the rest)."""
+        self._signal.request()
 
     async def compact(self, request: ChatRequest, history: History) -> StreamEnd | None:
         """ "Compact now": the earlier messages summarised even if the next turn would fit
         (all but the last exchange). Finishes ("stop") whether or not there was anything to
         summarise; None when stopped."""
         context = self.model.backend.context_length
-        await Compactor(self).fit(request, history, [], context=context, force=True)
+        await self._compactor().fit(request, history, [], context=context, force=True)
         return StreamEnd("stop")
 
-    def receipt(self) -> EndedJSON:
-        """What a stop now would end, in the whole tree (server/agent/children.py)."""
-        return receipt(self)
-
-    def child_limits(self) -> Limits:
-        """A sub-agent's: its own, shorter, number of steps."""
-        return dataclasses.replace(self.limits, max_steps=self.limits.agents.max_steps)
+    def _compactor(self) -> Compactor:
+        return Compactor(self.node, self.model, AgentLoop)
 
     async def run(
         self, request: ChatRequest, toolbox: ToolBox | None, history: History | None = None
@@ -166,7 +100,7 @@ class AgentLoop:
         # What the tools' servers say about using them, fixed when the turn opened.
         instructions = toolbox.instructions() if offered and toolbox is not None else ""
         if history is not None:
-            request = await Compactor(self).fit(
+            request = await self._compactor().fit(
                 request, history, offered, context=context, instructions=instructions
             )
         messages = prompt.given(request.messages, offered, instructions, context=context)
@@ -194,7 +128,9 @@ class AgentLoop:
             if not calls:
                 return end
             if toolbox is not None:
-                calls = self._unique_ids(calls)
+                # A decision names a call by its id: unique in the whole tree.
+                fallback = f"call-{self.id[:8]}-{self.stats.model_calls}"
+                calls = self.tree.claim_ids(calls, fallback)
             self.buffer.publish(ToolCallsMade(calls))
             if toolbox is None:  # the client runs them: they are the reply
                 self.tool_calls = calls
@@ -266,64 +202,6 @@ class AgentLoop:
         """A piece of a tool call; False once the reply is over its size limit."""
         builder.add(piece)
         return self.buffer.add_call_chars(len(piece.arguments))
-
-    def _unique_ids(self, calls: list[ToolCallJSON]) -> list[ToolCallJSON]:
-        """The calls, each with a plain id no other step of the reply has: a decision names a
-        call by its id (a model may repeat ids across steps, or within one)."""
-        taken = self.ids  # the whole tree's: a decision names one call of it
-        unique: list[ToolCallJSON] = []
-        for index, call in enumerate(calls):
-            wanted = call["id"]
-            if not PLAIN_CALL_ID.fullmatch(wanted):
-                wanted = f"call-{self.id[:8]}-{self.stats.model_calls}-{index}"
-            call_id, n = wanted, 1
-            while call_id in taken:
-                n += 1
-                call_id = f"{wanted}-{n}"
-            taken.add(call_id)
-            unique.append({**call, "id": call_id})
-        return unique
-
-    def decide(self, call_id: str, decision: Decision, scope: Scope) -> ToolStep | None:
-        """The user's decision on a call of this run that awaits approval (synchronous, on
-        the run's loop): returns the step as it is now; None if this run has no such call.
-        Raises ConflictError when it is not waiting (decided, or the run is stopping)."""
-        owners = {step.id: owner for owner, step in tree(self)}
-        if not self.approvals.knows(call_id):
-            if call_id in owners:
-                raise ConflictError(
-                    "this call did not wait for a decision", code="not_awaiting_approval"
-                )
-            return None
-        changed = self.approvals.decide(call_id, decision, scope)
-        for step in changed:
-            owners.get(step.id, self).buffer.step_changed(step)
-        return changed[0]
-
-    def answer_question(
-        self, question_id: str, action: QuestionAction, content: object
-    ) -> ToolStep | None:
-        """The user's answer to a question a server of the tree asks (synchronous, on the
-        run's loop): the step that asks, as it is now; None if no question of this run has
-        that id. Raises ConflictError when it no longer waits, BadRequestError for content
-        the form does not take."""
-        if not self.questions.knows(question_id):
-            asked = (q["id"] for _, step in tree(self) for q in step.questions)
-            if question_id in asked:
-                raise ConflictError("this question is not waiting for an answer", code="not_asking")
-            return None
-        _, step = self.questions.answer(question_id, action, content)
-        return step
-
-    def answer_overdue(self, call_id: str, action: OverdueAction) -> ToolStep | None:
-        """The user's answer on a call of the tree that ran for its timeout: the step; None
-        if no call of this run has that id. ConflictError when it is not asked now."""
-        for each in loops(self):
-            if each.tools.asked(call_id):
-                return each.tools.answer(call_id, action)
-        if any(step.id == call_id for _, step in tree(self)):
-            raise ConflictError("this call is not waiting for an answer", code="not_overdue")
-        return None
 
     async def _release_model(self, signal: StopSignal, streamed: bool) -> None:
         """Give the model's slot back once the call's work has really stopped (bounded by

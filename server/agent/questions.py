@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import anyio
 
+from server.agent.buffer import ReplyBuffer
 from server.agent.feed import QuestionAsked
 from server.agent.question_schema import check_answer
 from server.agent.steps import ToolStep
@@ -27,16 +27,12 @@ from server.errors import ConflictError
 from server.types import QuestionAction, QuestionJSON
 from server.types.chunks import QuestionEventJSON
 
-if TYPE_CHECKING:
-    from server.agent.loop import AgentLoop
-
-
 CANCELLED = Answer("cancel")
 
 
 @dataclass
 class _Pending:
-    loop: AgentLoop
+    buffer: ReplyBuffer  # the reply of the loop whose call asks
     step: ToolStep
     record: QuestionJSON
     question: Question
@@ -47,7 +43,8 @@ class _Pending:
 class Questions:
     """The questions of one turn's tree that wait for the user."""
 
-    def __init__(self) -> None:
+    def __init__(self, answerable: bool = True) -> None:
+        self._answerable = answerable  # False: a turn no one follows (stateless)
         self._pending: dict[str, _Pending] = {}
         self._closed = False
 
@@ -55,7 +52,7 @@ class Questions:
     def waiting(self) -> int:
         return len(self._pending)
 
-    async def ask(self, loop: AgentLoop, step: ToolStep, question: Question) -> Answer:
+    async def ask(self, buffer: ReplyBuffer, step: ToolStep, question: Question) -> Answer:
         """Ask the user on behalf of `step`'s server and wait for their answer. A turn no one
         can answer (stateless), or one that is stopping, answers "cancel" at once."""
         record: QuestionJSON = {
@@ -71,14 +68,14 @@ class Questions:
         if question.url is not None:
             record["url"] = question.url
         step.questions.append(record)
-        if self._closed or loop.stopping or loop.approvals.conversation_id is None:
+        if self._closed or not self._answerable:
             _settle(record, CANCELLED)
-            loop.buffer.step_changed(step)
+            buffer.step_changed(step)
             return CANCELLED
-        pending = _Pending(loop, step, record, question)
+        pending = _Pending(buffer, step, record, question)
         self._pending[record["id"]] = pending
-        loop.buffer.step_changed(step)
-        loop.buffer.publish(QuestionAsked(_event(step, record)))
+        buffer.step_changed(step)
+        buffer.publish(QuestionAsked(_event(step, record)))
         try:
             await pending.answered.wait()
         finally:
@@ -86,7 +83,7 @@ class Questions:
             # record says which; a wait cut without an answer is a cancel.
             self._pending.pop(record["id"], None)
             _settle(record, pending.answer)
-            loop.buffer.step_changed(step)
+            buffer.step_changed(step)
         return pending.answer
 
     def asking(self, step: ToolStep) -> bool:
@@ -96,10 +93,8 @@ class Questions:
     def knows(self, question_id: str) -> bool:
         return question_id in self._pending
 
-    def answer(
-        self, question_id: str, action: QuestionAction, content: object = None
-    ) -> tuple[AgentLoop, ToolStep]:
-        """Take the user's answer; return the loop and step it belongs to. Raises
+    def answer(self, question_id: str, action: QuestionAction, content: object = None) -> ToolStep:
+        """Take the user's answer; return the step it belongs to. Raises
         BadRequestError for content the form does not take (the question stays asked),
         ConflictError when the question no longer waits."""
         if self._closed:
@@ -118,7 +113,7 @@ class Questions:
             schema = pending.question.schema or {}
             answer = Answer(action, check_answer(schema, content))
         self._settle(pending, answer)
-        return pending.loop, pending.step
+        return pending.step
 
     def drop(self, step: ToolStep) -> None:
         """`step`'s call ended: a question it left asked (the server asked with a request of
@@ -141,7 +136,7 @@ class Questions:
         self._pending.pop(pending.record["id"], None)
         pending.answer = answer
         _settle(pending.record, answer)
-        pending.loop.buffer.step_changed(pending.step)
+        pending.buffer.step_changed(pending.step)
         pending.answered.set()
 
 

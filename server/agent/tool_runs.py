@@ -12,37 +12,28 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import anyio
 
 from server.agent import delegate, guard
-from server.agent.feed import ApprovalNeeded, CallOverdue
+from server.agent.children import Children
+from server.agent.feed import ApprovalNeeded
 from server.agent.provenance import document, tool_result
 from server.agent.steps import NEVER_ALLOWED, ToolStep, parse_arguments
 from server.agent.toolbox import Answer, Question, ToolBox, ToolOutcome
-from server.errors import ConflictError, ToolCallError
+from server.agent.tree import Node
+from server.errors import ToolCallError
 from server.types import ChatMessage, ToolCallJSON, ToolFunctionJSON, Trust
-from server.types.chunks import STOPPED_BY_USER, ApprovalJSON, OverdueAction, OverdueJSON
-
-if TYPE_CHECKING:
-    from server.agent.loop import AgentLoop
+from server.types.chunks import STOPPED_BY_USER, ApprovalJSON
 
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class _Overdue:
-    step: ToolStep
-    answered: anyio.Event = field(default_factory=anyio.Event)
-    action: OverdueAction = "wait"
-
-
 class ToolRuns:
-    def __init__(self, loop: AgentLoop) -> None:
-        self._loop = loop
-        self._overdue: dict[str, _Overdue] = {}  # calls whose user is asked now
+    def __init__(self, node: Node, children: Children) -> None:
+        """`children`: runs its `delegate` calls."""
+        self._node = node
+        self._children = children
         self._progress_sent: dict[str, float] = {}
 
     async def run(
@@ -56,12 +47,12 @@ class ToolRuns:
         """Run the calls (at once, concurrently) as steps of the reply; return the `tool`
         messages that tell the model their results. A call that needs the user's approval
         waits for it (server/agent/approvals.py). A stop cancels every call and every wait."""
-        loop = self._loop
+        node, tree = self._node, self._node.tree
         runnable: list[tuple[ToolStep, dict[str, object]]] = []
         steps = []
         for call, arguments in zip(calls, parsed, strict=True):
             function = call["function"]["name"]
-            delegating = function == delegate.FUNCTION and loop.children.offered
+            delegating = function == delegate.FUNCTION and self._children.offered
             target = delegate.target(toolbox, arguments) if delegating else toolbox.target(function)
             step = ToolStep(
                 id=call["id"],
@@ -72,11 +63,11 @@ class ToolRuns:
                 read_only=target.read_only if target else False,
             )
             steps.append(step)
-            loop.buffer.step_added(step)
+            node.buffer.step_added(step)
             if limited:
                 step.end(
                     "error",
-                    f"not run: the limit of {loop.limits.max_steps} steps was reached",
+                    f"not run: the limit of {node.limits.max_steps} steps was reached",
                 )
             elif target is None:
                 step.end("error", f"there is no tool named {function!r}")
@@ -85,24 +76,24 @@ class ToolRuns:
             else:
                 # A sub-agent's own calls ask, each as its tool's trust says.
                 trust: Trust = "allow" if delegating else toolbox.trust(function)
-                allowed = loop.approvals.allowed_by(step, trust)
+                allowed = tree.approvals.allowed_by(step, trust)
                 # Text the user did not write may have asked for this call.
                 step.guard = guard.concern(
-                    target.effect, target.guarded, loop.provenance, step.name, bool(allowed)
+                    target.effect, target.guarded, node.provenance, step.name, bool(allowed)
                 )
-                verdict = loop.approvals.verdict(step, trust, held=step.guard is not None)
+                verdict = tree.approvals.verdict(step, trust, held=step.guard is not None)
                 if verdict == "refuse":
                     step.guard = None  # refused by the user's settings, not held
                     step.end("denied", NEVER_ALLOWED)
                 else:
                     if verdict == "ask":
-                        loop.approvals.ask(step, trust)
+                        tree.approvals.ask(step, trust)
                     elif not delegating:  # a sub-agent's own calls say who let them run
                         step.allowed = allowed
                     runnable.append((step, arguments))
-            loop.buffer.step_changed(step)
+            node.buffer.step_changed(step)
             if step.status == "awaiting_approval":
-                loop.buffer.publish(ApprovalNeeded(_approval(step)))
+                node.buffer.publish(ApprovalNeeded(_approval(step)))
         if runnable:
             async with anyio.create_task_group() as tg:
                 for step, arguments in runnable:
@@ -112,34 +103,34 @@ class ToolRuns:
     async def _run_one(
         self, toolbox: ToolBox, step: ToolStep, arguments: dict[str, object]
     ) -> None:
-        loop = self._loop
+        node, tree = self._node, self._node.tree
         try:
-            if step.status == "awaiting_approval" and not await loop.approvals.wait(step):
+            if step.status == "awaiting_approval" and not await tree.approvals.wait(step):
                 return  # denied: the decision ended the step and told the followers
-            if loop.stopping:
+            if tree.stopping:
                 # Allowed, but the run was stopped before this task went on: nothing runs.
                 # (No await between this check and the call: a stop cannot slip in.)
                 step.interrupt()
-                loop.buffer.step_changed(step)
+                node.buffer.step_changed(step)
                 return
             step.called = True
-            if step.target_is(delegate.TARGET) and loop.children.offered:
-                outcome = await loop.children.run(step, arguments, toolbox)
+            if step.target_is(delegate.TARGET) and self._children.offered:
+                outcome = await self._children.run(step, arguments, toolbox)
             else:
                 outcome = await self._call(toolbox, step, arguments)
         except anyio.get_cancelled_exc_class():
             # Stopped: the call was cancelled (the server told) and is no longer waited on;
             # whatever it answers later is dropped. A call still awaiting approval never ran.
             step.interrupt()
-            loop.buffer.step_changed(step)
+            node.buffer.step_changed(step)
             raise
         except ToolCallError as exc:
             step.end("error", str(exc))
         except Exception as exc:
-            log.exception("run %s: tool %s failed", loop.id, step.function)
+            log.exception("run %s: tool %s failed", node.id, step.function)
             step.end("error", f"internal error: {type(exc).__name__}")
         else:
-            if loop.stopping:
+            if tree.stopping:
                 # Its result came in the very moment the run was stopped: not taken.
                 step.interrupt()
             else:
@@ -147,14 +138,14 @@ class ToolRuns:
                 step.links = list(outcome.links)
                 step.end("error" if outcome.is_error else "completed", outcome.text)
                 for source in outcome.sources:
-                    loop.buffer.sources[source["n"]] = source
+                    node.buffer.sources[source["n"]] = source
                 self._read(step, outcome)
-        loop.buffer.step_changed(step)
+        node.buffer.step_changed(step)
 
     def _read(self, step: ToolStep, outcome: ToolOutcome) -> None:
         """The model reads a call's result: what the user did not write is in its context
         from now (a sub-agent's answer was counted by Children.run)."""
-        provenance = self._loop.provenance
+        provenance = self._node.provenance
         if step.agent is not None:
             return
         if outcome.sources:  # passages of the user's documents
@@ -171,8 +162,8 @@ class ToolRuns:
     ) -> ToolOutcome:
         """The call, with its progress shown and the user asked each time it has run for
         its timeout. ToolCallError when it failed, or the user stopped it."""
-        loop = self._loop
-        timeout = toolbox.timeout(step.function) or loop.limits.tool_call_timeout
+        node, tree = self._node, self._node.tree
+        timeout = toolbox.timeout(step.function) or node.limits.tool_call_timeout
         found: list[ToolOutcome] = []
         failed: list[Exception] = []
         done = anyio.Event()
@@ -183,7 +174,7 @@ class ToolRuns:
             self._progress_changed(step)
 
         async def ask(question: Question) -> Answer:
-            return await loop.questions.ask(loop, step, question)
+            return await tree.questions.ask(node.buffer, step, question)
 
         async def call() -> None:
             try:
@@ -193,7 +184,7 @@ class ToolRuns:
             finally:
                 done.set()
                 # A question its server asked with a request of its own outlives the call.
-                loop.questions.drop(step)
+                tree.questions.drop(step)
 
         stopped = False
         async with anyio.create_task_group() as group:
@@ -201,9 +192,9 @@ class ToolRuns:
             while not done.is_set():
                 with anyio.move_on_after(timeout):
                     await done.wait()
-                if done.is_set() or loop.questions.asking(step):
+                if done.is_set() or tree.questions.asking(step):
                     continue  # a call waiting for the user's answer is not late
-                if await self._ask_overdue(step, time.monotonic() - began):
+                if await tree.overdue.ask(node.buffer, step, time.monotonic() - began):
                     continue
                 stopped = True
                 group.cancel_scope.cancel()  # the tool's server is told (MCP: cancelled)
@@ -217,47 +208,13 @@ class ToolRuns:
             raise failed[0]
         return found[0]
 
-    async def _ask_overdue(self, step: ToolStep, waited: float) -> bool:
-        """Ask the user whether to keep waiting for a call; True: wait on. Nobody to ask (a
-        stateless turn): wait on."""
-        loop = self._loop
-        if loop.approvals.conversation_id is None:
-            return True
-        asked = _Overdue(step)
-        self._overdue[step.id] = asked
-        step.overdue = round(waited, 1)
-        loop.buffer.step_changed(step)
-        loop.buffer.publish(CallOverdue(_overdue(step, waited)))
-        try:
-            await asked.answered.wait()
-        finally:
-            self._overdue.pop(step.id, None)
-            step.overdue = None
-        loop.buffer.step_changed(step)
-        return asked.action == "wait"
-
-    def asked(self, call_id: str) -> bool:
-        return call_id in self._overdue
-
-    def answer(self, call_id: str, action: OverdueAction) -> ToolStep:
-        """The user's answer on an overdue call. ConflictError if it is not asked now."""
-        if self._loop.stopping or call_id not in self._overdue:
-            raise ConflictError(
-                "this call is not waiting for an answer (it ended, or was answered)",
-                code="not_overdue",
-            )
-        asked = self._overdue.pop(call_id)
-        asked.action = action
-        asked.answered.set()
-        return asked.step
-
     def _progress_changed(self, step: ToolStep) -> None:
         """A progress report: the step is sent at most once per interval (the last report
         of a burst is sent with the next change, or the result)."""
         now = time.monotonic()
-        if now - self._progress_sent.get(step.id, 0.0) >= self._loop.limits.agents.update_interval:
+        if now - self._progress_sent.get(step.id, 0.0) >= self._node.limits.agents.update_interval:
             self._progress_sent[step.id] = now
-            self._loop.buffer.step_changed(step)
+            self._node.buffer.step_changed(step)
 
 
 def _duration(seconds: float) -> str:
@@ -277,16 +234,6 @@ def _approval(step: ToolStep) -> ApprovalJSON:
         approval["reason"] = step.guard["reason"]
         approval["sources"] = step.guard["sources"]
     return approval
-
-
-def _overdue(step: ToolStep, waited: float) -> OverdueJSON:
-    return {
-        "call_id": step.id,
-        "server": step.server,
-        "tool": step.name,
-        "function": step.function,
-        "waited_s": round(waited, 1),
-    }
 
 
 def parsed_arguments(call: ToolCallJSON) -> dict[str, object] | ValueError:

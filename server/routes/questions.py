@@ -45,7 +45,7 @@ async def answer_question(request: Request) -> JSONResponse:
     if content is not None and action != "accept":
         raise BadRequestError("'content' goes only with \"accept\"", code="invalid_field")
     for run in svc.runs.runs_of(conversation_id):
-        step = run.agent.answer_question(question_id, action, content)  # raises
+        step = run.tree.answer_question(question_id, action, content)  # raises
         if step is not None:
             answered: QuestionAnswerJSON = {"action": action, "step": step.json()}
             return JSONResponse(answered)

@@ -65,7 +65,7 @@ async def decide_tool_call(request: Request) -> JSONResponse:
     call_id: str = request.path_params["call_id"]
     decision, scope = _decision(await read_object(request, svc.settings.limits))
     for run in svc.runs.runs_of(conversation_id):
-        step = run.agent.decide(call_id, decision, scope)  # raises ConflictError
+        step = run.tree.decide(call_id, decision, scope)  # raises ConflictError
         if step is not None:
             answer: DecisionJSON = {
                 "decision": decision,
@@ -95,7 +95,7 @@ async def answer_overdue(request: Request) -> JSONResponse:
     if action not in ACTIONS:
         raise BadRequestError('\'action\' must be "wait" or "stop"', code="invalid_field")
     for run in svc.runs.runs_of(conversation_id):
-        step = run.agent.answer_overdue(call_id, action)  # raises ConflictError
+        step = run.tree.answer_overdue(call_id, action)  # raises ConflictError
         if step is not None:
             answered: OverdueAnswerJSON = {"action": action, "step": step.json()}
             return JSONResponse(answered)

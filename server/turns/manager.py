@@ -10,7 +10,6 @@ import anyio
 import anyio.abc
 
 from server.agent.approvals import Approvals, ChatGrants
-from server.agent.children import loops
 from server.agent.delegate import Delegation
 from server.agent.toolbox import ToolBox
 from server.errors import ConflictError, NotFoundError, UnavailableError
@@ -84,7 +83,7 @@ class RunManager:
     def _users(self, model: ModelEntry) -> list[Run]:
         return [
             run for run in self._runs.values() if not run.done
-            if any(loop.model is model for loop in loops(run.agent))
+            if any(loop.model is model for loop in run.tree.members)
         ]  # fmt: skip
 
     def check_idle(self, conversation_id: str) -> None:

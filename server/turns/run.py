@@ -33,6 +33,7 @@ from server.agent.buffer import ReplyBuffer
 from server.agent.delegate import Delegation
 from server.agent.feed import FeedItem, SaveProblem
 from server.agent.loop import AgentLoop
+from server.agent.tree import Node
 from server.errors import DiskFullError, ParleyError, ReplyGoneError, UnavailableError
 from server.models.base import ChatRequest, StreamEnd
 from server.models.registry import ModelEntry
@@ -64,7 +65,9 @@ class Run:
         self.id = run_id
         self.model = model
         self.buffer = ReplyBuffer(limits.max_reply_chars, self._schedule_checkpoint)
-        self.agent = AgentLoop(run_id, model, self.buffer, limits, approvals, delegation)
+        node = Node.root(run_id, self.buffer, limits, approvals)
+        self.agent = AgentLoop(node, model, delegation)
+        self.tree = node.tree  # its loops, its calls waiting for the user, its one stop
         self.stop_reason: EndedBy | None = None
         self.receipt: EndedJSON | None = None  # what the stop ended, taken when it came
         self.ending: Ending | None = None
@@ -94,8 +97,8 @@ class Run:
         if self.ending is not None or self.stop_reason is not None:
             return
         self.stop_reason = reason
-        self.receipt = self.agent.receipt()  # before anything is stopped
-        self.agent.stop()
+        self.receipt = self.tree.receipt()  # before anything is stopped
+        self.tree.stop()
         self._scope.cancel()
 
     @property
@@ -282,7 +285,7 @@ class Run:
             if self.stop_reason is None and finished is None and error is None:
                 # Neither finished, failed nor stopped: the run task itself was cancelled.
                 self.stop_reason = "shutdown"
-            self.agent.stop()
+            self.tree.stop()
             self.buffer.parts.interrupt_running()  # a step still running (or awaiting) was stopped
             if self._timer is not None:
                 self._timer.cancel()

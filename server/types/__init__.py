@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from typing import Literal, NotRequired, TypedDict
 
+from server.types.attachments import AttachmentJSON as AttachmentJSON
 from server.types.library import (
     LibraryProgressJSON,
 )
 from server.types.tools import (
     ToolsSummaryJSON,
+)
+from server.types.tools import (
+    Trust as Trust,
 )
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -47,9 +51,6 @@ NEVER_ALLOWED = "Not allowed: the user's settings never allow this tool, so this
 ToolStatus = Literal["running", "completed", "error", "interrupted", "awaiting_approval", "denied"]
 # Statuses of a step that has not ended yet.
 OPEN_STATUSES: tuple[ToolStatus, ...] = ("running", "awaiting_approval")
-# How far a tool is trusted: "ask" before every call; "chat": ask once per chat (an allow
-# then counts for the rest of that chat); "allow" every call; "never" (refused unasked).
-Trust = Literal["ask", "chat", "allow", "never"]
 Decision = Literal["allow", "deny"]
 # How far an allow reaches (server/agent/grants.py): this call; this tool for this chat;
 # every tool of its server for this chat; this tool's calls in this chat whose named string
@@ -80,23 +81,6 @@ class ToolCallJSON(TypedDict):
     id: str
     type: Literal["function"]
     function: ToolFunctionJSON
-
-
-AttachmentKind = Literal["text", "image"]
-
-
-class AttachmentJSON(TypedDict):
-    """A file attached to a message (`POST /api/attachments`): `kind` text is a text file,
-    code or a PDF, whose extracted text the model is given (`chars` long; `note` says what
-    was left out); an image goes to models that take images."""
-
-    id: str
-    name: str
-    kind: AttachmentKind
-    mime: str
-    bytes: int
-    chars: int | None
-    note: str | None
 
 
 class ImageJSON(TypedDict):

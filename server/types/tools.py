@@ -3,11 +3,13 @@ apps' configurations."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, TypedDict
+from typing import Literal, TypedDict
 
-if TYPE_CHECKING:
-    from server.types import AttachmentJSON, Trust
+from server.types.attachments import AttachmentJSON
 
+# How far a tool is trusted: "ask" before every call; "chat": ask once per chat (an allow
+# then counts for the rest of that chat); "allow" every call; "never" (refused unasked).
+Trust = Literal["ask", "chat", "allow", "never"]
 
 # "needs_sign_in": a remote server answered 401; it waits for the user to sign in.
 ToolServerState = Literal["disabled", "starting", "ready", "error", "needs_sign_in"]

@@ -14,6 +14,7 @@ import pytest
 
 from server.agent.buffer import ReplyBuffer
 from server.agent.loop import AgentLoop
+from server.agent.provenance import Provenance
 from server.errors import StorageError, UnavailableError
 from server.models.base import ChatRequest, StopSignal, StreamEnd, StreamEvent, TextDelta
 from server.models.registry import ModelEntry
@@ -308,8 +309,10 @@ def test_a_model_is_in_use_while_any_loop_of_a_running_tree_uses_it(tmp_path: Pa
             await until(lambda: run.buffer.pieces)
             assert manager.using(entry) and not manager.using(other)
             # A loop of its tree on another model (a sub-agent's), holding no lease now.
-            child = AgentLoop("r1/c", other, ReplyBuffer(100, lambda: None), Limits())
-            run.agent.children.loops.append(child)
+            node = run.agent.node.below(
+                "r1/c", ReplyBuffer(100, lambda: None), Limits(), Provenance()
+            )
+            AgentLoop(node, other)  # joins the run's tree
             assert manager.using(other) and not other.lease.in_use
             run.stop("client_hangup")
             await run.wait_done()
