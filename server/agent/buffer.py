@@ -11,10 +11,10 @@ checkpoints and encoded again only where they changed (a step whose `changes` mo
 part that grew, the sources listed), so a long reply does not cost the event loop its whole
 size per checkpoint; it decodes to exactly what `json()` gives.
 
-Its sources are listed once each, by number (the order the model was first given them, issue
-43 item 5), after its text and steps: each one it cites as [n]; and the passages "Use my
-documents" put in its prompt that it has not cited, marked `cited: false` (item 7), so that
-what the model was given is shown, also once the chat is reopened.
+Its sources are listed once each, by number (the order the model was first given them, so a
+number means one source for the whole reply), after its text and steps: each one it cites as
+[n]; and the passages "Use my documents" put in its prompt that it has not cited, marked
+`cited: false`, so that what the model was given is shown, also once the chat is reopened.
 """
 
 from __future__ import annotations
