@@ -9,10 +9,11 @@ from urllib.parse import urlencode
 
 from desktop.client.answers import shaped
 from desktop.client.paths import segment
+from server.types.keys import required_keys
 from server.types.memory import MemoryJSON
 
 Call = Callable[[str, str, object], Awaitable[object]]
-MEMORY_KEYS = ("project_id", "path", "exists", "version", "text", "lines", "error")
+MEMORY_KEYS = required_keys(MemoryJSON)
 
 
 def _scope(project_id: str | None) -> str:

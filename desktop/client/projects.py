@@ -12,10 +12,11 @@ from desktop.client.answers import CONVERSATION_KEYS, shaped
 from desktop.client.paths import segment
 from desktop.errors import ClientError
 from server.types import ConversationJSON
+from server.types.keys import required_keys
 from server.types.projects import ProjectChats, ProjectJSON
 
 Call = Callable[[str, str, object], Awaitable[object]]
-PROJECT_KEYS = ("id", "name", "instructions", "folders", "chats")
+PROJECT_KEYS = required_keys(ProjectJSON)
 OUTSIDE = "none"  # `?project=` for the chats outside every project
 
 
