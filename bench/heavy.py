@@ -41,6 +41,7 @@ from bench.harness import (
 )
 from server.library.chunking import chunk
 from server.library.parsing import Section
+from server.limits import GGUFLimits
 from server.models import gguf
 from server.models.bundled import bundled_gguf
 from tests.support.client import request
@@ -259,8 +260,10 @@ def gguf_headers() -> None:
                 "outcome": outcome,
             },
         )
-        tensors = gguf.MAX_TENSORS
-        worst = sparse_gguf(Path(folder) / "worst.gguf", 1, gguf.MAX_STRINGS - 1 - tensors, tensors)
+        tensors = GGUFLimits.max_tensors
+        worst = sparse_gguf(
+            Path(folder) / "worst.gguf", 1, GGUFLimits.max_strings - 1 - tensors, tensors
+        )
         times, outcome = time_read(worst, 3)
         show("GGUF: the worst header within the bounds (ms)", summary(times))
         show("GGUF: the worst header within the bounds", {"outcome": outcome[:60]})

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from server.errors import UsageError
-from server.limits import AgentLimits
+from server.limits import AgentLimits, ModelLimits
 from server.settings import (
     KEEP_LOADED,
     Limits,
@@ -214,9 +214,6 @@ def _local_from_args(args: argparse.Namespace) -> LocalSettings:
     return LocalSettings(gguf=_gguf_from_args(args), n_gpu_layers=layers, keep_alive=keep_alive)
 
 
-MAX_KEEP_ALIVE_S = 7 * 86_400  # longer is "never"
-
-
 def _keep_alive_from_args(args: argparse.Namespace) -> int:
     given: str | None = getattr(args, "keep_alive", None)
     if given is None:
@@ -227,10 +224,9 @@ def _keep_alive_from_args(args: argparse.Namespace) -> int:
         seconds = int(given)
     except ValueError:
         seconds = -2
-    if not 0 <= seconds <= MAX_KEEP_ALIVE_S:
-        raise UsageError(
-            f"--keep-alive must be 0 to {MAX_KEEP_ALIVE_S} seconds, or 'never'; got {given!r}"
-        )
+    most = ModelLimits.max_keep_alive
+    if not 0 <= seconds <= most:
+        raise UsageError(f"--keep-alive must be 0 to {most} seconds, or 'never'; got {given!r}")
     return seconds
 
 

@@ -253,7 +253,7 @@ class ToolCallError(ParleyError):
 
 
 class FolderListFullError(ParleyError, ValueError):
-    """Adding one more folder would pass MAX_FOLDERS.
+    """Adding one more folder would pass ScanLimits.max_folders.
     Raised by server/models/discovery/folders.py."""
 
 

@@ -215,6 +215,7 @@ class ToolLimits:
     tool_name_chars: int = 128
     max_call_timeout: float = 86_400.0
     line_bytes: int = 16_000_000  # one JSON-RPC message over stdio; longer: a broken server
+    stderr_lines: int = 40  # a server's last lines on stderr, kept to say why it failed
     pages_most: int = 100  # pages of one list: a server that never stops paging is cut off
     # A server's resources and prompts as listed: the rest of each text is cut.
     uri_chars: int = 2_048
@@ -304,6 +305,7 @@ class LibraryLimits:
     max_k: int = 20  # passages of one search of the library's HTTP API
     tool_max_k: int = 10  # passages the model may ask for in one search_documents call
     quote_chars: int = 200  # of a passage, quoted in a citation
+    skipped_shown: int = 50  # a folder's skipped files listed with their reasons (the first)
 
 
 @dataclass(frozen=True)
@@ -354,6 +356,8 @@ class TransferLimits:
     index_busy_timeout: float = 10.0  # the search indexer's read of the database
     reader_give_up: float = 600.0  # a client that takes no piece for this long is gone
     reader_stop_poll: float = 0.1  # how often a blocked export's reader looks for a stop
+    export_streams: int = 4  # exports read at once (each on its own thread); more wait
+    export_ahead: int = 4  # pieces an export's reader may be ahead of its client
     # An import file's fields: an id, a conversation's key (a longer id is known by its
     # hash), an attachment's MIME type, a step's sources (the guard keeps the latest few).
     id_chars: int = 200

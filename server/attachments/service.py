@@ -31,7 +31,6 @@ from server.types import AttachmentJSON
 
 # A PDF's text within a CPU budget (seconds); raises SkipFile saying why there is none.
 ExtractPDF = Callable[[bytes, float], Awaitable[str]]
-MAX_NAME_CHARS = 200
 
 
 class Attachments:
@@ -153,4 +152,4 @@ def clean_name(name: str) -> str:
     """The file's own name, without a folder or control characters, bounded."""
     name = name.replace("\\", "/").rsplit("/", 1)[-1]
     name = "".join(c for c in name if unicodedata.category(c)[0] != "C").strip()
-    return name[:MAX_NAME_CHARS] or "attachment"
+    return name[: AttachmentLimits.max_name_chars] or "attachment"

@@ -157,13 +157,10 @@ def number_field(
     return value
 
 
-MAX_PATH_CHARS = 4096
-
-
 def path_field(body: JSONObject, name: str = "path") -> Path:
     """A required absolute path on this machine (not checked for existence).
     Raises BadRequestError naming the field."""
-    text = text_field(body, name, max_chars=MAX_PATH_CHARS, required=True, allow_empty=False)
+    text = text_field(body, name, max_chars=Limits.max_path_chars, required=True, allow_empty=False)
     path = Path(text or "")
     if not path.is_absolute():
         raise BadRequestError(f"'{name}' must be an absolute path", code="invalid_field")

@@ -25,7 +25,6 @@ from pathlib import Path
 from server.errors import SkipFile
 from server.limits import LibraryLimits
 
-MAX_FILE_BYTES = 20_000_000
 READ_BLOCK = 1 << 20
 READ_TIME_S = LibraryLimits.read_time  # server/limits.py
 
@@ -53,7 +52,7 @@ class Identity:
 
 
 def too_large(size: int) -> str:
-    return f"larger than {MAX_FILE_BYTES // 1_000_000} MB"
+    return f"larger than {LibraryLimits.max_file_bytes // 1_000_000} MB"
 
 
 def under(path: str, root: str) -> bool:
@@ -62,7 +61,11 @@ def under(path: str, root: str) -> bool:
 
 
 def read_inside(
-    root: str, path: str, *, limit: int = MAX_FILE_BYTES, time_limit: float = READ_TIME_S
+    root: str,
+    path: str,
+    *,
+    limit: int = LibraryLimits.max_file_bytes,
+    time_limit: float = READ_TIME_S,
 ) -> tuple[bytes, Identity]:
     """The bytes of `path`, a regular file below the folder `root`, and its identity as read.
     Raises SkipFile saying why it is not read (a link, not a regular file, too large, too

@@ -24,8 +24,6 @@ from server.limits import LibraryLimits
 from server.types.library import SourceJSON, SourceLineJSON
 
 CONTEXT_LINES = 3  # shown above and below the cited lines
-MAX_SHOWN_LINES = 400  # a passage is ~1,500 characters: its lines are far fewer
-MAX_LINE_CHARS = 2_000  # a minified file's one line is not shown whole
 READ_TIME_S = LibraryLimits.source_read_time
 NOT_IN_LIBRARY = "not in a folder of your library (from an imported chat, or a folder removed)"
 
@@ -70,11 +68,11 @@ def source(path: str, folders: list[str], first: int | None, last: int | None) -
 
 def _lines(data: bytes, first: int, last: int) -> list[SourceLineJSON] | None:
     start = max(1, first - CONTEXT_LINES)
-    end = min(last + CONTEXT_LINES, start + MAX_SHOWN_LINES - 1)
+    end = min(last + CONTEXT_LINES, start + LibraryLimits.source_lines - 1)
     text = data.decode("utf-8-sig", errors="replace").splitlines()
     if len(text) < first:
         return None
     return [
-        {"n": number, "text": text[number - 1][:MAX_LINE_CHARS]}
+        {"n": number, "text": text[number - 1][: LibraryLimits.source_line_chars]}
         for number in range(start, min(end, len(text)) + 1)
     ]

@@ -16,12 +16,11 @@ from server.ids import new_id
 from server.library.chunking import Chunk
 from server.library.reading import Identity, under
 from server.library.schema import LIBRARY_MIGRATIONS
+from server.limits import LibraryLimits
 from server.storage.db import Database
 from server.storage.search import fts_query
 from server.storage.transaction import transaction
 from server.types.library import FolderJSON, PassageJSON
-
-SKIPPED_SHOWN = 50
 
 
 class KnownFile(NamedTuple):
@@ -198,7 +197,7 @@ def _folders(conn: sqlite3.Connection) -> list[FolderJSON]:
         skipped = conn.execute(
             "SELECT path, skipped FROM files WHERE path >= ? AND path < ? "
             "AND skipped IS NOT NULL ORDER BY path LIMIT ?",
-            (*span, SKIPPED_SHOWN),
+            (*span, LibraryLimits.skipped_shown),
         ).fetchall()
         found.append(
             {

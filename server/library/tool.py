@@ -17,14 +17,13 @@ from server.agent.toolbox import Ask, Progress, ToolOutcome, ToolTarget, capped
 from server.agent.untrusted import untrusted
 from server.errors import StorageError, ToolCallError
 from server.library.service import Library
+from server.limits import LibraryLimits
 from server.types import CitationPartJSON, Trust
 from server.types.library import PassageJSON
 
 FUNCTION = "search_documents"
 SERVER = "library"
 DEFAULT_K = 5
-MAX_K = 10
-QUOTE_CHARS = 200
 
 SPEC: dict[str, Any] = {
     "type": "function",
@@ -53,7 +52,7 @@ def source(n: int, passage: PassageJSON) -> CitationPartJSON:
         "path": passage["path"],
         "page": passage["page"],
         "lines": passage["lines"],
-        "quote": passage["text"][:QUOTE_CHARS],
+        "quote": passage["text"][: LibraryLimits.quote_chars],
     }
 
 
@@ -178,7 +177,7 @@ class DocumentsTool:
         k = arguments.get("k", DEFAULT_K)
         if not isinstance(query, str) or not query.strip():
             raise ToolCallError("'query' must be the text to look for")
-        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= LibraryLimits.tool_max_k:
             k = DEFAULT_K
         try:
             passages = await self._library.search(query[:2000], k, self._folders)

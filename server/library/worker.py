@@ -9,12 +9,12 @@ A process can be killed at once, and its CPU time, memory and output can be boun
   own CPU time (`ITIMER_PROF`) stops the parse in Python code; `RLIMIT_CPU`, set a little
   above it for each file, kills the worker if it is stuck in C code; and the parent kills it
   after a generous wall-time bound (the machine may be busy), whichever comes first.
-- Output: a file that gives more than `MAX_TEXT_CHARS` characters of text is skipped (a PDF
-  is stopped at the page that passes it).
+- Output: a file that gives more than `LibraryLimits.max_text_chars` characters of text is
+  skipped (a PDF is stopped at the page that passes it).
 - Memory: the worker's address space is capped (`RLIMIT_AS` where there is one, at
   `MEMORY_BYTES`): a file that needs more is skipped and the worker that ran out replaced;
-  so is one that grew past `RETIRE_PEAK_BYTES` (Python keeps what it allocated: a worker
-  that parsed one big PDF would hold ~250 MB while idle).
+  so is one that grew past `LibraryLimits.worker_retire_bytes` (Python keeps what it
+  allocated: a worker that parsed one big PDF would hold ~250 MB while idle).
 
 Each is skipped with its reason, which the user sees. A worker that dies (a crash, a kill, a
 limit) skips the file it was on, and a new one serves the next. One worker serves file after
@@ -57,9 +57,7 @@ from server.library.worker_process import over_time
 from server.limits import LibraryLimits
 
 PARSE_CPU_S = LibraryLimits.parse_cpu  # server/limits.py
-MAX_TEXT_CHARS = 20_000_000  # as many as the largest text file the library reads (20 MB)
 MEMORY_BYTES = LibraryLimits.parse_memory_bytes  # server/limits.py
-RETIRE_PEAK_BYTES = 200 << 20  # a worker that grew past this is replaced after its file
 WALL_FACTOR = LibraryLimits.parse_wall_factor  # the parent's bound: the CPU budget this many
 WALL_GRACE_S = LibraryLimits.parse_wall_grace  # times over, plus a grace (server/limits.py)
 STOP_WAIT_S = LibraryLimits.worker_stop_wait
@@ -108,14 +106,14 @@ class Parser:
         return answer if isinstance(answer, Skipped) else str(answer["text"])
 
     async def _ask(self, kind: str, data: bytes, cpu_s: float, *, whole: bool) -> Any:
-        max_chars = MAX_TEXT_CHARS  # read now: tests lower it
+        max_chars = LibraryLimits.max_text_chars  # read now: tests lower it
         requests, answers = await self._worker()
         header = json.dumps(
             {
                 "kind": kind,
                 "cpu_s": cpu_s,
                 "max_chars": max_chars,
-                "retire": RETIRE_PEAK_BYTES,
+                "retire": LibraryLimits.worker_retire_bytes,
                 "whole": whole,
             }
         ).encode()

@@ -124,8 +124,8 @@ def _cap_memory(cap: int) -> None:
 def _peak_bytes() -> int:
     """This process's peak resident memory so far (0 where unknown). On Linux, the memory's
     own high-water mark (VmHWM): `ru_maxrss` keeps the parent's resident size at the fork
-    across exec, so a worker of a server past `RETIRE_PEAK_BYTES` was retired after every
-    file (seen when the test suite's own process had grown past it)."""
+    across exec, so a worker of a server past `LibraryLimits.worker_retire_bytes` was retired
+    after every file (seen when the test suite's own process had grown past it)."""
     try:
         with open("/proc/self/status", "rb") as status:
             for line in status:

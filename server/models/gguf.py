@@ -20,19 +20,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from server.errors import GGUFError
-from server.limits import ModelLimits
+from server.limits import GGUFLimits, ModelLimits
 
 MAGIC = b"GGUF"
-MAX_DIMS = 8
-MAX_STRING_BYTES = 16_000_000  # a chat template or a merges entry is far smaller
 MAX_KEY_BYTES = 65_535  # the GGUF spec's own limit; also for the few values kept
-# The whole header. The real files here: SmolLM2 33 keys, 98,097 strings, 147,205 array items,
-# 272 tensors, 1.8 MB; Llama 3 has ~410,000 strings (tokens and merges) in ~10 MB.
-MAX_KEYS = 10_000
-MAX_TENSORS = 200_000  # a big mixture-of-experts model has a few thousand
-MAX_STRINGS = 2_000_000  # keys, string values, array items and tensor names together
-MAX_ARRAY_ITEMS = 20_000_000  # every array's items together (numbers are skipped, not read)
-MAX_HEADER_BYTES = 512_000_000  # read or skipped, up to where the tensor data begins
 HEADER_SECONDS = ModelLimits.gguf_header_time  # server/limits.py
 # Only these keys are kept; the others are read past, not stored.
 WANTED_KEYS = ("general.architecture", "general.file_type", "general.alignment")
@@ -44,7 +35,6 @@ SHAPE_KEYS = (
     ".attention.head_count_kv",
 )
 TEMPLATE_KEY = "tokenizer.chat_template"
-MAX_TEMPLATE_BYTES = 1_000_000  # read to see whether it takes tools; a longer one is skipped
 ALIGNMENT_KEY = "general.alignment"
 
 # The value types of GGUF's key-value section, and the struct format of each scalar.
@@ -106,7 +96,7 @@ def read_gguf(path: Path, *, seconds: float = HEADER_SECONDS) -> GGUFInfo:
 
 
 class _Reader:
-    """Reads the header, keeping count of everything it costs against the bounds above."""
+    """Reads the header, keeping count of everything it costs against `GGUFLimits`."""
 
     def __init__(self, file: IO[bytes], size: int, seconds: float) -> None:
         self.file = file
@@ -126,15 +116,16 @@ class _Reader:
 
     def spend(self, count: int) -> None:
         self.used += count
-        if self.used > MAX_HEADER_BYTES:
-            raise GGUFError(
-                f"the file is damaged (its header is over {MAX_HEADER_BYTES:,} bytes long)"
-            )
+        most = GGUFLimits.max_header_bytes
+        if self.used > most:
+            raise GGUFError(f"the file is damaged (its header is over {most:,} bytes long)")
 
     def count_strings(self, count: int) -> None:
         self.strings += count
-        if self.strings > MAX_STRINGS:
-            raise GGUFError(f"the file is damaged (its header holds over {MAX_STRINGS:,} strings)")
+        if self.strings > GGUFLimits.max_strings:
+            raise GGUFError(
+                f"the file is damaged (its header holds over {GGUFLimits.max_strings:,} strings)"
+            )
 
     def skip(self, count: int) -> None:
         if count > self.size - self.file.tell():
@@ -155,7 +146,7 @@ class _Reader:
     def string(self, keep: bool = True) -> str:
         self.count_strings(1)
         length = self.scalar("<Q")
-        if length > (MAX_KEY_BYTES if keep else MAX_STRING_BYTES):
+        if length > (MAX_KEY_BYTES if keep else GGUFLimits.max_string_bytes):
             raise GGUFError("the file is damaged (a string in its header is impossibly long)")
         if not keep:
             self.skip(length)
@@ -163,12 +154,13 @@ class _Reader:
         return self.take(length).decode("utf-8", "replace")
 
     def template(self) -> str | None:
-        """The chat template; None (skipped) when it is longer than MAX_TEMPLATE_BYTES."""
+        """The chat template; None (skipped) when it is longer than
+        `GGUFLimits.max_template_bytes`."""
         self.count_strings(1)
         length = self.scalar("<Q")
-        if length > MAX_STRING_BYTES:
+        if length > GGUFLimits.max_string_bytes:
             raise GGUFError("the file is damaged (a string in its header is impossibly long)")
-        if length > MAX_TEMPLATE_BYTES:
+        if length > GGUFLimits.max_template_bytes:
             self.skip(length)
             return None
         return self.take(length).decode("utf-8", "replace")
@@ -181,10 +173,9 @@ class _Reader:
         if kind == ARRAY:
             item_kind, count = self.scalar("<I"), self.scalar("<Q")
             self.items += count
-            if self.items > MAX_ARRAY_ITEMS:
-                raise GGUFError(
-                    f"the file is damaged (its arrays hold over {MAX_ARRAY_ITEMS:,} items)"
-                )
+            most = GGUFLimits.max_array_items
+            if self.items > most:
+                raise GGUFError(f"the file is damaged (its arrays hold over {most:,} items)")
             if item_kind in SCALARS:
                 # Numeric arrays (token scores…) are not needed.
                 self.skip(struct.calcsize(SCALARS[item_kind]) * count)
@@ -206,7 +197,7 @@ class _Reader:
             if len(data) != 8:
                 raise GGUFError("the file is truncated (it ends inside its header)")
             (length,) = unpack(data)
-            if length > MAX_STRING_BYTES:
+            if length > GGUFLimits.max_string_bytes:
                 raise GGUFError("the file is damaged (an impossibly long string)")
             self.spend(8 + length)
             seek(length, 1)
@@ -221,7 +212,7 @@ def _read(reader: _Reader, size: int) -> GGUFInfo:
     if version not in (2, 3):
         raise GGUFError(f"GGUF version {version} is not supported")
     tensors, keys = reader.scalar("<Q"), reader.scalar("<Q")
-    if keys > MAX_KEYS or tensors > MAX_TENSORS:
+    if keys > GGUFLimits.max_keys or tensors > GGUFLimits.max_tensors:
         raise GGUFError(
             f"the file is damaged (its header claims {keys:,} keys and {tensors:,} tensors)"
         )
@@ -242,7 +233,7 @@ def _read(reader: _Reader, size: int) -> GGUFInfo:
         reader.check_time()
         reader.string(keep=False)  # name
         dims = reader.scalar("<I")
-        if dims > MAX_DIMS:
+        if dims > GGUFLimits.max_dims:
             raise GGUFError("the file is damaged (a tensor with impossible dimensions)")
         reader.take(8 * dims)
         reader.scalar("<I")  # type

@@ -19,6 +19,7 @@ import anyio.to_thread
 import httpx
 
 from server.errors import BackendError
+from server.limits import ModelLimits
 from server.models.base import (
     ChatRequest,
     ModelState,
@@ -36,9 +37,6 @@ from server.settings import Limits, UpstreamSettings
 from server.text import TextJoiner, valid_unicode
 from server.types import ChatMessage, Continued, FinishReason, Usage
 from server.types.sse import EventSplitter
-
-MAX_ERROR_BODY = 2000
-MAX_LINE_BYTES = 4_000_000
 
 
 def upstream_timeout(limits: Limits) -> httpx.Timeout:
@@ -308,8 +306,10 @@ async def _sse_data(
         if duty is not None:
             await duty.got()
         found = splitter.feed(received)
-        if len(splitter.pending) > MAX_LINE_BYTES:
-            raise BackendError(f"the upstream sent an event longer than {MAX_LINE_BYTES} bytes")
+        if len(splitter.pending) > ModelLimits.upstream_line_bytes:
+            raise BackendError(
+                f"the upstream sent an event longer than {ModelLimits.upstream_line_bytes} bytes"
+            )
         if found:
             yield found
     last = splitter.end()
@@ -321,9 +321,9 @@ async def _describe_refusal(response: httpx.Response) -> str:
     raw = b""
     async for piece in response.aiter_bytes():
         raw += piece
-        if len(raw) >= MAX_ERROR_BODY:
+        if len(raw) >= ModelLimits.error_body_bytes:
             break
-    body = raw[:MAX_ERROR_BODY].decode("utf-8", "replace")
+    body = raw[: ModelLimits.error_body_bytes].decode("utf-8", "replace")
     message = body
     try:
         parsed = json.loads(body)

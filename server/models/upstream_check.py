@@ -18,8 +18,6 @@ from server.limits import ModelLimits
 CHECK_TIMEOUT_S = ModelLimits.upstream_check_timeout
 LIST_TIME_S = ModelLimits.upstream_list_time
 MAX_LIST_BYTES = ModelLimits.upstream_list_bytes
-MAX_MODELS = 1000
-MAX_NAME_CHARS = 200
 
 
 class Unreadable(Exception):
@@ -114,10 +112,10 @@ async def list_models(client: httpx.AsyncClient) -> list[str]:
         return []
     names = [
         entry["id"]
-        for entry in data[:MAX_MODELS]
+        for entry in data[: ModelLimits.upstream_models_most]
         if isinstance(entry, dict)
         and isinstance(entry.get("id"), str)
-        and 0 < len(entry["id"]) <= MAX_NAME_CHARS
+        and 0 < len(entry["id"]) <= ModelLimits.model_name_chars
     ]
     return sorted(set(names))
 

@@ -34,8 +34,6 @@ log = logging.getLogger(__name__)
 
 MIN_CONTEXT = UpstreamSettings.min_context
 MAX_CONTEXT = UpstreamSettings.max_context
-MAX_ENTRIES = 10_000  # of a models list
-MAX_PARAMETERS_CHARS = 100_000  # Ollama's `parameters` text
 # Ollama's context when neither the model nor the request sets one: 2,048 until v0.6.7, then
 # 4,096 (ollama/ollama#11189; its v0.6.7 release notes). Since v0.15.5 it depends on the
 # GPU's memory: 4,096 under 24 GiB, 32,768 up to 48 GiB, 262,144 above (docs/context-length.mdx
@@ -64,7 +62,7 @@ def from_models(answer: JSON, model: str) -> int | None:
     data = answer.get("data") if isinstance(answer, dict) else None
     if not isinstance(data, list):
         return None
-    for entry in data[:MAX_ENTRIES]:
+    for entry in data[: ModelLimits.upstream_context_entries]:
         if isinstance(entry, dict) and entry.get("id") == model:
             for name in MODEL_FIELDS:
                 found = plausible(entry.get(name))
@@ -85,7 +83,7 @@ def ollama_num_ctx(answer: JSON) -> int | None:
     text = answer.get("parameters") if isinstance(answer, dict) else None
     if not isinstance(text, str):
         return None
-    for line in text[:MAX_PARAMETERS_CHARS].splitlines():
+    for line in text[: ModelLimits.ollama_parameters_chars].splitlines():
         parts = line.split()
         if len(parts) == 2 and parts[0] == "num_ctx" and _digits(parts[1], 9):
             return plausible(int(parts[1]))
@@ -109,7 +107,7 @@ def from_ollama_ps(answer: JSON, model: str) -> int | None:
     if not isinstance(models, list):
         return None
     names = {model, model if ":" in model else f"{model}:latest"}
-    for entry in models[:MAX_ENTRIES]:
+    for entry in models[: ModelLimits.upstream_context_entries]:
         if isinstance(entry, dict) and (entry.get("name") in names or entry.get("model") in names):
             return plausible(entry.get("context_length"))
     return None

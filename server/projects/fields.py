@@ -10,13 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from server.errors import BadRequestError
-from server.http.jsonbody import MAX_PATH_CHARS, JSONObject, check_text, string_list, text_field
-from server.limits import ProjectLimits
+from server.http.jsonbody import JSONObject, check_text, string_list, text_field
+from server.limits import Limits, ProjectLimits
 from server.storage.projects import InProject
 from server.types.projects import ProjectChats
 
 CHATS: tuple[ProjectChats, ...] = ("refuse", "move", "delete")
-MAX_ID_CHARS = 100  # a project's id in a request (Parley's are 32 hex digits)
 
 
 def name(body: JSONObject, limits: ProjectLimits, *, required: bool) -> str | None:
@@ -54,7 +53,11 @@ def folders(body: JSONObject, limits: ProjectLimits) -> list[Path] | None:
         return []
     expected = f"a list of at most {limits.max_folders} absolute paths of folders"
     paths = string_list(
-        value, "folders", most=limits.max_folders, max_chars=MAX_PATH_CHARS, expected=expected
+        value,
+        "folders",
+        most=limits.max_folders,
+        max_chars=Limits.max_path_chars,
+        expected=expected,
     )
     found = [Path(path) for path in dict.fromkeys(paths)]
     if not all(path.is_absolute() for path in found):
@@ -86,6 +89,6 @@ def listed(raw: str | None) -> InProject | None:
     if raw is None:
         return None
     check_text(raw, "project")
-    if not 0 < len(raw) <= MAX_ID_CHARS:
+    if not 0 < len(raw) <= ProjectLimits.max_id_chars:
         raise BadRequestError("'project' must be a project's id or 'none'", code="invalid_field")
     return InProject(None if raw == "none" else raw)

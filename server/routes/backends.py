@@ -20,17 +20,16 @@ from server.models.upstream_check import list_models, upstream_client
 from server.routes.services import services
 from server.types import BackendCheckJSON, FoundServerJSON
 
-MAX_URL_CHARS = 2000
-MAX_KEY_CHARS = 1000
-
 
 async def check_backend(request: Request) -> JSONResponse:
     """`{base_url, api_key?}` → `{reachable: true, models: [...]}` or `{reachable: false,
     error}`. Bounded (a few seconds); nothing is stored."""
     svc = services(request)
-    body = await read_object(request, svc.settings.limits)
-    base_url = text_field(body, "base_url", max_chars=MAX_URL_CHARS, required=True) or ""
-    api_key = text_field(body, "api_key", max_chars=MAX_KEY_CHARS)
+    limits = svc.settings.limits
+    body = await read_object(request, limits)
+    most = limits.models.base_url_chars
+    base_url = text_field(body, "base_url", max_chars=most, required=True) or ""
+    api_key = text_field(body, "api_key", max_chars=limits.models.api_key_chars)
     if not base_url.startswith(("http://", "https://")):
         raise BadRequestError(
             "'base_url' must start with http:// or https://", code="invalid_field"

@@ -26,8 +26,9 @@ from server.errors import (
     NotFoundError,
     StorageError,
 )
-from server.http.jsonbody import MAX_PATH_CHARS, path_field, read_object, text_field
+from server.http.jsonbody import path_field, read_object, text_field
 from server.library import sensitive
+from server.limits import Limits
 from server.models.discovery.found import FoundFile
 from server.models.discovery.service import Discovery, models_by_file
 from server.routes.services import services
@@ -153,7 +154,7 @@ def _folder(path: Path) -> Path:
 
 async def remove_folder(request: Request) -> Response:
     path = request.query_params.get("path", "")
-    if not path or len(path) > MAX_PATH_CHARS:
+    if not path or len(path) > Limits.max_path_chars:
         raise BadRequestError("give the folder as ?path=", code="invalid_field")
     finder = await discovery(request)
     folders = finder.folders

@@ -27,8 +27,6 @@ from server.models.hub.downloads import Downloads
 from server.routes.services import Services, services
 from server.types.getting_models import DownloadJSON
 
-MAX_QUERY_CHARS = 200
-
 
 def create_downloads(svc: Services) -> Downloads:
     """The app's downloads, on the hub HF_ENDPOINT names (read per app, not at import)."""
@@ -54,10 +52,9 @@ def progress(request: Request) -> list[DownloadJSON]:
 
 async def search(request: Request) -> JSONResponse:
     query = request.query_params.get("q", "")
-    if len(query) > MAX_QUERY_CHARS or any(ord(c) < 32 for c in query):
-        raise BadRequestError(
-            f"a search is at most {MAX_QUERY_CHARS} characters", code="invalid_query"
-        )
+    most = services(request).settings.limits.hub.max_query_chars
+    if len(query) > most or any(ord(c) < 32 for c in query):
+        raise BadRequestError(f"a search is at most {most} characters", code="invalid_query")
     repos = await downloads_of(request).catalog.search(query.strip())
     return JSONResponse({"repos": repos})
 

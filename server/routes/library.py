@@ -20,11 +20,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from server.errors import BadRequestError, ConflictError, NotFoundError
-from server.http.jsonbody import MAX_PATH_CHARS, check_text, path_field, read_object
+from server.http.jsonbody import check_text, path_field, read_object
 from server.library import sensitive
+from server.limits import Limits
 from server.routes.services import services
-
-MAX_K = 20
 
 
 async def get_library(request: Request) -> JSONResponse:
@@ -71,17 +70,21 @@ async def search(request: Request) -> JSONResponse:
     if not query.strip() or len(query) > 2000:
         raise BadRequestError("'q' must be 1-2000 characters", code="invalid_field")
     raw_k = request.query_params.get("k", "5")
-    if not raw_k.isdigit() or not 1 <= int(raw_k) <= MAX_K:
-        raise BadRequestError(f"'k' must be 1-{MAX_K}", code="invalid_field")
-    passages = await services(request).library.search(query, int(raw_k))
+    svc = services(request)
+    most = svc.settings.limits.library.max_k
+    if not raw_k.isdigit() or not 1 <= int(raw_k) <= most:
+        raise BadRequestError(f"'k' must be 1-{most}", code="invalid_field")
+    passages = await svc.library.search(query, int(raw_k))
     return JSONResponse({"passages": passages})
 
 
 async def source(request: Request) -> JSONResponse:
     path = request.query_params.get("path", "")
     check_text(path, "path")
-    if not 0 < len(path) <= MAX_PATH_CHARS or "\x00" in path:
-        raise BadRequestError(f"'path' must be 1-{MAX_PATH_CHARS} characters", code="invalid_field")
+    if not 0 < len(path) <= Limits.max_path_chars or "\x00" in path:
+        raise BadRequestError(
+            f"'path' must be 1-{Limits.max_path_chars} characters", code="invalid_field"
+        )
     first, last = _line(request, "first"), _line(request, "last")
     if (first is None) != (last is None) or (first and last and first > last):
         raise BadRequestError("give 'first' and 'last' lines, first <= last", code="invalid_field")

@@ -34,6 +34,7 @@ from server.errors import (
     UnavailableError,
 )
 from server.http.jsonbody import number_field, path_field, read_object, text_field
+from server.limits import ModelLimits
 from server.models import fit
 from server.models.facts import read_facts
 from server.models.local import LocalBackend
@@ -149,7 +150,7 @@ SETTING_RANGES = {
     "n_ctx": (512, 131_072),
     "n_threads": (1, 64),
     "n_gpu_layers": (-1, 1000),
-    "keep_alive": (-1, 7 * 86_400),  # seconds; -1: never unloaded
+    "keep_alive": (-1, ModelLimits.max_keep_alive),  # seconds; -1: never unloaded
 }
 
 

@@ -25,10 +25,6 @@ from server.turns.completions import ChunkWriter
 from server.turns.responses import RunCompletion, RunEventStream, RunResponse
 from server.types import ChatMessage, ImageJSON, Role, ToolCallJSON
 
-MAX_MESSAGES = 10_000
-MAX_STOP_SEQUENCES = 4
-MAX_TOOLS = 128
-MAX_IMAGE_URL_CHARS = 2048
 FUNCTION_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ROLES: dict[str, Role] = {
     "system": "system",
@@ -88,12 +84,12 @@ def parse_call(body: JSONObject, limits: Limits) -> CompletionCall:
     if max_tokens is None:
         max_tokens = number_field(body, "max_tokens", low=1, high=highest, integer=True)
     temperature = number_field(body, "temperature", low=0, high=2)
-    tools = _tools(body.get("tools"))
+    tools = _tools(body.get("tools"), limits)
     request = ChatRequest(
         messages=_messages(body.get("messages"), limits),
         max_tokens=int(max_tokens) if max_tokens is not None else None,
         temperature=temperature,
-        stop=_stop(body.get("stop")),
+        stop=_stop(body.get("stop"), limits),
         tools=tools,
         tool_choice=_tool_choice(body.get("tool_choice"), tools) if tools else None,
     )
@@ -103,8 +99,8 @@ def parse_call(body: JSONObject, limits: Limits) -> CompletionCall:
 def _messages(value: object, limits: Limits) -> list[ChatMessage]:
     if not isinstance(value, list) or not value:
         raise BadRequestError("'messages' must be a non-empty array", code="invalid_field")
-    if len(value) > MAX_MESSAGES:
-        raise BadRequestError(f"at most {MAX_MESSAGES} messages", code="invalid_field")
+    if len(value) > limits.max_messages:
+        raise BadRequestError(f"at most {limits.max_messages} messages", code="invalid_field")
     messages: list[ChatMessage] = []
     for index, item in enumerate(value):
         where = f"messages[{index}]"
@@ -116,7 +112,11 @@ def _messages(value: object, limits: Limits) -> list[ChatMessage]:
             raise BadRequestError(
                 f"'{where}.role' must be one of {', '.join(ROLES)}", code="invalid_field"
             )
-        calls = _message_tool_calls(item.get("tool_calls"), where) if role == "assistant" else []
+        calls = (
+            _message_tool_calls(item.get("tool_calls"), where, limits)
+            if role == "assistant"
+            else []
+        )
         raw_content = item.get("content")
         images: list[ImageJSON] = []
         if raw_content is None and calls:
@@ -145,13 +145,13 @@ def _messages(value: object, limits: Limits) -> list[ChatMessage]:
     return messages
 
 
-def _tools(value: object) -> list[dict[str, Any]] | None:
+def _tools(value: object, limits: Limits) -> list[dict[str, Any]] | None:
     """OpenAI `tools`: function definitions, passed to the model as given once checked."""
     if value is None:
         return None
-    if not isinstance(value, list) or len(value) > MAX_TOOLS:
+    if not isinstance(value, list) or len(value) > limits.max_tools:
         raise BadRequestError(
-            f"'tools' must be an array of at most {MAX_TOOLS}", code="invalid_field"
+            f"'tools' must be an array of at most {limits.max_tools}", code="invalid_field"
         )
     for index, tool in enumerate(value):
         where = f"tools[{index}]"
@@ -206,10 +206,10 @@ def _tool_choice(value: object, tools: list[dict[str, Any]]) -> str | dict[str, 
     )
 
 
-def _message_tool_calls(value: object, where: str) -> list[ToolCallJSON]:
+def _message_tool_calls(value: object, where: str, limits: Limits) -> list[ToolCallJSON]:
     if value is None:
         return []
-    if not isinstance(value, list) or len(value) > MAX_TOOLS:
+    if not isinstance(value, list) or len(value) > limits.max_tools:
         raise BadRequestError(f"'{where}.tool_calls' must be an array", code="invalid_field")
     calls: list[ToolCallJSON] = []
     for index, call in enumerate(value):
@@ -273,7 +273,7 @@ def _image(value: object, where: str, index: int, limits: Limits) -> ImageJSON:
     most = (limits.attachments.max_image_bytes // 3 + 1) * 4 + 100
     if not isinstance(url, str) or not (
         (url.startswith("data:image/") and len(url) <= most)
-        or (url.startswith("https://") and len(url) <= MAX_IMAGE_URL_CHARS)
+        or (url.startswith("https://") and len(url) <= limits.max_image_url_chars)
     ):
         raise BadRequestError(
             f"'{where}.content' image_url must be a data:image/ URL (at most "
@@ -284,14 +284,13 @@ def _image(value: object, where: str, index: int, limits: Limits) -> ImageJSON:
     return {"id": "", "name": f"image {index + 1}", "mime": mime, "url": url}
 
 
-def _stop(value: object) -> list[str]:
+def _stop(value: object, limits: Limits) -> list[str]:
     if value is None:
         return []
     stops = [value] if isinstance(value, str) else value
-    expected = f"a string or up to {MAX_STOP_SEQUENCES} non-empty strings"
-    return list(
-        string_list(stops, "stop", most=MAX_STOP_SEQUENCES, max_chars=200, expected=expected)
-    )
+    most = limits.max_stop_sequences
+    expected = f"a string or up to {most} non-empty strings"
+    return list(string_list(stops, "stop", most=most, max_chars=200, expected=expected))
 
 
 routes = [

@@ -26,6 +26,7 @@ from starlette.routing import Route
 
 from server.errors import BadRequestError, NotFoundError
 from server.http.jsonbody import read_object, text_field
+from server.limits import ProjectLimits
 from server.projects import fields
 from server.projects.folders import library_folders
 from server.routes.services import Services, services
@@ -119,7 +120,9 @@ async def move_conversation(request: Request) -> JSONResponse:
     body = await read_object(request, svc.settings.limits)
     if "project_id" not in body:
         raise BadRequestError("'project_id' is required (null: no project)", code="missing_field")
-    project_id = text_field(body, "project_id", max_chars=fields.MAX_ID_CHARS, allow_empty=False)
+    project_id = text_field(
+        body, "project_id", max_chars=ProjectLimits.max_id_chars, allow_empty=False
+    )
     conversation_id: str = request.path_params["conversation_id"]
     conversation = await svc.store.projects.move(conversation_id, project_id)
     if conversation is None:

@@ -32,8 +32,6 @@ from server.storage.db import storage_error
 T = TypeVar("T")
 
 READERS = 2  # threads (and connections): a chat opened while an export of all runs
-AHEAD = 4  # pieces a stream's generator may be ahead of its client
-STREAMS = 4  # exports read at once (each on its own thread); more wait for one to end
 GIVE_UP_S = TransferLimits.reader_give_up  # server/limits.py
 STOP_POLL_S = TransferLimits.reader_stop_poll  # server/limits.py
 
@@ -54,7 +52,7 @@ class Readers:
         self._opened: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._closed = False
-        self._streams = asyncio.Semaphore(STREAMS)
+        self._streams = asyncio.Semaphore(TransferLimits.export_streams)
         self.streaming = 0  # streams whose thread still runs
 
     def _open(self) -> sqlite3.Connection:
@@ -100,11 +98,12 @@ class Readers:
     ) -> AsyncIterator[bytes]:
         """The bytes `pieces(conn, *args)` yields, as they come (see the module). Each stream
         has a thread and a connection of its own, so a client that reads slowly (or not at
-        all) never holds the readers the window's reads need; at most `STREAMS` at once."""
+        all) never holds the readers the window's reads need; at most
+        `TransferLimits.export_streams` at once."""
         async with self._streams:
             loop = asyncio.get_running_loop()
             queue: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue()
-            room = threading.Semaphore(AHEAD)
+            room = threading.Semaphore(TransferLimits.export_ahead)
             stopped = threading.Event()
             done = loop.create_future()
 

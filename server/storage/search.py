@@ -3,10 +3,10 @@ snippet, in a few milliseconds however large the history.
 
 Ranking every message that contains a common word costs time in proportion to the history
 (measured: 160 ms p95 for "the" over 100,000 messages, 860 ms for the prefix "w0"). So the
-ranking looks at the newest `CANDIDATES` matching messages only: FTS5 walks its index newest
-first and stops there, bm25 ranks those, and a snippet is cut for the best message of each
-chat shown. A rarer word has fewer matches than that, and all of them are ranked. Only the
-last word is a prefix (a prefix FTS5 has no table for merges the entries of every word it
+ranking looks at the newest `SearchLimits.candidates` matching messages only: FTS5 walks its
+index newest first and stops there, bm25 ranks those, and a snippet is cut for the best message
+of each chat shown. A rarer word has fewer matches than that, and all of them are ranked. Only
+the last word is a prefix (a prefix FTS5 has no table for merges the entries of every word it
 starts, in full: 16 ms for three 6-letter prefixes against 5 ms for the words); prefixes of 2
 and 3 characters are one lookup in the index's prefix tables (migration 0006); a one-letter
 word matches only itself. Functions run on the database thread (server/storage/db.py).
@@ -19,14 +19,12 @@ import re
 import sqlite3
 import unicodedata
 
+from server.limits import SearchLimits
 from server.storage.projects import InProject
 from server.storage.rows import conversation_json
 from server.types import ConversationJSON
 
-CANDIDATES = 2_000  # the newest matching messages that are ranked
 SNIPPET_WORDS = 12
-SNIPPET_SCAN_CHARS = 200_000
-MAX_CHATS = 100  # chats returned for their messages (titles that match come after)
 
 
 def fts_query(text: str, *, any_word: bool = False) -> str | None:
@@ -99,7 +97,7 @@ def _best_messages(
             " SELECT rowid, bm25(messages_fts) AS score FROM messages_fts"
             " WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?"
             ") h JOIN messages m ON m.seq = h.rowid ORDER BY h.score, h.rowid DESC",
-            (query, CANDIDATES),
+            (query, SearchLimits.candidates),
         )
     else:
         condition, values = within.sql("c")
@@ -110,12 +108,12 @@ def _best_messages(
             " JOIN conversations c ON c.id = m.conversation_id"
             f" WHERE f.messages_fts MATCH ? AND {condition} ORDER BY f.rowid DESC LIMIT ?"
             ") h ORDER BY h.score, h.rowid DESC",
-            (query, *values, CANDIDATES),
+            (query, *values, SearchLimits.candidates),
         )
     for cid, seq in hits:
         if cid not in best:
             best[cid] = seq
-            if len(best) == MAX_CHATS:
+            if len(best) == SearchLimits.max_chats:
                 break
     return best
 
@@ -124,7 +122,7 @@ def snippet(content: str, text: str) -> str:
     """Up to `SNIPPET_WORDS` words of `content` around the first word the search matched, the
     matched words marked «so», "…" where text was left out. Words match as the index matches
     them: as prefixes (a single letter: whole), ignoring case and accents. Only the start of
-    a very long message is looked through (`SNIPPET_SCAN_CHARS`)."""
+    a very long message is looked through (`SearchLimits.scan_chars`)."""
     wanted = [_plain(word) for word in re.findall(r"\w+", text)]
 
     def hit(word: str) -> bool:
@@ -137,7 +135,7 @@ def snippet(content: str, text: str) -> str:
     before: collections.deque[re.Match[str]] = collections.deque(maxlen=SNIPPET_WORDS // 4)
     window: list[re.Match[str]] = []
     skipped = begin > 0
-    for match in _WORD.finditer(content, begin, SNIPPET_SCAN_CHARS):
+    for match in _WORD.finditer(content, begin, SearchLimits.scan_chars):
         if window or hit(match.group()):
             window.append(match)
             if len(window) + len(before) == SNIPPET_WORDS:
@@ -168,7 +166,9 @@ def _near_first_match(content: str, wanted: list[str]) -> int:
         return 0
     alternatives = [re.escape(w) + (r"\w*" if len(w) > 1 else r"\b") for w in wanted]
     found = re.search(
-        r"(?<!\w)(?:" + "|".join(alternatives) + ")", content[:SNIPPET_SCAN_CHARS], re.IGNORECASE
+        r"(?<!\w)(?:" + "|".join(alternatives) + ")",
+        content[: SearchLimits.scan_chars],
+        re.IGNORECASE,
     )
     if found is None:
         return 0

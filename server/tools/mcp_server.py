@@ -51,7 +51,6 @@ from server.types.tools import ToolServerJSON, ToolServerState
 
 log = logging.getLogger(__name__)
 
-STDERR_LINES = 40
 START_TIMEOUT_S = ToolLimits.start_timeout  # server/limits.py
 BACKOFF_FIRST_S = ToolLimits.backoff_first
 BACKOFF_MOST_S = ToolLimits.backoff_most
@@ -78,7 +77,7 @@ class McpServer:
         self.instructions: str | None = None
         self.resources = ServerResources(self.name)
         self.prompts = ServerPrompts(self.name)
-        self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self.stderr: deque[str] = deque(maxlen=ToolLimits.stderr_lines)
         self.restarts = 0
         self._client: Client | None = None
         self._changed = anyio.Event()  # the server said its tools changed

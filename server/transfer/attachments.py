@@ -20,11 +20,10 @@ from server.attachments.kinds import kind_of
 from server.attachments.service import bounded, clean_name
 from server.errors import BadImport, BadRequestError, StorageError
 from server.ids import new_id
-from server.limits import AttachmentLimits
+from server.limits import AttachmentLimits, TransferLimits
 from server.storage import attachments as rows
 
 LIMITS = AttachmentLimits()
-MAX_MIME_CHARS = 100
 
 
 def folder_of(conn: sqlite3.Connection) -> Path:
@@ -93,7 +92,7 @@ def _one(raw: object, at: str) -> tuple[dict[str, Any], bytes | None]:
         raise BadImport(f"{at}.name", "must be a string")
     data = _data(raw.get("data"), f"{at}.data")
     mime = raw.get("mime")
-    if not isinstance(mime, str) or not 0 < len(mime) <= MAX_MIME_CHARS:
+    if not isinstance(mime, str) or not 0 < len(mime) <= TransferLimits.mime_chars:
         raise BadImport(f"{at}.mime", "must be a media type")
     if kind == "image" and data is not None:
         try:

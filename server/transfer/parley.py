@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, get_args
 
 from server.errors import BadImport, ParleyError
+from server.limits import TransferLimits
 from server.storage import params as chat_params
 from server.storage.stored_steps import interrupt_open_steps
 from server.transfer import attachments
@@ -43,7 +44,6 @@ CONTINUED: tuple[str, ...] = get_args(Continued)
 FINISH_REASONS: tuple[str, ...] = get_args(FinishReason)
 PART_TYPES = ("text", "tool", "citation")
 TOOL_STATUSES: tuple[str, ...] = get_args(ToolStatus)
-MAX_ID_CHARS = 200
 
 
 @dataclass
@@ -123,7 +123,7 @@ def parley_conversation(
             )
         seen.add(message.id)
         messages.append(message)
-    leaf = _optional_text(item, "leaf_id", where, MAX_ID_CHARS)
+    leaf = _optional_text(item, "leaf_id", where, TransferLimits.id_chars)
     if leaf is not None and leaf not in seen:
         raise BadImport(f"{where}.leaf_id", "must name one of its messages")
     try:
@@ -147,8 +147,8 @@ def parley_conversation(
         messages=messages,
         summaries=_summaries(item.get("summaries"), seen, f"{where}.summaries", max_chars),
         files=files,
-        origin=_optional_text(item, "origin", where, MAX_ID_CHARS) or conversation_id,
-        project_ref=_optional_text(item, "project_id", where, MAX_ID_CHARS),
+        origin=_optional_text(item, "origin", where, TransferLimits.id_chars) or conversation_id,
+        project_ref=_optional_text(item, "project_id", where, TransferLimits.id_chars),
     )
 
 
@@ -174,7 +174,7 @@ def _summaries(value: object, ids: set[str], where: str, max_chars: int) -> list
         at = f"{where}[{index}]"
         if not isinstance(raw, dict):
             raise BadImport(at, "must be an object")
-        through = _text(raw, "through_id", at, MAX_ID_CHARS)
+        through = _text(raw, "through_id", at, TransferLimits.id_chars)
         if through not in ids:
             raise BadImport(f"{at}.through_id", "must name one of the conversation's messages")
         created = _time(raw, "created_at", at)
@@ -228,7 +228,7 @@ def _message(raw: object, where: str, max_chars: int, files: attachments.Carried
     )
     return Message(
         id=_id(raw, "id", where),
-        parent_id=_optional_text(raw, "parent_id", where, MAX_ID_CHARS),
+        parent_id=_optional_text(raw, "parent_id", where, TransferLimits.id_chars),
         role=role,
         content=content,
         parts=parts,
@@ -291,7 +291,7 @@ def _usage(value: object, where: str) -> dict[str, Any] | None:
     ):
         raise BadImport(where, "must be null or an object of numbers (or true/false)")
     for key in value:
-        checked_text(key, f"{where}.{key}", MAX_ID_CHARS)
+        checked_text(key, f"{where}.{key}", TransferLimits.id_chars)
     return value
 
 
@@ -366,7 +366,7 @@ def _whole(value: object) -> bool:
 
 
 def _id(item: dict[str, Any], key: str, where: str) -> str:
-    value = _text(item, key, where, MAX_ID_CHARS)
+    value = _text(item, key, where, TransferLimits.id_chars)
     if not value:
         raise BadImport(f"{where}.{key}", "must not be empty")
     return value

@@ -27,12 +27,11 @@ from typing import Any
 import ijson
 
 from server.errors import BadImport
-from server.limits import ProjectLimits
+from server.limits import Limits, ProjectLimits, TransferLimits
 from server.storage.transaction import transaction
-from server.transfer.parley import MAX_ID_CHARS, is_number
+from server.transfer.parley import is_number
 from server.transfer.text import checked_text
 
-MAX_PATH_CHARS = 4096
 SCALARS = ("null", "boolean", "integer", "double", "number", "string")
 
 
@@ -88,7 +87,7 @@ def read(path: Path, limits: ProjectLimits | None = None) -> dict[str, Project]:
 def checked(item: object, where: str, limits: ProjectLimits) -> Project:
     if not isinstance(item, dict):
         raise BadImport(where, "must be an object")
-    ref = _string(item, "id", where, MAX_ID_CHARS)
+    ref = _string(item, "id", where, TransferLimits.id_chars)
     if not ref:
         raise BadImport(f"{where}.id", "must not be empty")
     # A name is a label: one line, cut to the limit (with a mark that it was), never refused.
@@ -126,7 +125,7 @@ def _folders(value: object, where: str, limits: ProjectLimits) -> list[str]:
     for index, item in enumerate(value):
         if not isinstance(item, str) or not item.startswith("/"):
             raise BadImport(f"{where}[{index}]", "must be an absolute path")
-        folders.append(checked_text(item, f"{where}[{index}]", MAX_PATH_CHARS))
+        folders.append(checked_text(item, f"{where}[{index}]", Limits.max_path_chars))
     return list(dict.fromkeys(folders))
 
 

@@ -20,11 +20,12 @@ import sqlite3
 from pathlib import Path
 from typing import Literal, cast, get_args
 
+from server.limits import TransferLimits
+
 Duplicates = Literal["skip", "copy", "ask"]
 DUPLICATES: tuple[str, ...] = get_args(Duplicates)
 DEFAULT_DUPLICATES: Duplicates = "skip"
 ALREADY_HERE = "it is already here (imported or exported before)"
-MAX_KEY_CHARS = 200  # a longer id from a file is known by its hash
 
 
 def duplicates(value: str) -> Duplicates | None:
@@ -35,7 +36,7 @@ def duplicates(value: str) -> Duplicates | None:
 def chatgpt_origin(conversation_id: object, fingerprint: object) -> str:
     """A ChatGPT conversation's origin: its id, else a hash of what it holds (`fingerprint`:
     JSON-encodable, e.g. its title, time and messages)."""
-    if isinstance(conversation_id, str) and 0 < len(conversation_id) <= MAX_KEY_CHARS:
+    if isinstance(conversation_id, str) and 0 < len(conversation_id) <= TransferLimits.key_chars:
         return f"chatgpt:{conversation_id}"
     encoded = json.dumps(fingerprint, ensure_ascii=False, sort_keys=True).encode("utf-8", "replace")
     return f"chatgpt-sha256:{hashlib.sha256(encoded).hexdigest()}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, get_args, get_type_hints
 
 from server.errors import BadImport
+from server.limits import TransferLimits
 from server.transfer.text import checked_text
 from server.types import AllowedJSON, SourceKind
 
@@ -16,7 +17,6 @@ ALLOWED_BY: tuple[str, ...] = get_args(get_type_hints(AllowedJSON)["by"])
 ALLOWED_SCOPES: tuple[str, ...] = get_args(get_type_hints(AllowedJSON)["scope"])
 SOURCE_KINDS: tuple[str, ...] = get_args(SourceKind)
 SOURCE_TEXTS = ("label", "excerpt", "server", "tool", "call_id", "path", "message_id")
-MAX_SOURCES = 50  # the guard keeps the latest few; a file's many more are not its
 
 
 def check_consent(part: dict[str, Any], where: str, max_chars: int) -> None:
@@ -48,8 +48,10 @@ def _guard(value: object, where: str, max_chars: int) -> None:
         raise BadImport(f"{where}.reason", "must be a string")
     _optional_text(value, "reason", where, max_chars)
     sources = value.get("sources")
-    if not isinstance(sources, list) or len(sources) > MAX_SOURCES:
-        raise BadImport(f"{where}.sources", f"must be a list of at most {MAX_SOURCES}")
+    if not isinstance(sources, list) or len(sources) > TransferLimits.step_sources:
+        raise BadImport(
+            f"{where}.sources", f"must be a list of at most {TransferLimits.step_sources}"
+        )
     for index, source in enumerate(sources):
         at = f"{where}.sources[{index}]"
         if not isinstance(source, dict) or source.get("kind") not in SOURCE_KINDS:

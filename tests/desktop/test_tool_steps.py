@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication
 from desktop.tools.tool_trust import DESCRIPTION
 from desktop.tools.tools_dialog import ToolsDialog
 from desktop.transcript.step_details import StepDetailsDialog
-from server.library.sources import MAX_LINE_CHARS
+from server.limits import LibraryLimits
 from server.types import CitationPartJSON
 from tests.desktop.conftest import GuiApp, run, with_tools
 from tests.desktop.transcript.drawn import block_tops
@@ -210,8 +210,8 @@ def test_a_reply_lists_the_documents_it_cited(
     first, last = dialog.citation["lines"] or [0, 0]
     cited = files["aardvark"].read_text().splitlines()[first - 1 : last]
     shown = dialog.text.toPlainText()
-    # A line longer than MAX_LINE_CHARS is shown cut.
-    assert all(line[:MAX_LINE_CHARS] in shown for line in cited if line.strip())
+    # A line longer than LibraryLimits.source_line_chars is shown cut.
+    assert all(line[: LibraryLimits.source_line_chars] in shown for line in cited if line.strip())
     assert "aardvark" in shown.lower()
     assert f"lines {first}–{last}" in dialog.place.text()
     opened: list[str] = []

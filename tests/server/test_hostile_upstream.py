@@ -156,7 +156,8 @@ def test_event_streams_are_read_as_the_sse_spec_says(data_dir: Path, framing: st
 
 
 def test_an_endless_line_is_refused_at_the_event_limit(data_dir: Path) -> None:
-    # 13 MB of one line that never ends: buffered up to MAX_LINE_BYTES (4 MB), then refused.
+    # 13 MB of one line that never ends: buffered up to ModelLimits.upstream_line_bytes (4 MB),
+    # then refused.
     upstream = RawUpstream([b'data: {"choices": "', *[b"x" * 65_536] * 200]).start()
     parley = Parley(data_dir, upstream.base_url).start()
     try:

@@ -16,12 +16,11 @@ from pathlib import Path
 
 from server.errors import FolderListFullError
 from server.files import write_json_atomically
+from server.limits import ScanLimits
 
 log = logging.getLogger(__name__)
 
 FILE_NAME = "model_folders.json"
-MAX_FOLDERS = 100
-MAX_FILE_BYTES = 1_000_000
 
 
 class ModelFolders:
@@ -33,14 +32,14 @@ class ModelFolders:
 
     def _load(self) -> None:
         try:
-            if self.path.stat().st_size > MAX_FILE_BYTES:
-                raise ValueError(f"over {MAX_FILE_BYTES:,} bytes")
+            if self.path.stat().st_size > ScanLimits.folders_file_bytes:
+                raise ValueError(f"over {ScanLimits.folders_file_bytes:,} bytes")
             data = json.loads(self.path.read_text(encoding="utf-8"))
             folders = data["folders"]
             if not isinstance(folders, list):
                 raise TypeError("'folders' is not a list")
             self.folders = [f for f in folders if isinstance(f, str) and os.path.isabs(f)]
-            self.folders = self.folders[:MAX_FOLDERS]
+            self.folders = self.folders[: ScanLimits.max_folders]
         except FileNotFoundError:
             pass
         except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
@@ -55,8 +54,8 @@ class ModelFolders:
         with self._lock:
             if folder in self.folders:
                 return False
-            if len(self.folders) >= MAX_FOLDERS:
-                raise FolderListFullError(f"at most {MAX_FOLDERS} folders")
+            if len(self.folders) >= ScanLimits.max_folders:
+                raise FolderListFullError(f"at most {ScanLimits.max_folders} folders")
             self._save([*self.folders, folder])
             return True
 

@@ -14,9 +14,9 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from server.limits import ScanLimits
 from server.models.discovery.found import Root
 
-SETTINGS_BYTES = 256_000  # LM Studio's settings.json is a few KB
 OLLAMA_SERVICE_STORE = "/usr/share/ollama/.ollama/models"  # Linux install as a system service
 
 
@@ -90,9 +90,9 @@ def _small_text(path: Path) -> str | None:
         return None
     try:
         found = os.fstat(fd)
-        if not stat.S_ISREG(found.st_mode) or found.st_size > SETTINGS_BYTES:
+        if not stat.S_ISREG(found.st_mode) or found.st_size > ScanLimits.settings_bytes:
             return None
-        return os.read(fd, SETTINGS_BYTES).decode("utf-8", "replace")
+        return os.read(fd, ScanLimits.settings_bytes).decode("utf-8", "replace")
     except OSError:
         return None
     finally:

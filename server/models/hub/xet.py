@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from server.errors import FetchError
+from server.limits import HubLimits
 
 if TYPE_CHECKING:
     from huggingface_hub import HfFileMetadata
-
-REASON_CHARS = 200  # of a failure's own words, in the message a user reads
 
 
 def fetch_from_xet(
@@ -66,4 +65,5 @@ def reason(exc: BaseException) -> str:
     """The first line of a failure's own words, bounded."""
     lines = str(exc).strip().splitlines()
     first = lines[0] if lines else type(exc).__name__
-    return first if len(first) <= REASON_CHARS else first[: REASON_CHARS - 1] + "…"
+    most = HubLimits.reason_chars
+    return first if len(first) <= most else first[: most - 1] + "…"

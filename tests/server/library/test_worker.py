@@ -16,6 +16,7 @@ import pytest
 from server.library import pool, worker
 from server.library.chunking import Chunk
 from server.library.worker import Parser, Skipped
+from server.limits import LibraryLimits
 from tests.server.library.test_library import add, indexed, library, search
 from tests.support.client import request
 from tests.support.documents import make_pdf, make_pdf_bomb, make_pdf_memory_bomb
@@ -80,7 +81,8 @@ def test_a_pdf_bomb_is_stopped_at_its_budget_and_the_worker_serves_the_next_file
     assert parsed == [Chunk("Chapter on quokkas", 1, None, None)]
     # Stopped in Python by its CPU timer (~70 MB), the worker lives on. (It was replaced in
     # full runs: its peak memory was read from ru_maxrss, which keeps the forking process's
-    # size, here the test suite's, past RETIRE_PEAK_BYTES. Now read from VmHWM on Linux.)
+    # size, here the test suite's, past LibraryLimits.worker_retire_bytes. Now read from VmHWM
+    # on Linux.)
     assert parser.ends == [] and parser.started == 1
 
 
@@ -90,7 +92,7 @@ def test_a_worker_forked_from_a_big_process_counts_only_its_own_memory(
     ballast = bytearray(RETIRE_TEST_BYTES)  # this process is bigger than the bound...
     for at in range(0, len(ballast), 4096):
         ballast[at] = 1  # ...resident, not just reserved
-    monkeypatch.setattr(worker, "RETIRE_PEAK_BYTES", RETIRE_TEST_BYTES)
+    monkeypatch.setattr(LibraryLimits, "worker_retire_bytes", RETIRE_TEST_BYTES)
 
     async def body() -> tuple[Any, Any, Parser]:
         parser = Parser()
@@ -109,7 +111,7 @@ def test_a_worker_forked_from_a_big_process_counts_only_its_own_memory(
 def test_a_worker_that_grew_big_is_replaced_after_its_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(worker, "RETIRE_PEAK_BYTES", 60 << 20)
+    monkeypatch.setattr(LibraryLimits, "worker_retire_bytes", 60 << 20)
     bomb = make_pdf_memory_bomb(tmp_path / "bomb.pdf", image_mb=30, pages=1).read_bytes()  # ~100 MB
 
     async def body() -> tuple[Any, Any, int]:
@@ -128,7 +130,7 @@ def test_a_worker_that_grew_big_is_replaced_after_its_file(
 def test_a_file_with_too_much_text_is_skipped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(worker, "MAX_TEXT_CHARS", 1000)
+    monkeypatch.setattr(LibraryLimits, "max_text_chars", 1000)
     pages = make_pdf(tmp_path / "long.pdf", ["word " * 150] * 5).read_bytes()
 
     async def body() -> tuple[Any, Any, Any]:

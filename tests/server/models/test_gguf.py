@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from server.errors import GGUFError
-from server.models import gguf
+from server.limits import GGUFLimits
 from server.models.bundled import bundled_gguf
 from server.models.gguf import read_gguf
 from tests.support.parley import Parley
@@ -83,13 +83,15 @@ def giant_key(directory: Path) -> Path:
 
 def many_keys(directory: Path) -> Path:
     path = directory / "keys.gguf"
-    path.write_bytes(header(gguf.MAX_KEYS + 1) + (text(b"k") + struct.pack("<IB", U8, 1)) * 10)
+    path.write_bytes(
+        header(GGUFLimits.max_keys + 1) + (text(b"k") + struct.pack("<IB", U8, 1)) * 10
+    )
     return path
 
 
 def many_tensors(directory: Path) -> Path:
     path = directory / "tensors.gguf"
-    path.write_bytes(header(0, tensors=gguf.MAX_TENSORS + 1) + b"\0" * 4096)
+    path.write_bytes(header(0, tensors=GGUFLimits.max_tensors + 1) + b"\0" * 4096)
     return path
 
 

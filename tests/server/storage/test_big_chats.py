@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from server.storage.readers import READERS, STREAMS
+from server.limits import TransferLimits
+from server.storage.readers import READERS
 from tests.support.parley import Parley
 from tests.support.upstream import Script, ScriptedUpstream
 from tests.support.waiting import wait_for
@@ -144,9 +145,10 @@ def test_exports_held_open_or_hung_up_hold_neither_the_readers_nor_another_reply
 ) -> None:
     cid = import_chain(parley)
     reads = parley.services.store.reads
-    held = [open_export(parley, cid) for _ in range(STREAMS)]  # clients that read no more
+    streams = TransferLimits.export_streams
+    held = [open_export(parley, cid) for _ in range(streams)]  # clients that read no more
     try:
-        wait_for(lambda: reads.streaming == STREAMS)
+        wait_for(lambda: reads.streaming == streams)
         # The window's reads still answer, more of them than there are readers...
         for _ in range(READERS + 1):
             assert len(get(parley, f"/api/conversations/{cid}?limit=5")["messages"]) == 5
