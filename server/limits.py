@@ -105,6 +105,10 @@ class Limits:
     max_stop_sequences: int = 4
     max_tools: int = 128
     max_image_url_chars: int = 2048
+    # The status stream (GET /api/status/stream): how often it looks for a change, and after
+    # how long with none it sends a comment, so proxies do not close it.
+    status_poll: float = 0.25
+    status_ping: float = 15.0
     header_timeout: float = 10.0
     body_timeout: float = 10.0
     send_timeout: float = 30.0

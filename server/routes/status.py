@@ -17,9 +17,6 @@ from server.routes import hub
 from server.routes.services import services
 from server.types import StatusJSON
 
-STREAM_CHECK_SECONDS = 0.25  # how often the status stream looks for a change
-STREAM_PING_SECONDS = 15.0  # a comment after this long with no change
-
 
 async def healthz(request: Request) -> JSONResponse:
     return JSONResponse({"ok": True})
@@ -32,11 +29,12 @@ async def status(request: Request) -> JSONResponse:
 async def status_stream(request: Request) -> StreamingResponse:
     """The status as server-sent events: the whole of it at once, then again each time it
     changes (a model loading, loaded, in use, unloaded; a download's progress; a turn begun
-    or ended), looked at every STREAM_CHECK_SECONDS; a comment when nothing changed for
-    STREAM_PING_SECONDS keeps proxies from closing it. Ends when the client hangs up, and
+    or ended), looked at every `Limits.status_poll`; a comment when nothing changed for
+    `Limits.status_ping` keeps proxies from closing it. Ends when the client hangs up, and
     when the server stops: uvicorn waits for open responses without telling them to end, so
     a follower that never hangs up would hold the stop until its backstop."""
-    runs = services(request).runs
+    svc = services(request)
+    runs, poll, ping = svc.runs, svc.settings.limits.status_poll, svc.settings.limits.status_ping
 
     async def changes() -> AsyncIterator[str]:
         last, quiet = "", 0.0
@@ -45,11 +43,11 @@ async def status_stream(request: Request) -> StreamingResponse:
             if now != last:
                 last, quiet = now, 0.0
                 yield f"data: {now}\n\n"
-            elif quiet >= STREAM_PING_SECONDS:
+            elif quiet >= ping:
                 quiet = 0.0
                 yield ": still here\n\n"
-            await asyncio.sleep(STREAM_CHECK_SECONDS)
-            quiet += STREAM_CHECK_SECONDS
+            await asyncio.sleep(poll)
+            quiet += poll
 
     return StreamingResponse(
         changes(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
