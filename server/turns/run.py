@@ -240,7 +240,7 @@ class Run:
             return
         self._last_checkpoint = time.monotonic()
         try:
-            written = self._sink.checkpoint(self.buffer.text, self.buffer.json())
+            written = self._sink.checkpoint(*self.buffer.stored())
         except Exception:
             log.exception("run %s: checkpoint failed", self.id)
             return
