@@ -34,6 +34,7 @@ from server.storage.store import Store, TurnStart
 from server.tools.manager import ToolManager
 from server.turns.manager import RunManager
 from server.turns.run import Run
+from server.turns.setup import TurnSetup
 from server.turns.sinks import ConversationTurn, ImageReader
 from server.types import ChatMessage, ConversationJSON
 
@@ -101,7 +102,7 @@ class TurnAssembly:
             else None
         )
         remember = await self.remember(conversation)
-        return await self.runs.start_turn(
+        setup = TurnSetup(
             cid,
             start,
             model,
@@ -113,6 +114,7 @@ class TurnAssembly:
             images=self.image_reader(model),
             memory=read_memory,
         )
+        return await self.runs.start_turn(setup)
 
     async def new_message(self, start: TurnStart, model: ModelEntry) -> ChatMessage:
         """The new message as the model will see it (its files' text in it), for the context

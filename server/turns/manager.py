@@ -11,19 +11,17 @@ import anyio.abc
 
 from server.agent.approvals import Approvals, ChatGrants
 from server.agent.delegate import Delegation
-from server.agent.toolbox import ToolBox
 from server.errors import ConflictError, NotFoundError, UnavailableError
 from server.ids import new_id
-from server.library.tool import PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
 from server.models.registry import ModelEntry
 from server.settings import Limits
-from server.storage.store import Store, TurnStart
+from server.storage.store import Store
 from server.turns.run import Run
+from server.turns.setup import TurnSetup
 from server.turns.sinks import (
     CompactionTurn,
     ConversationTurn,
-    ImageReader,
     MemoryReader,
     StatelessTurn,
     TurnSink,
@@ -143,35 +141,24 @@ class RunManager:
             run.stop("shutdown")
         return self._closing_since
 
-    async def start_turn(
-        self,
-        conversation_id: str,
-        start: TurnStart,
-        model: ModelEntry,
-        max_tokens: int | None = None,
-        tools: ToolBox | None = None,
-        documents: PromptDocuments | None = None,
-        numbers: SourceNumbers | None = None,
-        delegation: Delegation | None = None,
-        images: ImageReader | None = None,
-        memory: MemoryReader | None = None,
-    ) -> tuple[Run, ConversationTurn]:
+    async def start_turn(self, setup: TurnSetup) -> tuple[Run, ConversationTurn]:
         """Start a run that opens the turn (both messages written before any generation),
         and return once it is open. Raises ConflictError, UnavailableError, and what opening
         raises (NotFoundError, StorageError); then nothing was written."""
+        conversation_id = setup.conversation_id
         self._check_open()
         self.check_idle(conversation_id)
         turn = ConversationTurn(
             self._store,
             conversation_id,
-            start,
-            model.name,
-            max_tokens,
-            tools,
-            documents,
-            numbers,
-            images,
-            memory,
+            setup.start,
+            setup.model.name,
+            setup.max_tokens,
+            setup.tools,
+            setup.documents,
+            setup.numbers,
+            setup.images,
+            setup.memory,
         )
         if turn.message_id in self._runs:
             # A continuation is named after its reply: one that streams now (this
@@ -180,7 +167,7 @@ class RunManager:
                 f"no message with id {turn.message_id!r} in conversation {conversation_id!r}"
             )
         approvals = Approvals(conversation_id, self.grants)
-        run = self._start(turn.message_id, model, turn, approvals, delegation)
+        run = self._start(turn.message_id, setup.model, turn, approvals, setup.delegation)
         self._run_conversation[run.id] = conversation_id
         try:
             await run.wait_opened()

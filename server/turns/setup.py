@@ -1,0 +1,30 @@
+"""A stored conversation's turn as its run is started with it: the model, and what the turn
+is given (tools, documents, images, memory, sub-agents), put together by the assembly
+(server/turns/assembly.py) and started by the RunManager (server/turns/manager.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from server.agent.delegate import Delegation
+from server.agent.toolbox import ToolBox
+from server.library.tool import PromptDocuments, SourceNumbers
+from server.models.registry import ModelEntry
+from server.storage.store import TurnStart
+from server.turns.sinks import ImageReader, MemoryReader
+
+
+@dataclass(frozen=True)
+class TurnSetup:
+    """Everything a conversation turn's run starts with (see ConversationTurn for each)."""
+
+    conversation_id: str
+    start: TurnStart  # what the turn does: a send, an edit, a regeneration, a continuation
+    model: ModelEntry
+    max_tokens: int | None = None  # this turn's own limit, else the conversation's
+    tools: ToolBox | None = None  # offered when the conversation allows tools
+    documents: PromptDocuments | None = None  # passages for the prompt ("Use my documents")
+    numbers: SourceNumbers | None = None  # the turn's source numbers, shared by both above
+    delegation: Delegation | None = None  # None: the agent hands no sub-tasks on
+    images: ImageReader | None = None  # reads the prompt's images for the model
+    memory: MemoryReader | None = None  # the chat's saved memory, for its system message
