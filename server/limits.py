@@ -105,6 +105,17 @@ class Limits:
     max_stop_sequences: int = 4
     max_tools: int = 128
     max_image_url_chars: int = 2048
+    # A chat's turn: how often the stream may carry text at most (`pace_ms`: a window draws
+    # at ~60 Hz, more events are work on both threads, no sooner seen), and the MCP servers
+    # it may choose among.
+    max_pace_ms: int = 1000
+    max_tool_servers: int = 100
+    max_list_chats: int = 10_000  # `GET /api/conversations?limit=`: the newest this many
+    # What a follower far behind is sent at once (the pieces it missed, joined up to this).
+    follow_piece_chars: int = 65_536
+    # A folder an allow on an approval card reaches (`under`: server/agent/argument_scope.py).
+    max_grant_prefix_chars: int = 4_096
+    log_file_bytes: int = 1_000_000  # parley.log, before it is rotated
     # The status stream (GET /api/status/stream): how often it looks for a change, and after
     # how long with none it sends a comment, so proxies do not close it.
     status_poll: float = 0.25
@@ -227,6 +238,9 @@ class ToolLimits:
     description_chars: int = 2_000
     mime_chars: int = 100
     prompt_arguments: int = 50  # of one prompt, listed or filled in
+    # What the model is given of one tool's result (any tool: a server's, the documents'
+    # search, a sub-agent's answer); the rest is cut, said.
+    result_chars: int = 16_000
     prompt_argument_chars: int = 20_000  # one argument's value a user fills in
     # Signing in to a server (OAuth): a flow's redirect is taken this long after it starts;
     # the server's sign-in metadata is looked for this long; a keyring that hangs (a locked
@@ -247,6 +261,7 @@ class AgentLimits:
     children_at_once: int = 4  # a reply's sub-agents that run at the same time; more wait
     max_depth: int = 1  # sub-agents of sub-agents: none by default
     max_steps: int = 6  # model calls of one sub-agent
+    task_chars: int = 20_000  # a `delegate` call's task
     update_interval: float = 0.1  # a running sub-agent's step is sent at most this often
 
 
@@ -269,6 +284,10 @@ class CompactionLimits:
     # Seconds between two words on how long a round's summary is so far (the window's note
     # while it is made); a round waits for a whole model call, tens of seconds on an engine.
     progress_interval: float = 1.0
+    opening_chars: int = 1_500  # of the first question and of the first reply, kept word for word
+    result_chars: int = (
+        300  # of a tool's result, in the transcript line of the reply that called it
+    )
 
 
 @dataclass(frozen=True)

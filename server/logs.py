@@ -17,9 +17,10 @@ from pathlib import Path
 
 import platformdirs
 
+from server.limits import Limits
+
 APP_NAME = "parley"
 LOG_FILE = "parley.log"
-MAX_BYTES = 1_000_000
 BACKUPS = 3
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 REDACTED = "[redacted]"
@@ -78,7 +79,10 @@ def file_handler(directory: Path | None = None) -> logging.Handler | None:
     try:
         directory.mkdir(parents=True, exist_ok=True)
         handler = logging.handlers.RotatingFileHandler(
-            directory / LOG_FILE, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8"
+            directory / LOG_FILE,
+            maxBytes=Limits.log_file_bytes,
+            backupCount=BACKUPS,
+            encoding="utf-8",
         )
     except OSError as exc:
         logging.getLogger(__name__).warning("no log file in %s: %s", directory, exc)

@@ -19,7 +19,8 @@ import re
 import unicodedata
 from urllib.parse import unquote
 
-MAX_PREFIX_CHARS = 4_096
+from server.limits import Limits
+
 _SEPARATORS = re.compile(r"[/\\]")
 
 
@@ -42,8 +43,9 @@ def _components(path: str) -> tuple[bool, list[str]] | None:
 def check_prefix(prefix: str) -> str:
     """A prefix as a grant keeps it (ValueError saying what is wrong): a path with at least
     one component, no `..`, no control characters."""
-    if len(prefix) > MAX_PREFIX_CHARS:
-        raise ValueError(f"the prefix is longer than {MAX_PREFIX_CHARS} characters")
+    most = Limits.max_grant_prefix_chars
+    if len(prefix) > most:
+        raise ValueError(f"the prefix is longer than {most} characters")
     read = _components(prefix.strip())
     if read is None or not read[1]:
         raise ValueError("the prefix must be a folder's path, without '..'")

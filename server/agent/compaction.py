@@ -27,6 +27,7 @@ from server.agent.provenance import Provenance
 from server.agent.transcript import lines_of, next_round, plan, unread_note
 from server.agent.tree import Node, Spawn
 from server.errors import ParleyError
+from server.limits import CompactionLimits
 from server.models.base import ChatRequest
 from server.models.context import MESSAGE_OVERHEAD, estimate_tokens, prompt_budget
 from server.models.registry import ModelEntry
@@ -42,7 +43,6 @@ INSTRUCTIONS = (
 )
 OPENING_HEADING = "How the conversation began, word for word:"
 LATER_HEADING = "What followed, summarised:"
-OPENING_CHARS = 1_500  # of the first question and of the first reply
 KEEP = 0.5  # after compacting, the prompt takes at most this share of its room
 UNKNOWN_CONTEXT = 8_192  # what "Compact now" assumes of a model whose context is not known
 
@@ -209,9 +209,10 @@ class Compactor:
 
 
 def _opening(messages: list[ChatMessage]) -> tuple[str, int]:
-    """The conversation's first question and reply, word for word (each up to OPENING_CHARS):
-    what a chat sets up at its start (who, what, the task) is kept as it was said, as an
-    engine keeps a context's first tokens. Returns it, and how many messages it took."""
+    """The conversation's first question and reply, word for word (each up to
+    `CompactionLimits.opening_chars`): what a chat sets up at its start (who, what, the task)
+    is kept as it was said, as an engine keeps a context's first tokens. Returns it, and how
+    many messages it took."""
     lines: list[str] = []
     taken = 0
     for message in messages[:2]:
@@ -219,8 +220,9 @@ def _opening(messages: list[ChatMessage]) -> tuple[str, int]:
         if who is None or (taken == 1 and message["role"] != "assistant"):
             break
         said = message["content"]
-        if len(said) > OPENING_CHARS:
-            said = said[:OPENING_CHARS] + " …"
+        most = CompactionLimits.opening_chars
+        if len(said) > most:
+            said = said[:most] + " …"
         lines.append(f"{who}: {said}")
         taken += 1
     return "\n".join(lines), taken

@@ -28,7 +28,6 @@ from server.types import AgentPartJSON, ChatMessage, Trust
 FUNCTION = "delegate"
 SERVER = "parley"  # the built-in tools' "server" (as the documents' search)
 TARGET = ToolTarget(SERVER, FUNCTION)
-MAX_TASK_CHARS = 20_000
 # Tools only the reply's own agent is given: `remember` (server/memory/tool.py) keeps a line
 # about the user, whom only that agent talks with. They alone are no reason to delegate.
 OWN_TOOLS = frozenset({"remember"})
@@ -112,8 +111,8 @@ def parse(arguments: dict[str, object], offered: list[str]) -> Asked:
     task = arguments.get("task")
     if not isinstance(task, str) or not task.strip():
         raise ToolCallError("'task' must be a non-empty string: what the sub-agent must do")
-    if len(task) > MAX_TASK_CHARS:
-        raise ToolCallError(f"'task' is longer than {MAX_TASK_CHARS:,} characters")
+    if len(task) > AgentLimits.task_chars:
+        raise ToolCallError(f"'task' is longer than {AgentLimits.task_chars:,} characters")
     instructions = arguments.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise ToolCallError("'instructions' must be a string")

@@ -8,10 +8,10 @@ from typing import Any, Protocol
 
 from server.agent.effects import UNKNOWN, Effect
 from server.errors import ToolCallError
+from server.limits import ToolLimits
 from server.types import CitationPartJSON, QuestionAction, QuestionMode, ResourceLinkJSON, Trust
 
 # The most of a tool's result that the model sees and the reply keeps (characters).
-RESULT_CAP_CHARS = 16_000
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ class ToolBox(Protocol):
         ...
 
 
-def capped(text: str, cap: int = RESULT_CAP_CHARS) -> str:
+def capped(text: str, cap: int = ToolLimits.result_chars) -> str:
     """`text`, cut at `cap` characters with a note saying how much was left out."""
     if len(text) <= cap:
         return text

@@ -25,7 +25,6 @@ Count = Callable[[list[str]], Awaitable[list[int]]]  # each text's tokens, by th
 SEPARATOR = "\n\n"
 SEPARATOR_TOKENS = 1  # between two lines (a count on the high side: "\n\n" is one token)
 PREVIOUS_HEADING = "Summary of what came before:"
-RESULT_CHARS = 300  # of a tool's result, in the line of the reply that called it
 LESS = 0.95  # each further try at a fit asks this much less than the last
 ATTEMPTS = 8  # of a round's text, counted again after each further cut
 
@@ -50,7 +49,7 @@ def lines_of(messages: list[ChatMessage]) -> list[str]:
         said = message["content"]
         for part in message.get("parts", []):
             if part["type"] == "tool":
-                result = (part.get("result") or "")[:RESULT_CHARS]
+                result = (part.get("result") or "")[: CompactionLimits.result_chars]
                 said += f"\n[used the tool {part['name']}: {result}]"
         lines.append(f"{who}: {said}")
     return lines

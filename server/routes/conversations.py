@@ -31,10 +31,6 @@ from server.types import ConversationListJSON
 SWITCHES: tuple[Switch, ...] = ("tools", "documents")
 
 
-MAX_PACE_MS = 1000
-MAX_LIMIT = 10_000  # `GET /api/conversations?limit=`: the newest this many
-
-
 def _id(request: Request, name: str = "conversation_id") -> str:
     value: str = request.path_params[name]
     return value
@@ -64,14 +60,15 @@ async def list_conversations(request: Request) -> JSONResponse:
 
 
 def _limit(request: Request) -> int | None:
-    """`?limit=`: 1-MAX_LIMIT, or None when not given."""
+    """`?limit=`: 1 to `Limits.max_list_chats`, or None when not given."""
     raw = request.query_params.get("limit")
     if raw is None:
         return None
     # ASCII digits, few of them, before int(): "²" is a digit to str.isdigit, and a long
     # string of them raises past Python's int-conversion limit.
-    if not (re.fullmatch(r"[0-9]{1,5}", raw) and 1 <= int(raw) <= MAX_LIMIT):
-        raise BadRequestError(f"'limit' must be 1-{MAX_LIMIT}", code="invalid_field")
+    most = services(request).settings.limits.max_list_chats
+    if not (re.fullmatch(r"[0-9]{1,5}", raw) and 1 <= int(raw) <= most):
+        raise BadRequestError(f"'limit' must be 1-{most}", code="invalid_field")
     return int(raw)
 
 
@@ -97,9 +94,6 @@ async def create_conversation(request: Request) -> JSONResponse:
     return JSONResponse(conversation, status_code=201)
 
 
-MAX_TOOL_SERVERS = 100
-
-
 def _switches(body: dict[str, object]) -> dict[Switch, bool]:
     found: dict[Switch, bool] = {}
     for name in SWITCHES:
@@ -109,14 +103,12 @@ def _switches(body: dict[str, object]) -> dict[Switch, bool]:
     return found
 
 
-def _server_names(value: object) -> list[str] | None:
+def _server_names(value: object, most: int) -> list[str] | None:
     """`tool_servers`: a list of MCP servers' names (null: every server)."""
     if value is None:
         return None
     expected = "null or a list of MCP servers' names"
-    names = string_list(
-        value, "tool_servers", most=MAX_TOOL_SERVERS, max_chars=64, expected=expected
-    )
+    names = string_list(value, "tool_servers", most=most, max_chars=64, expected=expected)
     return list(dict.fromkeys(names))
 
 
@@ -166,7 +158,7 @@ async def update_conversation(request: Request) -> JSONResponse:
             "give a 'title', 'model', 'system', 'params', 'tools', 'documents' or 'tool_servers'",
             code="invalid_field",
         )
-    servers = _server_names(body.get("tool_servers"))
+    servers = _server_names(body.get("tool_servers"), svc.settings.limits.max_tool_servers)
     if model:
         svc.models.resolve(model)  # 404 model_not_found, before anything is changed
     params = None
@@ -282,7 +274,7 @@ async def _reply(request: Request, body: JSONObject, start: TurnStart) -> RunEve
     max_tokens = number_field(body, "max_tokens", low=1, high=limits.max_reply_tokens, integer=True)
     # The most often the stream may carry text (a window draws at ~60 Hz: more events are
     # work on its thread and the server's, no sooner seen).
-    pace_ms = number_field(body, "pace_ms", low=0, high=MAX_PACE_MS, integer=True)
+    pace_ms = number_field(body, "pace_ms", low=0, high=limits.max_pace_ms, integer=True)
     asked = TurnRequest(_id(request), start, model_name, int(max_tokens) if max_tokens else None)
     run, turn = await svc.turns.start(asked)
     writer = ChunkWriter(f"chatcmpl-{run.id}", run.model.name)

@@ -46,7 +46,6 @@ from server.types import EndedBy, EndedJSON
 log = logging.getLogger(__name__)
 
 # The most text a follower takes in one piece (one SSE chunk); see `Run.follow`.
-FOLLOW_PIECE_CHARS = 65_536
 
 
 class Run:
@@ -151,7 +150,7 @@ class Run:
                 # holds a second copy of the whole reply, only one piece being sent.
                 pieces: list[str] = []
                 size = 0
-                while index < len(feed) and size < FOLLOW_PIECE_CHARS:
+                while index < len(feed) and size < self._limits.follow_piece_chars:
                     piece = feed[index]
                     if not isinstance(piece, str):
                         break

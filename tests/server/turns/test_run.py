@@ -21,7 +21,7 @@ from server.models.registry import ModelEntry
 from server.settings import Limits
 from server.storage.store import Ending, Store
 from server.turns.manager import RunManager
-from server.turns.run import FOLLOW_PIECE_CHARS, Run
+from server.turns.run import Run
 
 
 class ThreadBackend:
@@ -290,7 +290,7 @@ def test_a_follower_far_behind_takes_the_reply_in_bounded_pieces() -> None:
             if sum(map(len, pieces)) == len(run.text):
                 break
         longest_part = max(map(len, run.buffer.pieces))
-        assert max(map(len, pieces)) < FOLLOW_PIECE_CHARS + longest_part
+        assert max(map(len, pieces)) < Limits().follow_piece_chars + longest_part
         assert "".join(pieces) == run.text
 
     asyncio.run(scenario())
