@@ -1,9 +1,9 @@
 """Earlier replies' tool calls and results, given back to the model in later turns.
 
-A stored reply keeps its steps as parts (storage hands them on with the reply's message, under
-`parts`); before any backend sees the history, each such reply becomes what the model first
-saw: its text, its calls (`tool_calls`), each call's result (`tool` messages), its text after
-them. So "summarise section 2 of the file you read" works a turn later. Results are kept
+A stored reply keeps its steps as parts (server/agent/branch.py hands them on with the reply's
+message, under `parts`); before any backend sees the history, each such reply becomes what the
+model first saw: its text, its calls (`tool_calls`), each call's result (`tool` messages), its
+text after them. So "summarise section 2 of the file you read" works a turn later. Results are kept
 newest first within a budget of characters (a call's arguments and result), a share of the
 model's context; an older one is left out with a note naming the call, and the call's long
 values are cut, so the model can make it again without paying for it every turn.

@@ -6,7 +6,8 @@ the meter says, what compaction measures and what the model reads cannot drift a
 A prompt is made of, in this order: one system message (the chat's system prompt with its
 project's instructions, the saved memory, the summary in force, and, when tools are offered,
 the agent's note on untrusted data with the tools' servers' instructions), the passages of the
-user's documents, the history (earlier replies' tool calls and results within their budget:
+user's documents, the history (a stored chat's branch as server/agent/branch.py builds it
+from its rows; earlier replies' tool calls and results within their budget:
 server/agent/history.py), the question with its images; beside the messages, the tools'
 definitions (`delegate` among them when a sub-agent would have tools to use). Reading each of
 them (the memory file, the documents' search, the images' bytes) is the caller's: those live
@@ -45,22 +46,6 @@ def with_system(
     if not text:
         return list(rest), list(rest_ids)
     return [{"role": "system", "content": text}, *rest], ["", *rest_ids]
-
-
-def stored(
-    system: str | None,
-    prompt: list[ChatMessage],
-    ids: list[str],
-    memory: str | None,
-    summary: str | None,
-) -> tuple[str | None, list[ChatMessage], list[str]]:
-    """A stored chat's prompt as the model is given it: (what stays first through any
-    compaction — its system prompt and its memory —, the messages with their one system
-    message, each message's row). `prompt[0]` is `system` when there is one
-    (server/storage/turn_rows.py)."""
-    kept = system_text(system, memory)
-    messages, rows = with_system(prompt, ids, bool(system), system_text(system, memory, summary))
-    return kept, messages, rows
 
 
 def with_documents(

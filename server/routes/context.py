@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from server.agent import prompt
+from server.agent import branch, prompt
 from server.agent.cost import count
 from server.errors import NotFoundError
 from server.http.jsonbody import read_object, text_field
@@ -82,7 +82,8 @@ async def get_context(request: Request) -> JSONResponse:
         svc.settings.data_dir, conversation["project_id"], svc.settings.limits.memory
     )
     summary = found.summary["content"] if found.summary else None
-    _, given, ids = prompt.stored(found.system, found.prompt, found.prompt_ids, memory, summary)
+    stored = branch.of_branch(found, memory)
+    given, ids = stored.messages, stored.ids
     if backend.images_unsupported is not None:
         # A model that takes no images is told their names instead, as a turn tells it (no
         # image is read for that).
@@ -120,7 +121,7 @@ async def get_context(request: Request) -> JSONResponse:
         "history": cost.used - system_part - tools_part - documents_part,
         "tools": tools_part,
         "documents": documents_part,
-        "messages": sum(1 for mid in found.prompt_ids if mid),
+        "messages": sum(1 for mid in ids if mid),
         "summarised": found.summarised,
         "summary_id": found.summary["id"] if found.summary else None,
     }

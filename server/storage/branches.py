@@ -18,7 +18,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from server.storage import attachments
-from server.types import ChatMessage, ImageJSON, MessageRole, PartJSON, SummaryJSON
+from server.types import MessageRole, PartJSON, SummaryJSON
 
 
 @dataclass(frozen=True)
@@ -116,51 +116,3 @@ def latest_leaf(conn: sqlite3.Connection, message_id: str) -> str:
 def has_children(conn: sqlite3.Connection, message_id: str) -> bool:
     found = conn.execute("SELECT 1 FROM messages WHERE parent_id = ? LIMIT 1", (message_id,))
     return found.fetchone() is not None
-
-
-def history(system: str | None, rows: list[sqlite3.Row]) -> tuple[list[ChatMessage], list[str]]:
-    """What the model sees of a branch: the system prompt, then each message's text; and the
-    id of each message's row ("" for the system prompt). A reply that ended with nothing (an
-    error before the first token) is left out; one with tool steps keeps its parts
-    (server/agent/history.py gives them to the model)."""
-    prompt: list[ChatMessage] = []
-    ids: list[str] = []
-    if system:
-        prompt.append({"role": "system", "content": system})
-        ids.append("")
-    for row in rows:
-        stored = row["parts"] if row["role"] == "assistant" else None
-        parts = json.loads(stored) if stored else None
-        if parts and any(isinstance(p, dict) and p.get("type") == "tool" for p in parts):
-            prompt.append({"role": "assistant", "content": row["content"], "parts": parts})
-        elif row["role"] == "user" and row["attachments"]:
-            prompt.append(with_files(row["content"], attachments.of_message(row["attachments"])))
-        elif row["content"]:
-            prompt.append({"role": row["role"], "content": row["content"]})
-        else:
-            continue
-        ids.append(row["id"])
-    return prompt, ids
-
-
-def with_files(content: str, files: list[dict[str, object]]) -> ChatMessage:
-    """A user message as the model sees it: its words, then each attached file's text in a
-    `<file>` element (the model is told when only the start of it is given), and its images."""
-    text = [content] if content else []
-    images: list[ImageJSON] = []
-    for item in files:
-        name = str(item.get("name", ""))
-        if item.get("kind") == "image":
-            images.append({"id": str(item["id"]), "name": name, "mime": str(item["mime"])})
-            continue
-        body = str(item.get("text", ""))
-        note = f' note="{_attribute(str(item["note"]))}"' if item.get("note") else ""
-        text.append(f'<file name="{_attribute(name)}"{note}>\n{body}\n</file>')
-    message: ChatMessage = {"role": "user", "content": "\n\n".join(text)}
-    if images:
-        message["images"] = images
-    return message
-
-
-def _attribute(value: str) -> str:
-    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")

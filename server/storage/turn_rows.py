@@ -6,22 +6,22 @@ A turn opens in one of four ways (`TurnStart.kind`):
 - `edit`: a new version of a user message (a sibling: same parent), and a reply to it;
 - `regenerate`: a new version of a reply (a sibling), to the same user message;
 - `continue`: a stopped or interrupted reply goes on, in place (the last of its branch).
-Each selects the branch it writes to, and gives the model that branch only.
+Each selects the branch it writes to, and hands on that branch only, as stored: what the
+model is given of it is built above storage (server/agent/branch.py).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from server.errors import ConflictError, NotFoundError, ReplyGoneError
-from server.storage import attachments, branches, foreign, projects, summaries
+from server.storage import attachments, branches, projects, summaries
 from server.storage import params as chat_params
 from server.storage.rows import message_json
 from server.storage.transaction import transaction
 from server.types import (
-    ChatMessage,
     ChatParams,
     Continued,
     EndedBy,
@@ -29,9 +29,7 @@ from server.types import (
     FinishReason,
     MessageJSON,
     PartJSON,
-    SourceJSON,
     Status,
-    SummaryJSON,
     ToolCallJSON,
     TurnKind,
     Usage,
@@ -63,23 +61,17 @@ class Earlier:
 
 @dataclass(frozen=True)
 class OpenedTurn:
-    """What opening a turn wrote, and what the model must see."""
+    """What opening a turn wrote, and the branch the model must see."""
 
     user_message: MessageJSON
     assistant_message: MessageJSON
-    prompt: list[ChatMessage]
+    # The branch as stored, down to the question (a continuation's reply is `earlier`).
+    branch: branches.StoredBranch
     tools: bool  # the conversation lets the model call tools
     documents: bool  # the conversation puts passages of the user's documents in the prompt
     params: ChatParams  # the conversation's own sampling parameters
     title: str  # the conversation's, once the turn is open (a new chat's from its question)
     earlier: Earlier | None = None  # a continuation's starting point
-    prompt_ids: list[str] = field(default_factory=list)  # each prompt message's row ("": none)
-    system: str | None = None  # the conversation's system prompt, its project's instructions in it
-    summary: SummaryJSON | None = None  # given in place of the messages it covers
-    # What the branch holds that the user did not write here (server/storage/foreign.py).
-    foreign: list[SourceJSON] = field(default_factory=list)
-    # The branch as stored, down to the question (a continuation's reply is `earlier`).
-    branch: branches.StoredBranch = field(default_factory=lambda: branches.StoredBranch(None, []))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -132,9 +124,6 @@ def open_turn(
             _reopen(conn, target, model, start.continued, now)
             user_row, reply_id = rows[-1], target["id"]
             earlier = Earlier(target["content"], message_json(target)["parts"])
-            prompt, ids, summary = _prompt(conn, cid, system, rows)
-            prompt.append({"role": "assistant", "content": target["content"]})
-            ids.append(target["id"])
         else:
             if start.kind == "regenerate":
                 assert target is not None
@@ -155,10 +144,7 @@ def open_turn(
                 rows.append(user_row)
             _insert_reply(conn, cid, assistant_id, user_row["id"], model, now)
             reply_id = assistant_id
-            prompt, ids, summary = _prompt(conn, cid, system, rows)
-            if not ids or ids[-1] != user_row["id"]:  # an empty question is still the question
-                prompt.append({"role": "user", "content": ""})
-                ids.append(user_row["id"])
+        stored = _stored(conn, cid, system, rows)
         title = conv["title"] or _auto_title(user_row["content"]) or _files_title(user_row)
         conn.execute(
             "UPDATE conversations SET title = ?, updated_at = ?, leaf_id = ? WHERE id = ?",
@@ -168,42 +154,27 @@ def open_turn(
     return OpenedTurn(
         message_json(user_row),
         message_json(reply_row),
-        prompt,
+        stored,
         bool(conv["tools"]),
         bool(conv["documents"]),
         chat_params.decode(conv["params"]),
         title,
         earlier,
-        prompt_ids=ids,
-        system=system,
-        summary=summary,
-        foreign=foreign.of_branch(rows, summary),
-        branch=_stored(conn, cid, system, rows),
     )
 
 
-@dataclass(frozen=True)
-class View:
-    """A conversation as the model would see it now (its selected branch): the context meter's."""
-
-    system: str | None
-    prompt: list[ChatMessage]
-    prompt_ids: list[str]
-    summary: SummaryJSON | None
-    summarised: int  # messages the summary stands for
-    branch: branches.StoredBranch
+# A conversation's selected branch as stored, as the next turn would find it: the context
+# meter's and "Compact now"'s.
+View = branches.StoredBranch
 
 
 def view(conn: sqlite3.Connection, cid: str) -> View | None:
-    """The selected branch as the next turn would give it to the model; None: no such chat."""
+    """The selected branch as the next turn would find it; None: no such chat."""
     conv = conn.execute("SELECT * FROM conversations WHERE id = ?", (cid,)).fetchone()
     if conv is None:
         return None
     rows = branches.branch(conn, cid, conv["leaf_id"])
-    system = projects.chat_system(conn, conv)
-    prompt, ids, summary = _prompt(conn, cid, system, rows)
-    summarised = [r["id"] for r in rows].index(summary["through_id"]) + 1 if summary else 0
-    return View(system, prompt, ids, summary, summarised, _stored(conn, cid, system, rows))
+    return _stored(conn, cid, projects.chat_system(conn, conv), rows)
 
 
 def _stored(
@@ -214,19 +185,6 @@ def _stored(
     summary = summaries.latest_on(conn, cid, path)
     summarised = path.index(summary["through_id"]) + 1 if summary else 0
     return branches.StoredBranch(system, branches.decoded(rows), summary, summarised)
-
-
-def _prompt(
-    conn: sqlite3.Connection, cid: str, system: str | None, rows: list[sqlite3.Row]
-) -> tuple[list[ChatMessage], list[str], SummaryJSON | None]:
-    """The branch as the model sees it: with the summary in force on it (server/storage/
-    summaries.py) in place of the messages it covers."""
-    path = [row["id"] for row in rows]
-    summary = summaries.latest_on(conn, cid, path)
-    if summary is not None:
-        rows = rows[path.index(summary["through_id"]) + 1 :]
-    prompt, ids = branches.history(system, rows)
-    return prompt, ids, summary
 
 
 def _target(conn: sqlite3.Connection, cid: str, start: TurnStart) -> sqlite3.Row | None:

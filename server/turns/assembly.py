@@ -16,6 +16,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from server.agent import prompt
+from server.agent.branch import with_files
 from server.agent.delegate import Delegation
 from server.agent.toolbox import CombinedToolBox, ToolBox
 from server.attachments.images import with_images
@@ -28,7 +29,6 @@ from server.memory.tool import remember_tool
 from server.models.base import ChatRequest
 from server.models.registry import ModelEntry, ModelRegistry
 from server.settings import Settings
-from server.storage.branches import with_files
 from server.storage.projects import ProjectContext, system_with
 from server.storage.store import Store, TurnStart
 from server.tools.manager import ToolManager

@@ -9,20 +9,20 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from server.agent import prompt, provenance
+from server.agent import branch, prompt, provenance
 from server.agent.compaction import History
 from server.agent.toolbox import Ask, Progress, ToolBox, ToolOutcome, ToolTarget
 from server.errors import NotFoundError, ToolCallError
 from server.ids import new_id
 from server.library.tool import PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
-from server.storage.store import Ending, OpenedTurn, Store, TurnStart
-from server.storage.turn_rows import Earlier, View
+from server.storage.branches import StoredBranch
+from server.storage.store import Ending, Store, TurnStart
+from server.storage.turn_rows import Earlier, OpenedTurn
 from server.types import (
     ChatMessage,
     CitationPartJSON,
     PartJSON,
-    SourceJSON,
     SummaryJSON,
     Trust,
 )
@@ -96,21 +96,11 @@ class StoredHistory:
 
     @classmethod
     def of(
-        cls,
-        store: Store,
-        cid: str,
-        model: str,
-        view: OpenedTurn | View,
-        memory: str | None = None,
-    ) -> tuple[StoredHistory, list[ChatMessage]]:
-        """The history of a prompt read from the store, and that prompt as the model is
-        given it: its system message with the `memory` and the summary in force
-        (server/agent/prompt.py)."""
-        summary = view.summary["content"] if view.summary else None
-        system, given, ids = prompt.stored(
-            view.system, view.prompt, view.prompt_ids, memory, summary
-        )
-        return cls(store, cid, model, system, view.summary, ids), given
+        cls, store: Store, cid: str, model: str, stored: StoredBranch, given: branch.Given
+    ) -> StoredHistory:
+        """The history of a branch read from the store, as `given` to the model
+        (server/agent/branch.py): its rows are the given messages' ids (the same list)."""
+        return cls(store, cid, model, given.kept, stored.summary, given.ids)
 
     async def save_summary(self, through_id: str, content: str) -> SummaryJSON | None:
         return await self.store.save_summary(self.conversation_id, through_id, content, self.model)
@@ -190,10 +180,11 @@ class ConversationTurn:
         memory = await self._memory() if self._memory is not None else None
         self.opened = opened
         self.user_message_id = opened.user_message["id"]
-        history, given = StoredHistory.of(
-            self._store, self.conversation_id, self._model, opened, memory
+        built = branch.of_turn(opened, memory)
+        history = StoredHistory.of(
+            self._store, self.conversation_id, self._model, opened.branch, built
         )
-        ids = history.prompt_ids
+        given, ids = built.messages, history.prompt_ids
         continuing = opened.earlier is not None
         if continuing and self._start.continued == "fallback":
             given = [*given, {"role": "user", "content": FALLBACK_CONTINUE}]
@@ -212,7 +203,8 @@ class ConversationTurn:
             given = await self._images(given)
         params = opened.params
         return ChatRequest(
-            sources=opened_sources(opened, self.sources),
+            # In the order the prompt gives them: the passages come before the history.
+            sources=(*(provenance.document(p) for p in self.sources), *built.sources),
             messages=given,
             max_tokens=self._max_tokens or params.get("max_tokens"),
             temperature=params.get("temperature"),
@@ -234,19 +226,6 @@ class ConversationTurn:
     async def finish(self, ending: Ending) -> None:
         if self.opened is not None:  # else no row was written, and there is nothing to end
             await self._store.finish(self.message_id, ending)
-
-
-def opened_sources(
-    opened: OpenedTurn, passages: tuple[CitationPartJSON, ...]
-) -> tuple[SourceJSON, ...]:
-    """What the turn's prompt holds that the user did not write here: the branch's files and
-    imported messages, the passages put in the prompt, a continued reply's earlier results."""
-    earlier = opened.earlier.parts if opened.earlier is not None else []
-    return (
-        *opened.foreign,
-        *(provenance.document(passage) for passage in passages),
-        *provenance.earlier_results(earlier),
-    )
 
 
 class StatelessTurn:
@@ -297,10 +276,9 @@ class CompactionTurn:
         if view is None:
             raise NotFoundError(f"no conversation with id {self.conversation_id!r}")
         memory = await self._memory() if self._memory is not None else None
-        self.history, given = StoredHistory.of(
-            self._store, self.conversation_id, self._model, view, memory
-        )
-        return ChatRequest(messages=given)
+        built = branch.of_branch(view, memory)
+        self.history = StoredHistory.of(self._store, self.conversation_id, self._model, view, built)
+        return ChatRequest(messages=built.messages)
 
     def toolbox(self) -> ToolBox | None:
         return None

@@ -75,7 +75,7 @@ async def write(store: Store, sql: str, *values: object) -> None:
 async def view(store: Store, cid: str) -> StoredBranch:
     found = await store.view(cid)
     assert found is not None
-    return found.branch
+    return found
 
 
 def test_a_branch_is_given_with_its_system_prompt_files_images_and_earlier_steps(

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from server.agent import delegate, prompt
+from server.agent import branch, delegate, prompt
 from server.agent.untrusted import AGENT_NOTE
 from server.memory import tool as memory_tool
-from server.types import ChatMessage
+from server.storage.branches import StoredBranch, StoredMessage
+from server.types import ChatMessage, SummaryJSON
 
 QUESTION: ChatMessage = {"role": "user", "content": "hi"}
 
@@ -15,24 +16,31 @@ def spec(name: str) -> dict[str, object]:
 
 
 def test_memory_joins_the_system_message_or_makes_one() -> None:
-    system: ChatMessage = {"role": "system", "content": "Be brief."}
-    kept, sent, ids = prompt.stored("Be brief.", [system, QUESTION], ["", "m1"], "MEM", None)
-    assert kept == "Be brief.\n\nMEM"
-    assert sent == [{"role": "system", "content": "Be brief.\n\nMEM"}, QUESTION]
-    assert ids == ["", "m1"]
-    assert prompt.stored(None, [QUESTION], ["m1"], "MEM", None) == (
+    asked = [StoredMessage("m1", "user", "hi")]
+    given = branch.of_branch(StoredBranch("Be brief.", asked), "MEM")
+    assert given.kept == "Be brief.\n\nMEM"
+    assert given.messages == [{"role": "system", "content": "Be brief.\n\nMEM"}, QUESTION]
+    assert given.ids == ["", "m1"]
+    given = branch.of_branch(StoredBranch(None, asked), "MEM")
+    assert (given.kept, given.messages, given.ids) == (
         "MEM",
         [{"role": "system", "content": "MEM"}, QUESTION],
         ["", "m1"],
     )
-    assert prompt.stored(None, [QUESTION], ["m1"], None, None) == (None, [QUESTION], ["m1"])
+    given = branch.of_branch(StoredBranch(None, asked), None)
+    assert (given.kept, given.messages, given.ids) == (None, [QUESTION], ["m1"])
 
 
 def test_the_summary_comes_after_the_memory_and_is_not_kept_first() -> None:
-    kept, sent, ids = prompt.stored(None, [QUESTION], ["m1"], "MEM", "They met.")
-    assert kept == "MEM"
-    assert sent[0]["content"] == f"MEM\n\n{prompt.SUMMARY_HEADING}\nThey met."
-    assert ids == ["", "m1"]
+    summary: SummaryJSON = {
+        "id": "s1", "through_id": "m0", "content": "They met.", "model": None,
+        "created_at": 0.0, "updated_at": 0.0,
+    }  # fmt: skip
+    said = [StoredMessage("m0", "assistant", "Hello."), StoredMessage("m1", "user", "hi")]
+    given = branch.of_branch(StoredBranch(None, said, summary, 1), "MEM")
+    assert given.kept == "MEM"
+    assert given.messages[0]["content"] == f"MEM\n\n{prompt.SUMMARY_HEADING}\nThey met."
+    assert given.messages[1:] == [QUESTION] and given.ids == ["", "m1"]
 
 
 def test_passages_follow_the_system_message() -> None:

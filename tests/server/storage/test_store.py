@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from server.agent import branch
 from server.errors import StorageError
 from server.ids import new_id
 from server.storage import migrations
@@ -373,7 +374,7 @@ def test_a_database_of_the_version_before_branches_opens_as_one_branch_per_chat(
         )
         assert opened is not None and opened.earlier is not None
         assert opened.earlier.content == "Granite is intrusive"
-        assert [m["role"] for m in opened.prompt] == [
+        assert [m["role"] for m in branch.of_turn(opened, None).messages] == [
             "system",
             "user",
             "assistant",
