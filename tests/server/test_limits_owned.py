@@ -78,7 +78,6 @@ ALLOWED = {
     ("server/agent/provenance.py", "ARGUMENT_CHARS"): NOT_THIS_ROOM,
     ("server/agent/provenance.py", "MOST_SOURCES"): NOT_THIS_ROOM,
     ("server/routes/context.py", "MAX_SUMMARY_CHARS"): NOT_THIS_ROOM,
-    ("server/storage/foreign.py", "EXCERPT_CHARS"): NOT_THIS_ROOM,
     ("server/storage/turn_rows.py", "AUTO_TITLE_CHARS"): NOT_THIS_ROOM,
 }
 
