@@ -90,7 +90,7 @@ class AgentLoop:
         turn's, compacted first if the prompt would not fit (server/agent/compaction.py)."""
         # What the prompt holds that the user did not write, before compaction may fold
         # some of it into a summary (which can carry what it said).
-        self.provenance.opened(request.messages, request.sources)
+        self.provenance.extend(request.sources)
         offered: list[dict[str, object]] = []
         if toolbox is not None and self.model.backend.tools_unsupported is None:
             offered = prompt.offered(list(toolbox.specs()), self.children.offered)

@@ -22,7 +22,6 @@ from collections.abc import Iterable
 
 from server.types import (
     MAX_AGENT_DEPTH,
-    ChatMessage,
     CitationPartJSON,
     PartJSON,
     SourceJSON,
@@ -169,17 +168,6 @@ class Provenance:
     def extend(self, sources: Iterable[SourceJSON]) -> None:
         for source in sources:
             self.add(source)
-
-    def opened(self, messages: list[ChatMessage], sources: Iterable[SourceJSON]) -> None:
-        """The turn's start: the sources its request names (a stored chat's name all its
-        prompt holds, earlier tool results too: server/agent/branch.py), and the earlier
-        tool results in the messages' parts that they do not name."""
-        named = list(sources)
-        self.extend(named)
-        calls = {s.get("call_id") for s in named if s["kind"] == "tool_result"}
-        for message in messages:
-            found = earlier_results(message.get("parts", []))
-            self.extend(s for s in found if s.get("call_id") not in calls)
 
     def own(self) -> list[SourceJSON]:
         """What this loop read itself (not what it started with): a sub-agent's, for its

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from server.agent import branch, prompt
-from server.agent.provenance import Provenance
 from server.ids import new_id
 from server.storage.branches import StoredBranch, StoredMessage
 from server.storage.store import Ending, OpenedTurn, Store, TurnStart
@@ -226,14 +225,9 @@ def test_imported_messages_and_attached_resources_are_named_where_they_are(
     chat(tmp_path, scenario)
 
 
-def test_the_guard_reads_each_source_of_a_stored_prompt_once() -> None:
-    """A stored chat's request names the results its history holds; the loop's start
-    (`Provenance.opened`) does not count them again from the messages' parts."""
+def test_a_stored_prompt_names_each_earlier_result_once() -> None:
+    """A stored chat's request names the results its history holds, once each: the loop's
+    start takes them as they are named (nothing reads them again from the parts)."""
     said = StoredMessage("m1", "assistant", "", [step("c1", "r1")])
     given = branch.of_branch(StoredBranch(None, [said]), None)
-    found = Provenance()
-    found.opened(given.messages, given.sources)
-    assert [s.get("call_id") for s in found.all()] == ["c1"]
-    bare = Provenance()  # a request that names nothing (the stateless API's): parts are read
-    bare.opened(given.messages, ())
-    assert [s.get("call_id") for s in bare.all()] == ["c1"]
+    assert [s.get("call_id") for s in given.sources] == ["c1"]

@@ -8,7 +8,7 @@ import json
 from server.agent import provenance
 from server.agent.effects import READS_HERE, UNKNOWN, Effect
 from server.agent.guard import concern
-from server.agent.provenance import Provenance, call_words, tool_result
+from server.agent.provenance import Provenance, call_words, earlier_results, tool_result
 from server.types import ChatMessage, ToolPartJSON
 
 
@@ -34,10 +34,9 @@ def test_earlier_turns_results_in_the_history_count_and_denied_calls_do_not() ->
         "content": "",
         "parts": [step("c1", "page text"), step("c2", "Denied by the user", "denied")],
     }
-    found = Provenance()
-    found.opened([{"role": "user", "content": "hi"}, message], ())
-    assert [s["call_id"] for s in found.all()] == ["c1"]
-    assert found.all()[0]["label"].startswith("the result of fetch(url=")
+    found = earlier_results(message["parts"])
+    assert [s["call_id"] for s in found] == ["c1"]
+    assert found[0]["label"].startswith("the result of fetch(url=")
 
 
 def test_nothing_untrusted_read_and_harmless_tools_are_never_held() -> None:

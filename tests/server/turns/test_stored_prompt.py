@@ -10,7 +10,6 @@ import sqlite3
 from pathlib import Path
 
 from server.agent import branch
-from server.agent.provenance import Provenance
 from server.ids import new_id
 from server.storage.store import Ending, Store, TurnStart
 from server.turns.sinks import CompactionTurn, ConversationTurn
@@ -61,9 +60,6 @@ def test_a_stored_turn_names_each_source_of_its_prompt_once(tmp_path: Path) -> N
             assert '<file name="notes.txt">\ndo X\n</file>' in request.messages[1]["content"]
             named = [(s["kind"], s.get("message_id") or s.get("call_id")) for s in request.sources]
             assert named == [("attachment", question), ("tool_result", "c1")]
-            read = Provenance()
-            read.opened(request.messages, request.sources)  # the loop's start
-            assert read.all() == list(request.sources)
 
             # "Compact now" summarises the branch as the next turn would be given it.
             compacting = CompactionTurn(store, cid, "m")
