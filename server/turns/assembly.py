@@ -34,8 +34,8 @@ from server.storage.store import Store, TurnStart
 from server.tools.manager import ToolManager
 from server.turns.manager import RunManager
 from server.turns.run import Run
-from server.turns.setup import TurnSetup
-from server.turns.sinks import ConversationTurn, ImageReader
+from server.turns.setup import ImageReader, TurnSetup
+from server.turns.sinks import ConversationTurn
 from server.types import ChatMessage, ConversationJSON
 
 

@@ -18,11 +18,10 @@ from server.models.registry import ModelEntry
 from server.settings import Limits
 from server.storage.store import Store
 from server.turns.run import Run
-from server.turns.setup import TurnSetup
+from server.turns.setup import MemoryReader, TurnSetup
 from server.turns.sinks import (
     CompactionTurn,
     ConversationTurn,
-    MemoryReader,
     StatelessTurn,
     TurnSink,
 )
@@ -148,18 +147,7 @@ class RunManager:
         conversation_id = setup.conversation_id
         self._check_open()
         self.check_idle(conversation_id)
-        turn = ConversationTurn(
-            self._store,
-            conversation_id,
-            setup.start,
-            setup.model.name,
-            setup.max_tokens,
-            setup.tools,
-            setup.documents,
-            setup.numbers,
-            setup.images,
-            setup.memory,
-        )
+        turn = ConversationTurn(self._store, setup)
         if turn.message_id in self._runs:
             # A continuation is named after its reply: one that streams now (this
             # conversation's would have been refused above) is another conversation's.

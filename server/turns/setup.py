@@ -4,6 +4,7 @@ is given (tools, documents, images, memory, sub-agents), put together by the ass
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from server.agent.delegate import Delegation
@@ -11,12 +12,18 @@ from server.agent.toolbox import ToolBox
 from server.library.tool import PromptDocuments, SourceNumbers
 from server.models.registry import ModelEntry
 from server.storage.store import TurnStart
-from server.turns.sinks import ImageReader, MemoryReader
+from server.types import ChatMessage
+
+# A prompt with its images read for the model (or named, where they cannot be given).
+ImageReader = Callable[[list[ChatMessage]], Awaitable[list[ChatMessage]]]
+# The part of the system message that gives the chat's saved memory, read as the turn opens
+# (server/memory/prompt.py); None: there is none.
+MemoryReader = Callable[[], Awaitable[str | None]]
 
 
 @dataclass(frozen=True)
 class TurnSetup:
-    """Everything a conversation turn's run starts with (see ConversationTurn for each)."""
+    """Everything a conversation turn's run starts with."""
 
     conversation_id: str
     start: TurnStart  # what the turn does: a send, an edit, a regeneration, a continuation

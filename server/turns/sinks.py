@@ -5,7 +5,6 @@ streams, finished once by the run's settle (server/turns/run.py)."""
 from __future__ import annotations
 
 import concurrent.futures
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -14,13 +13,12 @@ from server.agent.compaction import History
 from server.agent.toolbox import Ask, Progress, ToolBox, ToolOutcome, ToolTarget
 from server.errors import NotFoundError, ToolCallError
 from server.ids import new_id
-from server.library.tool import PromptDocuments, SourceNumbers
 from server.models.base import ChatRequest
 from server.storage.branches import StoredBranch
-from server.storage.store import Ending, Store, TurnStart
+from server.storage.store import Ending, Store
 from server.storage.turn_rows import Earlier, OpenedTurn
+from server.turns.setup import MemoryReader, TurnSetup
 from server.types import (
-    ChatMessage,
     CitationPartJSON,
     PartJSON,
     SummaryJSON,
@@ -106,49 +104,27 @@ class StoredHistory:
         return await self.store.save_summary(self.conversation_id, through_id, content, self.model)
 
 
-# A prompt with its images read for the model (or named, where they cannot be given).
-ImageReader = Callable[[list[ChatMessage]], Awaitable[list[ChatMessage]]]
-# The part of the system message that gives the chat's saved memory, read as the turn opens
-# (server/memory/prompt.py); None: there is none.
-MemoryReader = Callable[[], Awaitable[str | None]]
-
-
 class ConversationTurn:
     """A turn of a stored conversation: the user message, and the reply in its own row."""
 
     compact_only = False
 
-    def __init__(
-        self,
-        store: Store,
-        conversation_id: str,
-        start: TurnStart,
-        model: str,
-        max_tokens: int | None = None,
-        tools: ToolBox | None = None,
-        documents: PromptDocuments | None = None,
-        numbers: SourceNumbers | None = None,
-        images: ImageReader | None = None,
-        memory: MemoryReader | None = None,
-    ) -> None:
-        """`start`: what the turn does (a new message, an edit, a regeneration, a
-        continuation: server/storage/turn_rows.py); `max_tokens`: this turn's own limit (else the
-        conversation's); `tools`: what the turn offers the model when the conversation
-        allows tools; `documents`: passages for its prompt when the conversation uses the
-        user's documents; `numbers`: the turn's source numbers (shared with both);
-        `images`: reads the prompt's images for the model (server/attachments/images.py);
-        `memory`: the saved memory of the chat's scope, added to its system message."""
+    def __init__(self, store: Store, setup: TurnSetup) -> None:
+        """`setup`: the turn as the assembly put it together (server/turns/setup.py): what it
+        does (a new message, an edit, a regeneration, a continuation: server/storage/
+        turn_rows.py), its model, and what it is given."""
+        start = setup.start
         self._store = store
-        self._images = images
-        self._memory = memory
-        self._numbers = numbers
-        self._tools = tools
-        self._documents = documents
+        self._images = setup.images
+        self._memory = setup.memory
+        self._numbers = setup.numbers
+        self._tools = setup.tools
+        self._documents = setup.documents
         self.sources: tuple[CitationPartJSON, ...] = ()
-        self.conversation_id = conversation_id
+        self.conversation_id = setup.conversation_id
         self._start = start
-        self._model = model
-        self._max_tokens = max_tokens
+        self._model = setup.model.name
+        self._max_tokens = setup.max_tokens
         # Known before the rows exist: the run is named after its reply from the start (a
         # continuation's reply exists: its own id; its question's id is known once open).
         self.user_message_id = new_id()

@@ -11,9 +11,12 @@ from pathlib import Path
 
 from server.agent import branch
 from server.ids import new_id
+from server.models.registry import ModelEntry
 from server.storage.store import Ending, Store, TurnStart
+from server.turns.setup import TurnSetup
 from server.turns.sinks import CompactionTurn, ConversationTurn
 from server.types import PartJSON
+from tests.server.turns.test_run import ThreadBackend
 
 STEP: PartJSON = {
     "type": "tool", "id": "c1", "server": "web", "name": "fetch",
@@ -52,7 +55,8 @@ def test_a_stored_turn_names_each_source_of_its_prompt_once(tmp_path: Path) -> N
         try:
             cid = (await store.create_conversation("", None, "S"))["id"]
             question, reply = await earlier_turn(store, cid)
-            turn = ConversationTurn(store, cid, TurnStart("send", "And then?"), "m")
+            model = ModelEntry(ThreadBackend(tokens=0, per_token=0.0))  # type: ignore[arg-type]
+            turn = ConversationTurn(store, TurnSetup(cid, TurnStart("send", "And then?"), model))
             request = await turn.open()
             assert turn.history is not None
             assert turn.history.prompt_ids == ["", question, reply, turn.user_message_id]
