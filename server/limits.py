@@ -116,6 +116,14 @@ class Limits:
     # A folder an allow on an approval card reaches (`under`: server/agent/argument_scope.py).
     max_grant_prefix_chars: int = 4_096
     log_file_bytes: int = 1_000_000  # parley.log, before it is rotated
+    # Characters of earlier tool calls (arguments and result) given back whole in a turn, the
+    # newest first: at most this (about 4,000 tokens), and at most a quarter of the model's
+    # context (server/agent/history.py), so that in a 2k-4k context they leave room for the rest.
+    history_results_chars: int = 16_000
+    # What a turn's guard remembers it read that the user did not write (server/agent/
+    # provenance.py): past it, the first ones and the latest are kept.
+    max_turn_sources: int = 200
+    max_summary_chars: int = 100_000  # a summary the user edits
     # The status stream (GET /api/status/stream): how often it looks for a change, and after
     # how long with none it sends a comment, so proxies do not close it.
     status_poll: float = 0.25

@@ -17,14 +17,12 @@ import json
 
 from server.agent.names import function_name
 from server.agent.untrusted import untrusted
+from server.limits import Limits
 from server.types import ChatMessage, PartJSON, ToolCallJSON, ToolPartJSON
 
-# Characters of earlier tool calls (arguments and result) given back whole in a turn, the
-# newest first: at most this
-# (about 4,000 tokens), and at most a quarter of the model's context (3 characters a token, as
-# server/models/context.py estimates), so that in a 2k-4k context they leave room for the rest.
-# What a model call is given is built from this by server/agent/prompt.py.
-RESULTS_BUDGET_CHARS = 16_000
+# Earlier tool calls given back whole take at most `Limits.history_results_chars` and at most
+# this share of the model's context (3 characters a token, as server/models/context.py
+# estimates). What a model call is given is built from this by server/agent/prompt.py.
 RESULTS_SHARE = 4  # of the model's context
 CHARS_PER_TOKEN = 3
 BUILT_IN = ("parley", "library")  # their functions are named as their tools
@@ -35,9 +33,10 @@ ARGUMENTS_CHARS = 200  # of all of them
 def results_budget(context: int | None) -> int:
     """Characters of earlier results given back to a model of `context` tokens (None: not
     known)."""
+    most = Limits.history_results_chars
     if context is None:
-        return RESULTS_BUDGET_CHARS
-    return max(0, min(RESULTS_BUDGET_CHARS, context // RESULTS_SHARE * CHARS_PER_TOKEN))
+        return most
+    return max(0, min(most, context // RESULTS_SHARE * CHARS_PER_TOKEN))
 
 
 def as_sent_by_message(

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from server.limits import Limits
 from server.types import (
     MAX_AGENT_DEPTH,
     CitationPartJSON,
@@ -30,7 +31,6 @@ from server.types import (
 EXCERPT_CHARS = 400  # of a source's text, shown on the approval card
 ARGUMENT_CHARS = 40  # of each argument value in a call's description
 ARGUMENTS_SHOWN = 3
-MOST_SOURCES = 200  # a turn reading more keeps the first ones and the latest
 
 
 def excerpt(text: str, most: int = EXCERPT_CHARS) -> str:
@@ -150,7 +150,7 @@ class Provenance:
     read."""
 
     def __init__(self, inherited: Iterable[SourceJSON] = ()) -> None:
-        self._sources: list[SourceJSON] = list(inherited)[-MOST_SOURCES:]
+        self._sources: list[SourceJSON] = list(inherited)[-Limits.max_turn_sources :]
         self._own: list[SourceJSON] = []  # read by this loop itself
 
     @property
@@ -160,9 +160,10 @@ class Provenance:
 
     def add(self, source: SourceJSON) -> None:
         for kept in (self._sources, self._own):
-            if len(kept) >= MOST_SOURCES:
+            most = Limits.max_turn_sources
+            if len(kept) >= most:
                 # Keep the first (the turn's start) and make room at the end for the latest.
-                del kept[MOST_SOURCES // 2]
+                del kept[most // 2]
             kept.append(source)
 
     def extend(self, sources: Iterable[SourceJSON]) -> None:

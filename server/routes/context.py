@@ -40,8 +40,6 @@ from server.turns.completions import ChunkWriter
 from server.turns.responses import RunEventStream
 from server.types import ChatMessage, ContextJSON
 
-MAX_SUMMARY_CHARS = 100_000
-
 
 async def passages(
     svc: Services, given: list[ChatMessage], folders: tuple[str, ...] = ()
@@ -152,7 +150,11 @@ async def edit_summary(request: Request) -> JSONResponse:
     sid: str = request.path_params["summary_id"]
     body = await read_object(request, svc.settings.limits)
     content = text_field(
-        body, "content", max_chars=MAX_SUMMARY_CHARS, required=True, allow_empty=False
+        body,
+        "content",
+        max_chars=svc.settings.limits.max_summary_chars,
+        required=True,
+        allow_empty=False,
     )
     assert content is not None  # required
     edited = await svc.store.edit_summary(cid, sid, content.strip())

@@ -35,7 +35,6 @@ LIMIT_WORDS = frozenset(
     }
 )
 
-NOT_THIS_ROOM = "left in place: its module is another room's, being changed by other work now"
 
 # (module, name): why the number stays in its module.
 ALLOWED = {
@@ -69,16 +68,13 @@ ALLOWED = {
         "server/types/__init__.py",
         "MAX_AGENT_DEPTH",
     ): "the stored wire's nesting, read by the desktop too (server.types imports no limits)",
-    # Limits in modules outside this change's room.
     ("server/agent/history.py", "CHARS_PER_TOKEN"): "an estimate's ratio, not a bound",
-    ("server/agent/history.py", "RESULTS_BUDGET_CHARS"): NOT_THIS_ROOM,
-    ("server/agent/history.py", "ARGUMENT_CHARS"): NOT_THIS_ROOM,
-    ("server/agent/history.py", "ARGUMENTS_CHARS"): NOT_THIS_ROOM,
-    ("server/agent/provenance.py", "EXCERPT_CHARS"): NOT_THIS_ROOM,
-    ("server/agent/provenance.py", "ARGUMENT_CHARS"): NOT_THIS_ROOM,
-    ("server/agent/provenance.py", "MOST_SOURCES"): NOT_THIS_ROOM,
-    ("server/routes/context.py", "MAX_SUMMARY_CHARS"): NOT_THIS_ROOM,
-    ("server/storage/turn_rows.py", "AUTO_TITLE_CHARS"): NOT_THIS_ROOM,
+    # How much of a text a note, a card or a title shows: a presentation, not a bound.
+    ("server/agent/history.py", "ARGUMENT_CHARS"): "how much of an argument a history note shows",
+    ("server/agent/history.py", "ARGUMENTS_CHARS"): "how much of the arguments a note shows",
+    ("server/agent/provenance.py", "EXCERPT_CHARS"): "how much of a source the card shows",
+    ("server/agent/provenance.py", "ARGUMENT_CHARS"): "how much of an argument the card shows",
+    ("server/storage/turn_rows.py", "AUTO_TITLE_CHARS"): "a new chat's title from its question",
 }
 
 

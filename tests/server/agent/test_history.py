@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from server.agent.history import RESULTS_BUDGET_CHARS, as_sent_by_message, results_budget
+from server.agent.history import as_sent_by_message, results_budget
+from server.limits import Limits
 from server.types import ChatMessage, PartJSON
 from tests.support.parley import Parley
 from tests.support.tools import ToolLog, tool_server, untrusted_text, write_config
@@ -144,7 +145,7 @@ def stored_reply(*results: str, arguments: str = "{}") -> ChatMessage:
 
 
 def test_results_are_kept_newest_first_within_the_budget_and_older_ones_say_so() -> None:
-    big = "x" * (RESULTS_BUDGET_CHARS - 10)
+    big = "x" * (Limits.history_results_chars - 10)
     history: list[ChatMessage] = [
         {"role": "user", "content": "first"},
         stored_reply("old " * 100),
@@ -163,9 +164,9 @@ def test_results_are_kept_newest_first_within_the_budget_and_older_ones_say_so()
 
 
 def test_the_results_budget_is_a_quarter_of_the_models_context_at_most_16000_chars() -> None:
-    assert results_budget(None) == RESULTS_BUDGET_CHARS
+    assert results_budget(None) == Limits.history_results_chars
     assert results_budget(2_048) == 512 * 3
-    assert results_budget(1_000_000) == RESULTS_BUDGET_CHARS
+    assert results_budget(1_000_000) == Limits.history_results_chars
     history: list[ChatMessage] = [
         {"role": "user", "content": "q"},
         stored_reply("x" * 2_000),

@@ -9,6 +9,7 @@ from server.agent import provenance
 from server.agent.effects import READS_HERE, UNKNOWN, Effect
 from server.agent.guard import concern
 from server.agent.provenance import Provenance, call_words, earlier_results, tool_result
+from server.limits import Limits
 from server.types import ChatMessage, ToolPartJSON
 
 
@@ -64,9 +65,9 @@ def test_a_sub_agent_starts_with_what_its_parent_read_and_gives_back_only_its_ow
 
 def test_a_turn_that_reads_a_great_deal_keeps_its_first_sources_and_its_latest() -> None:
     found = Provenance()
-    for n in range(provenance.MOST_SOURCES * 2):
+    for n in range(Limits.max_turn_sources * 2):
         found.add(tool_result("s", "t", f"c{n}", "{}", str(n)))
     kept = [s["call_id"] for s in found.all()]
-    assert len(kept) == provenance.MOST_SOURCES
-    assert kept[0] == "c0" and kept[-1] == f"c{provenance.MOST_SOURCES * 2 - 1}"
+    assert len(kept) == Limits.max_turn_sources
+    assert kept[0] == "c0" and kept[-1] == f"c{Limits.max_turn_sources * 2 - 1}"
     assert found.latest(1)[0]["call_id"] == kept[-1]
