@@ -129,6 +129,11 @@ class Compactor:
         if not summary:
             self._node.buffer.publish(Compaction("failed", None))
             return request
+        if self._node.tree.stopping:
+            # Stopped as the last round gave its model back: the write below would be queued
+            # before the stop's cancellation reaches an await, and a stopped compaction saves
+            # nothing.
+            return request
         saved = await history.save_summary(ids[cut.last], summary)
         if saved is None:
             return request
