@@ -219,9 +219,9 @@ class _Stored:
     Parts are only ever added (ReplyParts) and pieces only appended, so each part keeps its
     encoding at its index: a text part grows by its new pieces escaped (JSON escapes each
     character alone, so the escaped join is the join of the escaped), a step is encoded again
-    when its `changes` moved (or, holding a sub-agent, after `touched`), a step of an earlier
-    run never. What is left per checkpoint is a look at each part and one join of them all,
-    a copy at memory speed.
+    when its `changes` moved (holding a sub-agent: its own and its sub-agent's steps', or after
+    `touched`), a step of an earlier run never. What is left per checkpoint is a look at each
+    part and one join of them all, a copy at memory speed.
     """
 
     def __init__(self) -> None:
@@ -247,7 +247,7 @@ class _Stored:
                 marks.append(item[0])
             elif isinstance(item, ToolStep):
                 encoded.append("")
-                marks.append(item.changes - 1)
+                marks.append(item.all_changes() - 1)
             else:
                 encoded.append(_dumps(item))
                 marks.append(-1)
@@ -255,9 +255,10 @@ class _Stored:
         agents_changed, self.agents_changed = self.agents_changed, False
         for at, item in enumerate(items):
             if isinstance(item, ToolStep):
-                if marks[at] != item.changes or (agents_changed and item.agent is not None):
+                changes = item.all_changes()
+                if marks[at] != changes or (agents_changed and item.agent is not None):
                     encoded[at] = _dumps(item.json())
-                    marks[at] = item.changes
+                    marks[at] = changes
             elif isinstance(item, list) and marks[at] < item[1]:
                 more = encode_basestring("".join(pieces[marks[at] : item[1]]))[1:-1]
                 encoded[at] = encoded[at][: -len(TEXT_CLOSE)] + more + TEXT_CLOSE

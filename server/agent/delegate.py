@@ -172,6 +172,9 @@ class SubAgentView:
     def interrupt_running(self) -> None:
         self.buffer.parts.interrupt_running()
 
+    def changes(self) -> int:
+        return sum(step.all_changes() for step in self.buffer.parts.steps)
+
 
 class SubsetToolBox:
     """Some of a tool box's tools (a sub-agent's, as the `delegate` call chose)."""

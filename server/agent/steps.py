@@ -51,6 +51,11 @@ class AgentView(Protocol):
         """Its own steps not ended yet were stopped."""
         ...
 
+    def changes(self) -> int:
+        """A count that grows with every change of a step inside it, at any depth (a field
+        set on one is a change the sub-agent may not tell at once: a progress report)."""
+        ...
+
 
 @dataclass
 class ToolStep:
@@ -94,6 +99,11 @@ class ToolStep:
     def changed(self) -> None:
         """Something inside the step changed in place: its stored JSON is out of date."""
         self.changes += 1
+
+    def all_changes(self) -> int:
+        """How often it changed, with every step of its sub-agent at any depth: a sum of
+        counts that only grow, so it moves with any change among them."""
+        return self.changes + (self.agent.changes() if self.agent is not None else 0)
 
     def end(self, status: ToolStatus, result: str | None) -> None:
         """Record how the call ended; a step already ended stays as it was (a late

@@ -39,6 +39,7 @@ ACTIONS = st.lists(
         st.tuples(st.just("child_text"), INDEX, TEXT),
         st.tuples(st.just("child_step"), INDEX),
         st.tuples(st.just("child_end"), INDEX, TEXT),
+        st.tuples(st.just("child_progress"), INDEX),  # a field set, no one told
         st.tuples(st.just("given"), st.integers(min_value=1, max_value=3)),
         st.tuples(
             st.just("checkpoint"),
@@ -140,6 +141,12 @@ class Driven:
             child.append(args[1])
         elif kind == "child_step":
             self.new_step(child, len(child.parts.steps))
+        elif child.parts.steps and kind == "child_progress":
+            # As a sub-agent's call reports progress between its throttled sends: the step's
+            # field is set, and neither buffer is told.
+            inner = child.parts.steps[-1]
+            done = (inner.progress or {}).get("progress") or 0.0
+            inner.progress = {"progress": done + 1.0, "total": None, "message": "m"}
         elif child.parts.steps:
             inner = child.parts.steps[-1]
             inner.end("completed", args[1])
@@ -183,6 +190,16 @@ def test_a_step_changed_in_place_between_checkpoints_is_written_again() -> None:
     driven.act(("child_text", 0, " more"))
     driven.check()
     driven.act(("end", 0, "done", False))
+    driven.check()
+
+
+def test_a_sub_agents_progress_no_one_was_told_of_is_written_with_the_next_checkpoint() -> None:
+    driven = Driven(resumed=False)
+    driven.act(("step", True))
+    driven.act(("child_step", 0))
+    driven.check()
+    driven.act(("child_progress", 0))  # the child's call reports; its send waits its turn
+    driven.act(("step", False))  # a call of the parent's asks for the checkpoint
     driven.check()
 
 
