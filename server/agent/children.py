@@ -56,7 +56,7 @@ class Children:
         its text is the result. Raises ToolCallError for a call that cannot run."""
         assert self.delegation is not None  # offered, so set
         names = delegate.for_sub_agents([s["function"]["name"] for s in box.specs()])
-        asked = delegate.parse(arguments, names)
+        asked = delegate.parse(arguments, names, self._parent.limits.agents)
         parent = self._parent
         try:
             model = self._model if asked.model is None else self.delegation.resolve(asked.model)
@@ -75,11 +75,12 @@ class Children:
         node = parent.below(f"{parent.id}/{step.id}", buffer, limits, read_before)
         step.agent = SubAgentView(asked, model.name, buffer)
         tools: ToolBox = SubsetToolBox(box, names if asked.tools is None else asked.tools)
+        # Made before it waits for a slot: it joins the tree, so its model is in use from the
+        # moment the call asked for it (not removed or unloaded while it waits).
+        child = self._spawn(node, model, self.delegation.child())
         if self._slots is None:
             self._slots = anyio.Semaphore(limits.agents.children_at_once)
         async with self._slots:
-            # Made once it has a slot: a child waiting for one does not use its model yet.
-            child = self._spawn(node, model, self.delegation.child())
             try:
                 request = ChatRequest(messages=delegate.messages(asked))
                 finished = await child.run(request, tools)
@@ -92,7 +93,10 @@ class Children:
                 self._send(step)
         if finished is None and buffer.over_limit:
             raise ToolCallError(f"the sub-agent stopped: {buffer.over_limit}")
-        said = capped(buffer.text) or "(the sub-agent gave no answer)"
+        said = (
+            capped(buffer.text, parent.limits.tools.result_chars)
+            or "(the sub-agent gave no answer)"
+        )
         if child.out_of_steps:  # the parent must know the task may be unfinished
             said += (
                 f"\n\n(The sub-agent reached its limit of {limits.max_steps} steps before it "

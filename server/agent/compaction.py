@@ -27,7 +27,6 @@ from server.agent.provenance import Provenance
 from server.agent.transcript import lines_of, next_round, plan, unread_note
 from server.agent.tree import Node, Spawn
 from server.errors import ParleyError
-from server.limits import CompactionLimits
 from server.models.base import ChatRequest
 from server.models.context import MESSAGE_OVERHEAD, estimate_tokens, prompt_budget
 from server.models.registry import ModelEntry
@@ -118,7 +117,7 @@ class Compactor:
         summarised = messages[cut.first : cut.last + 1]  # as stored: each result cut short
         opening, later = _split(history.summary["content"] if history.summary else None)
         if opening is None:  # the first compaction: the opening is kept word for word
-            opening, taken = _opening(summarised)
+            opening, taken = _opening(summarised, self._node.limits.compaction.opening_chars)
             summarised = summarised[taken:]
         try:
             said = await self._summarise(summarised, later, context) if summarised else ""
@@ -166,7 +165,7 @@ class Compactor:
         # for the answer, the instructions, and each message's wrapping.
         (instructions,) = await count([INSTRUCTIONS])
         room = prompt_budget(context, limits.summary_tokens) - instructions - 2 * MESSAGE_OVERHEAD
-        planned = await plan(lines_of(messages), previous, count, room, limits)
+        planned = await plan(lines_of(messages, limits), previous, count, room, limits)
         summary, start, number = previous, 0, 0
         while start < len(planned.lines):
             if node.tree.stopping:
@@ -213,9 +212,9 @@ class Compactor:
         return buffer.text.strip() if finished is not None else ""
 
 
-def _opening(messages: list[ChatMessage]) -> tuple[str, int]:
+def _opening(messages: list[ChatMessage], most: int) -> tuple[str, int]:
     """The conversation's first question and reply, word for word (each up to
-    `CompactionLimits.opening_chars`): what a chat sets up at its start (who, what, the task)
+    `most` characters): what a chat sets up at its start (who, what, the task)
     is kept as it was said, as an engine keeps a context's first tokens. Returns it, and how
     many messages it took."""
     lines: list[str] = []
@@ -225,7 +224,6 @@ def _opening(messages: list[ChatMessage]) -> tuple[str, int]:
         if who is None or (taken == 1 and message["role"] != "assistant"):
             break
         said = message["content"]
-        most = CompactionLimits.opening_chars
         if len(said) > most:
             said = said[:most] + " …"
         lines.append(f"{who}: {said}")

@@ -106,13 +106,13 @@ def spec(tool_names: list[str]) -> dict[str, Any]:
     }
 
 
-def parse(arguments: dict[str, object], offered: list[str]) -> Asked:
+def parse(arguments: dict[str, object], offered: list[str], limits: AgentLimits) -> Asked:
     """The call's arguments, checked; ToolCallError saying what is wrong (the model reads it)."""
     task = arguments.get("task")
     if not isinstance(task, str) or not task.strip():
         raise ToolCallError("'task' must be a non-empty string: what the sub-agent must do")
-    if len(task) > AgentLimits.task_chars:
-        raise ToolCallError(f"'task' is longer than {AgentLimits.task_chars:,} characters")
+    if len(task) > limits.task_chars:
+        raise ToolCallError(f"'task' is longer than {limits.task_chars:,} characters")
     instructions = arguments.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise ToolCallError("'instructions' must be a string")

@@ -152,8 +152,11 @@ class AgentLoop:
         Returns how it finished and the tool calls it made; None if it did not finish
         (stopped, or cut at the size limit)."""
         # A stopped run starts no new step: its cancelled scope raises here, before the
-        # model is leased or the upstream contacted.
+        # model is leased or the upstream contacted (and a loop of a stopped tree calls
+        # nothing, whichever scope it runs in).
         await anyio.lowlevel.checkpoint()
+        if self.tree.stopping:
+            return None
         if self.model.lease.held_by(self):  # its previous call's work has not stopped yet
             raise BackendError("the model's previous call did not stop; not calling it again")
         signal = StopSignal()

@@ -112,8 +112,10 @@ class ToolBox(Protocol):
         ...
 
 
-def capped(text: str, cap: int = ToolLimits.result_chars) -> str:
-    """`text`, cut at `cap` characters with a note saying how much was left out."""
+def capped(text: str, cap: int | None = None) -> str:
+    """`text`, cut at `cap` characters (None: `ToolLimits.result_chars`) with a note saying
+    how much was left out."""
+    cap = ToolLimits.result_chars if cap is None else cap
     if len(text) <= cap:
         return text
     return text[:cap] + f"\n… [Parley cut the result here: {len(text) - cap:,} more characters]"

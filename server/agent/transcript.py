@@ -38,7 +38,7 @@ class Plan:
     left_out: int  # the oldest lines no round reads
 
 
-def lines_of(messages: list[ChatMessage]) -> list[str]:
+def lines_of(messages: list[ChatMessage], limits: CompactionLimits) -> list[str]:
     """The messages as the transcript's lines: who said what, and what each tool call found
     (its result's start). Passages of documents given for one question are not lines."""
     lines: list[str] = []
@@ -49,7 +49,7 @@ def lines_of(messages: list[ChatMessage]) -> list[str]:
         said = message["content"]
         for part in message.get("parts", []):
             if part["type"] == "tool":
-                result = (part.get("result") or "")[: CompactionLimits.result_chars]
+                result = (part.get("result") or "")[: limits.result_chars]
                 said += f"\n[used the tool {part['name']}: {result}]"
         lines.append(f"{who}: {said}")
     return lines

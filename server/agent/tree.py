@@ -31,7 +31,15 @@ from server.errors import ConflictError
 from server.limits import Limits
 from server.models.base import ChatRequest, StreamEnd
 from server.models.registry import ModelEntry
-from server.types import ActedJSON, Decision, EndedJSON, QuestionAction, ToolCallJSON
+from server.types import (
+    MAX_AGENT_DEPTH,
+    ActedJSON,
+    Decision,
+    EndedJSON,
+    PartJSON,
+    QuestionAction,
+    ToolCallJSON,
+)
 from server.types.chunks import OverdueAction
 
 # A call's id names it in the path of a decision (/tool-calls/{call_id}) and in the history the
@@ -138,6 +146,17 @@ class Tree:
         for member in self._members:
             for step in member.buffer.parts.steps:
                 yield member, step
+
+    def reserve(self, parts: list[PartJSON], depth: int = 0) -> None:
+        """The ids a continued reply's earlier steps hold (their sub-agents' too): a new call
+        of the reply never takes one (a decision or a follower names a step by its id)."""
+        for part in parts:
+            if part["type"] != "tool":
+                continue
+            self._ids.add(part["id"])
+            agent = part.get("agent")
+            if agent is not None and depth < MAX_AGENT_DEPTH:
+                self.reserve(agent["parts"], depth + 1)
 
     def claim_ids(self, calls: list[ToolCallJSON], fallback: str) -> list[ToolCallJSON]:
         """The calls, each with a plain id no other step of the tree has: a decision names a

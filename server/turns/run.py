@@ -178,6 +178,7 @@ class Run:
                 request = await self._open()
                 if self._sink.earlier is not None:
                     self.buffer.resume(self._sink.earlier)
+                    self.tree.reserve(self._sink.earlier.parts)
                 self.buffer.given(self._sink.sources)
                 sink = self._sink
                 if sink.compact_only and sink.history is not None:
